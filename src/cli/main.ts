@@ -1,0 +1,145 @@
+import os from 'node:os';
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { resolveBinaries } from '../engine/binaries.js';
+import { loadConfig, SETTINGS, type Config } from '../engine/config.js';
+import { createContainer, TOKENS } from '../engine/container.js';
+import type { Engine } from '../engine/engine.js';
+import { isAbort, MediaflowError } from '../engine/errors.js';
+import { binaryVersion } from '../engine/ffmpeg.js';
+import { inputSpecOf, type PluginDefinition } from '../engine/plugin.js';
+import type { Registry } from '../engine/registry.js';
+import { LocalOutputStore } from '../engine/storage.js';
+import { builtinRegistry } from '../plugins/index.js';
+import { startServer } from '../server/start.js';
+import { createProgressReporter } from './progress.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/** `audio_urls` → `audio-urls`; CONTRACT.md names subcommands and flags this way. */
+export const dashed = (name: string) => name.replace(/^\/+|\/+$/g, '').replace(/_/g, '-');
+
+/** The text `--help` shows for one parameter: its description, choices and default. */
+function describeParam(schema: Record<string, unknown>): string {
+  const parts = [String(schema.description ?? '')];
+  const spec = inputSpecOf(schema as never);
+  if (spec) parts.push(spec.list ? '(URLs or local paths, comma-separated)' : '(URL or local path)');
+  if (Array.isArray(schema.enum)) parts.push(`(choices: ${schema.enum.join(', ')})`);
+  if (typeof schema.minimum === 'number') parts.push(`(${schema.minimum} to ${String(schema.maximum)})`);
+  return parts.join(' ');
+}
+
+/** Prints an error the way every command does, and sets the exit code: 2 for bad input, 1 otherwise. */
+function fail(error: unknown): void {
+  if (error instanceof MediaflowError) {
+    process.stderr.write(`mediaflow: ${error.message}\n`);
+    process.exitCode = error.status === 400 || error.status === 404 ? 2 : 1;
+  } else if (isAbort(error)) {
+    process.stderr.write('mediaflow: cancelled\n');
+    process.exitCode = 130;
+  } else {
+    process.stderr.write(`mediaflow: ${(error as Error)?.message ?? String(error)}\n`);
+    process.exitCode = 1;
+  }
+}
+
+/** An engine for one CLI run: outputs under `outDir`, work files in the system's temp folder. */
+function cliEngine(config: Config, registry: Registry, outDir: string): Engine {
+  const container = createContainer({
+    config,
+    registry,
+    store: new LocalOutputStore(outDir),
+    workRoot: path.join(os.tmpdir(), 'mediaflow-work'),
+  });
+  return container.resolve<Engine>(TOKENS.Engine);
+}
+
+/** A subcommand for one operation, with flags generated from its schema. */
+function operationCommand(plugin: PluginDefinition, registry: Registry): Command {
+  const command = new Command(dashed(plugin.name)).summary(plugin.summary).description(`${plugin.summary}.${plugin.description ? `\n\n${plugin.description}` : ''}`);
+  for (const [key, schema] of Object.entries(plugin.params.properties) as Array<[string, Record<string, unknown>]>) {
+    const option = new Option(`--${dashed(key)} <value>`, describeParam(schema));
+    if (schema.default !== undefined) option.default(String(schema.default));
+    command.addOption(option);
+  }
+  command
+    .option('--out-dir <dir>', 'folder for the output', '.')
+    .option('--allow-private-urls', 'allow input URLs on loopback/private addresses')
+    .action(async (flags: Record<string, string | boolean>) => {
+      const raw: Record<string, unknown> = {};
+      for (const key of Object.keys(plugin.params.properties)) {
+        const value = flags[key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())];
+        if (value !== undefined) raw[key] = value;
+      }
+      const outDir = String(flags.outDir);
+      const config = loadConfig(process.env, flags.allowPrivateUrls ? { allowPrivateUrls: true } : {});
+      const engine = cliEngine(config, registry, outDir);
+      const controller = new AbortController();
+      const onSigint = () => controller.abort(new DOMException('Interrupted', 'AbortError'));
+      process.once('SIGINT', onSigint);
+      const progress = createProgressReporter(plugin.name);
+      try {
+        const result = await engine.run(plugin.name, raw, { allowLocalFiles: true, signal: controller.signal, onProgress: progress.update });
+        progress.done();
+        process.stdout.write(`${JSON.stringify({ message: result.message, [result.field]: path.join(outDir, result.path) }, null, 2)}\n`);
+      } catch (error) {
+        progress.done();
+        fail(error);
+      } finally {
+        process.off('SIGINT', onSigint);
+      }
+    });
+  return command;
+}
+
+/** The `serve` command, with a flag per setting of CONTRACT.md's table. */
+function serveCommand(registry: Registry): Command {
+  const command = new Command('serve').description('Start the HTTP server');
+  for (const setting of SETTINGS) {
+    const flag = setting.kind === 'bool' ? `--${setting.flag}` : `--${setting.flag} <value>`;
+    command.addOption(new Option(flag, `${setting.description} [env ${setting.env}]`));
+  }
+  command.action(async (flags: Record<string, string | boolean>) => {
+    const overrides: Partial<Record<keyof Config, string | boolean>> = {};
+    for (const setting of SETTINGS) {
+      const value = flags[setting.flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())];
+      if (value !== undefined) overrides[setting.key] = value;
+    }
+    try {
+      await startServer(loadConfig(process.env, overrides), registry);
+    } catch (error) {
+      fail(error);
+    }
+  });
+  return command;
+}
+
+/** The `mediaflow` program: `serve`, and a subcommand per registered operation. */
+export function buildProgram(registry: Registry = builtinRegistry()): Command {
+  const program = new Command('mediaflow')
+    .description('Media processing with ffmpeg: run operations from the command line, or serve them over HTTP.')
+    .option('--version', 'print the versions of mediaflow, ffmpeg and ffprobe')
+    .showHelpAfterError()
+    .action(async (flags: { version?: boolean }) => {
+      if (!flags.version) return program.help();
+      try {
+        const binaries = resolveBinaries();
+        const [ffmpeg, ffprobe] = await Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
+        process.stdout.write(`mediaflow ${pkg.version}\n${ffmpeg} (${binaries.ffmpegSource}: ${binaries.ffmpeg})\n${ffprobe} (${binaries.ffprobeSource}: ${binaries.ffprobe})\n`);
+      } catch (error) {
+        fail(error);
+      }
+    });
+  program.addCommand(serveCommand(registry));
+  for (const plugin of registry.list()) program.addCommand(operationCommand(plugin, registry));
+  return program;
+}
+
+export async function main(argv: string[] = process.argv): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (error) {
+    fail(error);
+  }
+}

@@ -1,0 +1,142 @@
+import os from 'node:os';
+import path from 'node:path';
+import { MediaflowError } from './errors.js';
+
+/** mediaflow's settings: CONTRACT.md's configuration table, plus the limits of the hostile-input work. */
+export interface Config {
+  port: number;
+  host: string;
+  /** `<dataDir>/uploads` holds outputs, `<dataDir>/work` the jobs' workspaces. */
+  dataDir: string;
+  /** Base of returned URLs; from the request when unset. */
+  publicUrl?: string;
+  trustProxy: boolean;
+  allowPrivateUrls: boolean;
+  /** Host names that may be fetched even when private addresses are refused; empty allows any public host. */
+  allowedHosts: string[];
+  concurrency: number;
+  maxQueue: number;
+  apiKey?: string;
+  maxInputBytes: number;
+  maxInputs: number;
+  /** Milliseconds for one input's whole download. */
+  downloadTimeoutMs: number;
+  /** Milliseconds an input may take to send its first byte. */
+  firstByteTimeoutMs: number;
+  /** Bytes all inputs of one request may add up to. */
+  maxRequestBytes: number;
+  /** Milliseconds one ffmpeg run may take. */
+  jobTimeoutMs: number;
+  maxPixels: number;
+  /** Milliseconds after which outputs are deleted; 0 keeps them. */
+  retentionMs: number;
+  /** Largest request body, in bytes. */
+  bodyLimit: number;
+}
+
+/** A variable, its `serve` flag, and how to read it: the single description behind env, flags and docs. */
+export interface Setting {
+  key: keyof Config;
+  env: string;
+  flag: string;
+  kind: 'int' | 'string' | 'bool' | 'duration' | 'list';
+  description: string;
+}
+
+export const SETTINGS: readonly Setting[] = [
+  { key: 'port', env: 'PORT', flag: 'port', kind: 'int', description: 'listen port' },
+  { key: 'host', env: 'HOST', flag: 'host', kind: 'string', description: 'listen address (0.0.0.0 in containers)' },
+  { key: 'dataDir', env: 'MEDIAFLOW_DATA_DIR', flag: 'data-dir', kind: 'string', description: 'outputs in <data-dir>/uploads, work files in <data-dir>/work' },
+  { key: 'publicUrl', env: 'MEDIAFLOW_PUBLIC_URL', flag: 'public-url', kind: 'string', description: 'base of returned URLs (default: from the request)' },
+  { key: 'trustProxy', env: 'MEDIAFLOW_TRUST_PROXY', flag: 'trust-proxy', kind: 'bool', description: 'honour X-Forwarded-* headers' },
+  { key: 'allowPrivateUrls', env: 'MEDIAFLOW_ALLOW_PRIVATE_URLS', flag: 'allow-private-urls', kind: 'bool', description: 'allow inputs on loopback/private/link-local addresses' },
+  { key: 'allowedHosts', env: 'MEDIAFLOW_ALLOWED_HOSTS', flag: 'allowed-hosts', kind: 'list', description: 'if set, only these host names may be fetched (comma list)' },
+  { key: 'concurrency', env: 'MEDIAFLOW_CONCURRENCY', flag: 'concurrency', kind: 'int', description: 'ffmpeg jobs at once (default: CPU count)' },
+  { key: 'maxQueue', env: 'MEDIAFLOW_MAX_QUEUE', flag: 'max-queue', kind: 'int', description: 'jobs waiting before 503' },
+  { key: 'apiKey', env: 'MEDIAFLOW_API_KEY', flag: 'api-key', kind: 'string', description: 'when set, requests need X-API-Key' },
+  { key: 'maxInputBytes', env: 'MEDIAFLOW_MAX_INPUT_BYTES', flag: 'max-input-bytes', kind: 'int', description: 'largest input download, bytes' },
+  { key: 'maxInputs', env: 'MEDIAFLOW_MAX_INPUTS', flag: 'max-inputs', kind: 'int', description: 'URLs in one request' },
+  { key: 'maxRequestBytes', env: 'MEDIAFLOW_MAX_REQUEST_BYTES', flag: 'max-request-bytes', kind: 'int', description: 'bytes all inputs of one request may add up to' },
+  { key: 'downloadTimeoutMs', env: 'MEDIAFLOW_DOWNLOAD_TIMEOUT', flag: 'download-timeout', kind: 'duration', description: "one input's whole download" },
+  { key: 'firstByteTimeoutMs', env: 'MEDIAFLOW_FIRST_BYTE_TIMEOUT', flag: 'first-byte-timeout', kind: 'duration', description: 'wait for the first byte of an input' },
+  { key: 'jobTimeoutMs', env: 'MEDIAFLOW_JOB_TIMEOUT', flag: 'job-timeout', kind: 'duration', description: 'time one ffmpeg run may take' },
+  { key: 'maxPixels', env: 'MEDIAFLOW_MAX_PIXELS', flag: 'max-pixels', kind: 'int', description: 'pixels of one image or video frame' },
+  { key: 'retentionMs', env: 'MEDIAFLOW_RETENTION', flag: 'retention', kind: 'duration', description: 'age after which outputs are deleted; 0 keeps them' },
+  { key: 'bodyLimit', env: 'MEDIAFLOW_BODY_LIMIT', flag: 'body-limit', kind: 'int', description: 'largest request body, bytes' },
+];
+
+/** The defaults of CONTRACT.md. */
+export function defaultConfig(): Config {
+  return {
+    port: 8000,
+    host: '127.0.0.1',
+    dataDir: './data',
+    trustProxy: false,
+    allowPrivateUrls: false,
+    allowedHosts: [],
+    concurrency: Math.max(1, os.availableParallelism()),
+    maxQueue: 100,
+    maxInputBytes: 1024 ** 3,
+    maxInputs: 50,
+    maxRequestBytes: 4 * 1024 ** 3,
+    downloadTimeoutMs: 120_000,
+    firstByteTimeoutMs: 30_000,
+    jobTimeoutMs: 1_800_000,
+    maxPixels: 100_000_000,
+    retentionMs: 24 * 3_600_000,
+    bodyLimit: 1024 * 1024,
+  };
+}
+
+const TRUE = new Set(['1', 'true', 'yes', 'on']);
+const FALSE = new Set(['0', 'false', 'no', 'off', '']);
+const UNIT_MS: Record<string, number> = { '': 1000, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+function configError(setting: Setting, raw: string, expected: string): MediaflowError {
+  return new MediaflowError('MF_ERR_PARAM', `Expected ${setting.env} (--${setting.flag}) to be ${expected}, got \`${raw}\``);
+}
+
+/** Reads one raw value (from the environment or a flag) as its setting's kind. */
+export function parseSetting(setting: Setting, raw: string | boolean): Config[keyof Config] {
+  if (typeof raw === 'boolean') return raw;
+  const text = raw.trim();
+  switch (setting.kind) {
+    case 'bool': {
+      const lower = text.toLowerCase();
+      if (TRUE.has(lower)) return true;
+      if (FALSE.has(lower)) return false;
+      throw configError(setting, raw, 'one of 1, true, yes, on, 0, false, no, off');
+    }
+    case 'int': {
+      if (!/^\d+$/.test(text)) throw configError(setting, raw, 'a whole number');
+      return Number(text);
+    }
+    case 'duration': {
+      const match = /^(\d+(?:\.\d+)?)\s*([smhd]?)$/i.exec(text);
+      if (!match) throw configError(setting, raw, 'a duration such as 30, 30s, 5m, 24h or 7d');
+      return Math.round(Number(match[1]) * UNIT_MS[match[2]!.toLowerCase()]!);
+    }
+    case 'list':
+      return text.split(',').map((item) => item.trim().toLowerCase()).filter(Boolean);
+    case 'string':
+      return text;
+  }
+}
+
+/**
+ * The configuration from defaults, then the environment, then explicit overrides (flags win).
+ * Unset or empty variables keep their default.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Record<keyof Config, string | boolean>> = {}): Config {
+  const config = defaultConfig() as unknown as Record<string, unknown>;
+  for (const setting of SETTINGS) {
+    const fromEnv = env[setting.env];
+    const raw = overrides[setting.key] ?? (fromEnv === undefined || fromEnv === '' ? undefined : fromEnv);
+    if (raw !== undefined) config[setting.key] = parseSetting(setting, raw);
+  }
+  const result = config as unknown as Config;
+  if (result.concurrency < 1) throw configError(SETTINGS.find((s) => s.key === 'concurrency')!, String(result.concurrency), 'at least 1');
+  result.dataDir = path.resolve(result.dataDir);
+  if (result.publicUrl) result.publicUrl = result.publicUrl.replace(/\/+$/, '');
+  return result;
+}

@@ -1,0 +1,270 @@
+import { randomUUID } from 'node:crypto';
+import { access, constants, stat, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { checkUrl } from './address-guard.js';
+import type { Binaries } from './binaries.js';
+import type { Config } from './config.js';
+import { mediaError, MediaflowError, paramError } from './errors.js';
+import { ByteBudget, download, type FetchLimits } from './fetcher.js';
+import { runFfmpeg } from './ffmpeg.js';
+import { checkKind, inputArgs } from './input-policy.js';
+import type { Logger } from './logger.js';
+import { parseParams } from './params.js';
+import { inputSpecOf, type BuildContext, type InputSpec, type LocalInput, type Plan, type PluginDefinition } from './plugin.js';
+import { probeFile, type MediaFacts } from './probe.js';
+import type { JobQueue } from './queue.js';
+import type { Registry } from './registry.js';
+import type { OutputStore, Workspaces } from './storage.js';
+
+/** Where a job is, for progress displays. */
+export interface JobProgress {
+  stage: 'queued' | 'download' | 'probe' | 'process' | 'publish';
+  /** 0..1 within the processing stage, when ffmpeg's position and the expected duration are known. */
+  ratio?: number;
+}
+
+export interface JobOptions {
+  /** Cancels the job: off the queue if waiting, ffmpeg killed if running. */
+  signal?: AbortSignal;
+  onProgress?: (progress: JobProgress) => void;
+  /** Inputs may be local paths (the CLI), not only URLs. */
+  allowLocalFiles?: boolean;
+}
+
+/** A finished job: the message and where its output was published (relative to the store's root). */
+export interface JobResult {
+  id: string;
+  operation: string;
+  message: string;
+  field: string;
+  path: string;
+  timings: Record<string, number>;
+}
+
+/** An input as the user named it, with the kind its parameter needs. */
+interface InputRequest {
+  param: string;
+  source: string;
+  kind: InputSpec['kind'];
+  local: boolean;
+}
+
+export interface EngineDeps {
+  config: Config;
+  binaries: Binaries;
+  registry: Registry;
+  store: OutputStore;
+  workspaces: Workspaces;
+  queue: JobQueue;
+  logger: Logger;
+}
+
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** A file extension from a URL or path, if it is short and plain; generated names never carry user text otherwise. */
+function safeExtension(source: string): string {
+  let pathname = source;
+  try {
+    pathname = new URL(source).pathname;
+  } catch {
+    // a local path
+  }
+  const ext = path.extname(pathname).toLowerCase();
+  return /^\.[a-z0-9]{1,5}$/.test(ext) ? ext : '';
+}
+
+/** The one way in: every front end (HTTP, CLI, pipelines) runs operations through `run`. */
+export class Engine {
+  constructor(readonly deps: EngineDeps) {}
+
+  /** The plugin for an operation name, or a 404-style error. */
+  plugin(operation: string): PluginDefinition {
+    const plugin = this.deps.registry.get(operation);
+    if (!plugin) throw new MediaflowError('MF_ERR_NOT_FOUND', `Unknown operation '${operation}'`);
+    return plugin;
+  }
+
+  /** Validates raw fields into params, and lists the inputs they name, checking each URL before anything is queued. */
+  prepare(operation: string, raw: Record<string, unknown>, allowLocalFiles = false) {
+    const plugin = this.plugin(operation);
+    const params = parseParams(plugin.params, raw);
+    const inputs: InputRequest[] = [];
+    for (const [param, schema] of Object.entries(plugin.params.properties)) {
+      const spec = inputSpecOf(schema);
+      const value = params[param];
+      if (!spec || value === undefined) continue;
+      for (const source of Array.isArray(value) ? (value as string[]) : [value as string]) {
+        const local = allowLocalFiles && !/^[a-z][a-z0-9+.-]*:\/\//i.test(source);
+        if (!local) checkUrl(source, this.fetchLimits());
+        inputs.push({ param, source, kind: spec.kind, local });
+      }
+    }
+    if (inputs.length > this.deps.config.maxInputs) {
+      throw paramError(`Too many inputs: ${inputs.length} given, the limit is ${this.deps.config.maxInputs} (MEDIAFLOW_MAX_INPUTS)`);
+    }
+    return { plugin, params, inputs };
+  }
+
+  /** Runs one operation end to end and publishes its output. */
+  async run(operation: string, raw: Record<string, unknown>, options: JobOptions = {}): Promise<JobResult> {
+    const { plugin, params, inputs } = this.prepare(operation, raw, options.allowLocalFiles);
+    const id = randomUUID();
+    options.onProgress?.({ stage: 'queued' });
+    return this.deps.queue.run(() => this.execute(id, plugin, params, inputs, options), options.signal);
+  }
+
+  private async execute(
+    id: string,
+    plugin: PluginDefinition,
+    params: Record<string, unknown>,
+    requests: InputRequest[],
+    options: JobOptions,
+  ): Promise<JobResult> {
+    const { config, workspaces, store, logger } = this.deps;
+    const timings: Record<string, number> = {};
+    const time = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+      const started = performance.now();
+      try {
+        return await work();
+      } finally {
+        timings[name] = Math.round(performance.now() - started);
+      }
+    };
+    const dir = await workspaces.create(id);
+    try {
+      options.signal?.throwIfAborted();
+      options.onProgress?.({ stage: 'download' });
+      const files = await time('downloadMs', () => this.fetchAll(dir, requests, options.signal));
+      options.onProgress?.({ stage: 'probe' });
+      const facts = await time('probeMs', () => this.probeAll(dir, files, options.signal));
+      const inputs: Record<string, LocalInput[]> = {};
+      requests.forEach((request, index) => {
+        checkKind(request.source, facts[index]!, request.kind, config.maxPixels);
+        (inputs[request.param] ??= []).push({ file: files[index]!, source: request.source, facts: facts[index]! });
+      });
+      const kinds = new Map(requests.map((request, index) => [files[index]!, request.kind]));
+      const outputSpec = plugin.output(params);
+      const outputName = `output${path.extname(outputSpec.path)}`;
+      const context: BuildContext<Record<string, unknown>> = {
+        params,
+        inputs,
+        output: outputName,
+        input: (input) => inputArgs(input, kinds.get(input.file)),
+      };
+      plugin.check?.(context);
+      const plan = normalisePlan(plugin.build(context));
+      options.onProgress?.({ stage: 'process' });
+      await time('processMs', () => this.execPlan(dir, plan, options));
+      await this.ensureOutput(dir, outputName);
+      options.onProgress?.({ stage: 'publish' });
+      const relativePath = outputSpec.path.replaceAll('{id}', id);
+      await time('publishMs', () => store.publish(path.join(dir, outputName), relativePath));
+      logger.info({ job: id, operation: plugin.name, timings }, 'job done');
+      return { id, operation: plugin.name, message: plugin.message(params), field: outputSpec.field, path: relativePath, timings };
+    } finally {
+      await workspaces.remove(dir);
+    }
+  }
+
+  /** The download limits and address policy of the configuration. */
+  private fetchLimits(): FetchLimits {
+    const { config } = this.deps;
+    return {
+      allowPrivate: config.allowPrivateUrls,
+      allowedHosts: config.allowedHosts,
+      maxBytes: config.maxInputBytes,
+      timeoutMs: config.downloadTimeoutMs,
+      firstByteTimeoutMs: config.firstByteTimeoutMs,
+      maxRedirects: 5,
+    };
+  }
+
+  /** Downloads (or links) every input in parallel; the first failure cancels the rest. */
+  private async fetchAll(dir: string, requests: InputRequest[], signal?: AbortSignal): Promise<string[]> {
+    const { config } = this.deps;
+    const limits = this.fetchLimits();
+    const failFast = new AbortController();
+    const combined = signal ? AbortSignal.any([signal, failFast.signal]) : failFast.signal;
+    const budget = new ByteBudget(config.maxRequestBytes, config.maxRequestBytes);
+    const fetchOne = async (request: InputRequest, index: number): Promise<string> => {
+      const name = `in${index}${safeExtension(request.source)}`;
+      if (request.local) await linkLocal(request.source, path.join(dir, name));
+      else await download(request.source, path.join(dir, name), limits, { signal: combined, budget });
+      return name;
+    };
+    const settled = await Promise.allSettled(
+      requests.map((request, index) =>
+        fetchOne(request, index).catch((error: unknown) => {
+          failFast.abort(error);
+          throw error;
+        }),
+      ),
+    );
+    const failure = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failure) {
+      signal?.throwIfAborted();
+      throw failFast.signal.reason ?? failure.reason;
+    }
+    return settled.map((result) => (result as PromiseFulfilledResult<string>).value);
+  }
+
+  /** Probes inputs, a few at a time so a hundred images do not start a hundred processes. */
+  private async probeAll(dir: string, files: string[], signal?: AbortSignal): Promise<MediaFacts[]> {
+    const results: MediaFacts[] = new Array(files.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < files.length) {
+        const index = next++;
+        results[index] = await probeFile(this.deps.binaries.ffprobe, files[index]!, {
+          cwd: dir,
+          timeoutMs: 60_000,
+          ...(signal ? { signal } : {}),
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(4, files.length) }, worker));
+    return results;
+  }
+
+  private async execPlan(dir: string, plan: Plan, options: JobOptions): Promise<void> {
+    for (const [name, content] of Object.entries(plan.files ?? {})) {
+      if (!SAFE_NAME.test(name)) throw new MediaflowError('MF_ERR_INTERNAL', `Plan names an unsafe file '${name}'`);
+      await writeFile(path.join(dir, name), content, 'utf8');
+    }
+    const last = plan.commands.length - 1;
+    for (const [index, args] of plan.commands.entries()) {
+      await runFfmpeg(this.deps.binaries.ffmpeg, args, {
+        cwd: dir,
+        timeoutMs: this.deps.config.jobTimeoutMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(plan.expectedSeconds ? { expectedSeconds: plan.expectedSeconds } : {}),
+        // Only the final command's position means progress of the whole job.
+        ...(options.onProgress && index === last
+          ? { onProgress: (p: { ratio?: number }) => options.onProgress!({ stage: 'process', ...(p.ratio !== undefined ? { ratio: p.ratio } : {}) }) }
+          : {}),
+      });
+    }
+  }
+
+  private async ensureOutput(dir: string, name: string): Promise<void> {
+    const info = await stat(path.join(dir, name)).catch(() => undefined);
+    if (!info || info.size === 0) throw mediaError('Processing produced no output');
+  }
+}
+
+/** A builder may return a bare argv for the common single-command case. */
+function normalisePlan(plan: Plan | string[]): Plan {
+  return Array.isArray(plan) ? { commands: [plan] } : plan;
+}
+
+/** Makes a local input (CLI) visible in the workspace without copying it. */
+async function linkLocal(source: string, target: string): Promise<void> {
+  const absolute = path.resolve(source);
+  try {
+    await access(absolute, constants.R_OK);
+  } catch {
+    throw paramError(`Input file not found or not readable: ${source}`);
+  }
+  if (!(await stat(absolute)).isFile()) throw paramError(`Input is not a regular file: ${source}`);
+  await symlink(absolute, target);
+}

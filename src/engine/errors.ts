@@ -1,0 +1,65 @@
+/**
+ * Every error mediaflow reports to a user, in one place: a stable code, the HTTP status that
+ * CONTRACT.md gives the condition, and a message that is safe to show (no server paths).
+ * Front ends map these to responses and exit codes; anything else is a 500 with details logged.
+ */
+
+/** The error codes, each with the HTTP status it answers with. */
+export const ERROR_STATUS = {
+  /** A parameter is missing, of the wrong type, out of range or not in its enum. */
+  MF_ERR_PARAM: 400,
+  /** An input URL is malformed, not http(s), or points at an address that is not allowed. */
+  MF_ERR_URL: 400,
+  /** `MEDIAFLOW_API_KEY` is set and the request did not carry it. */
+  MF_ERR_AUTH: 401,
+  /** The operation or route does not exist. */
+  MF_ERR_NOT_FOUND: 404,
+  /** A request body or an input is larger than its limit. */
+  MF_ERR_TOO_LARGE: 413,
+  /** The input was downloaded but is not usable media, or ffmpeg failed on it. */
+  MF_ERR_MEDIA: 422,
+  /** Anything unexpected. */
+  MF_ERR_INTERNAL: 500,
+  /** An input could not be downloaded. */
+  MF_ERR_DOWNLOAD: 502,
+  /** The queue is full or the server is shutting down. */
+  MF_ERR_BUSY: 503,
+  /** Processing ran past its time limit. */
+  MF_ERR_TIMEOUT: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** An error whose message may be shown to the user as is. */
+export class MediaflowError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Seconds after which a 503 may be retried. */
+  readonly retryAfter?: number;
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; retryAfter?: number } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'MediaflowError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    if (options.retryAfter !== undefined) this.retryAfter = options.retryAfter;
+  }
+}
+
+/** Shorthands, so call sites read as the condition they report. */
+export const paramError = (message: string) => new MediaflowError('MF_ERR_PARAM', message);
+export const urlError = (message: string) => new MediaflowError('MF_ERR_URL', message);
+export const mediaError = (message: string, cause?: unknown) => new MediaflowError('MF_ERR_MEDIA', message, { cause });
+export const downloadError = (url: string, reason: string, cause?: unknown) =>
+  new MediaflowError('MF_ERR_DOWNLOAD', `Failed to download ${url}: ${reason}`, { cause });
+export const tooLargeError = (message: string) => new MediaflowError('MF_ERR_TOO_LARGE', message);
+export const busyError = (message: string, retryAfter = 5) => new MediaflowError('MF_ERR_BUSY', message, { retryAfter });
+export const timeoutError = (message: string) => new MediaflowError('MF_ERR_TIMEOUT', message);
+
+/** The message CONTRACT.md prescribes for a value outside a format allowlist. */
+export const unsupportedFormat = (format: string, supported: readonly string[]) =>
+  paramError(`Unsupported format '${format}'. Supported formats: ${supported.join(', ')}.`);
+
+/** Whether a thrown value is the user's cancellation rather than a failure. */
+export const isAbort = (error: unknown): boolean =>
+  error instanceof Error && (error.name === 'AbortError' || (error as { code?: string }).code === 'ABORT_ERR');

@@ -1,0 +1,95 @@
+import type { TObject, TSchema } from '@sinclair/typebox';
+import { paramError, unsupportedFormat } from './errors.js';
+import { FORMAT_KEYWORD, inputSpecOf } from './plugin.js';
+
+type Raw = Record<string, unknown>;
+interface SchemaFields {
+  type?: string;
+  enum?: string[];
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+  maxLength?: number;
+}
+
+/** Splits a comma list: whitespace around items ignored, empty items dropped (CONTRACT.md). */
+export const splitList = (value: string): string[] =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+
+/** One value as the string a form would send; repeated fields are joined as a comma list. */
+function asText(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value)) return value.map(asText).filter((v) => v !== undefined).join(',');
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return undefined;
+}
+
+const show = (value: string) => (value.length > 60 ? `${value.slice(0, 57)}...` : value);
+
+function coerce(key: string, schema: SchemaFields & TSchema, text: string): unknown {
+  const spec = inputSpecOf(schema);
+  if (spec?.list) {
+    const items = splitList(text);
+    if (items.length < (spec.min ?? 1)) throw paramError(spec.tooFew ?? `Expected \`${key}\` to list at least ${spec.min ?? 1} URL(s)`);
+    return items;
+  }
+  if (schema.enum) {
+    const value = text.trim().toLowerCase().replace(/^\./, '');
+    if (schema.enum.includes(value)) return value;
+    if ((schema as Record<string, unknown>)[FORMAT_KEYWORD]) throw unsupportedFormat(text, schema.enum);
+    throw paramError(`Expected \`${key}\` to be one of ${schema.enum.join(', ')}, got \`${show(text)}\``);
+  }
+  switch (schema.type) {
+    case 'integer':
+    case 'number': {
+      const trimmed = text.trim();
+      const pattern = schema.type === 'integer' ? /^[+-]?\d+$/ : /^[+-]?(\d+\.?\d*|\.\d+)$/;
+      const value = Number(trimmed);
+      const range = `from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`;
+      const expected = `Expected \`${key}\` to be ${schema.type === 'integer' ? 'an integer' : 'a number'} ${range}, got \`${show(text)}\``;
+      if (!pattern.test(trimmed) || !Number.isFinite(value)) throw paramError(expected);
+      if ((schema.minimum !== undefined && value < schema.minimum) || (schema.maximum !== undefined && value > schema.maximum)) {
+        throw paramError(expected);
+      }
+      return value;
+    }
+    case 'boolean': {
+      const lower = text.trim().toLowerCase();
+      if (['1', 'true', 'yes', 'on'].includes(lower)) return true;
+      if (['0', 'false', 'no', 'off'].includes(lower)) return false;
+      throw paramError(`Expected \`${key}\` to be true or false, got \`${show(text)}\``);
+    }
+    default: {
+      const value = spec ? text.trim() : text;
+      if (schema.maxLength !== undefined && value.length > schema.maxLength) {
+        throw paramError(`Expected \`${key}\` to be at most ${schema.maxLength} characters, got ${value.length}`);
+      }
+      return value;
+    }
+  }
+}
+
+/**
+ * Validates and coerces raw fields (form strings, JSON values, CLI flags, pipeline values) into
+ * an operation's params with one schema. Unknown fields are ignored; defaults fill the gaps.
+ */
+export function parseParams(schema: TObject, raw: Raw): Record<string, unknown> {
+  const required = new Set(schema.required ?? []);
+  const params: Record<string, unknown> = {};
+  for (const [key, property] of Object.entries(schema.properties) as Array<[string, SchemaFields & TSchema]>) {
+    const text = asText(raw[key]);
+    if (text === undefined || text.trim() === '') {
+      const spec = inputSpecOf(property);
+      if (property.default !== undefined) params[key] = property.default;
+      else if (spec?.list && spec.tooFew) throw paramError(spec.tooFew);
+      else if (required.has(key)) throw paramError(`Missing required parameter \`${key}\``);
+      continue;
+    }
+    params[key] = coerce(key, property, text);
+  }
+  return params;
+}

@@ -1,0 +1,131 @@
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import type { MediaFacts } from './probe.js';
+
+/**
+ * The plugin contract's version. A plugin states the version it targets; one that targets
+ * another major version is refused when it loads.
+ */
+export const CONTRACT_VERSION = 1;
+
+/** What an input must contain: an audio stream, a video stream, a picture, a subtitle track, or any media. */
+export type InputKind = 'audio' | 'video' | 'image' | 'subtitle' | 'media';
+
+/** Marks a parameter as input URLs the engine downloads and probes before the plugin builds. */
+export interface InputSpec {
+  kind: InputKind;
+  /** A comma-separated list rather than one URL. */
+  list: boolean;
+  /** Fewest URLs a list needs. */
+  min?: number;
+  /** The message when a list has fewer than `min` (or no) URLs. */
+  tooFew?: string;
+}
+
+/** The schema keywords mediaflow adds to JSON Schema. */
+export const INPUT_KEYWORD = 'x-mediaflow-input';
+export const FORMAT_KEYWORD = 'x-mediaflow-format';
+
+/** Schema helpers: each returns a TypeBox schema that HTTP, CLI, pipelines and docs all read. */
+export const Param = {
+  /** One input URL (or, from the CLI, a local path). */
+  url: (kind: InputKind, description: string) =>
+    Type.String({ description, [INPUT_KEYWORD]: { kind, list: false } satisfies InputSpec }),
+  /** A comma-separated list of input URLs. */
+  urlList: (kind: InputKind, description: string, options: { min?: number; tooFew?: string } = {}) =>
+    Type.String({ description, [INPUT_KEYWORD]: { kind, list: true, ...options } satisfies InputSpec }),
+  /** An output format from an allowlist; anything else is `Unsupported format '<x>'. Supported formats: ...`. */
+  format: <const T extends readonly string[]>(values: T, options: { default?: T[number]; description: string }) =>
+    Type.Unsafe<T[number]>({ type: 'string', enum: [...values], [FORMAT_KEYWORD]: true, ...options }),
+  /** One of a fixed set of strings. */
+  choice: <const T extends readonly string[]>(values: T, options: { default?: T[number]; description: string }) =>
+    Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options }),
+  /** A whole number within bounds. */
+  integer: (options: { minimum: number; maximum: number; default?: number; description: string }) => Type.Integer(options),
+  /** Free text, bounded in length. */
+  text: (options: { description: string; maxLength: number; default?: string }) => Type.String(options),
+};
+
+/** Optional parameter without default (TypeBox's Optional, re-exported so plugins need only this module). */
+export const Optional = Type.Optional;
+export { Type };
+export type { Static, TObject, TSchema };
+
+/** A downloaded, probed input as a builder sees it. */
+export interface LocalInput {
+  /** File name inside the job's workspace (ffmpeg runs there); never a user string. */
+  file: string;
+  /** The URL or path the user gave. */
+  source: string;
+  facts: MediaFacts;
+}
+
+/** Everything a builder gets. Builders are pure: they return a plan, they do not run anything. */
+export interface BuildContext<P> {
+  params: P;
+  /** Inputs by parameter name, in the order given. */
+  inputs: Record<string, LocalInput[]>;
+  /** File name the plan must produce, inside the workspace. */
+  output: string;
+  /** ffmpeg options that open one input safely: only local files, only the demuxers its kind needs. */
+  input: (input: LocalInput) => string[];
+}
+
+/**
+ * What to do: files to write in the workspace (generated names only), then ffmpeg commands in
+ * order (each the arguments after the binary). A plan with no commands writes its output itself.
+ */
+export interface Plan {
+  files?: Record<string, string>;
+  commands: string[][];
+  /** Seconds of output expected, to report progress as a ratio. */
+  expectedSeconds?: number;
+}
+
+/** Where the output goes: the response field and the path under uploads, with `{id}` for the job's UUID. */
+export interface OutputSpec {
+  field: string;
+  path: string;
+}
+
+/** A plugin: a plain object describing one operation. */
+export interface PluginDefinition<S extends TObject = TObject> {
+  /** The contract version this plugin targets. */
+  contract: number;
+  /** Id, CLI subcommand and pipeline operation name. */
+  name: string;
+  /** HTTP route, e.g. `/merge-audios/`. */
+  path: string;
+  summary: string;
+  description?: string;
+  /** Plugin's own version, shown by `mediaflow plugins`. */
+  version?: string;
+  params: S;
+  output: (params: Static<S>) => OutputSpec;
+  /** Checks probed inputs beyond their kind; throw `mediaError` for unusable ones. */
+  check?: (context: BuildContext<Static<S>>) => void;
+  build: (context: BuildContext<Static<S>>) => Plan | string[];
+  message: (params: Static<S>) => string;
+}
+
+/** Declares a plugin; only adds types, like Vite's `defineConfig`. */
+export function definePlugin<S extends TObject>(plugin: PluginDefinition<S>): PluginDefinition<S> {
+  return plugin;
+}
+
+/** The input spec of a parameter schema, if it is an input. */
+export const inputSpecOf = (schema: TSchema): InputSpec | undefined => (schema as Record<string, unknown>)[INPUT_KEYWORD] as InputSpec | undefined;
+
+/** Builds an argv from groups that may be null, flattened, as STYLE.md shows. */
+export function argv(...groups: Array<readonly string[] | null | undefined | false>): string[] {
+  return groups.filter((group): group is readonly string[] => Array.isArray(group)).flat();
+}
+
+/**
+ * Escapes a value for use inside an ffmpeg filter graph option (`filter=key=VALUE`): first for the
+ * option level, then for the graph level. Only generated names should reach filters; this is for
+ * the rare value that must.
+ */
+export function escapeFilterValue(value: string): string {
+  const optionLevel = value.replace(/[\\':]/g, (c) => `\\${c}`);
+  return optionLevel.replace(/[\\'[\],;]/g, (c) => `\\${c}`);
+}

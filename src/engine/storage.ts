@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+
+/** Prefix of files and folders that are not finished; never served, removed at start. */
+export const TEMP_PREFIX = '.partial-';
+
+/**
+ * A job's private folder: inputs, generated lists and the output being written.
+ * It is removed when the job ends, whether it succeeded or not.
+ */
+export class Workspaces {
+  constructor(readonly root: string) {}
+
+  async create(id: string): Promise<string> {
+    const dir = path.join(this.root, id);
+    await mkdir(dir, { recursive: true });
+    return dir;
+  }
+
+  async remove(dir: string): Promise<void> {
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  /** Removes whatever a killed process left behind; run at start, before jobs are taken. */
+  async clearLeftovers(): Promise<number> {
+    const entries = await readdir(this.root).catch(() => [] as string[]);
+    await Promise.all(entries.map((entry) => rm(path.join(this.root, entry), { recursive: true, force: true })));
+    return entries.length;
+  }
+}
+
+/** Where finished outputs go. The default keeps them in a local folder; S3 would be another. */
+export interface OutputStore {
+  /** Moves a finished file to `relativePath`, so that it appears whole or not at all. */
+  publish(file: string, relativePath: string): Promise<void>;
+  /** What a front end shows for a published output: a local path here. */
+  locate(relativePath: string): string;
+}
+
+/** Outputs in a local folder, published with a rename so no reader ever sees half a file. */
+export class LocalOutputStore implements OutputStore {
+  constructor(readonly root: string) {}
+
+  locate(relativePath: string): string {
+    return path.join(this.root, relativePath);
+  }
+
+  async publish(file: string, relativePath: string): Promise<void> {
+    const target = this.locate(relativePath);
+    const dir = path.dirname(target);
+    await mkdir(dir, { recursive: true });
+    try {
+      await rename(file, target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+      // Another file system: copy beside the target under a temp name, then rename there.
+      const temp = path.join(dir, `${TEMP_PREFIX}${randomUUID()}`);
+      try {
+        await copyFile(file, temp);
+        await rename(temp, target);
+      } finally {
+        await rm(temp, { force: true });
+      }
+    }
+  }
+
+  /** Removes temp files a killed process left behind. */
+  async clearLeftovers(): Promise<number> {
+    let removed = 0;
+    const walk = async (dir: string): Promise<void> => {
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+      for (const entry of entries) {
+        const full = path.join(dir, entry.name);
+        if (entry.name.startsWith(TEMP_PREFIX)) {
+          await rm(full, { recursive: true, force: true });
+          removed++;
+        } else if (entry.isDirectory()) await walk(full);
+      }
+    };
+    await walk(this.root);
+    return removed;
+  }
+
+  /** Deletes outputs (files, and folders emptied by that) older than `maxAgeMs`. */
+  async sweep(maxAgeMs: number, now = Date.now()): Promise<number> {
+    let removed = 0;
+    const walk = async (dir: string): Promise<boolean> => {
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+      let empty = true;
+      for (const entry of entries) {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory()) {
+          if (await walk(full)) await rm(full, { recursive: true, force: true });
+          else empty = false;
+          continue;
+        }
+        const info = await stat(full).catch(() => undefined);
+        if (info && now - info.mtimeMs > maxAgeMs) {
+          await rm(full, { force: true });
+          removed++;
+        } else empty = false;
+      }
+      return empty;
+    };
+    await walk(this.root);
+    return removed;
+  }
+}

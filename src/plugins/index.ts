@@ -1,0 +1,33 @@
+import type { PluginDefinition } from '../sdk.js';
+import { Registry } from '../engine/registry.js';
+import addSubtitles from './add-subtitles.js';
+import convertImageFromUrl from './convert-image-from-url.js';
+import convertVideo from './convert-video.js';
+import cropImageToShort from './crop-image-to-short.js';
+import generateSubtitles from './generate-subtitles.js';
+import imagesToVideo from './images-to-video.js';
+import mergeAudioVideo from './merge-audio-video.js';
+import mergeAudios from './merge-audios.js';
+import mergeVideos from './merge-videos.js';
+import resizeImage from './resize-image.js';
+
+/** The ten operations of the interface, in its order. */
+export const builtinPlugins = [
+  mergeAudios,
+  imagesToVideo,
+  generateSubtitles,
+  mergeAudioVideo,
+  cropImageToShort,
+  addSubtitles,
+  mergeVideos,
+  convertImageFromUrl,
+  resizeImage,
+  convertVideo,
+] as unknown as PluginDefinition[];
+
+/** A registry holding the built-ins; third-party plugins are registered after them. */
+export function builtinRegistry(): Registry {
+  const registry = new Registry();
+  for (const plugin of builtinPlugins) registry.register(plugin, 'built-in');
+  return registry;
+}

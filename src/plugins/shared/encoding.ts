@@ -1,0 +1,84 @@
+import type { MediaFacts } from '../../engine/probe.js';
+
+/**
+ * The one place that chooses encoders: which codecs each container takes, what to encode with
+ * when a stream cannot be copied, and the container flags. Hardware encoders would be added here.
+ */
+
+export const VIDEO_CONTAINERS = ['mp4', 'mov', 'mkv', 'avi', 'webm'] as const;
+export type VideoContainer = (typeof VIDEO_CONTAINERS)[number];
+
+interface ContainerProfile {
+  /** Video codecs that can be copied into this container as they are. */
+  copyVideo: readonly string[];
+  /** Audio codecs that can be copied into this container as they are. */
+  copyAudio: readonly string[];
+  video: 'h264' | 'mpeg4' | 'vp9';
+  audio: 'aac' | 'mp3' | 'opus';
+  /** Options of the muxer. */
+  muxer: readonly string[];
+}
+
+const PROFILES: Record<VideoContainer, ContainerProfile> = {
+  // +faststart moves the index to the front, so players and upload sites can start before the end arrives.
+  mp4: { copyVideo: ['h264', 'hevc', 'mpeg4', 'av1'], copyAudio: ['aac', 'mp3'], video: 'h264', audio: 'aac', muxer: ['-movflags', '+faststart'] },
+  mov: { copyVideo: ['h264', 'hevc', 'mpeg4', 'prores', 'mjpeg'], copyAudio: ['aac', 'mp3', 'pcm_s16le'], video: 'h264', audio: 'aac', muxer: ['-movflags', '+faststart'] },
+  mkv: { copyVideo: ['h264', 'hevc', 'vp8', 'vp9', 'av1', 'mpeg4'], copyAudio: ['aac', 'mp3', 'opus', 'vorbis', 'flac', 'ac3'], video: 'h264', audio: 'aac', muxer: [] },
+  // AVI players expect MPEG-4 Part 2 (Xvid) with MP3.
+  avi: { copyVideo: ['mpeg4', 'mjpeg'], copyAudio: ['mp3', 'ac3', 'pcm_s16le'], video: 'mpeg4', audio: 'mp3', muxer: [] },
+  webm: { copyVideo: ['vp8', 'vp9', 'av1'], copyAudio: ['opus', 'vorbis'], video: 'vp9', audio: 'opus', muxer: [] },
+};
+
+export interface VideoEncodeOptions {
+  /** Pictures that hold still for seconds (slideshows): x264 can reuse them almost for free. */
+  still?: boolean;
+}
+
+/** Encoder options for a container's video codec. */
+export function videoEncoder(container: VideoContainer, options: VideoEncodeOptions = {}): string[] {
+  switch (PROFILES[container].video) {
+    case 'h264':
+      return options.still
+        ? // Still pictures: no B-frames, one reference and no look-ahead cost little and lose nothing here.
+          ['-c:v', 'libx264', '-preset', 'superfast', '-tune', 'stillimage', '-crf', '23', '-x264-params', 'bframes=0:ref=1:rc-lookahead=0', '-pix_fmt', 'yuv420p']
+        : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p'];
+    case 'mpeg4':
+      return ['-c:v', 'mpeg4', '-q:v', '4', '-vtag', 'XVID', '-pix_fmt', 'yuv420p'];
+    case 'vp9':
+      // realtime/cpu-used 8 keeps VP9 within a few times x264's speed; row-mt uses both cores.
+      return ['-c:v', 'libvpx-vp9', '-crf', '34', '-b:v', '0', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-pix_fmt', 'yuv420p'];
+  }
+}
+
+/** Encoder options for a container's audio codec. */
+export function audioEncoder(container: VideoContainer): string[] {
+  switch (PROFILES[container].audio) {
+    case 'aac':
+      return ['-c:a', 'aac', '-b:a', '160k'];
+    case 'mp3':
+      return ['-c:a', 'libmp3lame', '-q:a', '4'];
+    case 'opus':
+      return ['-c:a', 'libopus', '-b:a', '128k'];
+  }
+}
+
+/** Copy the video stream when the container takes its codec, else encode it. */
+export function videoCodecFor(container: VideoContainer, facts: MediaFacts | undefined): string[] {
+  const codec = facts?.video?.codec;
+  return codec && PROFILES[container].copyVideo.includes(codec) ? ['-c:v', 'copy'] : videoEncoder(container);
+}
+
+/** Copy the audio stream when the container takes its codec, else encode it. */
+export function audioCodecFor(container: VideoContainer, facts: MediaFacts | undefined): string[] {
+  const codec = facts?.audio?.codec;
+  return codec && PROFILES[container].copyAudio.includes(codec) ? ['-c:a', 'copy'] : audioEncoder(container);
+}
+
+/** Muxer options and the explicit muxer name (the output file's extension is not trusted to choose it). */
+export function muxerFor(container: VideoContainer): string[] {
+  const name = container === 'mkv' ? 'matroska' : container;
+  return [...PROFILES[container].muxer, '-f', name];
+}
+
+/** The smallest even number at or above `n` (yuv420p needs even sizes). */
+export const even = (n: number) => Math.max(2, Math.ceil(n / 2) * 2);

@@ -1,0 +1,10 @@
+/**
+ * A filter graph that flattens a picture onto black before it is written as a format without
+ * alpha, so transparent areas become black rather than whatever colour hides under them.
+ */
+export function flattenOntoBlack(chain: string, width: number, height: number): string {
+  return `color=c=black:s=${width}x${height}[bg];[0:v]${chain},format=rgba[fg];[bg][fg]overlay=shortest=1:format=auto`;
+}
+
+/** Options that write exactly one picture as a JPEG of good quality. */
+export const JPEG_OUTPUT = ['-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '2', '-pix_fmt', 'yuvj420p', '-f', 'image2'];

@@ -1,0 +1,35 @@
+/**
+ * The plugin SDK: everything a plugin may use, built-in or third-party. Plugins import only from
+ * here (or, outside this repository, from the `mediaflow` package, which re-exports it).
+ */
+export {
+  CONTRACT_VERSION,
+  Param,
+  Optional,
+  Type,
+  argv,
+  definePlugin,
+  escapeFilterValue,
+  type BuildContext,
+  type InputKind,
+  type InputSpec,
+  type LocalInput,
+  type OutputSpec,
+  type Plan,
+  type PluginDefinition,
+  type Static,
+  type TObject,
+} from './engine/plugin.js';
+export { concatList, concatListArgs } from './engine/input-policy.js';
+export type { AudioFacts, MediaFacts, VideoFacts } from './engine/probe.js';
+export { mediaError, paramError, unsupportedFormat, MediaflowError } from './engine/errors.js';
+export {
+  VIDEO_CONTAINERS,
+  audioCodecFor,
+  audioEncoder,
+  even,
+  muxerFor,
+  videoCodecFor,
+  videoEncoder,
+  type VideoContainer,
+} from './plugins/shared/encoding.js';

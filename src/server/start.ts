@@ -1,0 +1,56 @@
+import path from 'node:path';
+import type { Config } from '../engine/config.js';
+import type { Registry } from '../engine/registry.js';
+import { LocalOutputStore, Workspaces } from '../engine/storage.js';
+import { resolveBinaries } from '../engine/binaries.js';
+import { buildServer } from './app.js';
+
+/** How long running jobs may finish after SIGTERM/SIGINT before they are killed. */
+const SHUTDOWN_GRACE_MS = 30_000;
+
+/**
+ * Starts the server for real: finds ffmpeg (exiting with a hint when there is none), clears what
+ * a killed predecessor left, sweeps old outputs, listens, and shuts down gracefully on signals.
+ */
+export async function startServer(config: Config, registry: Registry): Promise<void> {
+  const binaries = resolveBinaries();
+  const workspaces = new Workspaces(path.join(config.dataDir, 'work'));
+  const store = new LocalOutputStore(path.join(config.dataDir, 'uploads'));
+  const leftovers = (await workspaces.clearLeftovers()) + (await store.clearLeftovers());
+  const { app } = await buildServer({ config, registry, binaries, logger: { level: process.env.MEDIAFLOW_LOG_LEVEL ?? 'info' } });
+  if (leftovers > 0) app.log.warn({ leftovers }, 'removed work left by an earlier run');
+
+  let sweeper: NodeJS.Timeout | undefined;
+  if (config.retentionMs > 0) {
+    const sweep = () =>
+      store.sweep(config.retentionMs).then(
+        (removed) => removed > 0 && app.log.info({ removed }, 'deleted expired outputs'),
+        (error: unknown) => app.log.error({ err: error }, 'sweeping outputs failed'),
+      );
+    void sweep();
+    sweeper = setInterval(sweep, Math.min(config.retentionMs, 3_600_000) / 4).unref();
+  }
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down: no new requests, finishing running jobs');
+    if (sweeper) clearInterval(sweeper);
+    const deadline = setTimeout(() => {
+      app.log.warn('shutdown deadline passed; stopping running jobs');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS).unref();
+    app.close().then(
+      () => {
+        clearTimeout(deadline);
+        process.exit(0);
+      },
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+
+  await app.listen({ port: config.port, host: config.host });
+}
