@@ -1,0 +1,49 @@
+import { execa } from 'execa';
+
+export interface Probed {
+  format: { format_name: string; duration?: string; size?: string };
+  streams: Array<{ codec_type: string; codec_name: string; width?: number; height?: number; pix_fmt?: string; sample_rate?: string; channels?: number; r_frame_rate?: string; avg_frame_rate?: string; duration?: string }>;
+}
+
+/** ffprobe's view of a produced file. */
+export async function probe(file: string): Promise<Probed> {
+  const { stdout } = await execa('ffprobe', ['-v', 'error', '-show_format', '-show_streams', '-of', 'json', file]);
+  return JSON.parse(stdout) as Probed;
+}
+
+export const durationOf = (p: Probed) => Number(p.format.duration);
+export const videoOf = (p: Probed) => p.streams.find((s) => s.codec_type === 'video');
+export const audioOf = (p: Probed) => p.streams.find((s) => s.codec_type === 'audio');
+
+/**
+ * Decodes one frame (at `seconds`) to raw RGB and returns its pixels, so tests can check what a
+ * viewer would see.
+ */
+export async function frameRgb(file: string, seconds = 0): Promise<{ width: number; height: number; pixel: (x: number, y: number) => [number, number, number] }> {
+  const info = await probe(file);
+  const video = videoOf(info)!;
+  const { stdout } = await execa('ffmpeg', ['-v', 'error', '-ss', String(seconds), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], {
+    encoding: 'buffer',
+  });
+  const data = stdout as unknown as Uint8Array;
+  const width = video.width!;
+  const height = video.height!;
+  return {
+    width,
+    height,
+    pixel: (x, y) => {
+      const i = (y * width + x) * 3;
+      return [data[i]!, data[i + 1]!, data[i + 2]!];
+    },
+  };
+}
+
+/** Mean brightness (0..255) of a rectangle of a decoded frame. */
+export function meanLuma(frame: Awaited<ReturnType<typeof frameRgb>>, x0: number, y0: number, w: number, h: number): number {
+  let sum = 0;
+  for (let y = y0; y < y0 + h; y++) for (let x = x0; x < x0 + w; x++) {
+    const [r, g, b] = frame.pixel(x, y);
+    sum += 0.299 * r + 0.587 * g + 0.114 * b;
+  }
+  return sum / (w * h);
+}
