@@ -28,6 +28,10 @@ export interface Config {
   /** Milliseconds one ffmpeg run may take. */
   jobTimeoutMs: number;
   maxPixels: number;
+  /** Milliseconds of media one input may last. */
+  maxDurationMs: number;
+  /** pino level of the server's JSON logs. */
+  logLevel: string;
   /** Milliseconds after which outputs are deleted; 0 keeps them. */
   retentionMs: number;
   /** Largest request body, in bytes. */
@@ -61,6 +65,8 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'firstByteTimeoutMs', env: 'MEDIAFLOW_FIRST_BYTE_TIMEOUT', flag: 'first-byte-timeout', kind: 'duration', description: 'wait for the first byte of an input' },
   { key: 'jobTimeoutMs', env: 'MEDIAFLOW_JOB_TIMEOUT', flag: 'job-timeout', kind: 'duration', description: 'time one ffmpeg run may take' },
   { key: 'maxPixels', env: 'MEDIAFLOW_MAX_PIXELS', flag: 'max-pixels', kind: 'int', description: 'pixels of one image or video frame' },
+  { key: 'maxDurationMs', env: 'MEDIAFLOW_MAX_DURATION', flag: 'max-duration', kind: 'duration', description: 'longest input media' },
+  { key: 'logLevel', env: 'MEDIAFLOW_LOG_LEVEL', flag: 'log-level', kind: 'string', description: 'log level: fatal, error, warn, info, debug, silent' },
   { key: 'retentionMs', env: 'MEDIAFLOW_RETENTION', flag: 'retention', kind: 'duration', description: 'age after which outputs are deleted; 0 keeps them' },
   { key: 'bodyLimit', env: 'MEDIAFLOW_BODY_LIMIT', flag: 'body-limit', kind: 'int', description: 'largest request body, bytes' },
 ];
@@ -83,6 +89,8 @@ export function defaultConfig(): Config {
     firstByteTimeoutMs: 30_000,
     jobTimeoutMs: 1_800_000,
     maxPixels: 100_000_000,
+    maxDurationMs: 4 * 3_600_000,
+    logLevel: 'info',
     retentionMs: 24 * 3_600_000,
     bodyLimit: 1024 * 1024,
   };

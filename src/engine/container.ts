@@ -3,7 +3,7 @@ import path from 'node:path';
 import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import { resolveBinaries, type Binaries } from './binaries.js';
 import type { Config } from './config.js';
-import { Engine } from './engine.js';
+import { Engine, type EngineObserver } from './engine.js';
 import { silentLogger, type Logger } from './logger.js';
 import { LocalJobQueue, type JobQueue } from './queue.js';
 import { Registry } from './registry.js';
@@ -33,6 +33,8 @@ export interface WiringOptions {
   store?: OutputStore;
   /** Where job workspaces go; defaults to `<dataDir>/work`. */
   workRoot?: string;
+  /** Gets called back from each job, for metrics. */
+  observer?: EngineObserver;
 }
 
 /** A child container with the engine and its parts wired; each server or CLI run gets its own. */
@@ -54,6 +56,7 @@ export function createContainer(options: WiringOptions): DependencyContainer {
     store: c.resolve(TOKENS.Store),
     workspaces: c.resolve(TOKENS.Workspaces),
     queue: c.resolve(TOKENS.Queue),
+    ...(options.observer ? { observer: options.observer } : {}),
   });
   c.register(TOKENS.Engine, { useValue: engine });
   return c;

@@ -49,6 +49,12 @@ interface InputRequest {
   local: boolean;
 }
 
+/** Hears what the engine does, for metrics. */
+export interface EngineObserver {
+  jobEnded(operation: string, seconds: number, outcome: 'ok' | 'failed' | 'cancelled'): void;
+  downloaded(bytes: number): void;
+}
+
 export interface EngineDeps {
   config: Config;
   binaries: Binaries;
@@ -57,6 +63,7 @@ export interface EngineDeps {
   workspaces: Workspaces;
   queue: JobQueue;
   logger: Logger;
+  observer?: EngineObserver;
 }
 
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -120,8 +127,10 @@ export class Engine {
     requests: InputRequest[],
     options: JobOptions,
   ): Promise<JobResult> {
-    const { config, workspaces, store, logger } = this.deps;
+    const { config, workspaces, store, logger, observer } = this.deps;
     const timings: Record<string, number> = {};
+    const started = performance.now();
+    let outcome: 'ok' | 'failed' | 'cancelled' = 'failed';
     const time = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
       const started = performance.now();
       try {
@@ -139,7 +148,7 @@ export class Engine {
       const facts = await time('probeMs', () => this.probeAll(dir, files, options.signal));
       const inputs: Record<string, LocalInput[]> = {};
       requests.forEach((request, index) => {
-        checkKind(request.source, facts[index]!, request.kind, config.maxPixels);
+        checkKind(request.source, facts[index]!, request.kind, config);
         (inputs[request.param] ??= []).push({ file: files[index]!, source: request.source, facts: facts[index]! });
       });
       const kinds = new Map(requests.map((request, index) => [files[index]!, request.kind]));
@@ -160,9 +169,14 @@ export class Engine {
       const relativePath = outputSpec.path.replaceAll('{id}', id);
       await time('publishMs', () => store.publish(path.join(dir, outputName), relativePath));
       logger.info({ job: id, operation: plugin.name, timings }, 'job done');
+      outcome = 'ok';
       return { id, operation: plugin.name, message: plugin.message(params), field: outputSpec.field, path: relativePath, timings };
+    } catch (error) {
+      if (options.signal?.aborted) outcome = 'cancelled';
+      throw error;
     } finally {
       await workspaces.remove(dir);
+      observer?.jobEnded(plugin.name, (performance.now() - started) / 1000, outcome);
     }
   }
 
@@ -189,7 +203,10 @@ export class Engine {
     const fetchOne = async (request: InputRequest, index: number): Promise<string> => {
       const name = `in${index}${safeExtension(request.source)}`;
       if (request.local) await linkLocal(request.source, path.join(dir, name));
-      else await download(request.source, path.join(dir, name), limits, { signal: combined, budget });
+      else {
+        const { bytes } = await download(request.source, path.join(dir, name), limits, { signal: combined, budget });
+        this.deps.observer?.downloaded(bytes);
+      }
       return name;
     };
     const settled = await Promise.allSettled(

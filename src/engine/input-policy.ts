@@ -56,7 +56,8 @@ const describe = (facts: MediaFacts): string => {
 };
 
 /** Throws a 422 when probed facts do not fit what an input parameter needs. */
-export function checkKind(source: string, facts: MediaFacts, kind: InputKind, maxPixels: number): void {
+export function checkKind(source: string, facts: MediaFacts, kind: InputKind, limits: { maxPixels: number; maxDurationMs: number }): void {
+  const { maxPixels, maxDurationMs } = limits;
   const fits: Record<InputKind, boolean> = {
     audio: Boolean(facts.audio),
     video: Boolean(facts.video) && !facts.isImage,
@@ -70,6 +71,9 @@ export function checkKind(source: string, facts: MediaFacts, kind: InputKind, ma
   const pixels = (facts.video?.width ?? 0) * (facts.video?.height ?? 0);
   if (pixels > maxPixels) {
     throw mediaError(`Input ${source} is ${facts.video!.width}x${facts.video!.height}, more than the limit of ${maxPixels} pixels (MEDIAFLOW_MAX_PIXELS)`);
+  }
+  if (facts.duration !== undefined && facts.duration * 1000 > maxDurationMs) {
+    throw mediaError(`Input ${source} lasts ${Math.round(facts.duration)} s, more than the limit of ${maxDurationMs / 1000} s (MEDIAFLOW_MAX_DURATION)`);
   }
 }
 

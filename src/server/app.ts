@@ -1,9 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import v8 from 'node:v8';
 import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
+import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Binaries } from '../engine/binaries.js';
 import type { Config } from '../engine/config.js';
@@ -12,7 +14,9 @@ import type { Engine } from '../engine/engine.js';
 import { MediaflowError } from '../engine/errors.js';
 import { binaryVersion } from '../engine/ffmpeg.js';
 import type { Registry } from '../engine/registry.js';
+import type { JobQueue } from '../engine/queue.js';
 import { readFields } from './body.js';
+import { createMetrics } from './metrics.js';
 import { installErrorHandler } from './error-handler.js';
 
 export interface ServerOptions {
@@ -39,8 +43,11 @@ function baseUrl(request: FastifyRequest, config: Config): string {
 /** The Fastify app: one POST route per registered operation, uploads, health. Not yet listening. */
 export async function buildServer(options: ServerOptions): Promise<{ app: FastifyInstance; engine: Engine }> {
   const { config, registry } = options;
-  const container = createContainer({ config, registry, ...(options.binaries ? { binaries: options.binaries } : {}) });
+  const metrics = createMetrics();
+  const container = createContainer({ config, registry, observer: metrics.observer, ...(options.binaries ? { binaries: options.binaries } : {}) });
   const engine = container.resolve<Engine>(TOKENS.Engine);
+  const queue = container.resolve<JobQueue>(TOKENS.Queue);
+  metrics.watchQueue(queue);
   const binaries = container.resolve<Binaries>(TOKENS.Binaries);
   const uploads = path.join(config.dataDir, 'uploads');
   await mkdir(uploads, { recursive: true });
@@ -54,6 +61,13 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
     genReqId: () => crypto.randomUUID(),
   });
   installErrorHandler(app, config.bodyLimit);
+  metrics.install(app);
+  // Refuse work with a 503 while the event loop lags or the heap is nearly full, rather than fall over.
+  await app.register(underPressure, {
+    maxEventLoopDelay: 1000,
+    maxHeapUsedBytes: Math.floor(v8.getHeapStatistics().heap_size_limit * 0.9),
+    retryAfter: 10,
+  });
   await app.register(formbody, { bodyLimit: config.bodyLimit });
   await app.register(multipart, {
     limits: { fieldSize: config.bodyLimit, fields: 200, parts: 201, files: 1, fileSize: 0 },
@@ -71,7 +85,6 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   });
 
   const versions = Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
-  const queue = container.resolve<Engine['deps']['queue']>(TOKENS.Queue);
   app.get('/health', async () => {
     const [ffmpeg, ffprobe] = await versions;
     return {

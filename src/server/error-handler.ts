@@ -11,6 +11,8 @@ function fromFramework(error: FastifyError, bodyLimit: number): { status: number
     case 'FST_FIELDS_LIMIT':
     case 'FST_FILES_LIMIT':
       return { status: 413, message: `Request has more parts than allowed (${error.message})` };
+    case 'FST_UNDER_PRESSURE':
+      return { status: 503, message: 'Server is under heavy load; retry later' };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { status: 415, message: 'Unsupported Content-Type: send multipart/form-data, application/x-www-form-urlencoded or application/json' };
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

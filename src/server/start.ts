@@ -17,7 +17,7 @@ export async function startServer(config: Config, registry: Registry): Promise<v
   const workspaces = new Workspaces(path.join(config.dataDir, 'work'));
   const store = new LocalOutputStore(path.join(config.dataDir, 'uploads'));
   const leftovers = (await workspaces.clearLeftovers()) + (await store.clearLeftovers());
-  const { app } = await buildServer({ config, registry, binaries, logger: { level: process.env.MEDIAFLOW_LOG_LEVEL ?? 'info' } });
+  const { app } = await buildServer({ config, registry, binaries, logger: { level: config.logLevel } });
   if (leftovers > 0) app.log.warn({ leftovers }, 'removed work left by an earlier run');
 
   let sweeper: NodeJS.Timeout | undefined;

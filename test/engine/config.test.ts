@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from '../helpers/lifecycle.js';
+import { loadConfig } from '../../src/engine/config.js';
+
+describe('loadConfig', () => {
+  it('has the defaults of CONTRACT.md', () => {
+    const config = loadConfig({});
+    assert.equal(config.port, 8000);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.dataDir, path.resolve('./data'));
+    assert.equal(config.allowPrivateUrls, false);
+    assert.equal(config.maxQueue, 100);
+    assert.equal(config.maxInputBytes, 1073741824);
+    assert.equal(config.maxInputs, 50);
+    assert.equal(config.downloadTimeoutMs, 120_000);
+    assert.equal(config.jobTimeoutMs, 1_800_000);
+    assert.equal(config.maxPixels, 100_000_000);
+    assert.equal(config.retentionMs, 24 * 3600_000);
+    assert.equal(config.apiKey, undefined);
+    assert.ok(config.concurrency >= 1);
+  });
+
+  it('reads booleans and durations as CONTRACT.md says, flags winning over the environment', () => {
+    for (const on of ['1', 'true', 'yes', 'on', 'TRUE']) assert.equal(loadConfig({ MEDIAFLOW_ALLOW_PRIVATE_URLS: on }).allowPrivateUrls, true);
+    for (const off of ['0', 'false', 'no', 'off']) assert.equal(loadConfig({ MEDIAFLOW_TRUST_PROXY: off }).trustProxy, false);
+    assert.equal(loadConfig({ MEDIAFLOW_DOWNLOAD_TIMEOUT: '30' }).downloadTimeoutMs, 30_000);
+    assert.equal(loadConfig({ MEDIAFLOW_JOB_TIMEOUT: '5m' }).jobTimeoutMs, 300_000);
+    assert.equal(loadConfig({ MEDIAFLOW_RETENTION: '7d' }).retentionMs, 7 * 86_400_000);
+    assert.equal(loadConfig({ MEDIAFLOW_RETENTION: '0' }).retentionMs, 0);
+    assert.equal(loadConfig({ PORT: '9000' }, { port: '9100' }).port, 9100);
+    assert.equal(loadConfig({ MEDIAFLOW_PUBLIC_URL: 'https://media.example/' }).publicUrl, 'https://media.example');
+    assert.deepEqual(loadConfig({ MEDIAFLOW_ALLOWED_HOSTS: 'A.example, b.example,' }).allowedHosts, ['a.example', 'b.example']);
+  });
+
+  it('refuses values it cannot read, naming the variable and the flag', () => {
+    assert.throws(() => loadConfig({ PORT: 'eighty' }), /Expected PORT \(--port\) to be a whole number, got `eighty`/);
+    assert.throws(() => loadConfig({ MEDIAFLOW_RETENTION: 'soon' }), /MEDIAFLOW_RETENTION \(--retention\) to be a duration/);
+    assert.throws(() => loadConfig({ MEDIAFLOW_ALLOW_PRIVATE_URLS: 'maybe' }), /MEDIAFLOW_ALLOW_PRIVATE_URLS/);
+    assert.throws(() => loadConfig({ MEDIAFLOW_CONCURRENCY: '0' }), /at least 1/);
+  });
+});
