@@ -11,6 +11,7 @@ import {
   Type,
   videoEncoder,
 } from '../sdk.js';
+import { flattenOntoBlack } from './shared/still-image.js';
 
 const FORMATS = ['mp4', 'avi', 'mov', 'mkv', 'webm'] as const;
 
@@ -20,7 +21,7 @@ export default definePlugin({
   path: '/images-to-video/',
   summary: 'Slideshow video from images',
   description:
-    'Each image is shown for seconds_per_image, letterboxed (never stretched) into one frame size: the first image\'s, made even, or width x height. Constant frame rate, yuv420p.',
+    'Each image is shown for seconds_per_image, letterboxed (never stretched, transparency black) into one frame size: the first image\'s, made even, or width x height. Constant frame rate, yuv420p.',
   params: Type.Object({
     image_urls: Param.urlList('image', 'Comma-separated image URLs (JPG, PNG, WebP, ...), shown in this order', {
       tooFew: 'No image URLs provided',
@@ -38,34 +39,30 @@ export default definePlugin({
     const width = even(params.width ?? first.width);
     const height = even(params.height ?? first.height);
     const total = images.length * params.seconds_per_image;
-    // The concat demuxer cannot switch decoders mid-stream: when the images mix codecs (JPEG and
-    // PNG, say), the others are first converted, losslessly, to PNG.
-    const mixed = new Set(images.map((image) => image.facts.video!.codec)).size > 1;
-    const normalise = images.map((image, i) =>
-      mixed && image.facts.video!.codec !== 'png' ? { from: image, file: `frame${i}.png` } : { from: image, file: image.file },
+    // Each picture is first letterboxed into the frame on its own, flattened onto black and
+    // written as an RGB PNG of exactly width x height. The slideshow then reads pictures that all
+    // share one codec, size and pixel format: the concat demuxer cannot switch decoders mid-stream,
+    // and a picture of another size or format would make ffmpeg rebuild the filter graph, which
+    // drops the frame the fps filter holds (every image but the last would vanish) or, with
+    // -reinit_filter 0, stretches it to the first one's shape.
+    const fit = `scale=${width}:${height}:force_original_aspect_ratio=decrease,pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black@0,setsar=1`;
+    const frames = images.map((image, i) => ({ image, file: `frame${i}.png` }));
+    const letterbox = frames.map(({ image, file }) =>
+      argv(input(image), ['-filter_complex', flattenOntoBlack(fit, width, height)], ['-frames:v', '1', '-update', '1', '-c:v', 'png', '-pix_fmt', 'rgb24', '-f', 'image2', file]),
     );
-    const conversions = normalise
-      .filter(({ from, file }) => file !== from.file)
-      .map(({ from, file }) => argv(input(from), ['-frames:v', '1', '-update', '1', '-c:v', 'png', '-f', 'image2', file]));
-    // The concat demuxer reads one image at a time, so memory does not grow with the count. Its
+    // The concat demuxer reads one picture at a time, so memory does not grow with the count. Its
     // last entry's duration is only honoured when the file is listed once more.
     const list = concatList([
-      ...normalise.map(({ file }) => ({ file, duration: params.seconds_per_image })),
-      { file: normalise[normalise.length - 1]!.file },
+      ...frames.map(({ file }) => ({ file, duration: params.seconds_per_image })),
+      { file: frames[frames.length - 1]!.file },
     ]);
-    // Scale and convert each picture once, before fps duplicates it into frames.
-    const filter = [
-      `scale=${width}:${height}:force_original_aspect_ratio=decrease`,
-      `pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black`,
-      'setsar=1',
-      'format=yuv420p',
-      `fps=${params.fps}`,
-    ].join(',');
+    // Convert each picture once, before fps duplicates it into frames.
+    const filter = ['setsar=1', 'format=yuv420p', `fps=${params.fps}`].join(',');
     return {
       files: { 'images.txt': list },
       expectedSeconds: total,
       commands: [
-        ...conversions,
+        ...letterbox,
         argv(concatListArgs('images.txt', 'image'), ['-vf', filter, '-t', String(total), '-an'], videoEncoder(params.format, { still: true }), [
           '-r',
           String(params.fps),

@@ -1,4 +1,5 @@
 import { argv, audioCodecFor, CONTRACT_VERSION, definePlugin, muxerFor, Param, Type, videoCodecFor, VIDEO_CONTAINERS } from '../sdk.js';
+import { evenSizeArgs } from './shared/encoding.js';
 
 export default definePlugin({
   contract: CONTRACT_VERSION,
@@ -18,6 +19,7 @@ export default definePlugin({
     const audio = inputs.audio_url![0]!;
     const durations = [video.facts.duration, audio.facts.duration].filter((d): d is number => d !== undefined);
     const shorter = durations.length > 0 ? Math.min(...durations) : undefined;
+    const videoArgs = videoCodecFor(params.format, video.facts);
     return {
       ...(shorter ? { expectedSeconds: shorter } : {}),
       commands: [
@@ -25,10 +27,14 @@ export default definePlugin({
           input(video),
           input(audio),
           ['-map', '0:v:0', '-map', '1:a:0'],
-          videoCodecFor(params.format, video.facts),
+          videoArgs,
+          evenSizeArgs(videoArgs, video.facts.video),
           audioCodecFor(params.format, audio.facts),
           // -t cuts at the shorter input exactly; -shortest alone overshoots with copied streams.
-          shorter ? ['-t', shorter.toFixed(3)] : ['-shortest'],
+          // -shortest as well, because a container's duration is its longest stream's: a video
+          // whose own (dropped) sound outlasts its picture must still end with its picture.
+          shorter ? ['-t', shorter.toFixed(3)] : null,
+          ['-shortest'],
           muxerFor(params.format),
           [output],
         ),

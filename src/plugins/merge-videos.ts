@@ -16,6 +16,8 @@ import {
 /** Codecs mp4 takes as they are; other inputs are re-encoded even when they match each other. */
 const MP4_VIDEO = ['h264', 'hevc', 'av1', 'mpeg4'];
 const MP4_AUDIO = ['aac', 'mp3'];
+/** The video timescale inputs share before they are joined by copy: a multiple of the usual frame rates' time bases. */
+const TIMESCALE = 90000;
 
 /** Inputs that share codecs, size, frame rate and audio layout can be joined by copying packets. */
 export function compatible(videos: LocalInput[]): boolean {
@@ -51,8 +53,22 @@ export default definePlugin({
     const videos = inputs.video_urls!;
     const expectedSeconds = videos.reduce((sum, v) => sum + (v.facts.duration ?? 0), 0);
     if (compatible(videos)) {
-      const files = { 'videos.txt': concatList(videos.map((v) => ({ file: v.file }))) };
-      return { files, expectedSeconds, commands: [argv(concatListArgs('videos.txt', 'video'), ['-map', '0', '-c', 'copy'], muxerFor('mp4'), [output])] };
+      // The concat demuxer reads every file's timestamps in the first file's time base, so inputs
+      // whose time bases differ (an mp4 with another track timescale, an mkv's milliseconds) would
+      // come out with a broken timeline. Each input is first copied into a mov with one video
+      // timescale (audio's is its sample rate, which compatible inputs share), keeping only the
+      // streams compared above; then those are joined.
+      const parts = videos.map((_, i) => `part${i}.mov`);
+      const withAudio = Boolean(videos[0]!.facts.audio);
+      const remux = videos.map((v, i) =>
+        argv(input(v), ['-map', '0:v:0'], withAudio ? ['-map', '0:a:0'] : null, ['-c', 'copy', '-video_track_timescale', String(TIMESCALE), '-f', 'mov', parts[i]!]),
+      );
+      const files = { 'videos.txt': concatList(parts.map((file) => ({ file }))) };
+      return {
+        files,
+        expectedSeconds,
+        commands: [...remux, argv(concatListArgs('videos.txt', 'video'), ['-map', '0', '-c', 'copy'], muxerFor('mp4'), [output])],
+      };
     }
     const first = videos[0]!.facts.video!;
     const width = even(first.width);

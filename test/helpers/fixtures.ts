@@ -38,6 +38,24 @@ const RECIPES: Record<string, string[] | { text: string }> = {
     '-f', 'lavfi', '-i', 'sine=frequency=440:duration=2:sample_rate=48000',
     '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-c:a', 'libopus', '-shortest',
   ],
+  // odd width and height (testsrc is RGB, so the size is kept), VP9/Opus
+  'clip-1s-321x241-odd.webm': [
+    '-f', 'lavfi', '-i', 'testsrc=size=321x241:rate=25:duration=1',
+    '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1:sample_rate=48000',
+    '-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-pix_fmt', 'yuv420p', '-c:a', 'libopus', '-shortest',
+  ],
+  // 1 s of picture, 3 s of sound (770 Hz): the container lasts as long as the sound
+  'clip-1s-320x240-long-sound.mp4': [
+    '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=1',
+    '-f', 'lavfi', '-i', 'sine=frequency=770:duration=3:sample_rate=48000',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '2',
+  ],
+  // clip-3s-640x360-25fps.mp4's twin with another video track timescale (90000, not 12800)
+  'clip-3s-640x360-25fps-90k.mp4': [
+    '-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=3',
+    '-f', 'lavfi', '-i', 'sine=frequency=660:duration=3:sample_rate=48000',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '2', '-shortest', '-video_track_timescale', '90000',
+  ],
   // images
   'landscape-1920x1080.jpg': ['-f', 'lavfi', '-i', 'testsrc2=size=1920x1080', '-frames:v', '1', '-q:v', '3'],
   'portrait-1080x1920.jpg': ['-f', 'lavfi', '-i', 'testsrc2=size=1080x1920', '-frames:v', '1', '-q:v', '3'],
@@ -45,6 +63,30 @@ const RECIPES: Record<string, string[] | { text: string }> = {
   'red-alpha-400x300.png': ['-f', 'lavfi', '-i', 'color=c=red@0.0:size=400x300,format=rgba', '-frames:v', '1'],
   'white-800x600.png': ['-f', 'lavfi', '-i', 'color=c=white:size=800x600', '-frames:v', '1'],
   'blue-640x480.webp': ['-f', 'lavfi', '-i', 'color=c=blue:size=640x480', '-frames:v', '1', '-c:v', 'libwebp'],
+  // images for the image operations: solid colours and marks that decoded pixels can be checked against
+  'red-640x360.jpg': ['-f', 'lavfi', '-i', 'color=c=red:size=640x360', '-frames:v', '1', '-q:v', '2'],
+  'green-360x640.png': ['-f', 'lavfi', '-i', 'color=c=0x00ff00:size=360x640', '-frames:v', '1'],
+  // odd sizes need an RGB source format (lavfi's yuv420p rounds them down to even)
+  'yellow-333x251.jpg': ['-f', 'lavfi', '-i', 'color=c=yellow:size=333x251,format=rgb24,format=yuvj420p', '-frames:v', '1', '-q:v', '2'],
+  'white-100x400.png': ['-f', 'lavfi', '-i', 'color=c=white:size=100x400', '-frames:v', '1'],
+  // grey, a blue band on the left, a green band on the right, a red square at the centre
+  'mark-1920x1080.jpg': [
+    '-f', 'lavfi', '-i',
+    'color=c=0x808080:size=1920x1080,drawbox=x=0:y=0:w=100:h=1080:color=blue:t=fill,drawbox=x=1820:y=0:w=100:h=1080:color=green:t=fill,drawbox=x=910:y=490:w=100:h=100:color=red:t=fill',
+    '-frames:v', '1', '-q:v', '2',
+  ],
+  // grey, a blue band at the top, a green band at the bottom, a red square at the centre
+  'mark-800x2400.png': [
+    '-f', 'lavfi', '-i',
+    'color=c=0x808080:size=800x2400,drawbox=x=0:y=0:w=800:h=150:color=blue:t=fill,drawbox=x=0:y=2250:w=800:h=150:color=green:t=fill,drawbox=x=350:y=1150:w=100:h=100:color=red:t=fill',
+    '-frames:v', '1',
+  ],
+  // fully transparent red, with an opaque white 200x200 square at the centre
+  'alpha-box-1080x1920.png': [
+    '-f', 'lavfi', '-i',
+    "color=c=black@0:size=1080x1920,format=rgba,geq=r='255':g='255*between(X,440,639)*between(Y,860,1059)':b='255*between(X,440,639)*between(Y,860,1059)':a='255*between(X,440,639)*between(Y,860,1059)'",
+    '-frames:v', '1',
+  ],
   // subtitles
   'hello.srt': { text: '1\n00:00:00,000 --> 00:00:02,000\nHELLO WORLD HELLO WORLD\n' },
   'hello.vtt': { text: 'WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nHELLO WORLD HELLO WORLD\n' },

@@ -82,3 +82,15 @@ export function muxerFor(container: VideoContainer): string[] {
 
 /** The smallest even number at or above `n` (yuv420p needs even sizes). */
 export const even = (n: number) => Math.max(2, Math.ceil(n / 2) * 2);
+
+/**
+ * `-vf` options that pad a picture of odd width or height with one black column or row, for a
+ * `videoArgs` (from `videoCodecFor` or `videoEncoder`) that encodes H.264: x264 refuses odd sizes
+ * in 4:2:0. Nothing when the stream is copied, the encoder takes odd sizes, or the size is even.
+ * For plans that do not filter the picture otherwise (those that do scale to `even()` sizes).
+ */
+export function evenSizeArgs(videoArgs: readonly string[], video: MediaFacts['video']): string[] {
+  if (!video || !videoArgs.includes('libx264')) return [];
+  if (video.width % 2 === 0 && video.height % 2 === 0) return [];
+  return ['-vf', `pad=${even(video.width)}:${even(video.height)}:0:0:color=black`];
+}

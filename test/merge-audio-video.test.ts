@@ -1,0 +1,253 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { after, before, describe, it } from './helpers/lifecycle.js';
+import { fixture, fixtures } from './helpers/fixtures.js';
+import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { audioOf, durationOf, probe, videoOf, type Probed } from './helpers/media.js';
+import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+
+/** MD5s of a file's video packets as stored (no decoding): equal lists mean the stream was copied. */
+async function videoPacketHashes(file: string): Promise<string[]> {
+  const { stdout } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-map', '0:v:0', '-c', 'copy', '-f', 'framemd5', 'pipe:1']);
+  return stdout.split('\n').filter((line) => line && !line.startsWith('#')).map((line) => line.split(',').pop()!.trim());
+}
+
+/** The audio of a file from `start` for `seconds`, decoded to mono 16 kHz floats. */
+async function pcm(file: string, start: number, seconds: number): Promise<Float32Array> {
+  const { stdout } = await execa('ffmpeg', ['-v', 'error', '-ss', String(start), '-t', String(seconds), '-i', file, '-map', '0:a:0', '-ac', '1', '-ar', '16000', '-f', 'f32le', 'pipe:1'], {
+    encoding: 'buffer',
+  });
+  const bytes = stdout as unknown as Uint8Array;
+  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+}
+
+/** Amplitude of one frequency in the samples (Goertzel): about 0.125 for lavfi's sine, about 0 when absent. */
+function toneLevel(samples: Float32Array, frequency: number, rate = 16000): number {
+  const coeff = 2 * Math.cos((2 * Math.PI * frequency) / rate);
+  let s1 = 0;
+  let s2 = 0;
+  for (const x of samples) {
+    const s0 = x + coeff * s1 - s2;
+    s2 = s1;
+    s1 = s0;
+  }
+  return (2 * Math.sqrt(Math.max(0, s1 * s1 + s2 * s2 - coeff * s1 * s2))) / samples.length;
+}
+
+/** Asserts the output's sound is the tone `present` and carries nothing of the tone `absent`. */
+async function assertTone(file: string, seconds: number, present: number, absent: number | undefined): Promise<void> {
+  const samples = await pcm(file, 0.1, seconds - 0.2);
+  const level = toneLevel(samples, present);
+  assert.ok(level > 0.05, `${present} Hz should be heard: level ${level}`);
+  if (absent !== undefined) {
+    const other = toneLevel(samples, absent);
+    assert.ok(other < 0.01, `${absent} Hz (the video's own sound) should be gone: level ${other}`);
+  }
+}
+
+/** The EBML DocType at the start of a Matroska file: 'webm' or 'matroska' (ffprobe names both alike). */
+async function docType(file: string): Promise<string | undefined> {
+  const handle = await open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(64), 0, 64, 0);
+    const head = buffer.subarray(0, bytesRead).toString('latin1');
+    return head.includes('webm') ? 'webm' : head.includes('matroska') ? 'matroska' : undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+const audioStreams = (info: Probed) => info.streams.filter((s) => s.codec_type === 'audio');
+const close = (actual: number, expected: number, tolerance: number, what = 'duration') =>
+  assert.ok(Math.abs(actual - expected) <= tolerance, `${what} ${actual}, expected ${expected} ± ${tolerance}`);
+
+describe('merge-audio-video', () => {
+  let files: FileServer;
+  let server: TestServer;
+
+  before(async () => {
+    await fixtures(
+      'clip-2s-640x360-25fps.mp4', 'clip-3s-640x360-25fps.mp4', 'clip-1s-320x240-30fps-silent.mp4', 'clip-2s-320x240.webm',
+      'clip-1s-321x241-odd.webm', 'clip-1s-320x240-long-sound.mp4',
+      'tone-5s-44k-stereo.mp3', 'tone-1s-48k-stereo.m4a', 'tone-2s-44k-stereo.mp3', 'landscape-1920x1080.jpg', 'not-media.txt',
+    );
+    files = await startFileServer();
+    server = await startMediaflow();
+  });
+  after(async () => {
+    await server?.close();
+    await files?.close();
+  });
+
+  const merge = async (video: string, audio: string, format?: string) => {
+    const fields: Record<string, string> = { video_url: files.url(`/f/${video}`), audio_url: files.url(`/f/${audio}`) };
+    if (format) fields.format = format;
+    const res = await server.post('/merge-audio-video/', fields);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.message, 'Audio successfully merged into the video');
+    assert.match(res.body.output_file!, new RegExp(`^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}_merged\\.${format ?? 'mp4'}$`));
+    const file = server.pathOf(res.body.output_file!);
+    return { file, info: await probe(file) };
+  };
+
+  it('replaces the sound of an mp4 (audio longer than video): video copied, one audio stream, the new one, cut to the video', async () => {
+    const { file, info } = await merge('clip-2s-640x360-25fps.mp4', 'tone-5s-44k-stereo.mp3');
+    const source = await fixture('clip-2s-640x360-25fps.mp4');
+    const inVideo = videoOf(await probe(source))!;
+    assert.match(info.format.format_name, /mp4/);
+    const video = videoOf(info)!;
+    assert.equal(video.codec_name, 'h264');
+    assert.deepEqual([video.width, video.height, video.pix_fmt, video.avg_frame_rate], [inVideo.width, inVideo.height, inVideo.pix_fmt, inVideo.avg_frame_rate]);
+    // Copied, not re-encoded: the very same 50 packets.
+    assert.deepEqual(await videoPacketHashes(file), await videoPacketHashes(source));
+    // The video's own 48 kHz AAC (440 Hz) is gone; the mp3 (44.1 kHz, 220 Hz) is the only sound.
+    assert.equal(audioStreams(info).length, 1);
+    assert.equal(audioOf(info)?.codec_name, 'mp3');
+    assert.equal(audioOf(info)?.sample_rate, '44100');
+    close(durationOf(info), 2, 0.1);
+    await assertTone(file, 2, 220, 440);
+  });
+
+  it('cuts to the audio when the audio is shorter than the video', async () => {
+    const { file, info } = await merge('clip-3s-640x360-25fps.mp4', 'tone-1s-48k-stereo.m4a');
+    close(durationOf(info), 1, 0.1);
+    close(Number(audioOf(info)?.duration), 1, 0.1, 'audio duration');
+    const packets = await videoPacketHashes(file);
+    const source = await videoPacketHashes(await fixture('clip-3s-640x360-25fps.mp4'));
+    assert.equal(packets.length, 25);
+    assert.deepEqual(packets, source.slice(0, 25));
+    assert.equal(audioStreams(info).length, 1);
+    assert.equal(audioOf(info)?.codec_name, 'aac');
+    await assertTone(file, 1, 330, 660);
+  });
+
+  it('gives sound to a video that had none (mkv)', async () => {
+    const { file, info } = await merge('clip-1s-320x240-30fps-silent.mp4', 'tone-2s-44k-stereo.mp3', 'mkv');
+    assert.equal(await docType(file), 'matroska');
+    assert.equal(videoOf(info)?.codec_name, 'h264');
+    assert.deepEqual(await videoPacketHashes(file), await videoPacketHashes(await fixture('clip-1s-320x240-30fps-silent.mp4')));
+    assert.equal(audioStreams(info).length, 1);
+    assert.equal(audioOf(info)?.codec_name, 'mp3');
+    close(durationOf(info), 1, 0.1);
+    await assertTone(file, 1, 440, undefined);
+  });
+
+  it('ends with the picture when the video\'s own (dropped) sound outlasts it', async () => {
+    // The container says 3 s (its sound), the picture lasts 1 s, the new audio 5 s: 1 s it is.
+    const { file, info } = await merge('clip-1s-320x240-long-sound.mp4', 'tone-5s-44k-stereo.mp3');
+    close(durationOf(info), 1, 0.1);
+    close(Number(audioOf(info)?.duration), 1, 0.1, 'audio duration');
+    assert.equal((await videoPacketHashes(file)).length, 25);
+    await assertTone(file, 1, 220, 770);
+  });
+
+  it('writes mov with the H.264 stream copied', async () => {
+    const { file, info } = await merge('clip-2s-640x360-25fps.mp4', 'tone-1s-48k-stereo.m4a', 'mov');
+    assert.match(info.format.format_name, /mov/);
+    assert.equal(videoOf(info)?.codec_name, 'h264');
+    assert.equal(audioOf(info)?.codec_name, 'aac');
+    assert.deepEqual(await videoPacketHashes(file), (await videoPacketHashes(await fixture('clip-2s-640x360-25fps.mp4'))).slice(0, 25));
+    close(durationOf(info), 1, 0.1);
+  });
+
+  it('writes avi as MPEG-4 Part 2 and MP3, the picture re-encoded at its size and frame count', async () => {
+    const { file, info } = await merge('clip-2s-640x360-25fps.mp4', 'tone-1s-48k-stereo.m4a', 'avi');
+    assert.equal(info.format.format_name, 'avi');
+    const video = videoOf(info)!;
+    assert.equal(video.codec_name, 'mpeg4');
+    assert.deepEqual([video.width, video.height], [640, 360]);
+    assert.equal(audioStreams(info).length, 1);
+    assert.equal(audioOf(info)?.codec_name, 'mp3');
+    assert.equal((await videoPacketHashes(file)).length, 25);
+    close(durationOf(info), 1, 0.1);
+    await assertTone(file, 1, 330, 440);
+  });
+
+  it('writes webm as VP9 and Opus (H.264 and MP3 are not webm codecs)', async () => {
+    const { file, info } = await merge('clip-2s-640x360-25fps.mp4', 'tone-5s-44k-stereo.mp3', 'webm');
+    assert.equal(await docType(file), 'webm');
+    const video = videoOf(info)!;
+    assert.equal(video.codec_name, 'vp9');
+    assert.deepEqual([video.width, video.height], [640, 360]);
+    assert.equal(audioOf(info)?.codec_name, 'opus');
+    assert.equal((await videoPacketHashes(file)).length, 50);
+    close(durationOf(info), 2, 0.1);
+    await assertTone(file, 2, 220, 440);
+  });
+
+  it('copies a webm\'s VP9 into webm and re-encodes it for mp4', async () => {
+    let { file, info } = await merge('clip-2s-320x240.webm', 'tone-1s-48k-stereo.m4a', 'webm');
+    assert.deepEqual(await videoPacketHashes(file), (await videoPacketHashes(await fixture('clip-2s-320x240.webm'))).slice(0, 25));
+    assert.equal(audioOf(info)?.codec_name, 'opus');
+    ({ file, info } = await merge('clip-2s-320x240.webm', 'tone-1s-48k-stereo.m4a', 'mp4'));
+    assert.equal(videoOf(info)?.codec_name, 'h264');
+    assert.equal(videoOf(info)?.pix_fmt, 'yuv420p');
+    assert.equal(audioOf(info)?.codec_name, 'aac');
+    close(durationOf(info), 1, 0.1);
+  });
+
+  it('re-encodes a video of odd width and height to H.264 (padded to even)', async () => {
+    const { info } = await merge('clip-1s-321x241-odd.webm', 'tone-2s-44k-stereo.mp3');
+    const video = videoOf(info)!;
+    assert.equal(video.codec_name, 'h264');
+    assert.deepEqual([video.width, video.height], [322, 242]);
+    close(durationOf(info), 1, 0.1);
+  });
+
+  it('answers errors as JSON and leaves no work files', async () => {
+    const video = files.url('/f/clip-2s-640x360-25fps.mp4');
+    const audio = files.url('/f/tone-2s-44k-stereo.mp3');
+    let res = await server.post('/merge-audio-video/', { video_url: video, audio_url: audio, format: 'flv' });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error, "Unsupported format 'flv'. Supported formats: mp4, mov, mkv, avi, webm.");
+    res = await server.post('/merge-audio-video/', { video_url: video });
+    assert.equal(res.status, 400);
+    assert.match(res.body.error!, /audio_url/);
+    res = await server.post('/merge-audio-video/', { audio_url: audio });
+    assert.equal(res.status, 400);
+    assert.match(res.body.error!, /video_url/);
+    const missing = files.url('/f/missing.mp4');
+    res = await server.post('/merge-audio-video/', { video_url: missing, audio_url: audio });
+    assert.equal(res.status, 502);
+    assert.equal(res.body.error, `Failed to download ${missing}: HTTP 404 Not Found`);
+    // An audio file is not a video, a picture is not an audio, text is not media.
+    res = await server.post('/merge-audio-video/', { video_url: audio, audio_url: audio });
+    assert.equal(res.status, 422);
+    assert.match(res.body.error!, /is not a video file/);
+    res = await server.post('/merge-audio-video/', { video_url: video, audio_url: files.url('/f/landscape-1920x1080.jpg') });
+    assert.equal(res.status, 422);
+    assert.match(res.body.error!, /is not an audio file/);
+    res = await server.post('/merge-audio-video/', { video_url: video, audio_url: files.url('/f/not-media.txt') });
+    assert.equal(res.status, 422);
+    assert.match(res.body.error!, /not readable media/);
+    assert.ok(!res.body.error!.includes(server.dataDir), res.body.error);
+    assert.deepEqual(await server.workLeftovers(), []);
+  });
+
+  it('runs from the CLI with a local path and a URL, printing the same JSON', async () => {
+    const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));
+    try {
+      const local = await fixture('clip-2s-640x360-25fps.mp4');
+      const result = await runCli(['merge-audio-video', '--video-url', local, '--audio-url', files.url('/f/tone-1s-48k-stereo.m4a'), '--format', 'mov', '--out-dir', out]);
+      assert.equal(result.exitCode, 0, result.stderr);
+      const body = JSON.parse(result.stdout) as Record<string, string>;
+      assert.equal(body.message, 'Audio successfully merged into the video');
+      assert.match(body.output_file!, /_merged\.mov$/);
+      assert.ok(body.output_file!.startsWith(out));
+      const info = await probe(body.output_file!);
+      assert.equal(videoOf(info)?.codec_name, 'h264');
+      assert.equal(audioStreams(info).length, 1);
+      assert.equal(audioOf(info)?.codec_name, 'aac');
+      close(durationOf(info), 1, 0.1);
+      await assertTone(body.output_file!, 1, 330, 440);
+      const bad = await runCli(['merge-audio-video', '--video-url', local, '--audio-url', local, '--format', 'flv', '--out-dir', out]);
+      assert.equal(bad.exitCode, 2);
+      assert.match(bad.stderr, /Unsupported format 'flv'/);
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  });
+});
