@@ -32,10 +32,16 @@ export async function startServer(config: Config, registry: Registry): Promise<v
   }
 
   let stopping = false;
+  app.addHook('onSend', async (_request, reply) => {
+    if (stopping) void reply.header('connection', 'close');
+  });
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'shutting down: no new requests, finishing running jobs');
+    // Keep-alive connections would hold the server open after their last response: close each
+    // one as soon as it falls idle.
+    app.server.closeIdleConnections();
     if (sweeper) clearInterval(sweeper);
     const deadline = setTimeout(() => {
       app.log.warn('shutdown deadline passed; stopping running jobs');

@@ -45,7 +45,10 @@ export async function startMediaflow(env: Record<string, string> = {}): Promise<
     },
     workLeftovers: async () => readdir(path.join(dataDir, 'work')).catch(() => []),
     close: async () => {
-      await app.close();
+      // Tests end with connections their fetches keep alive; a test server need not wait for them.
+      const closing = app.close();
+      app.server.closeAllConnections();
+      await closing;
       await rm(dataDir, { recursive: true, force: true });
     },
   };

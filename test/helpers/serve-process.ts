@@ -1,0 +1,76 @@
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+
+const BIN = path.resolve(import.meta.dirname, '../../bin/mediaflow.js');
+
+/** A free loopback port (asked of the OS, then released). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServeProcess {
+  base: string;
+  child: ResultPromise;
+  /** stdout+stderr so far (JSON log lines). */
+  output: () => string;
+}
+
+/** Runs `mediaflow serve` as a real child process and waits until /health answers. */
+export async function startServeProcess(dataDir: string, env: Record<string, string> = {}): Promise<ServeProcess> {
+  const port = await freePort();
+  const child = execa('node', [BIN, 'serve', '--port', String(port), '--data-dir', dataDir], {
+    env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_LOG_LEVEL: 'info', ...env },
+    reject: false,
+    all: true,
+  });
+  let output = '';
+  child.all?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`serve exited early: ${output}`);
+    try {
+      if ((await fetch(`${base}/health`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`serve did not start: ${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { base, child, output: () => output };
+}
+
+/** Polls `check` until it returns true or `ms` pass; returns its last answer. */
+export async function eventually(check: () => boolean | Promise<boolean>, ms = 10_000, every = 100): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, every));
+  }
+}
+
+/** Pids of ffmpeg processes whose parent is `parent` (read from /proc, Linux). */
+export async function ffmpegChildren(parent: number): Promise<number[]> {
+  const { readdir, readFile } = await import('node:fs/promises');
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    // pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
+    const match = /^\d+ \((.*)\) \S+ (\d+)/s.exec(stat);
+    if (match && match[1] === 'ffmpeg' && Number(match[2]) === parent) pids.push(Number(entry));
+  }
+  return pids;
+}
