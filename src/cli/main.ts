@@ -1,11 +1,11 @@
 import os from 'node:os';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { resolveBinaries } from '../engine/binaries.js';
 import { loadConfig, SETTINGS, type Config } from '../engine/config.js';
 import { createContainer, TOKENS } from '../engine/container.js';
-import type { Engine } from '../engine/engine.js';
+import { anyLocalPath, type Engine } from '../engine/engine.js';
 import { isAbort, MediaflowError } from '../engine/errors.js';
 import { binaryVersion } from '../engine/ffmpeg.js';
 import { inputSpecOf, type PluginDefinition } from '../engine/plugin.js';
@@ -80,7 +80,7 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
       process.once('SIGINT', onSigint);
       const progress = createProgressReporter(plugin.name);
       try {
-        const result = await engine.run(plugin.name, raw, { allowLocalFiles: true, signal: controller.signal, onProgress: progress.update });
+        const result = await engine.run(plugin.name, raw, { localFiles: anyLocalPath, signal: controller.signal, onProgress: progress.update });
         progress.done();
         process.stdout.write(`${JSON.stringify({ message: result.message, [result.field]: path.join(outDir, result.path) }, null, 2)}\n`);
       } catch (error) {
@@ -121,7 +121,11 @@ export function buildProgram(registry: Registry = builtinRegistry()): Command {
     .description('Media processing with ffmpeg: run operations from the command line, or serve them over HTTP.')
     .option('--version', 'print the versions of mediaflow, ffmpeg and ffprobe')
     .showHelpAfterError()
-    .action(async (flags: { version?: boolean }) => {
+    // An unknown operation arrives here as an argument; it is named as such, not as an excess argument.
+    .allowExcessArguments()
+    .action(async (flags: { version?: boolean }, command: Command) => {
+      const [unknown] = command.args;
+      if (unknown !== undefined) return program.error(`error: unknown command '${unknown}'`, { exitCode: 2, code: 'commander.unknownCommand' });
       if (!flags.version) return program.help();
       try {
         const binaries = resolveBinaries();
@@ -133,6 +137,13 @@ export function buildProgram(registry: Registry = builtinRegistry()): Command {
     });
   program.addCommand(serveCommand(registry));
   for (const plugin of registry.list()) program.addCommand(operationCommand(plugin, registry));
+  // Commander's own errors (unknown option, missing value, ...) are usage errors: exit 2, like a bad
+  // parameter, instead of commander's 1. It has printed them already.
+  for (const command of [program, ...program.commands]) {
+    command.exitOverride((error) => {
+      throw error;
+    });
+  }
   return program;
 }
 
@@ -140,6 +151,7 @@ export async function main(argv: string[] = process.argv): Promise<void> {
   try {
     await buildProgram().parseAsync(argv);
   } catch (error) {
-    fail(error);
+    if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? 0 : 2;
+    else fail(error);
   }
 }

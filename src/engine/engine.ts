@@ -27,9 +27,23 @@ export interface JobOptions {
   /** Cancels the job: off the queue if waiting, ffmpeg killed if running. */
   signal?: AbortSignal;
   onProgress?: (progress: JobProgress) => void;
-  /** Inputs may be local paths (the CLI), not only URLs. */
-  allowLocalFiles?: boolean;
+  /**
+   * Which inputs are local files rather than URLs: returns the path for a source that names a
+   * local file. The CLI accepts any path (`anyLocalPath`); pipelines accept only their own files.
+   */
+  localFiles?: LocalFilePolicy;
+  /** Publishes the output here instead of the engine's store (pipelines keep intermediates apart). */
+  store?: OutputStore;
 }
+
+/** Maps an input the user gave to a local path, or undefined when it is to be fetched as a URL. */
+export type LocalFilePolicy = (source: string) => string | undefined;
+
+/** Whether a string is an absolute URL (any scheme), as opposed to a path. */
+export const isUrl = (source: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(source);
+
+/** The CLI's policy: anything that is not a URL is a path. */
+export const anyLocalPath: LocalFilePolicy = (source) => (isUrl(source) ? undefined : source);
 
 /** A finished job: the message and where its output was published (relative to the store's root). */
 export interface JobResult {
@@ -46,7 +60,8 @@ interface InputRequest {
   param: string;
   source: string;
   kind: InputSpec['kind'];
-  local: boolean;
+  /** The local file behind the source, when it is not fetched. */
+  localPath?: string;
 }
 
 /** Hears what the engine does, for metrics. */
@@ -92,7 +107,7 @@ export class Engine {
   }
 
   /** Validates raw fields into params, and lists the inputs they name, checking each URL before anything is queued. */
-  prepare(operation: string, raw: Record<string, unknown>, allowLocalFiles = false) {
+  prepare(operation: string, raw: Record<string, unknown>, localFiles?: LocalFilePolicy) {
     const plugin = this.plugin(operation);
     const params = parseParams(plugin.params, raw);
     const inputs: InputRequest[] = [];
@@ -101,9 +116,9 @@ export class Engine {
       const value = params[param];
       if (!spec || value === undefined) continue;
       for (const source of Array.isArray(value) ? (value as string[]) : [value as string]) {
-        const local = allowLocalFiles && !/^[a-z][a-z0-9+.-]*:\/\//i.test(source);
-        if (!local) checkUrl(source, this.fetchLimits());
-        inputs.push({ param, source, kind: spec.kind, local });
+        const localPath = localFiles?.(source);
+        if (localPath === undefined) checkUrl(source, this.fetchLimits());
+        inputs.push({ param, source, kind: spec.kind, ...(localPath !== undefined ? { localPath } : {}) });
       }
     }
     if (inputs.length > this.deps.config.maxInputs) {
@@ -114,7 +129,7 @@ export class Engine {
 
   /** Runs one operation end to end and publishes its output. */
   async run(operation: string, raw: Record<string, unknown>, options: JobOptions = {}): Promise<JobResult> {
-    const { plugin, params, inputs } = this.prepare(operation, raw, options.allowLocalFiles);
+    const { plugin, params, inputs } = this.prepare(operation, raw, options.localFiles);
     const id = randomUUID();
     options.onProgress?.({ stage: 'queued' });
     return this.deps.queue.run(() => this.execute(id, plugin, params, inputs, options), options.signal);
@@ -127,7 +142,8 @@ export class Engine {
     requests: InputRequest[],
     options: JobOptions,
   ): Promise<JobResult> {
-    const { config, workspaces, store, logger, observer } = this.deps;
+    const { config, workspaces, logger, observer } = this.deps;
+    const store = options.store ?? this.deps.store;
     const timings: Record<string, number> = {};
     const started = performance.now();
     let outcome: 'ok' | 'failed' | 'cancelled' = 'failed';
@@ -202,7 +218,7 @@ export class Engine {
     const budget = new ByteBudget(config.maxRequestBytes, config.maxRequestBytes);
     const fetchOne = async (request: InputRequest, index: number): Promise<string> => {
       const name = `in${index}${safeExtension(request.source)}`;
-      if (request.local) await linkLocal(request.source, path.join(dir, name));
+      if (request.localPath !== undefined) await linkLocal(request.source, request.localPath, path.join(dir, name));
       else {
         const { bytes } = await download(request.source, path.join(dir, name), limits, { signal: combined, budget });
         this.deps.observer?.downloaded(bytes);
@@ -275,8 +291,8 @@ function normalisePlan(plan: Plan | string[]): Plan {
 }
 
 /** Makes a local input (CLI) visible in the workspace without copying it. */
-async function linkLocal(source: string, target: string): Promise<void> {
-  const absolute = path.resolve(source);
+async function linkLocal(source: string, localPath: string, target: string): Promise<void> {
+  const absolute = path.resolve(localPath);
   try {
     await access(absolute, constants.R_OK);
   } catch {

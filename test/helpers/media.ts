@@ -22,12 +22,15 @@ export const audioOf = (p: Probed) => p.streams.find((s) => s.codec_type === 'au
 export async function frameRgb(file: string, seconds = 0): Promise<{ width: number; height: number; pixel: (x: number, y: number) => [number, number, number] }> {
   const info = await probe(file);
   const video = videoOf(info)!;
-  const { stdout } = await execa('ffmpeg', ['-v', 'error', '-ss', String(seconds), '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], {
+  // ffmpeg 5.1 outputs nothing for a still picture opened by image2 after a seek, so seek only when asked to.
+  const seek = seconds > 0 ? ['-ss', String(seconds)] : [];
+  const { stdout } = await execa('ffmpeg', ['-v', 'error', ...seek, '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], {
     encoding: 'buffer',
   });
   const data = stdout as unknown as Uint8Array;
   const width = video.width!;
   const height = video.height!;
+  if (data.length !== width * height * 3) throw new Error(`decoded ${data.length} bytes from ${file}, expected ${width * height * 3}`);
   return {
     width,
     height,
