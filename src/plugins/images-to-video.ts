@@ -15,6 +15,9 @@ import { flattenOntoBlack } from './shared/still-image.js';
 
 const FORMATS = ['mp4', 'avi', 'mov', 'mkv', 'webm'] as const;
 
+/** Pixel formats with an alpha channel (rgba, ya8, yuva420p, pal8 may carry it too). */
+const hasAlpha = (pixFmt: string) => /a|pal8/.test(pixFmt.replace(/^gray/, 'grey'));
+
 export default definePlugin({
   contract: CONTRACT_VERSION,
   name: 'images-to-video',
@@ -39,33 +42,34 @@ export default definePlugin({
     const width = even(params.width ?? first.width);
     const height = even(params.height ?? first.height);
     const total = images.length * params.seconds_per_image;
-    // Each picture is first letterboxed into the frame on its own, flattened onto black and
-    // written as an RGB PNG of exactly width x height. The slideshow then reads pictures that all
-    // share one codec, size and pixel format: the concat demuxer cannot switch decoders mid-stream,
-    // and a picture of another size or format would make ffmpeg rebuild the filter graph, which
-    // drops the frame the fps filter holds (every image but the last would vanish) or, with
-    // -reinit_filter 0, stretches it to the first one's shape.
     const fit = `scale=${width}:${height}:force_original_aspect_ratio=decrease,pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black@0,setsar=1`;
-    const frames = images.map((image, i) => ({ image, file: `frame${i}.png` }));
-    const letterbox = frames.map(({ image, file }) =>
-      argv(input(image), ['-filter_complex', flattenOntoBlack(fit, width, height)], ['-frames:v', '1', '-update', '1', '-c:v', 'png', '-pix_fmt', 'rgb24', '-f', 'image2', file]),
-    );
-    // The concat demuxer reads one picture at a time, so memory does not grow with the count. Its
-    // last entry's duration is only honoured when the file is listed once more.
+    // The concat demuxer reads one picture at a time, so memory does not grow with the count, but
+    // it cannot switch decoders mid-stream. Pictures that all share the first one's codec and have
+    // no alpha are read as they are; otherwise each is first letterboxed on its own, flattened
+    // onto black and written as an RGB PNG of the frame size, so all share one codec.
+    const direct = images.every((image) => image.facts.video!.codec === first.codec && !hasAlpha(image.facts.video!.pixFmt));
+    const frames = images.map((image, i) => ({ image, file: direct ? image.file : `frame${i}.png` }));
+    const letterbox = direct
+      ? []
+      : frames.map(({ image, file }) =>
+          argv(input(image), ['-filter_complex', flattenOntoBlack(fit, width, height)], ['-frames:v', '1', '-update', '1', '-c:v', 'png', '-pix_fmt', 'rgb24', '-f', 'image2', file]),
+        );
+    // The last entry's duration is only honoured when the file is listed once more.
     const list = concatList([
       ...frames.map(({ file }) => ({ file, duration: params.seconds_per_image })),
       { file: frames[frames.length - 1]!.file },
     ]);
-    // Convert each picture once, before fps duplicates it into frames.
-    const filter = ['setsar=1', 'format=yuv420p', `fps=${params.fps}`].join(',');
+    // Each picture is scaled and converted to yuv420p once; the output's constant frame rate then
+    // repeats the converted picture (-fps_mode cfr) instead of an fps filter, which would hold a
+    // frame that a filter-graph rebuild (the next picture has another size) throws away. The frame
+    // count, not -t, ends the video: -t would drop the closing entry that makes the last picture repeat.
+    const filter = [direct ? fit : 'setsar=1', 'format=yuv420p'].join(',');
     return {
       files: { 'images.txt': list },
       expectedSeconds: total,
       commands: [
         ...letterbox,
-        argv(concatListArgs('images.txt', 'image'), ['-vf', filter, '-t', String(total), '-an'], videoEncoder(params.format, { still: true }), [
-          '-r',
-          String(params.fps),
+        argv(concatListArgs('images.txt', 'image'), ['-vf', filter, '-fps_mode', 'cfr', '-r', String(params.fps), '-frames:v', String(total * params.fps), '-an'], videoEncoder(params.format, { still: true }), [
           ...muxerFor(params.format),
           output,
         ]),
