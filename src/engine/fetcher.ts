@@ -5,7 +5,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { checkResolved, checkUrl, type AddressPolicy } from './address-guard.js';
+import { checkRedirect, checkResolved, checkUrl, type AddressPolicy } from './address-guard.js';
 import { downloadError, MediaflowError, tooLargeError } from './errors.js';
 
 /** Limits of one download. */
@@ -26,6 +26,10 @@ export class ByteBudget {
     this.remaining -= bytes;
     return this.remaining >= 0;
   }
+  /** Whether `bytes` more would still fit (a declared Content-Length, before any byte is read). */
+  fits(bytes: number): boolean {
+    return bytes <= this.remaining;
+  }
 }
 
 export interface FetchResult {
@@ -45,12 +49,12 @@ const requestTooLarge = (limit: number) =>
  * A DNS lookup that checks every address the name resolves to and hands the socket only those
  * checked addresses, so the connection goes where the check looked (no second lookup to rebind).
  */
-function guardedLookup(raw: string, policy: AddressPolicy): LookupFunction {
+function guardedLookup(raw: string, redirect: string | undefined, policy: AddressPolicy): LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { all: true, family: options.family ?? 0 }, (error, addresses) => {
       if (error) return callback(error, '', 0);
       try {
-        checkResolved(raw, addresses.map((a) => a.address), policy);
+        checkResolved(raw, addresses.map((a) => a.address), policy, redirect);
       } catch (refusal) {
         return callback(refusal as NodeJS.ErrnoException, '', 0);
       }
@@ -61,12 +65,12 @@ function guardedLookup(raw: string, policy: AddressPolicy): LookupFunction {
   };
 }
 
-/** One HTTP exchange: resolves with the response once headers arrive. */
-function request(url: URL, raw: string, limits: FetchLimits, signal: AbortSignal): Promise<http.IncomingMessage> {
+/** One HTTP exchange: resolves with the response once headers arrive. `redirected` says the URL came from a redirect. */
+function request(url: URL, raw: string, limits: FetchLimits, signal: AbortSignal, redirected: boolean): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const client = url.protocol === 'https:' ? https : http;
     const req = client.get(url, {
-      lookup: guardedLookup(raw, limits),
+      lookup: guardedLookup(raw, redirected ? url.href : undefined, limits),
       signal,
       headers: { 'user-agent': 'mediaflow', accept: '*/*' },
       agent: false,
@@ -79,7 +83,9 @@ function request(url: URL, raw: string, limits: FetchLimits, signal: AbortSignal
       clearTimeout(firstByte);
       resolve(res);
     });
-    req.once('error', (error) => {
+    // `on`, not `once`: a socket error after the response (the body cut short) is emitted here too,
+    // and a second one without a listener would crash the process. Rejecting twice is harmless.
+    req.on('error', (error) => {
       clearTimeout(firstByte);
       reject(error);
     });
@@ -118,22 +124,27 @@ export async function download(
   let url = checkUrl(rawUrl, limits);
   try {
     for (let hop = 0; ; hop++) {
-      const res = await request(url, rawUrl, limits, signal);
+      const res = await request(url, rawUrl, limits, signal, hop > 0);
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400 && res.headers.location) {
-        res.resume();
+        // A redirect's body is never read: the connection is dropped (an endless body cannot hold it).
+        res.destroy();
         if (hop >= limits.maxRedirects) throw downloadError(rawUrl, `more than ${limits.maxRedirects} redirects`);
-        url = checkUrl(new URL(res.headers.location, url).toString(), limits);
+        url = checkRedirect(rawUrl, res.headers.location, url, limits);
         continue;
       }
-      if (status >= 400 || status < 200) {
-        res.resume();
+      if (status < 200 || status >= 300) {
+        res.destroy();
         throw downloadError(rawUrl, `HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}`);
       }
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > limits.maxBytes) {
         res.destroy();
         throw inputTooLarge(rawUrl, limits.maxBytes);
+      }
+      if (Number.isFinite(declared) && options.budget && !options.budget.fits(declared)) {
+        res.destroy();
+        throw requestTooLarge(options.budget.limit);
       }
       let bytes = 0;
       const meter = new Transform({

@@ -48,6 +48,8 @@ const ABSOLUTE_PATH = /(?:\/[\w.@+-]+){2,}\/?/g;
 export function tidyStderr(stderr: string, maxLines = 3): string {
   return stderr
     .split('\n')
+    // `[mov,mp4,m4a @ 0x55d0c...] ` names a component and a heap address: neither helps a user.
+    .map((line) => line.replace(/\[[^\]\n]* @ 0x[0-9a-f]+\]\s*/g, ''))
     .map((line) => line.replace(ABSOLUTE_PATH, (p) => p.replace(/\/$/, '').split('/').pop() ?? ''))
     .map((line) => line.trim())
     .filter((line) => line !== '' && !/^Conversion failed!?$/.test(line))

@@ -23,6 +23,9 @@ export const DEMUXERS: Record<InputKind, readonly string[]> = {
 /** Every demuxer any operation accepts: what ffprobe may use on an input before its kind is known. */
 export const ALL_DEMUXERS = [...new Set(Object.values(DEMUXERS).flat())];
 
+/** CONTRACT.md's default of MEDIAFLOW_MAX_PIXELS. */
+export const DEFAULT_MAX_PIXELS = 100_000_000;
+
 /** The options that keep ffmpeg/ffprobe on one local file opened by an allowed demuxer. */
 export function lockedInputOptions(demuxers: readonly string[]): string[] {
   return ['-protocol_whitelist', 'file,pipe', '-format_whitelist', demuxers.join(',')];
@@ -33,13 +36,17 @@ const demuxerOf = (facts: MediaFacts) => facts.formatName.split(',')[0]!;
 
 /**
  * ffmpeg options that open one probed input: the demuxer forced to the one the probe saw, the
- * allowlists, and for QuickTime/MP4 external data references refused.
+ * allowlists, for QuickTime/MP4 external data references refused, and a ceiling on the pixels of
+ * any decoded picture, so a stream cannot switch to a huge size after the probe checked its first.
  */
 export function inputArgs(input: LocalInput, kind: InputKind = 'media'): string[] {
   const demuxer = demuxerOf(input.facts);
+  const probedPixels = (input.facts.video?.width ?? 0) * (input.facts.video?.height ?? 0);
   return [
     ...lockedInputOptions(DEMUXERS[kind]),
     ...(demuxer === 'mov' ? ['-enable_drefs', '0'] : []),
+    '-max_pixels',
+    String(Math.max(probedPixels, DEFAULT_MAX_PIXELS)),
     '-f',
     demuxer,
     '-i',

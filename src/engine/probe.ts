@@ -1,6 +1,18 @@
+import { open } from 'node:fs/promises';
+import path from 'node:path';
 import { mediaError } from './errors.js';
 import { runFfprobe, type RunOptions } from './ffmpeg.js';
-import { ALL_DEMUXERS, lockedInputOptions } from './input-policy.js';
+import { ALL_DEMUXERS, DEFAULT_MAX_PIXELS, lockedInputOptions } from './input-policy.js';
+
+export { DEFAULT_MAX_PIXELS };
+
+/** How one input is probed. */
+export interface ProbeOptions extends RunOptions {
+  /** Pixels of one picture the probe may decode (MEDIAFLOW_MAX_PIXELS); larger pictures are never decoded. */
+  maxPixels?: number;
+  /** The input as the user named it, for messages. */
+  source?: string;
+}
 
 /** What a plugin may know about an input before it builds its command. */
 export interface MediaFacts {
@@ -95,17 +107,175 @@ export function factsFromProbe(output: ProbeOutput): MediaFacts {
   return facts;
 }
 
-/** Probes one local file (named relative to `options.cwd`). Unreadable media is a 422. */
-export async function probeFile(ffprobe: string, file: string, options: RunOptions): Promise<MediaFacts> {
+/** Bytes read from the start of a file to recognise it before any tool opens it. */
+const HEAD_BYTES = 256 * 1024;
+
+/**
+ * Files that name other files or network addresses: ffmpeg would follow them if it were let.
+ * The demuxer allowlist already keeps them closed; recognising them first gives a clear reason.
+ */
+function indirection(head: Buffer): string | undefined {
+  const text = head.subarray(0, 4096).toString('latin1').replace(/^\uFEFF|^\xEF\xBB\xBF/, '').trimStart();
+  if (text.startsWith('#EXTM3U')) return 'an HLS playlist';
+  if (/^ffconcat\s+version/.test(text) || /^file\s+\S/.test(text)) return 'a concat list';
+  if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<MPD[\s>]/.test(text)) return 'a DASH manifest';
+  if (/<CompositionPlaylist[\s>]/.test(text)) return 'an IMF composition playlist';
+  if (/^v=0\r?\n/.test(text)) return 'an SDP description';
+  return undefined;
+}
+
+interface ImageHeader {
+  format: string;
+  codec: string;
+  width: number;
+  height: number;
+}
+
+/** The size a picture's header declares, read without decoding it (PNG, JPEG, GIF, WebP, BMP, QOI). */
+export function imageHeader(head: Buffer): ImageHeader | undefined {
+  const at = (format: string, codec: string, width: number, height: number) => ({ format, codec, width, height });
+  if (head.length >= 24 && head.readUInt32BE(0) === 0x89504e47 && head.toString('latin1', 12, 16) === 'IHDR') {
+    return at('png_pipe', 'png', head.readUInt32BE(16), head.readUInt32BE(20));
+  }
+  if (head.length >= 10 && /^GIF8[79]a/.test(head.toString('latin1', 0, 6))) {
+    return at('gif', 'gif', head.readUInt16LE(6), head.readUInt16LE(8));
+  }
+  if (head.length >= 14 && head.toString('latin1', 0, 4) === 'qoif') {
+    return at('qoi_pipe', 'qoi', head.readUInt32BE(4), head.readUInt32BE(8));
+  }
+  if (head.length >= 26 && head.toString('latin1', 0, 2) === 'BM' && head.readUInt32LE(14) >= 40) {
+    return at('bmp_pipe', 'bmp', Math.abs(head.readInt32LE(18)), Math.abs(head.readInt32LE(22)));
+  }
+  if (head.length >= 30 && head.toString('latin1', 0, 4) === 'RIFF' && head.toString('latin1', 8, 12) === 'WEBP') {
+    const chunk = head.toString('latin1', 12, 16);
+    if (chunk === 'VP8X') return at('webp_pipe', 'webp', head.readUIntLE(24, 3) + 1, head.readUIntLE(27, 3) + 1);
+    if (chunk === 'VP8L' && head[20] === 0x2f) {
+      const bits = head.readUInt32LE(21);
+      return at('webp_pipe', 'webp', (bits & 0x3fff) + 1, ((bits >>> 14) & 0x3fff) + 1);
+    }
+    if (chunk === 'VP8 ' && head[23] === 0x9d && head[24] === 0x01 && head[25] === 0x2a) {
+      return at('webp_pipe', 'webp', head.readUInt16LE(26) & 0x3fff, head.readUInt16LE(28) & 0x3fff);
+    }
+    return undefined;
+  }
+  if (head.length >= 4 && head[0] === 0xff && head[1] === 0xd8) {
+    // JPEG: walk the segments to the first start-of-frame.
+    let offset = 2;
+    while (offset + 9 <= head.length) {
+      if (head[offset] !== 0xff) return undefined;
+      const marker = head[offset + 1]!;
+      if (marker === 0xff) {
+        offset++;
+        continue;
+      }
+      if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
+        offset += 2;
+        continue;
+      }
+      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+        return at('jpeg_pipe', 'mjpeg', head.readUInt16BE(offset + 7), head.readUInt16BE(offset + 5));
+      }
+      offset += 2 + head.readUInt16BE(offset + 2);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Where an ISO media (MP4/MOV) file ends inside one of its top-level boxes, or undefined when every
+ * box is whole: a file cut short in transfer or on purpose.
+ */
+async function truncatedBox(file: string): Promise<string | undefined> {
+  const handle = await open(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    const header = Buffer.alloc(16);
+    let offset = 0;
+    while (offset + 8 <= size) {
+      const { bytesRead } = await handle.read(header, 0, 16, offset);
+      if (bytesRead < 8) return undefined;
+      const type = header.toString('latin1', 4, 8);
+      // Past the boxes (trailing junk is not a box): nothing more can be said.
+      if (!/^[\x20-\x7e]{4}$/.test(type)) return undefined;
+      let boxSize = header.readUInt32BE(0);
+      if (boxSize === 1) {
+        if (bytesRead < 16) return type;
+        boxSize = Number(header.readBigUInt64BE(8));
+      } else if (boxSize === 0) {
+        return undefined; // runs to the end of the file
+      }
+      if (boxSize < 8) return undefined;
+      if (offset + boxSize > size) return type;
+      offset += boxSize;
+    }
+    return offset < size ? 'box header' : undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function readHead(file: string): Promise<Buffer> {
+  const handle = await open(file, 'r');
+  try {
+    const buffer = Buffer.alloc(HEAD_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, HEAD_BYTES, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** ffprobe's complaint without our own file name, which means nothing to the user. */
+const withoutFileName = (text: string, file: string) => text.split(`${file}: `).join('').trim();
+
+/**
+ * Probes one local file (named relative to `options.cwd`). Unreadable media is a 422. Nothing the
+ * file names is followed; a picture larger than `maxPixels` is judged by its header, not decoded.
+ */
+export async function probeFile(ffprobe: string, file: string, options: ProbeOptions): Promise<MediaFacts> {
+  const input = options.source ? `Input ${options.source}` : 'Input';
+  const absolute = path.resolve(options.cwd, file);
+  const head = await readHead(absolute);
+  if (head.length === 0) throw mediaError(`${input} is empty`);
+  const refers = indirection(head);
+  if (refers) throw mediaError(`${input} is ${refers}, which refers to other files; only self-contained media files are accepted`);
+  const maxPixels = options.maxPixels ?? DEFAULT_MAX_PIXELS;
+  const declared = imageHeader(head);
+  if (declared && declared.width * declared.height > maxPixels) {
+    // A decompression bomb: what its header declares is enough to refuse it (checkKind says so).
+    return {
+      formatName: declared.format,
+      isImage: true,
+      video: { codec: declared.codec, width: declared.width, height: declared.height, fps: 0, pixFmt: 'unknown' },
+    };
+  }
+  // ISO media (MP4, MOV, M4A, 3GP) names its boxes' sizes: a file cut short is told as such, not as ffprobe's confusion.
+  const isoMedia = head.length >= 8 && head.toString('latin1', 4, 8) === 'ftyp';
+  if (isoMedia) await refuseTruncated(input, absolute);
   let stdout: string;
   try {
-    const args = ['-show_format', '-show_streams', '-of', 'json', ...lockedInputOptions(ALL_DEMUXERS), file];
+    // -max_pixels makes every decoder refuse a larger picture before allocating it (SVG, TIFF, video).
+    // Below the default the probe still sizes the input, so checkKind can refuse it by name.
+    const args = ['-max_pixels', String(Math.max(maxPixels, DEFAULT_MAX_PIXELS)), '-show_format', '-show_streams', '-of', 'json', ...lockedInputOptions(ALL_DEMUXERS), file];
     stdout = await runFfprobe(ffprobe, args, options);
   } catch (error) {
     if (error instanceof Error && 'stderrTail' in error) {
-      throw mediaError(`Input is not readable media (${(error as { stderrTail: string }).stderrTail || 'unknown format'})`, error);
+      const reason = withoutFileName((error as { stderrTail: string }).stderrTail, file);
+      const format = /Format not on whitelist/.test(reason) ? 'a format that is not accepted' : '';
+      throw mediaError(`${input} is not readable media (${format || reason || 'unknown format'})`, error);
     }
     throw error;
   }
-  return factsFromProbe(JSON.parse(stdout) as ProbeOutput);
+  const facts = factsFromProbe(JSON.parse(stdout) as ProbeOutput);
+  // A picture ffprobe could not size: broken, or over -max_pixels (video beside audio may still serve the audio).
+  if (facts.video && !facts.audio && (facts.video.width <= 0 || facts.video.height <= 0)) {
+    throw mediaError(`${input} has pictures that could not be decoded: their size is invalid or larger than the limit of ${Math.max(maxPixels, DEFAULT_MAX_PIXELS)} pixels (MEDIAFLOW_MAX_PIXELS)`);
+  }
+  if (!isoMedia && facts.formatName.startsWith('mov,')) await refuseTruncated(input, absolute);
+  return facts;
+}
+
+async function refuseTruncated(input: string, file: string): Promise<void> {
+  const box = await truncatedBox(file);
+  if (box) throw mediaError(`${input} is truncated: the file ends inside its '${box}' box`);
 }

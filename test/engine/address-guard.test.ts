@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../helpers/lifecycle.js';
-import { addressRefusal, checkResolved, checkUrl, type AddressPolicy } from '../../src/engine/address-guard.js';
+import { addressRefusal, checkRedirect, checkResolved, checkUrl, type AddressPolicy } from '../../src/engine/address-guard.js';
 
 const closed: AddressPolicy = { allowPrivate: false, allowedHosts: [] };
 const open: AddressPolicy = { allowPrivate: true, allowedHosts: [] };
@@ -52,6 +52,33 @@ describe('address guard', () => {
     const policy = { allowPrivate: false, allowedHosts: ['media.example'] };
     assert.equal(refusal('https://media.example/a.mp3', policy), undefined);
     assert.match(refusal('https://other.example/a.mp3', policy)!, /not in MEDIAFLOW_ALLOWED_HOSTS/);
+  });
+
+  it('refuses IPv4-compatible IPv6 (::a.b.c.d), which may be tunnelled to the IPv4 address it embeds', () => {
+    for (const address of ['::7f00:1', '::a9fe:a9fe', '::a00:1', '::808:808']) {
+      assert.equal(addressRefusal(address), `resolves to a reserved address (${address})`);
+    }
+    assert.match(refusal('http://[::127.0.0.1]/x')!, /it resolves to a reserved address \(::7f00:1\)$/);
+    assert.equal(addressRefusal('0.0.0.0'), 'resolves to an unspecified address (0.0.0.0)');
+  });
+
+  it('checks a redirect target like an input URL, naming both', () => {
+    const from = new URL('https://media.example/a');
+    assert.throws(() => checkRedirect('https://media.example/a', 'http://0xa9fea9fe/latest/', from, closed), {
+      status: 400,
+      message: "URL 'https://media.example/a' is not allowed: it redirects to 'http://169.254.169.254/latest/', which resolves to a link-local address (169.254.169.254)",
+    });
+    assert.throws(() => checkRedirect('https://media.example/a', 'file:///etc/passwd', from, closed), {
+      message: "URL 'https://media.example/a' is not allowed: it redirects to 'file:///etc/passwd': only http and https are allowed, not file",
+    });
+    assert.throws(() => checkRedirect('https://media.example/a', 'https://other.example/b', from, { allowPrivate: false, allowedHosts: ['media.example'] }), {
+      message: "URL 'https://media.example/a' is not allowed: it redirects to 'https://other.example/b', whose host other.example is not in MEDIAFLOW_ALLOWED_HOSTS",
+    });
+    assert.equal(checkRedirect('https://media.example/a', '/b?c=1', from, closed).href, 'https://media.example/b?c=1');
+    assert.equal(checkRedirect('http://127.0.0.1/a', 'http://127.0.0.1/b', new URL('http://127.0.0.1/a'), open).href, 'http://127.0.0.1/b');
+    assert.throws(() => checkResolved('https://media.example/a', ['10.0.0.5'], closed, 'https://cdn.example/b'), {
+      message: "URL 'https://media.example/a' is not allowed: it redirects to 'https://cdn.example/b', whose host resolves to a private address (10.0.0.5)",
+    });
   });
 
   it('refuses a host when any one of its resolved addresses is private', () => {
