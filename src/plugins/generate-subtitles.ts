@@ -1,13 +1,17 @@
 import { CONTRACT_VERSION, definePlugin, Param, Type } from '../sdk.js';
 
-/** Sentence-ending punctuation, optionally followed by closing quotes or brackets. */
-const SENTENCE_END = /[.!?…。！？]["'”’)\]»]*$/u;
+/** Closing quotes and brackets that may follow a sentence's final punctuation. */
+const CLOSERS = `"'”’)\\]»」』）〕】》〉`;
+/** Sentence-ending punctuation (Latin, CJK full and half width, Arabic, Devanagari), then closers. */
+const SENTENCE_END = new RegExp(`[.!?…‼⁇⁈⁉。！？｡．؟।][${CLOSERS}]*$`, 'u');
+/** In text written without spaces (CJK), a sentence ends after its full stop and any closers. */
+const CJK_BREAK = new RegExp(`(?<=[。！？｡][${CLOSERS}]*)(?![${CLOSERS}])`, 'u');
 
 /** Words, with CJK sentences (written without spaces) also split after their full stops. */
 function words(text: string): string[] {
   return text
     .split(/\s+/u)
-    .flatMap((word) => word.split(/(?<=[。！？])/u))
+    .flatMap((word) => word.split(CJK_BREAK))
     .filter(Boolean);
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { paramError } from '../engine/errors.js';
+import { isAbort, MediaflowError, paramError, tooLargeError } from '../engine/errors.js';
 
 /**
  * The request's fields as one flat object, whatever the encoding: multipart/form-data (the
@@ -12,14 +12,32 @@ export async function readFields(request: FastifyRequest): Promise<Record<string
     if (typeof body !== 'object' || Array.isArray(body)) throw paramError('Expected the request body to be an object of fields');
     return body as Record<string, unknown>;
   }
+  // Busboy cuts a field at its size limit and says so only in a flag; the fields together are held
+  // to the body limit too, as the other encodings are.
+  const limit = request.routeOptions.bodyLimit;
+  const tooLarge = () => tooLargeError(`Request body is larger than the limit of ${limit} bytes (MEDIAFLOW_BODY_LIMIT)`);
+  if (Number(request.headers['content-length']) > limit) throw tooLarge();
+  // Busboy throws plain errors for a body it cannot read (no boundary, say): those are the client's.
+  if (!/;\s*boundary=/i.test(request.headers['content-type'] ?? '')) throw paramError('Malformed request body: multipart/form-data without a boundary');
+  let total = 0;
   const fields: Record<string, unknown> = Object.create(null);
-  for await (const part of request.parts()) {
-    if (part.type === 'file') {
-      part.file.resume();
-      throw paramError(`File uploads are not supported: pass the file's URL in \`${part.fieldname}\``);
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        part.file.resume();
+        throw paramError(`File uploads are not supported: pass the file's URL in \`${part.fieldname}\``);
+      }
+      const name = typeof part.fieldname === 'string' ? part.fieldname : '';
+      total += Buffer.byteLength(name) + (typeof part.value === 'string' ? Buffer.byteLength(part.value) : 0);
+      if (part.valueTruncated || total > limit) throw tooLarge();
+      // A part without a name is no field of ours: ignored like any unknown field.
+      if (!name) continue;
+      const previous = fields[name];
+      fields[name] = previous === undefined ? part.value : [previous, part.value].flat();
     }
-    const previous = fields[part.fieldname];
-    fields[part.fieldname] = previous === undefined ? part.value : [previous, part.value].flat();
+  } catch (error) {
+    if (error instanceof MediaflowError || isAbort(error) || (error as { statusCode?: number }).statusCode !== undefined) throw error;
+    throw paramError(`Malformed request body: ${(error as Error).message}`);
   }
   return fields;
 }

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isAbort, MediaflowError } from '../engine/errors.js';
 
 /** Statuses and texts for Fastify's and its plugins' own errors, in CONTRACT.md's terms. */
@@ -23,6 +23,15 @@ function fromFramework(error: FastifyError, bodyLimit: number): { status: number
     default:
       return error.statusCode && error.statusCode < 500 ? { status: error.statusCode, message: error.message } : undefined;
   }
+}
+
+/**
+ * Fastify's `frameworkErrors` option: errors its router raises before any route or error handler
+ * runs (a URL that does not decode, ...), answered in the same `{error}` shape.
+ */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 400;
+  void reply.status(status).send({ error: error.message || 'Bad request' });
 }
 
 /** Every error leaves as `{error}` JSON with CONTRACT.md's status; unexpected ones are logged and answered briefly. */
