@@ -1,0 +1,311 @@
+import { randomUUID } from 'node:crypto';
+import { copyFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Engine, JobProgress, LocalFilePolicy } from '../engine/engine.js';
+import { isAbort, MediaflowError } from '../engine/errors.js';
+import { LocalOutputStore, type OutputStore } from '../engine/storage.js';
+import type { PipelineDefinition, PipelineStep } from './definition.js';
+import { readInputs, type InputValue } from './inputs.js';
+import { showExpr, type Expr } from './template.js';
+
+/** What a run tells its progress display. */
+export type StepEvent =
+  | { type: 'start'; step: string; op: string; items?: number }
+  | { type: 'progress'; step: string; item?: number; progress: JobProgress }
+  | { type: 'done'; step: string; ms: number };
+
+export interface PipelineRunOptions {
+  /** Raw input values: flags, form fields, CSV cells or JSON values, by input name. */
+  inputs: Record<string, unknown>;
+  /** Refuse input names the pipeline does not declare (the CLI's `--input`), instead of ignoring them. */
+  refuseUnknownInputs?: boolean;
+  /**
+   * Which user-given inputs are local files (the CLI's `anyLocalPath`). The server gives none.
+   * Whatever it says, steps also accept exactly the files earlier steps of the same run produced.
+   */
+  localFiles?: LocalFilePolicy;
+  /** Where the results are published, and the folder inside it they go to (`''` for its top). */
+  store: OutputStore;
+  resultDir: string;
+  signal?: AbortSignal;
+  onEvent?: (event: StepEvent) => void;
+}
+
+/** A finished run: each result's published path(s), relative to the store, and timings. */
+export interface PipelineRun {
+  id: string;
+  outputs: Record<string, string | string[]>;
+  timings: { totalMs: number; steps: Record<string, number> };
+}
+
+/** The values references resolve to during a run. */
+interface Scope {
+  inputs: Record<string, InputValue>;
+  /** Each finished step's output: an absolute path, or a list of them for a step with `each`. */
+  outputs: Map<string, string | string[]>;
+  item?: string;
+}
+
+function resolve(expr: Expr, scope: Scope): unknown {
+  switch (expr.kind) {
+    case 'literal':
+      return expr.value;
+    case 'ref': {
+      const { ref } = expr;
+      if ('input' in ref) return scope.inputs[ref.input];
+      if ('step' in ref) return scope.outputs.get(ref.step);
+      return scope.item;
+    }
+    case 'text':
+      return expr.parts
+        .map((part) => {
+          if (typeof part === 'string') return part;
+          const value = resolve({ kind: 'ref', ref: part }, scope);
+          return Array.isArray(value) ? value.join(',') : String(value ?? '');
+        })
+        .join('');
+    case 'list':
+      return expr.items.flatMap((item) => {
+        const value = resolve(item, scope);
+        return Array.isArray(value) ? value.map(String) : [String(value)];
+      });
+  }
+}
+
+/** The items a step with `each` runs over. */
+function itemsOf(step: PipelineStep, scope: Scope): string[] | undefined {
+  if (!step.each) return undefined;
+  const value = resolve(step.each, scope);
+  return Array.isArray(value) ? value.map(String) : [String(value)];
+}
+
+function fieldsOf(step: PipelineStep, scope: Scope): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(step.with).map(([key, expr]) => [key, resolve(expr, scope)]));
+}
+
+/** A step's failure, with the step named and the underlying status kept (a 502 stays a 502). */
+export function stepError(step: PipelineStep, error: unknown, item?: { index: number; count: number }): unknown {
+  if (isAbort(error)) return error;
+  const where = `Step '${step.name}' (${step.op}) failed: ${item ? `item ${item.index + 1} of ${item.count}: ` : ''}`;
+  if (error instanceof MediaflowError) {
+    return new MediaflowError(error.code, `${where}${error.message}`, { cause: error, ...(error.retryAfter !== undefined ? { retryAfter: error.retryAfter } : {}) });
+  }
+  // An unexpected error's text may hold paths or internals: it goes to the cause, for the log.
+  return new MediaflowError('MF_ERR_INTERNAL', `${where}internal error`, { cause: error });
+}
+
+/**
+ * Checks every step with the values it will get, before anything runs: parameters are coerced
+ * and input URLs checked exactly as the engine will. Step outputs stand in as placeholder files
+ * with the extension the producing step will give them. Returns the fields of each step (one
+ * entry per item) as the placeholders left them.
+ */
+function preflight(definition: PipelineDefinition, engine: Engine, inputs: Record<string, InputValue>, localFiles: LocalFilePolicy | undefined, workDir: string) {
+  const placeholders = new Set<string>();
+  const policy: LocalFilePolicy = (source) => (placeholders.has(source) ? source : localFiles?.(source));
+  const scope: Scope = { inputs, outputs: new Map() };
+  const fields = new Map<string, Array<Record<string, unknown>>>();
+  for (const step of definition.steps) {
+    const items = itemsOf(step, scope);
+    if (items?.length === 0) throw stepError(step, new MediaflowError('MF_ERR_PARAM', '`each` gave no items'));
+    const outputs: string[] = [];
+    const stepFields: Array<Record<string, unknown>> = [];
+    for (const [index, item] of (items ?? [undefined]).entries()) {
+      const raw = fieldsOf(step, item === undefined ? scope : { ...scope, item });
+      let prepared;
+      try {
+        prepared = engine.prepare(step.op, raw, policy);
+      } catch (error) {
+        throw stepError(step, error, items ? { index, count: items.length } : undefined);
+      }
+      const placeholder = path.join(workDir, 'pending', step.name, `${index}${path.extname(engine.outputOf(prepared.plugin, prepared.params).path)}`);
+      placeholders.add(placeholder);
+      outputs.push(placeholder);
+      stepFields.push(raw);
+    }
+    scope.outputs.set(step.name, items ? outputs : outputs[0]!);
+    fields.set(step.name, stepFields);
+  }
+  return fields;
+}
+
+/**
+ * Runs a pipeline: inputs read and every step checked first, then steps run as their inputs
+ * become ready (independent ones at once, all through the engine's one queue). A step's output
+ * reaches the next step as the local file it is, in a folder of the run's own that is removed at
+ * the end; only the named results are published to `options.store`.
+ */
+export async function runPipeline(definition: PipelineDefinition, engine: Engine, options: PipelineRunOptions): Promise<PipelineRun> {
+  const started = performance.now();
+  const inputs = readInputs(definition, options.inputs, { refuseUnknown: options.refuseUnknownInputs ?? false });
+  const id = randomUUID();
+  const workDir = path.resolve(engine.deps.workspaces.root, `pipeline-${id}`);
+  // Step outputs travel in comma-separated list parameters: a comma in their folder would split them.
+  if (workDir.includes(',')) throw new MediaflowError('MF_ERR_INTERNAL', 'The work folder path must not contain a comma');
+  preflight(definition, engine, inputs, options.localFiles, workDir);
+
+  const workStore = new LocalOutputStore(workDir);
+  const produced = new Set<string>();
+  // Steps take user inputs by the caller's policy, and the run's own intermediate files, nothing else.
+  const policy: LocalFilePolicy = (source) => (produced.has(source) ? source : options.localFiles?.(source));
+  const scope: Scope = { inputs, outputs: new Map() };
+  const stepMs: Record<string, number> = {};
+  const failFast = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, failFast.signal]) : failFast.signal;
+  let failure: unknown;
+
+  const runStep = async (step: PipelineStep, after: Array<Promise<void>>): Promise<void> => {
+    await Promise.allSettled(after);
+    // A failed step (or the caller) has stopped the run: steps not yet started never start.
+    if (signal.aborted) return;
+    const stepStarted = performance.now();
+    const items = itemsOf(step, scope);
+    options.onEvent?.({ type: 'start', step: step.name, op: step.op, ...(items ? { items: items.length } : {}) });
+    const runOne = async (item: string | undefined, index: number): Promise<string> => {
+      const raw = fieldsOf(step, item === undefined ? scope : { ...scope, item });
+      try {
+        const result = await engine.run(step.op, raw, {
+          signal,
+          localFiles: policy,
+          store: workStore,
+          // Only with a listener: it makes ffmpeg report its position (`-progress`).
+          ...(options.onEvent ? { onProgress: (progress: JobProgress) => options.onEvent?.({ type: 'progress', step: step.name, ...(items ? { item: index } : {}), progress }) } : {}),
+        });
+        const file = workStore.locate(result.path);
+        produced.add(file);
+        return file;
+      } catch (error) {
+        throw stepError(step, error, items ? { index, count: items.length } : undefined);
+      }
+    };
+    const files = await Promise.all((items ?? [undefined]).map((item, index) => runOne(item, index)));
+    scope.outputs.set(step.name, items ? files : files[0]!);
+    stepMs[step.name] = Math.round(performance.now() - stepStarted);
+    options.onEvent?.({ type: 'done', step: step.name, ms: stepMs[step.name]! });
+  };
+
+  try {
+    const running = new Map<string, Promise<void>>();
+    for (const step of definition.steps) {
+      const promise = runStep(step, step.after.map((dep) => running.get(dep)!)).catch((error: unknown) => {
+        if (failure === undefined && !isAbort(error)) {
+          failure = error;
+          failFast.abort(error);
+        }
+      });
+      running.set(step.name, promise);
+    }
+    await Promise.all(running.values());
+    options.signal?.throwIfAborted();
+    if (failure !== undefined) throw failure;
+    const outputs = await publishResults(definition, scope, options.store, options.resultDir, workDir);
+    return { id, outputs, timings: { totalMs: Math.round(performance.now() - started), steps: stepMs } };
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+/** Publishes the named results: `<resultDir>/<name>.<ext>`, or `<name>-<n>.<ext>` for a list. */
+async function publishResults(definition: PipelineDefinition, scope: Scope, store: OutputStore, resultDir: string, workDir: string): Promise<Record<string, string | string[]>> {
+  // A file two results name is copied for all but the last, which takes the file itself.
+  const remaining = new Map<string, number>();
+  const filesOf = (step: string) => [scope.outputs.get(step)!].flat();
+  for (const result of definition.results) for (const file of filesOf(result.step)) remaining.set(file, (remaining.get(file) ?? 0) + 1);
+  const outputs: Record<string, string | string[]> = {};
+  for (const result of definition.results) {
+    const value = scope.outputs.get(result.step)!;
+    const published: string[] = [];
+    for (const [index, file] of filesOf(result.step).entries()) {
+      const name = `${result.name}${Array.isArray(value) ? `-${index + 1}` : ''}${path.extname(file)}`;
+      const relative = resultDir ? path.posix.join(resultDir, name) : name;
+      const left = remaining.get(file)!;
+      remaining.set(file, left - 1);
+      let source = file;
+      if (left > 1) {
+        source = path.join(workDir, `copy-${randomUUID()}${path.extname(file)}`);
+        await copyFile(file, source);
+      }
+      await store.publish(source, relative);
+      published.push(relative);
+    }
+    outputs[result.name] = Array.isArray(value) ? published : published[0]!;
+  }
+  return outputs;
+}
+
+/** One step of a `--dry-run`. */
+export interface PlannedStep {
+  name: string;
+  op: string;
+  /** Steps whose outputs it uses. */
+  after: string[];
+  /** The parameters as written. */
+  with: Record<string, string>;
+  each?: { over: string; items: number };
+  /**
+   * For steps that use only pipeline inputs: each run's ffmpeg commands (one entry per item), with
+   * the inputs fetched and probed. Empty commands: the operation writes its output itself.
+   */
+  runs?: Array<{ item?: number; commands: string[][]; files: string[] }>;
+}
+
+export interface PipelinePlan {
+  pipeline: string;
+  description: string;
+  inputs: Record<string, InputValue>;
+  /** Steps in order, grouped by what runs at the same time. */
+  stages: PlannedStep[][];
+  results: Record<string, string>;
+}
+
+/**
+ * What `runPipeline` would do, without running ffmpeg: inputs read and steps checked as for a
+ * run; for each step that uses only pipeline inputs, its inputs fetched and probed and its argv
+ * built. A step that uses another step's output gets its argv only once that output exists.
+ */
+export async function planPipeline(
+  definition: PipelineDefinition,
+  engine: Engine,
+  options: Pick<PipelineRunOptions, 'inputs' | 'refuseUnknownInputs' | 'localFiles' | 'signal'>,
+): Promise<PipelinePlan> {
+  const inputs = readInputs(definition, options.inputs, { refuseUnknown: options.refuseUnknownInputs ?? false });
+  const workDir = path.resolve(engine.deps.workspaces.root, `pipeline-${randomUUID()}`);
+  const fields = preflight(definition, engine, inputs, options.localFiles, workDir);
+  const byName = new Map(definition.steps.map((step) => [step.name, step]));
+  const stages: PlannedStep[][] = [];
+  for (const stage of definition.stages) {
+    const planned: PlannedStep[] = [];
+    for (const name of stage) {
+      const step = byName.get(name)!;
+      const stepFields = fields.get(name)!;
+      const entry: PlannedStep = {
+        name,
+        op: step.op,
+        after: step.after,
+        with: Object.fromEntries(Object.entries(step.with).map(([key, expr]) => [key, showExpr(expr)])),
+        ...(step.each ? { each: { over: showExpr(step.each), items: stepFields.length } } : {}),
+      };
+      if (step.after.length === 0) {
+        entry.runs = [];
+        for (const [index, raw] of stepFields.entries()) {
+          let plan;
+          try {
+            plan = await engine.plan(step.op, raw, { ...(options.localFiles ? { localFiles: options.localFiles } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+          } catch (error) {
+            throw stepError(step, error, step.each ? { index, count: stepFields.length } : undefined);
+          }
+          entry.runs.push({ ...(step.each ? { item: index + 1 } : {}), commands: plan.commands, files: plan.files });
+        }
+      }
+      planned.push(entry);
+    }
+    stages.push(planned);
+  }
+  return {
+    pipeline: definition.name,
+    description: definition.description,
+    inputs,
+    stages,
+    results: Object.fromEntries(definition.results.map((result) => [result.name, `steps.${result.step}.output`])),
+  };
+}

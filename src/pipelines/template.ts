@@ -1,0 +1,105 @@
+/**
+ * Parameter values of a pipeline step: literals, `{{ reference }}`s and text with references in it.
+ * A reference names a pipeline input (`inputs.text`), an earlier step's output
+ * (`steps.slideshow.output`) or, in a step with `each`, the current item (`item`).
+ */
+
+/** What a `{{ ... }}` names. */
+export type Ref = { input: string } | { step: string } | { item: true };
+
+/** A parsed parameter value. */
+export type Expr =
+  /** A plain value, passed to the operation as written. */
+  | { kind: 'literal'; value: string | number | boolean }
+  /** Exactly one reference: its value as it is (a list stays a list, a step's file stays a file). */
+  | { kind: 'ref'; ref: Ref }
+  /** Text with references in it, joined into one string. */
+  | { kind: 'text'; parts: Array<string | Ref> }
+  /** A YAML list; each item is a value, lists among them are flattened. */
+  | { kind: 'list'; items: Expr[] };
+
+const NAME = '[A-Za-z_][A-Za-z0-9_-]*';
+const REF = new RegExp(`^(?:inputs\\.(${NAME})|steps\\.(${NAME})\\.output|(item))$`);
+const PLACEHOLDER = /\{\{(.*?)\}\}/gs;
+
+/** Thrown for a value that cannot be parsed; the caller adds where it is. */
+export class ExprError extends Error {}
+
+function parseRef(text: string): Ref {
+  const match = REF.exec(text.trim());
+  if (!match) {
+    throw new ExprError(`unknown reference \`{{ ${text.trim()} }}\`: expected {{ inputs.<name> }}, {{ steps.<name>.output }} or {{ item }}`);
+  }
+  if (match[1] !== undefined) return { input: match[1] };
+  if (match[2] !== undefined) return { step: match[2] };
+  return { item: true };
+}
+
+/** Parses a string that may hold `{{ ... }}` references. */
+function parseText(text: string): Expr {
+  const parts: Array<string | Ref> = [];
+  let last = 0;
+  for (const match of text.matchAll(PLACEHOLDER)) {
+    if (match.index > last) parts.push(text.slice(last, match.index));
+    parts.push(parseRef(match[1]!));
+    last = match.index + match[0].length;
+  }
+  const rest = text.slice(last);
+  if (rest.includes('{{') || rest.includes('}}') || parts.some((p) => typeof p === 'string' && (p.includes('{{') || p.includes('}}')))) {
+    throw new ExprError(`unbalanced \`{{\` or \`}}\` in \`${text}\``);
+  }
+  if (rest) parts.push(rest);
+  if (parts.length === 0) return { kind: 'literal', value: text };
+  if (parts.length === 1 && typeof parts[0] === 'string') return { kind: 'literal', value: parts[0] };
+  // `{{ ref }}` with only spaces around it is the reference itself, not text.
+  const refs = parts.filter((p) => typeof p !== 'string');
+  if (refs.length === 1 && parts.every((p) => typeof p !== 'string' || p.trim() === '')) return { kind: 'ref', ref: refs[0]! };
+  return { kind: 'text', parts };
+}
+
+/** Parses a value as YAML or JSON gave it; throws ExprError for one that no parameter can take. */
+export function parseExpr(raw: unknown, nested = false): Expr {
+  if (typeof raw === 'string') return parseText(raw);
+  if (typeof raw === 'number' || typeof raw === 'boolean') return { kind: 'literal', value: raw };
+  if (Array.isArray(raw)) {
+    if (nested) throw new ExprError('a list inside a list is not allowed');
+    return { kind: 'list', items: raw.map((item) => parseExpr(item, true)) };
+  }
+  if (raw === null || raw === undefined) throw new ExprError('the value is empty');
+  throw new ExprError('expected a string, a number, a boolean or a list, not a mapping');
+}
+
+/** Every reference in a value. */
+export function refsOf(expr: Expr): Ref[] {
+  switch (expr.kind) {
+    case 'literal':
+      return [];
+    case 'ref':
+      return [expr.ref];
+    case 'text':
+      return expr.parts.filter((p): p is Ref => typeof p !== 'string');
+    case 'list':
+      return expr.items.flatMap(refsOf);
+  }
+}
+
+/** A reference as written, for messages and `--dry-run`. */
+export function showRef(ref: Ref): string {
+  if ('input' in ref) return `inputs.${ref.input}`;
+  if ('step' in ref) return `steps.${ref.step}.output`;
+  return 'item';
+}
+
+/** A value as it would be written in the definition, for `--dry-run`. */
+export function showExpr(expr: Expr): string {
+  switch (expr.kind) {
+    case 'literal':
+      return String(expr.value);
+    case 'ref':
+      return `{{ ${showRef(expr.ref)} }}`;
+    case 'text':
+      return expr.parts.map((p) => (typeof p === 'string' ? p : `{{ ${showRef(p)} }}`)).join('');
+    case 'list':
+      return `[${expr.items.map(showExpr).join(', ')}]`;
+  }
+}
