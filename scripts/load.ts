@@ -6,25 +6,19 @@
  * Options (environment): LOAD_REQUESTS (default 240), LOAD_CLIENTS (24), LOAD_SECONDS (120),
  * LOAD_MAX_QUEUE (4), LOAD_CONCURRENCY (2).
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fixtures } from '../test/helpers/fixtures.js';
 import { startFileServer } from '../test/helpers/file-server.js';
 import { startServeProcess } from '../test/helpers/serve-process.js';
+import { rssMiB } from '../bench/memory.js';
 
 const total = Number(process.env.LOAD_REQUESTS ?? 240);
 const clients = Number(process.env.LOAD_CLIENTS ?? 24);
 const seconds = Number(process.env.LOAD_SECONDS ?? 120);
 const maxQueue = Number(process.env.LOAD_MAX_QUEUE ?? 4);
 const concurrency = Number(process.env.LOAD_CONCURRENCY ?? 2);
-
-/** Resident memory of a process, in MiB, from /proc. */
-async function rssMiB(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return kb / 1024;
-}
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
@@ -36,6 +30,8 @@ async function main() {
     MEDIAFLOW_MAX_QUEUE: String(maxQueue),
     MEDIAFLOW_CONCURRENCY: String(concurrency),
     MEDIAFLOW_LOG_LEVEL: 'warn',
+    // The server's own defaults, the event-loop guard included.
+    MEDIAFLOW_MAX_EVENT_LOOP_DELAY: '1000',
   });
   const pid = serve.child.pid!;
   // A mix of work: a heavy image resize, a light crop, and text-only subtitles.

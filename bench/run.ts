@@ -1,0 +1,332 @@
+/**
+ * `npm run bench`: how much of a request's time is mediaflow's own, and how much faster its
+ * choice of ffmpeg work is than the obvious one. Everything runs on this machine: fixtures from
+ * lavfi (cached in bench/.cache), served from 127.0.0.1, mediaflow on 127.0.0.1.
+ *
+ * For each operation, over BENCH_RUNS runs (default 3), min and median of:
+ * - end-to-end: the HTTP request, from POST to JSON;
+ * - floor: plain ffmpeg running the very commands the plugin built, on local files;
+ * - naive: the obvious implementation (always re-encode with ffmpeg's defaults), where one exists.
+ * Ratios are what count: end-to-end ÷ floor (service overhead) and naive ÷ end-to-end (speed-up).
+ * The table is printed and written as JSON to bench/results/.
+ */
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { loadConfig } from '../src/engine/config.js';
+import { createContainer, TOKENS } from '../src/engine/container.js';
+import type { Engine } from '../src/engine/engine.js';
+import { ffmpegCommandLine } from '../src/engine/ffmpeg.js';
+import type { Plan } from '../src/engine/plugin.js';
+import { builtinRegistry } from '../src/plugins/index.js';
+import { buildServer } from '../src/server/app.js';
+import { startServeProcess } from '../test/helpers/serve-process.js';
+import { ensureFixtures } from './fixtures.js';
+import { PeakMemory, rssMiB } from './memory.js';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const round = (x: number, digits = 3) => Number(x.toFixed(digits));
+
+/** Serves the cache folder on 127.0.0.1: `/b/<name>`, and `/slow/<name>` after 300 ms. */
+async function startFixtureServer(dir: string) {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const [, kind, name] = url.pathname.split('/');
+    const send = () => {
+      const file = path.join(dir, decodeURIComponent(name ?? ''));
+      stat(file).then(
+        (info) => {
+          res.writeHead(200, { 'content-length': info.size });
+          createReadStream(file).pipe(res);
+        },
+        () => res.writeHead(404).end(),
+      );
+    };
+    if (kind === 'slow') setTimeout(send, 300);
+    else if (kind === 'b') send();
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: (name: string, kind = 'b') => `http://127.0.0.1:${port}/${kind}/${name}`, close: () => new Promise((r) => server.close(r)) };
+}
+
+interface Case {
+  op: string;
+  route: string;
+  fields: Record<string, string>;
+  /** The obvious ffmpeg command, on local files, writing `out`. */
+  naive?: (local: (name: string) => string, out: string) => string[];
+  naiveOut?: string;
+}
+
+const slides = (n: number) => Array.from({ length: n }, (_, i) => `slide-${String(i).padStart(3, '0')}.jpg`);
+
+async function main() {
+  const cache = await ensureFixtures();
+  const fixtures = await startFixtureServer(cache);
+  const local = (name: string) => path.join(cache, name);
+  const u = (name: string) => fixtures.url(name);
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-bench-'));
+  const config = loadConfig({ MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_DATA_DIR: dataDir, MEDIAFLOW_RETENTION: '0', MEDIAFLOW_MAX_INPUTS: '200' });
+  const registry = builtinRegistry();
+  const { app } = await buildServer({ config, registry, logger: false });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+
+  // A second engine on the same config captures the plans the plugins build, to replay them as the floor.
+  let captured: { plan: Plan; inputs: ReadonlyArray<{ file: string; source: string }> } | undefined;
+  const planner = createContainer({
+    config,
+    registry,
+    observer: { jobEnded: () => {}, downloaded: () => {}, planned: (_op, plan, inputs) => (captured = { plan, inputs }) },
+  }).resolve<Engine>(TOKENS.Engine);
+
+  const memory = new PeakMemory();
+  const ffmpegOfThisProcess = (_pid: number, ppid: number, comm: string) => comm === 'ffmpeg' && ppid === process.pid;
+  const ffmpeg = (await import('../src/engine/binaries.js')).resolveBinaries().ffmpeg;
+
+  /** Times `work` RUNS times, with the peak memory of the ffmpeg processes it starts. */
+  async function measure(work: () => Promise<unknown>) {
+    const times: number[] = [];
+    let peak = 0;
+    for (let i = 0; i < RUNS; i++) {
+      memory.start(ffmpegOfThisProcess);
+      const started = performance.now();
+      await work();
+      times.push(performance.now() - started);
+      peak = Math.max(peak, await memory.stop());
+    }
+    return { minMs: Math.round(Math.min(...times)), medianMs: Math.round(median(times)), peakMiB: peak };
+  }
+
+  async function post(route: string, fields: Record<string, string>) {
+    const body = new FormData();
+    for (const [k, v] of Object.entries(fields)) body.append(k, v);
+    const res = await fetch(`${base}${route}`, { method: 'POST', body });
+    const json = (await res.json()) as Record<string, string>;
+    if (res.status !== 200) throw new Error(`${route}: ${res.status} ${json.error}`);
+    return json;
+  }
+  const outputPath = (url: string) => path.join(dataDir, 'uploads', url.split('/uploads/')[1]!);
+
+  const cases: Case[] = [
+    {
+      op: 'merge-videos',
+      route: '/merge-videos/',
+      fields: { video_urls: `${u('a-30s-720p.mp4')}, ${u('b-30s-720p.mp4')}` },
+      naive: (l, out) => ['-i', l('a-30s-720p.mp4'), '-i', l('b-30s-720p.mp4'), '-filter_complex', '[0:v][0:a][1:v][1:a]concat=n=2:v=1:a=1[v][a]', '-map', '[v]', '-map', '[a]', out],
+      naiveOut: 'naive.mp4',
+    },
+    {
+      op: 'merge-audios',
+      route: '/merge-audios/',
+      fields: { audio_urls: ['intro-30s.mp3', 'body-600s.mp3', 'outro-30s.mp3'].map(u).join(','), format: 'mp3' },
+      naive: (l, out) => ['-i', l('intro-30s.mp3'), '-i', l('body-600s.mp3'), '-i', l('outro-30s.mp3'), '-filter_complex', 'concat=n=3:v=0:a=1', out],
+      naiveOut: 'naive.mp3',
+    },
+    {
+      op: 'images-to-video',
+      route: '/images-to-video/',
+      fields: { image_urls: slides(10).map(u).join(','), seconds_per_image: '5' },
+      naive: (l, out) => [
+        ...slides(10).flatMap((s) => ['-loop', '1', '-t', '5', '-i', l(s)]),
+        '-filter_complex', `${slides(10).map((_, i) => `[${i}:v]`).join('')}concat=n=10:v=1:a=0,format=yuv420p[v]`,
+        '-map', '[v]', '-r', '25', out,
+      ],
+      naiveOut: 'naive-slideshow.mp4',
+    },
+    {
+      op: 'add-subtitles',
+      route: '/add-subtitles/',
+      fields: { video_url: u('a-30s-720p.mp4'), subtitle_url: u('subs.srt') },
+      naive: (l, out) => ['-i', l('a-30s-720p.mp4'), '-vf', `subtitles=${l('subs.srt')}`, out],
+      naiveOut: 'naive-subs.mp4',
+    },
+    {
+      op: 'convert-video',
+      route: '/convert-video/',
+      fields: { video_url: u('a-30s-720p.mp4'), format: 'mkv' },
+      naive: (l, out) => ['-i', l('a-30s-720p.mp4'), out],
+      naiveOut: 'naive.mkv',
+    },
+    { op: 'merge-audio-video', route: '/merge-audio-video/', fields: { video_url: u('a-30s-720p.mp4'), audio_url: u('voice-30s.mp3') } },
+    { op: 'generate-subtitles', route: '/generate-subtitles/', fields: { text: 'The quick brown fox. '.repeat(200) } },
+    { op: 'crop_image_to_short', route: '/crop_image_to_short/', fields: { image_url: u('photo-1080p.jpg') } },
+    { op: 'convert_image_from_url', route: '/convert_image_from_url/', fields: { image_url: u('photo-1080p.jpg'), target_format: 'png' } },
+    { op: 'resize_image', route: '/resize_image/', fields: { image_url: u('photo-1080p.jpg'), width: '1280', height: '720' } },
+  ];
+
+  const replayDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-bench-floor-'));
+  const rows: Array<Record<string, unknown>> = [];
+  const lastOutputs = new Map<string, string>();
+  for (const c of cases) {
+    process.stderr.write(`${c.op}...\n`);
+    const e2e = await measure(async () => lastOutputs.set(c.op, Object.values(await post(c.route, c.fields)).find((v) => v.startsWith('http'))!));
+    // Capture the plan, then replay its commands on the cached files.
+    captured = undefined;
+    await planner.run(c.op, c.fields);
+    const { plan, inputs } = captured!;
+    const dir = await mkdtemp(path.join(replayDir, `${c.op}-`));
+    for (const input of inputs) await symlink(local(decodeURIComponent(new URL(input.source).pathname.split('/').pop()!)), path.join(dir, input.file));
+    for (const [name, content] of Object.entries(plan.files ?? {})) await writeFile(path.join(dir, name), content);
+    const floor = plan.commands.length === 0
+      ? undefined
+      : await measure(async () => {
+          for (const args of plan.commands) {
+            const [bin, ...rest] = ffmpegCommandLine(ffmpeg, args);
+            await execa(bin!, rest, { cwd: dir });
+          }
+        });
+    const naive = c.naive
+      ? await measure(() => execa(ffmpeg, ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', ...c.naive!(local, path.join(replayDir, c.naiveOut!))]))
+      : undefined;
+    rows.push({
+      operation: c.op,
+      e2e,
+      floor,
+      naive,
+      overhead: floor ? round(e2e.medianMs / floor.medianMs) : undefined,
+      overheadMs: floor ? e2e.medianMs - floor.medianMs : undefined,
+      speedup: naive ? round(naive.medianMs / e2e.medianMs, 1) : undefined,
+      commands: plan.commands.length,
+    });
+  }
+
+  // images-to-video against the naive slideshow: SSIM, size, and memory for 100 images vs 10.
+  const ours = outputPath(lastOutputs.get('images-to-video')!);
+  const naiveSlideshow = path.join(replayDir, 'naive-slideshow.mp4');
+  const ssimRun = await execa(ffmpeg, ['-hide_banner', '-nostdin', '-i', ours, '-i', naiveSlideshow, '-lavfi', 'ssim', '-f', 'null', '-'], { reject: false });
+  const ssim = Number(/All:([\d.]+)/.exec(String(ssimRun.stderr))?.[1] ?? NaN);
+  const slideshow = {
+    ssimAgainstNaive: ssim,
+    bytes: (await stat(ours)).size,
+    naiveBytes: (await stat(naiveSlideshow)).size,
+    peakMiB10: (await measure(() => post('/images-to-video/', { image_urls: slides(10).map(u).join(','), seconds_per_image: '1' }))).peakMiB,
+    peakMiB100: (await measure(() => post('/images-to-video/', { image_urls: slides(100).map(u).join(','), seconds_per_image: '1' }))).peakMiB,
+  };
+
+  // The quality choice: speed and size of each setting, on a burn-in (H.264 video) and a slideshow (stills).
+  const qualities: Array<Record<string, unknown>> = [];
+  for (const quality of ['fast', 'balanced', 'small']) {
+    for (const [route, fields] of [
+      ['/add-subtitles/', { video_url: u('a-30s-720p.mp4'), subtitle_url: u('subs.srt') }],
+      ['/images-to-video/', { image_urls: slides(10).map(u).join(','), seconds_per_image: '5' }],
+    ] as const) {
+      let output = '';
+      const timing = await measure(async () => (output = Object.values(await post(route, { ...fields, quality })).find((v) => v.startsWith('http'))!));
+      qualities.push({ operation: route.replaceAll('/', ''), quality, medianMs: timing.medianMs, bytes: (await stat(outputPath(output))).size });
+    }
+  }
+
+  // Stream copies must leave the streams as they were.
+  const streams = async (file: string) => {
+    const { stdout } = await execa('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,profile,width,height,r_frame_rate,sample_rate,channels', '-of', 'json', file]);
+    return JSON.stringify((JSON.parse(stdout) as { streams: unknown[] }).streams);
+  };
+  const copies = {
+    mergeVideosIdentical: (await streams(outputPath(lastOutputs.get('merge-videos')!))) === (await streams(local('a-30s-720p.mp4'))),
+    mergeAudiosIdentical: (await streams(outputPath(lastOutputs.get('merge-audios')!))) === (await streams(local('intro-30s.mp3'))),
+  };
+
+  // Parallel downloads: eight inputs each served 300 ms late, against one.
+  const downloadMs = async (n: number) => {
+    const times: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const result = await planner.run('images-to-video', { image_urls: Array.from({ length: n }, () => fixtures.url('photo-1080p.jpg', 'slow')).join(','), seconds_per_image: '1' });
+      times.push(result.timings.downloadMs!);
+    }
+    return median(times);
+  };
+  const one = await downloadMs(1);
+  const eight = await downloadMs(8);
+  const downloads = { oneMs: one, eightMs: eight, ratio: round(eight / one, 2) };
+
+  // Throughput: image operations, as many at once as cores, against one after the other.
+  const resize = () => post('/resize_image/', { image_url: u('photo-1080p.jpg'), width: '1280', height: '720' });
+  const jobs = 8;
+  let started = performance.now();
+  for (let i = 0; i < jobs; i++) await resize();
+  const sequentialMs = performance.now() - started;
+  started = performance.now();
+  const lanes = os.availableParallelism();
+  await Promise.all(Array.from({ length: lanes }, async () => {
+    for (let i = 0; i < jobs / lanes; i++) await resize();
+  }));
+  const parallelMs = performance.now() - started;
+  const throughput = { jobs, lanes, sequentialMs: Math.round(sequentialMs), parallelMs: Math.round(parallelMs), speedup: round(sequentialMs / parallelMs, 2) };
+
+  await app.close();
+  await fixtures.close();
+
+  // Streaming: a separate serve process fetches a 2 GB input; its memory must stay flat.
+  const streaming = await streamingRss();
+
+  const result = { machine: { cpus: os.cpus()[0]?.model, cores: os.availableParallelism(), memoryGiB: Math.round(os.totalmem() / 1024 ** 3), node: process.version }, runs: RUNS, date: new Date().toISOString(), rows, slideshow, qualities, copies, downloads, throughput, streaming };
+  await rm(dataDir, { recursive: true, force: true });
+  await rm(replayDir, { recursive: true, force: true });
+  await mkdir(path.resolve(import.meta.dirname, 'results'), { recursive: true });
+  const file = path.resolve(import.meta.dirname, 'results', `${result.date.replace(/[:.]/g, '-')}.json`);
+  await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+  printTable(result);
+  console.log(`\nwritten to ${path.relative(process.cwd(), file)}`);
+}
+
+/** Peak RSS of a mediaflow serve process while it downloads a 2 GB input. */
+async function streamingRss() {
+  const size = 2 * 1024 ** 3;
+  const chunk = Buffer.alloc(1024 * 1024);
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-length': size });
+    let sent = 0;
+    const pump = () => {
+      while (sent < size) {
+        sent += chunk.length;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+      res.end();
+    };
+    pump();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-bench-stream-'));
+  const serve = await startServeProcess(dataDir, { MEDIAFLOW_MAX_INPUT_BYTES: String(3 * 1024 ** 3), MEDIAFLOW_LOG_LEVEL: 'warn' });
+  const pid = serve.child.pid!;
+  let peak = await rssMiB(pid);
+  const timer = setInterval(() => void rssMiB(pid).then((rss) => (peak = Math.max(peak, rss))), 50);
+  const body = new FormData();
+  body.append('image_url', `http://127.0.0.1:${port}/big.jpg`);
+  body.append('width', '10');
+  body.append('height', '10');
+  const started = performance.now();
+  const res = await fetch(`${serve.base}/resize_image/`, { method: 'POST', body });
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(timer);
+  serve.child.kill('SIGTERM');
+  await serve.child;
+  server.close();
+  await rm(dataDir, { recursive: true, force: true });
+  // The body is zeros, not an image: the answer is a 422 after the whole download.
+  return { inputBytes: size, status: res.status, seconds: round(seconds, 1), peakRssMiB: Math.round(peak) };
+}
+
+function printTable(result: { rows: Array<Record<string, any>>; slideshow: object; qualities: object[]; copies: object; downloads: object; throughput: object; streaming: object; machine: object }) {
+  const pad = (s: unknown, n: number) => String(s ?? '-').padEnd(n);
+  console.log(`\nmachine: ${JSON.stringify(result.machine)}`);
+  console.log(`${pad('operation', 24)}${pad('e2e med ms', 12)}${pad('floor med', 11)}${pad('e2e/floor', 11)}${pad('+ms', 8)}${pad('naive med', 11)}${pad('naive/e2e', 11)}${pad('MiB ours', 10)}${pad('MiB naive', 10)}`);
+  for (const r of result.rows) {
+    console.log(
+      `${pad(r.operation, 24)}${pad(r.e2e.medianMs, 12)}${pad(r.floor?.medianMs, 11)}${pad(r.overhead, 11)}${pad(r.overheadMs, 8)}${pad(r.naive?.medianMs, 11)}${pad(r.speedup, 11)}${pad(r.e2e.peakMiB, 10)}${pad(r.naive?.peakMiB, 10)}`,
+    );
+  }
+  for (const key of ['slideshow', 'copies', 'downloads', 'throughput', 'streaming'] as const) console.log(`${key}: ${JSON.stringify(result[key])}`);
+  for (const q of result.qualities) console.log(`quality: ${JSON.stringify(q)}`);
+}
+
+await main();
