@@ -25,6 +25,9 @@ export type { AudioFacts, MediaFacts, VideoFacts } from './engine/probe.js';
 export { mediaError, paramError, unsupportedFormat, MediaflowError } from './engine/errors.js';
 export {
   VIDEO_CONTAINERS,
+  QUALITIES,
+  qualityParam,
+  type Quality,
   audioCodecFor,
   audioEncoder,
   even,

@@ -11,9 +11,12 @@ import { binaryVersion } from '../engine/ffmpeg.js';
 import { inputSpecOf, type PluginDefinition } from '../engine/plugin.js';
 import type { Registry } from '../engine/registry.js';
 import { LocalOutputStore } from '../engine/storage.js';
-import { builtinRegistry } from '../plugins/index.js';
+import { pluginFlags } from '../engine/plugin-loader.js';
+import { builtinRegistry, loadRegistry } from '../plugins/index.js';
 import { startServer } from '../server/start.js';
+import { pluginsCommand } from './plugins-command.js';
 import { createProgressReporter } from './progress.js';
+import { runCommand } from './run-command.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -21,19 +24,25 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 export const dashed = (name: string) => name.replace(/^\/+|\/+$/g, '').replace(/_/g, '-');
 
 /** The text `--help` shows for one parameter: its description, choices and default. */
-function describeParam(schema: Record<string, unknown>): string {
+function describeParam(schema: Record<string, unknown>, required = false): string {
   const parts = [String(schema.description ?? '')];
   const spec = inputSpecOf(schema as never);
   if (spec) parts.push(spec.list ? '(URLs or local paths, comma-separated)' : '(URL or local path)');
   if (Array.isArray(schema.enum)) parts.push(`(choices: ${schema.enum.join(', ')})`);
-  if (typeof schema.minimum === 'number') parts.push(`(${schema.minimum} to ${String(schema.maximum)})`);
+  if (typeof schema.minimum === 'number') parts.push(`(${schema.minimum} to ${String(schema.maximum ?? '∞')})`);
+  if (required && schema.default === undefined) parts.push('(required)');
   return parts.join(' ');
 }
 
 /** Prints an error the way every command does, and sets the exit code: 2 for bad input, 1 otherwise. */
-function fail(error: unknown): void {
+export function fail(error: unknown): void {
   if (error instanceof MediaflowError) {
     process.stderr.write(`mediaflow: ${error.message}\n`);
+    // An unexpected failure (a plugin's bug, say) keeps its details in the cause: shown when asked for.
+    if (error.status >= 500 && error.cause !== undefined && process.env.MEDIAFLOW_LOG_LEVEL === 'debug') {
+      const cause = error.cause as Error;
+      process.stderr.write(`${String(cause?.stack ?? cause)}\n${cause?.cause instanceof Error ? `caused by ${String(cause.cause.stack)}\n` : ''}`);
+    }
     process.exitCode = error.status === 400 || error.status === 404 ? 2 : 1;
   } else if (isAbort(error)) {
     process.stderr.write('mediaflow: cancelled\n');
@@ -45,12 +54,13 @@ function fail(error: unknown): void {
 }
 
 /** An engine for one CLI run: outputs under `outDir`, work files in the system's temp folder. */
-function cliEngine(config: Config, registry: Registry, outDir: string): Engine {
+export function cliEngine(config: Config, registry: Registry, outDir: string): Engine {
   const container = createContainer({
     config,
     registry,
     store: new LocalOutputStore(outDir),
     workRoot: path.join(os.tmpdir(), 'mediaflow-work'),
+    cacheDir: path.join(os.tmpdir(), 'mediaflow-cache'),
   });
   return container.resolve<Engine>(TOKENS.Engine);
 }
@@ -59,7 +69,7 @@ function cliEngine(config: Config, registry: Registry, outDir: string): Engine {
 function operationCommand(plugin: PluginDefinition, registry: Registry): Command {
   const command = new Command(dashed(plugin.name)).summary(plugin.summary).description(`${plugin.summary}.${plugin.description ? `\n\n${plugin.description}` : ''}`);
   for (const [key, schema] of Object.entries(plugin.params.properties) as Array<[string, Record<string, unknown>]>) {
-    const option = new Option(`--${dashed(key)} <value>`, describeParam(schema));
+    const option = new Option(`--${dashed(key)} <value>`, describeParam(schema, plugin.params.required?.includes(key)));
     if (schema.default !== undefined) option.default(String(schema.default));
     command.addOption(option);
   }
@@ -121,11 +131,14 @@ export function buildProgram(registry: Registry = builtinRegistry()): Command {
     .description('Media processing with ffmpeg: run operations from the command line, or serve them over HTTP.')
     .option('--version', 'print the versions of mediaflow, ffmpeg and ffprobe')
     .showHelpAfterError()
-    // An unknown operation arrives here as an argument; it is named as such, not as an excess argument.
+    // An unknown operation arrives here as an argument (its flags as unknown options): it is named
+    // as an unknown command, not as an excess argument or one of its flags.
     .allowExcessArguments()
+    .allowUnknownOption()
     .action(async (flags: { version?: boolean }, command: Command) => {
-      const [unknown] = command.args;
-      if (unknown !== undefined) return program.error(`error: unknown command '${unknown}'`, { exitCode: 2, code: 'commander.unknownCommand' });
+      const [first] = command.args;
+      if (first?.startsWith('-')) return program.error(`error: unknown option '${first}'`, { exitCode: 2, code: 'commander.unknownOption' });
+      if (first !== undefined) return program.error(`error: unknown command '${first}'`, { exitCode: 2, code: 'commander.unknownCommand' });
       if (!flags.version) return program.help();
       try {
         const binaries = resolveBinaries();
@@ -136,7 +149,13 @@ export function buildProgram(registry: Registry = builtinRegistry()): Command {
       }
     });
   program.addCommand(serveCommand(registry));
+  program.addCommand(runCommand(registry));
+  program.addCommand(pluginsCommand(registry, pkg.version));
   for (const plugin of registry.list()) program.addCommand(operationCommand(plugin, registry));
+  // Every command takes --plugin; main() has read them all from argv before the commands were made.
+  for (const command of [program, ...program.commands]) {
+    if (!command.options.some((option) => option.long === '--plugin')) command.addOption(pluginOption());
+  }
   // Commander's own errors (unknown option, missing value, ...) are usage errors: exit 2, like a bad
   // parameter, instead of commander's 1. It has printed them already.
   for (const command of [program, ...program.commands]) {
@@ -147,9 +166,26 @@ export function buildProgram(registry: Registry = builtinRegistry()): Command {
   return program;
 }
 
+/** `--plugin <module>`, repeatable: an operation plugin to load (package name or path). */
+function pluginOption(): Option {
+  return new Option('--plugin <module>', 'load an operation plugin: a package name or a path (repeatable) [env MEDIAFLOW_PLUGINS]').argParser(
+    (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+  );
+}
+
 export async function main(argv: string[] = process.argv): Promise<void> {
+  // Plugins load before commander builds the subcommands, so each plugin has its own, with --help.
+  // A plugin that cannot load stops every command (and `serve` from starting), naming it.
+  let registry: Registry;
   try {
-    await buildProgram().parseAsync(argv);
+    registry = await loadRegistry({ cwd: process.cwd(), env: process.env, plugins: pluginFlags(argv.slice(2)) });
+  } catch (error) {
+    process.stderr.write(`mediaflow: ${(error as Error)?.message ?? String(error)}\n`);
+    process.exitCode = 1;
+    return;
+  }
+  try {
+    await buildProgram(registry).parseAsync(argv);
   } catch (error) {
     if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? 0 : 2;
     else fail(error);

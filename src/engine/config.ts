@@ -36,6 +36,14 @@ export interface Config {
   retentionMs: number;
   /** Largest request body, in bytes. */
   bodyLimit: number;
+  /** Bytes of downloaded inputs kept for reuse by later jobs; 0 turns the cache off. */
+  cacheBytes: number;
+  /** Mean event-loop delay, in ms, above which requests get a 503; 0 turns the check off. */
+  maxEventLoopDelayMs: number;
+  /** Folder of pipeline definitions (`POST /pipelines/<name>/`, `mediaflow run <name>`). */
+  pipelinesDir: string;
+  /** Operation plugins to load after the built-ins: package names or paths (MEDIAFLOW_PLUGINS, --plugin). */
+  plugins: string[];
 }
 
 /** A variable, its `serve` flag, and how to read it: the single description behind env, flags and docs. */
@@ -44,6 +52,8 @@ export interface Setting {
   env: string;
   flag: string;
   kind: 'int' | 'string' | 'bool' | 'duration' | 'list';
+  /** A list whose items keep their case (paths, package names); other lists are lower-cased (host names). */
+  keepCase?: boolean;
   description: string;
 }
 
@@ -68,7 +78,12 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'maxDurationMs', env: 'MEDIAFLOW_MAX_DURATION', flag: 'max-duration', kind: 'duration', description: 'longest input media' },
   { key: 'logLevel', env: 'MEDIAFLOW_LOG_LEVEL', flag: 'log-level', kind: 'string', description: 'log level: fatal, error, warn, info, debug, silent' },
   { key: 'retentionMs', env: 'MEDIAFLOW_RETENTION', flag: 'retention', kind: 'duration', description: 'age after which outputs are deleted; 0 keeps them' },
+  { key: 'cacheBytes', env: 'MEDIAFLOW_CACHE_BYTES', flag: 'cache-bytes', kind: 'int', description: 'bytes of inputs kept for reuse (HTTP caching rules); 0 turns it off' },
+  { key: 'maxEventLoopDelayMs', env: 'MEDIAFLOW_MAX_EVENT_LOOP_DELAY', flag: 'max-event-loop-delay', kind: 'int', description: 'event-loop delay (ms) above which requests get a 503; 0 turns it off' },
   { key: 'bodyLimit', env: 'MEDIAFLOW_BODY_LIMIT', flag: 'body-limit', kind: 'int', description: 'largest request body, bytes' },
+  { key: 'pipelinesDir', env: 'MEDIAFLOW_PIPELINES_DIR', flag: 'pipelines-dir', kind: 'string', description: 'folder of pipeline definitions' },
+  // Read before the CLI builds its commands (src/cli/main.ts), so the plugins' subcommands exist; every command takes a repeatable --plugin.
+  { key: 'plugins', env: 'MEDIAFLOW_PLUGINS', flag: 'plugin', kind: 'list', keepCase: true, description: 'operation plugins to load: package names or paths (comma list; the flag is repeatable)' },
 ];
 
 /** The defaults of CONTRACT.md. */
@@ -93,6 +108,10 @@ export function defaultConfig(): Config {
     logLevel: 'info',
     retentionMs: 24 * 3_600_000,
     bodyLimit: 1024 * 1024,
+    maxEventLoopDelayMs: 1000,
+    cacheBytes: 1024 ** 3,
+    pipelinesDir: './pipelines',
+    plugins: [],
   };
 }
 
@@ -124,8 +143,10 @@ export function parseSetting(setting: Setting, raw: string | boolean): Config[ke
       if (!match) throw configError(setting, raw, 'a duration such as 30, 30s, 5m, 24h or 7d');
       return Math.round(Number(match[1]) * UNIT_MS[match[2]!.toLowerCase()]!);
     }
-    case 'list':
-      return text.split(',').map((item) => item.trim().toLowerCase()).filter(Boolean);
+    case 'list': {
+      const items = text.split(',').map((item) => item.trim()).filter(Boolean);
+      return setting.keepCase ? items : items.map((item) => item.toLowerCase());
+    }
     case 'string':
       return text;
   }
@@ -145,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const result = config as unknown as Config;
   if (result.concurrency < 1) throw configError(SETTINGS.find((s) => s.key === 'concurrency')!, String(result.concurrency), 'at least 1');
   result.dataDir = path.resolve(result.dataDir);
+  result.pipelinesDir = path.resolve(result.pipelinesDir);
   if (result.publicUrl) result.publicUrl = result.publicUrl.replace(/\/+$/, '');
   return result;
 }

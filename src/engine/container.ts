@@ -4,6 +4,7 @@ import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import { resolveBinaries, type Binaries } from './binaries.js';
 import type { Config } from './config.js';
 import { Engine, type EngineObserver } from './engine.js';
+import { InputCache } from './input-cache.js';
 import { silentLogger, type Logger } from './logger.js';
 import { LocalJobQueue, type JobQueue } from './queue.js';
 import { Registry } from './registry.js';
@@ -35,6 +36,8 @@ export interface WiringOptions {
   workRoot?: string;
   /** Gets called back from each job, for metrics. */
   observer?: EngineObserver;
+  /** Where reusable downloads are kept; defaults to `<dataDir>/cache`. */
+  cacheDir?: string;
 }
 
 /** A child container with the engine and its parts wired; each server or CLI run gets its own. */
@@ -57,6 +60,7 @@ export function createContainer(options: WiringOptions): DependencyContainer {
     workspaces: c.resolve(TOKENS.Workspaces),
     queue: c.resolve(TOKENS.Queue),
     ...(options.observer ? { observer: options.observer } : {}),
+    ...(config.cacheBytes > 0 ? { cache: new InputCache(options.cacheDir ?? path.join(config.dataDir, 'cache'), config.cacheBytes) } : {}),
   });
   c.register(TOKENS.Engine, { useValue: engine });
   return c;

@@ -6,11 +6,13 @@ import type { Binaries } from './binaries.js';
 import type { Config } from './config.js';
 import { mediaError, MediaflowError, paramError } from './errors.js';
 import { ByteBudget, download, type FetchLimits } from './fetcher.js';
-import { runFfmpeg } from './ffmpeg.js';
+import type { Fetch, InputCache } from './input-cache.js';
+import { ffmpegCommandLine, runFfmpeg } from './ffmpeg.js';
 import { checkKind, inputArgs } from './input-policy.js';
 import type { Logger } from './logger.js';
 import { parseParams } from './params.js';
-import { inputSpecOf, type BuildContext, type InputSpec, type LocalInput, type Plan, type PluginDefinition } from './plugin.js';
+import { callPlugin, checkedMessage, checkedOutput, checkedPlan } from './plugin-call.js';
+import { inputSpecOf, type BuildContext, type InputSpec, type LocalInput, type OutputSpec, type Plan, type PluginDefinition } from './plugin.js';
 import { probeFile, type MediaFacts } from './probe.js';
 import type { JobQueue } from './queue.js';
 import type { Registry } from './registry.js';
@@ -55,6 +57,17 @@ export interface JobResult {
   timings: Record<string, number>;
 }
 
+/** What a job would run, as `Engine.plan` reports it for `--dry-run`. */
+export interface JobPlan {
+  operation: string;
+  params: Record<string, unknown>;
+  output: OutputSpec;
+  /** Files the plan writes into the workspace before its commands (lists, subtitles). */
+  files: string[];
+  /** Each ffmpeg command in order, binary first; empty when the plugin writes its output itself. */
+  commands: string[][];
+}
+
 /** An input as the user named it, with the kind its parameter needs. */
 interface InputRequest {
   param: string;
@@ -68,6 +81,8 @@ interface InputRequest {
 export interface EngineObserver {
   jobEnded(operation: string, seconds: number, outcome: 'ok' | 'failed' | 'cancelled'): void;
   downloaded(bytes: number): void;
+  /** The plan a job is about to run, with each workspace input file and the source it came from (benchmarks replay it). */
+  planned?(operation: string, plan: Plan, inputs: ReadonlyArray<{ file: string; source: string }>): void;
 }
 
 export interface EngineDeps {
@@ -79,6 +94,8 @@ export interface EngineDeps {
   queue: JobQueue;
   logger: Logger;
   observer?: EngineObserver;
+  /** Keeps downloaded inputs for later jobs; none means every input is downloaded every time. */
+  cache?: InputCache;
 }
 
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -104,6 +121,11 @@ export class Engine {
     const plugin = this.deps.registry.get(operation);
     if (!plugin) throw new MediaflowError('MF_ERR_NOT_FOUND', `Unknown operation '${operation}'`);
     return plugin;
+  }
+
+  /** Where a plugin says its output goes; a plugin that throws fails only its own job. */
+  outputOf(plugin: PluginDefinition, params: Record<string, unknown>): OutputSpec {
+    return callPlugin(plugin, 'output', () => checkedOutput(plugin, plugin.output(params)));
   }
 
   /** Validates raw fields into params, and lists the inputs they name, checking each URL before anything is queued. */
@@ -142,7 +164,7 @@ export class Engine {
     requests: InputRequest[],
     options: JobOptions,
   ): Promise<JobResult> {
-    const { config, workspaces, logger, observer } = this.deps;
+    const { workspaces, logger, observer } = this.deps;
     const store = options.store ?? this.deps.store;
     const timings: Record<string, number> = {};
     const started = performance.now();
@@ -157,27 +179,8 @@ export class Engine {
     };
     const dir = await workspaces.create(id);
     try {
-      options.signal?.throwIfAborted();
-      options.onProgress?.({ stage: 'download' });
-      const files = await time('downloadMs', () => this.fetchAll(dir, requests, options.signal));
-      options.onProgress?.({ stage: 'probe' });
-      const facts = await time('probeMs', () => this.probeAll(dir, files, options.signal));
-      const inputs: Record<string, LocalInput[]> = {};
-      requests.forEach((request, index) => {
-        checkKind(request.source, facts[index]!, request.kind, config);
-        (inputs[request.param] ??= []).push({ file: files[index]!, source: request.source, facts: facts[index]! });
-      });
-      const kinds = new Map(requests.map((request, index) => [files[index]!, request.kind]));
-      const outputSpec = plugin.output(params);
-      const outputName = `output${path.extname(outputSpec.path)}`;
-      const context: BuildContext<Record<string, unknown>> = {
-        params,
-        inputs,
-        output: outputName,
-        input: (input) => inputArgs(input, kinds.get(input.file)),
-      };
-      plugin.check?.(context);
-      const plan = normalisePlan(plugin.build(context));
+      const { plan, inputs, outputSpec, outputName } = await this.buildIn(dir, plugin, params, requests, options, time);
+      observer?.planned?.(plugin.name, plan, Object.values(inputs).flat());
       options.onProgress?.({ stage: 'process' });
       await time('processMs', () => this.execPlan(dir, plan, options));
       await this.ensureOutput(dir, outputName);
@@ -186,7 +189,8 @@ export class Engine {
       await time('publishMs', () => store.publish(path.join(dir, outputName), relativePath));
       logger.info({ job: id, operation: plugin.name, timings }, 'job done');
       outcome = 'ok';
-      return { id, operation: plugin.name, message: plugin.message(params), field: outputSpec.field, path: relativePath, timings };
+      const message = callPlugin(plugin, 'message', () => checkedMessage(plugin, plugin.message(params)));
+      return { id, operation: plugin.name, message, field: outputSpec.field, path: relativePath, timings };
     } catch (error) {
       if (options.signal?.aborted) outcome = 'cancelled';
       throw error;
@@ -194,6 +198,63 @@ export class Engine {
       await workspaces.remove(dir);
       observer?.jobEnded(plugin.name, (performance.now() - started) / 1000, outcome);
     }
+  }
+
+  /**
+   * What `run` would do, without running ffmpeg: inputs fetched (or linked) and probed, the plan
+   * built and its commands returned as full argv (file names relative to the job's workspace).
+   * Nothing is queued or published; the workspace is removed. Behind `--dry-run`.
+   */
+  async plan(operation: string, raw: Record<string, unknown>, options: Pick<JobOptions, 'signal' | 'localFiles'> = {}): Promise<JobPlan> {
+    const { plugin, params, inputs } = this.prepare(operation, raw, options.localFiles);
+    const dir = await this.deps.workspaces.create(randomUUID());
+    try {
+      const { plan, outputSpec } = await this.buildIn(dir, plugin, params, inputs, options, (_name, work) => work());
+      return {
+        operation: plugin.name,
+        params,
+        output: outputSpec,
+        files: Object.keys(plan.files ?? {}),
+        commands: plan.commands.map((args) => ffmpegCommandLine(this.deps.binaries.ffmpeg, args)),
+      };
+    } finally {
+      await this.deps.workspaces.remove(dir);
+    }
+  }
+
+  /** Fetches and probes a job's inputs into `dir`, checks them, and asks the plugin for its plan: all of a job but ffmpeg. */
+  private async buildIn(
+    dir: string,
+    plugin: PluginDefinition,
+    params: Record<string, unknown>,
+    requests: InputRequest[],
+    options: Pick<JobOptions, 'signal' | 'onProgress'>,
+    time: <T>(name: string, work: () => Promise<T>) => Promise<T>,
+  ): Promise<{ plan: Plan; inputs: Record<string, LocalInput[]>; outputSpec: OutputSpec; outputName: string }> {
+    const { config } = this.deps;
+    options.signal?.throwIfAborted();
+    options.onProgress?.({ stage: 'download' });
+    const files = await time('downloadMs', () => this.fetchAll(dir, requests, options.signal));
+    options.onProgress?.({ stage: 'probe' });
+    const facts = await time('probeMs', () => this.probeAll(dir, files, requests.map((r) => r.source), options.signal));
+    const inputs: Record<string, LocalInput[]> = {};
+    requests.forEach((request, index) => {
+      checkKind(request.source, facts[index]!, request.kind, config);
+      (inputs[request.param] ??= []).push({ file: files[index]!, source: request.source, facts: facts[index]! });
+    });
+    const kinds = new Map(requests.map((request, index) => [files[index]!, request.kind]));
+    // A plugin's own code runs inside callPlugin: what it throws fails this job only, named after it.
+    const outputSpec = this.outputOf(plugin, params);
+    const outputName = `output${path.extname(outputSpec.path)}`;
+    const context: BuildContext<Record<string, unknown>> = {
+      params,
+      inputs,
+      output: outputName,
+      input: (input) => inputArgs(input, kinds.get(input.file)),
+    };
+    if (plugin.check) callPlugin(plugin, 'check', () => plugin.check!(context));
+    const plan = normalisePlan(callPlugin(plugin, 'build', () => checkedPlan(plugin, plugin.build(context))));
+    return { plan, inputs, outputSpec, outputName };
   }
 
   /** The download limits and address policy of the configuration. */
@@ -220,8 +281,11 @@ export class Engine {
       const name = `in${index}${safeExtension(request.source)}`;
       if (request.localPath !== undefined) await linkLocal(request.source, request.localPath, path.join(dir, name));
       else {
-        const { bytes } = await download(request.source, path.join(dir, name), limits, { signal: combined, budget });
-        this.deps.observer?.downloaded(bytes);
+        const fetch: Fetch = (destination, headers) => download(request.source, destination, limits, { signal: combined, budget, headers });
+        const target = path.join(dir, name);
+        const result = this.deps.cache ? await this.deps.cache.fetch(request.source, target, fetch) : { ...(await fetch(target, {})), cache: 'bypass' };
+        // Bodies reused from the cache (hits, 304s) were not downloaded again.
+        if (result.cache === 'miss' || result.cache === 'bypass') this.deps.observer?.downloaded(result.bytes);
       }
       return name;
     };
@@ -242,7 +306,7 @@ export class Engine {
   }
 
   /** Probes inputs, a few at a time so a hundred images do not start a hundred processes. */
-  private async probeAll(dir: string, files: string[], signal?: AbortSignal): Promise<MediaFacts[]> {
+  private async probeAll(dir: string, files: string[], sources: string[], signal?: AbortSignal): Promise<MediaFacts[]> {
     const results: MediaFacts[] = new Array(files.length);
     let next = 0;
     const worker = async () => {
@@ -251,6 +315,8 @@ export class Engine {
         results[index] = await probeFile(this.deps.binaries.ffprobe, files[index]!, {
           cwd: dir,
           timeoutMs: 60_000,
+          maxPixels: this.deps.config.maxPixels,
+          source: sources[index]!,
           ...(signal ? { signal } : {}),
         });
       }

@@ -35,6 +35,10 @@ export class ByteBudget {
 export interface FetchResult {
   bytes: number;
   contentType?: string;
+  /** The server answered 304 to a conditional request: nothing was written. */
+  notModified?: boolean;
+  /** The response's headers, for caching decisions. */
+  headers?: http.IncomingHttpHeaders;
 }
 
 const formatBytes = (bytes: number) =>
@@ -66,13 +70,20 @@ function guardedLookup(raw: string, redirect: string | undefined, policy: Addres
 }
 
 /** One HTTP exchange: resolves with the response once headers arrive. `redirected` says the URL came from a redirect. */
-function request(url: URL, raw: string, limits: FetchLimits, signal: AbortSignal, redirected: boolean): Promise<http.IncomingMessage> {
+function request(
+  url: URL,
+  raw: string,
+  limits: FetchLimits,
+  signal: AbortSignal,
+  redirected: boolean,
+  extraHeaders: Record<string, string>,
+): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const client = url.protocol === 'https:' ? https : http;
     const req = client.get(url, {
       lookup: guardedLookup(raw, redirected ? url.href : undefined, limits),
       signal,
-      headers: { 'user-agent': 'mediaflow', accept: '*/*' },
+      headers: { 'user-agent': 'mediaflow', accept: '*/*', ...extraHeaders },
       agent: false,
     });
     const firstByte = setTimeout(
@@ -117,15 +128,19 @@ export async function download(
   rawUrl: string,
   destination: string,
   limits: FetchLimits,
-  options: { signal?: AbortSignal; budget?: ByteBudget } = {},
+  options: { signal?: AbortSignal; budget?: ByteBudget; headers?: Record<string, string> } = {},
 ): Promise<FetchResult> {
   const timeout = AbortSignal.timeout(limits.timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   let url = checkUrl(rawUrl, limits);
   try {
     for (let hop = 0; ; hop++) {
-      const res = await request(url, rawUrl, limits, signal, hop > 0);
+      const res = await request(url, rawUrl, limits, signal, hop > 0, options.headers ?? {});
       const status = res.statusCode ?? 0;
+      if (status === 304 && options.headers) {
+        res.destroy();
+        return { bytes: 0, notModified: true, headers: res.headers };
+      }
       if (status >= 300 && status < 400 && res.headers.location) {
         // A redirect's body is never read: the connection is dropped (an endless body cannot hold it).
         res.destroy();
@@ -157,7 +172,7 @@ export async function download(
       });
       await pipeline(res, meter, createWriteStream(destination), { signal });
       const contentType = res.headers['content-type'];
-      return contentType ? { bytes, contentType } : { bytes };
+      return contentType ? { bytes, contentType, headers: res.headers } : { bytes, headers: res.headers };
     }
   } catch (error) {
     if (error instanceof MediaflowError) throw error;

@@ -10,6 +10,8 @@ interface SchemaFields {
   minimum?: number;
   maximum?: number;
   maxLength?: number;
+  pattern?: string;
+  description?: string;
 }
 
 /** Splits a comma list: whitespace around items ignored, empty items dropped (CONTRACT.md). */
@@ -67,6 +69,11 @@ function coerce(key: string, schema: SchemaFields & TSchema, text: string): unkn
       const value = spec ? text.trim() : text;
       if (schema.maxLength !== undefined && value.length > schema.maxLength) {
         throw paramError(`Expected \`${key}\` to be at most ${schema.maxLength} characters, got ${value.length}`);
+      }
+      if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) {
+        // The description says the form in words; the pattern is for machines.
+        const form = typeof schema.description === 'string' ? schema.description.replace(/^[A-Z](?=[a-z ])/, (c) => c.toLowerCase()) : `text matching ${schema.pattern}`;
+        throw paramError(`Expected \`${key}\` to be ${form.replace(/\.$/, '')}, got \`${show(text)}\``);
       }
       return value;
     }

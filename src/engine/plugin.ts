@@ -41,8 +41,8 @@ export const Param = {
     Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options }),
   /** A whole number within bounds. */
   integer: (options: { minimum: number; maximum: number; default?: number; description: string }) => Type.Integer(options),
-  /** Free text, bounded in length. */
-  text: (options: { description: string; maxLength: number; default?: string }) => Type.String(options),
+  /** Free text, bounded in length; `pattern` (a regular expression) restricts its form, which `description` should say in words. */
+  text: (options: { description: string; maxLength: number; default?: string; pattern?: string }) => Type.String(options),
 };
 
 /** Optional parameter without default (TypeBox's Optional, re-exported so plugins need only this module). */

@@ -181,6 +181,70 @@ export function imageHeader(head: Buffer): ImageHeader | undefined {
   return undefined;
 }
 
+/** PNG colour types (IHDR) as ffmpeg names the pixel formats they decode to, 8-bit and 16-bit. */
+const PNG_PIXEL_FORMATS: Record<number, [string, string]> = {
+  0: ['gray', 'gray16be'],
+  2: ['rgb24', 'rgb48be'],
+  3: ['pal8', 'pal8'],
+  4: ['ya8', 'ya16be'],
+  6: ['rgba', 'rgba64be'],
+};
+
+/** Whether a PNG's chunks before its image data include transparency (tRNS). */
+function pngHasTransparencyChunk(head: Buffer): boolean {
+  let offset = 8;
+  while (offset + 8 <= head.length) {
+    const type = head.toString('latin1', offset + 4, offset + 8);
+    if (type === 'tRNS') return true;
+    if (type === 'IDAT') return false;
+    offset += 12 + head.readUInt32BE(offset);
+  }
+  return false;
+}
+
+/**
+ * Facts for the two commonest pictures, PNG and baseline or progressive JPEG, from their headers
+ * alone: an image operation then starts no ffprobe (about 70 ms saved). Anything unusual (16-bit
+ * JPEG, CMYK, arithmetic coding, a size of 0) returns undefined and is probed by ffprobe.
+ */
+export function headerFacts(head: Buffer): MediaFacts | undefined {
+  const header = imageHeader(head);
+  if (!header || header.width <= 0 || header.height <= 0) return undefined;
+  const picture = (pixFmt: string): MediaFacts => ({
+    formatName: header.format,
+    isImage: true,
+    video: { codec: header.codec, width: header.width, height: header.height, fps: 25, pixFmt },
+  });
+  if (header.codec === 'png') {
+    const depth = head[24]!;
+    const formats = PNG_PIXEL_FORMATS[head[25]!];
+    if (!formats || (depth !== 8 && depth !== 16 && head[25] !== 3)) return undefined;
+    const pixFmt = formats[depth === 16 ? 1 : 0];
+    // Colour-keyed transparency (tRNS) decodes with an alpha channel.
+    if (pngHasTransparencyChunk(head) && (head[25] === 0 || head[25] === 2)) return picture(head[25] === 0 ? 'ya8' : 'rgba');
+    return picture(pixFmt);
+  }
+  if (header.codec === 'mjpeg') {
+    // Find the start-of-frame again for its precision and component count; only SOF0-SOF2 qualify.
+    let offset = 2;
+    while (offset + 10 <= head.length && head[offset] === 0xff) {
+      const marker = head[offset + 1]!;
+      if (marker === 0xff) {
+        offset++;
+        continue;
+      }
+      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+        const precision = head[offset + 4];
+        const components = head[offset + 9];
+        if (marker > 0xc2 || precision !== 8 || (components !== 1 && components !== 3)) return undefined;
+        return picture(components === 1 ? 'gray' : 'yuvj420p');
+      }
+      offset += marker === 0xd8 || (marker >= 0xd0 && marker <= 0xd7) ? 2 : 2 + head.readUInt16BE(offset + 2);
+    }
+  }
+  return undefined;
+}
+
 /**
  * Where an ISO media (MP4/MOV) file ends inside one of its top-level boxes, or undefined when every
  * box is whole: a file cut short in transfer or on purpose.
@@ -249,6 +313,8 @@ export async function probeFile(ffprobe: string, file: string, options: ProbeOpt
       video: { codec: declared.codec, width: declared.width, height: declared.height, fps: 0, pixFmt: 'unknown' },
     };
   }
+  const quick = headerFacts(head);
+  if (quick) return quick;
   // ISO media (MP4, MOV, M4A, 3GP) names its boxes' sizes: a file cut short is told as such, not as ffprobe's confusion.
   const isoMedia = head.length >= 8 && head.toString('latin1', 4, 8) === 'ftyp';
   if (isoMedia) await refuseTruncated(input, absolute);

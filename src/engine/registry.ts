@@ -1,15 +1,32 @@
-import { CONTRACT_VERSION, inputSpecOf, type PluginDefinition } from './plugin.js';
+import { contractProblem, RESERVED_NAMES, sampleOutputProblem, schemaProblem } from './plugin-check.js';
+import type { PluginDefinition } from './plugin.js';
 
 /** Paths no plugin may take: the server's own routes. */
 const RESERVED_PATHS = ['/uploads', '/health', '/metrics', '/pipelines', '/openapi.json', '/docs'];
 
-/** A plugin that cannot be registered; the message names the plugin and what is wrong. */
+/** A plugin that cannot be loaded or registered; the message names the plugin (and where it came from) and what is wrong. */
 export class PluginError extends Error {
-  constructor(plugin: string, problem: string) {
-    super(`Plugin '${plugin}' is invalid: ${problem}`);
+  constructor(
+    readonly plugin: string,
+    readonly problem: string,
+    readonly source?: string,
+    verb = 'is invalid',
+  ) {
+    super(`Plugin '${plugin}'${source && source !== 'built-in' && source !== plugin ? ` from ${source}` : ''} ${verb}: ${problem}`);
     this.name = 'PluginError';
   }
 }
+
+/** What `mediaflow plugins` and the API docs say about a registered plugin. */
+export interface PluginInfo {
+  /** `built-in`, a package name or a path. */
+  source: string;
+  /** The plugin's `version`, else its package's. */
+  version?: string;
+}
+
+/** `merge_audios` and `merge-audios` are one CLI subcommand and one pipeline `op`. */
+const commandKey = (name: string) => name.replace(/_/g, '-');
 
 /** The route of a path, without its trailing slash, for comparing. */
 const routeKey = (path: string) => path.replace(/\/+$/, '').toLowerCase();
@@ -17,44 +34,46 @@ const routeKey = (path: string) => path.replace(/\/+$/, '').toLowerCase();
 /** Reports the first problem with a plugin's shape, or undefined. */
 function shapeProblem(plugin: PluginDefinition): string | undefined {
   if (typeof plugin !== 'object' || plugin === null) return 'it is not an object';
+  // First: a plugin made for another contract may be shaped differently, and this is what to tell its user.
+  const contract = contractProblem(plugin.contract);
+  if (contract) return contract;
   if (typeof plugin.name !== 'string' || !/^[a-z][a-z0-9_-]*$/.test(plugin.name)) return 'name must be lower-case letters, digits, - or _';
-  if (plugin.contract !== CONTRACT_VERSION) {
-    return `it targets plugin contract ${String(plugin.contract)}, this mediaflow implements contract ${CONTRACT_VERSION}`;
+  if (RESERVED_NAMES.includes(commandKey(plugin.name))) return `name '${plugin.name}' is a command of mediaflow itself`;
+  if (typeof plugin.path !== 'string' || !/^(\/[A-Za-z0-9_-]+)+\/?$/.test(plugin.path)) {
+    return `path ${typeof plugin.path === 'string' ? `'${plugin.path}' ` : ''}must start with / and hold only letters, digits, -, _ and single /`;
   }
-  if (typeof plugin.path !== 'string' || !/^\/[A-Za-z0-9_\-/]+$/.test(plugin.path)) return 'path must start with / and hold only letters, digits, -, _ and /';
   const key = routeKey(plugin.path);
-  if (RESERVED_PATHS.some((reserved) => key === reserved || key.startsWith(`${reserved}/`))) return `path ${plugin.path} shadows a built-in route`;
+  const shadowed = RESERVED_PATHS.find((reserved) => key === reserved || key.startsWith(`${reserved}/`));
+  if (shadowed) return `path ${plugin.path} shadows mediaflow's own route ${shadowed}`;
   if (typeof plugin.summary !== 'string' || plugin.summary === '') return 'summary is missing';
-  if (plugin.params?.type !== 'object' || typeof plugin.params.properties !== 'object') return 'params must be a TypeBox object schema';
-  for (const [key, property] of Object.entries(plugin.params.properties)) {
-    if (!/^[a-z][a-z0-9_]*$/.test(key)) return `parameter '${key}' must be snake_case`;
-    const type = (property as { type?: string }).type;
-    if (!['string', 'integer', 'number', 'boolean'].includes(String(type))) return `parameter '${key}' has unsupported type ${String(type)}`;
-    if (inputSpecOf(property) && type !== 'string') return `input parameter '${key}' must be a string`;
-  }
+  if (plugin.description !== undefined && typeof plugin.description !== 'string') return 'description must be a string';
+  if (plugin.version !== undefined && typeof plugin.version !== 'string') return 'version must be a string';
+  const schema = schemaProblem(plugin.params);
+  if (schema) return schema;
   for (const hook of ['output', 'build', 'message'] as const) {
-    if (typeof plugin[hook] !== 'function') return `${hook}() is missing`;
+    if (typeof plugin[hook] !== 'function') return `${hook}() is missing (it must be a function)`;
   }
   if (plugin.check !== undefined && typeof plugin.check !== 'function') return 'check must be a function';
-  return undefined;
+  return sampleOutputProblem(plugin);
 }
 
 /** The registered operations, found by name or by route. */
 export class Registry {
   private readonly byName = new Map<string, PluginDefinition>();
-  private readonly sources = new Map<string, string>();
+  private readonly infos = new Map<string, PluginInfo>();
 
-  /** Checks and adds a plugin; throws a PluginError for a bad shape or a name or route taken. */
-  register(plugin: PluginDefinition, source = 'built-in'): void {
-    const label = typeof plugin?.name === 'string' ? plugin.name : String(source);
+  /** Checks and adds a plugin; throws a PluginError for a bad shape or schema, a contract it does not share, or a name or route taken. */
+  register(plugin: PluginDefinition, source = 'built-in', info: { version?: string } = {}): void {
+    const label = typeof plugin?.name === 'string' && plugin.name !== '' ? plugin.name : String(source);
     const problem = shapeProblem(plugin);
-    if (problem) throw new PluginError(label, problem);
-    const existing = this.byName.get(plugin.name);
-    if (existing) throw new PluginError(plugin.name, `the name is already taken by the plugin from ${this.sources.get(plugin.name)}`);
+    if (problem) throw new PluginError(label, problem, source);
+    const taken = this.list().find((other) => commandKey(other.name) === commandKey(plugin.name));
+    if (taken) throw new PluginError(plugin.name, `the name is already taken by '${taken.name}' (${this.sourceOf(taken.name)})`, source);
     const clash = this.list().find((other) => routeKey(other.path) === routeKey(plugin.path));
-    if (clash) throw new PluginError(plugin.name, `path ${plugin.path} is already the route of '${clash.name}'`);
+    if (clash) throw new PluginError(plugin.name, `path ${plugin.path} is already the route of '${clash.name}' (${this.sourceOf(clash.name)})`, source);
     this.byName.set(plugin.name, plugin);
-    this.sources.set(plugin.name, source);
+    const version = plugin.version ?? info.version;
+    this.infos.set(plugin.name, { source, ...(version !== undefined ? { version } : {}) });
   }
 
   get(name: string): PluginDefinition | undefined {
@@ -63,7 +82,12 @@ export class Registry {
 
   /** Where a plugin came from (`built-in`, a package name or a path). */
   sourceOf(name: string): string | undefined {
-    return this.sources.get(name);
+    return this.infos.get(name)?.source;
+  }
+
+  /** Where a plugin came from and its version. */
+  infoOf(name: string): PluginInfo | undefined {
+    return this.infos.get(name);
   }
 
   list(): PluginDefinition[] {

@@ -1,4 +1,4 @@
-import { argv, audioCodecFor, CONTRACT_VERSION, definePlugin, escapeFilterValue, muxerFor, Param, Type, videoEncoder, VIDEO_CONTAINERS } from '../sdk.js';
+import { qualityParam, argv, audioCodecFor, CONTRACT_VERSION, definePlugin, escapeFilterValue, even, muxerFor, Param, Type, videoEncoder, VIDEO_CONTAINERS } from '../sdk.js';
 
 export default definePlugin({
   contract: CONTRACT_VERSION,
@@ -11,6 +11,7 @@ export default definePlugin({
     video_url: Param.url('video', 'URL of the video'),
     subtitle_url: Param.url('subtitle', 'URL of the subtitle file (.srt, .ass, .ssa, .vtt)'),
     format: Param.format(VIDEO_CONTAINERS, { default: 'mp4', description: 'Output video format' }),
+    quality: qualityParam(),
   }),
   output: (p) => ({ field: 'output_video', path: `{id}/video_with_subtitles.${p.format}` }),
   build: ({ params, inputs, output, input }) => {
@@ -18,14 +19,19 @@ export default definePlugin({
     const subtitles = inputs.subtitle_url![0]!;
     // The subtitle file has a generated name in the workspace; it is escaped all the same, so the
     // graph stays intact whatever a future naming scheme produces.
-    const filter = `subtitles=filename=${escapeFilterValue(subtitles.file)}`;
+    const burn = `subtitles=filename=${escapeFilterValue(subtitles.file)}`;
+    // x264 in 4:2:0 refuses odd sizes: a picture of odd width or height gets one black column or row.
+    const encoder = videoEncoder(params.format, { quality: params.quality });
+    const size = video.facts.video;
+    const odd = encoder.includes('libx264') && size && (size.width % 2 !== 0 || size.height % 2 !== 0);
+    const filter = odd ? `${burn},pad=${even(size.width)}:${even(size.height)}:0:0:color=black` : burn;
     return {
       ...(video.facts.duration ? { expectedSeconds: video.facts.duration } : {}),
       commands: [
         argv(
           input(video),
           ['-map', '0:v:0', '-map', '0:a:0?', '-vf', filter],
-          videoEncoder(params.format),
+          encoder,
           video.facts.audio ? audioCodecFor(params.format, video.facts) : null,
           muxerFor(params.format),
           [output],

@@ -9,6 +9,8 @@ import {
   Type,
   videoCodecFor,
   videoEncoder,
+  qualityParam,
+  type Quality,
   VIDEO_CONTAINERS,
   type MediaFacts,
   type VideoContainer,
@@ -25,10 +27,10 @@ const KEEP: Partial<Record<VideoContainer, { video: readonly string[]; audio: re
   mov: { video: ['h264', 'hevc'], audio: ['aac'] },
 };
 
-function videoArgsFor(format: VideoContainer, facts: MediaFacts): string[] {
+function videoArgsFor(format: VideoContainer, facts: MediaFacts, quality: Quality): string[] {
   const keep = KEEP[format];
-  if (!keep) return videoCodecFor(format, facts);
-  return facts.video && keep.video.includes(facts.video.codec) ? ['-c:v', 'copy'] : videoEncoder(format);
+  if (!keep) return videoCodecFor(format, facts, quality);
+  return facts.video && keep.video.includes(facts.video.codec) ? ['-c:v', 'copy'] : videoEncoder(format, { quality });
 }
 
 function audioArgsFor(format: VideoContainer, facts: MediaFacts): string[] {
@@ -47,11 +49,12 @@ export default definePlugin({
   params: Type.Object({
     video_url: Param.url('video', 'URL of the video to convert'),
     format: Param.format(VIDEO_CONTAINERS, { default: 'mp4', description: 'Output video format' }),
+    quality: qualityParam(),
   }),
   output: (p) => ({ field: 'output_file', path: `{id}_input_video.${p.format}` }),
   build: ({ params, inputs, output, input }) => {
     const video = inputs.video_url![0]!;
-    const videoArgs = videoArgsFor(params.format, video.facts);
+    const videoArgs = videoArgsFor(params.format, video.facts, params.quality);
     return {
       ...(video.facts.duration ? { expectedSeconds: video.facts.duration } : {}),
       commands: [

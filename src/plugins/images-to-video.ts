@@ -10,6 +10,7 @@ import {
   Param,
   Type,
   videoEncoder,
+  qualityParam,
 } from '../sdk.js';
 import { flattenOntoBlack } from './shared/still-image.js';
 
@@ -31,6 +32,7 @@ export default definePlugin({
     }),
     seconds_per_image: Param.integer({ minimum: 1, maximum: 3600, default: 5, description: 'Seconds each image is shown' }),
     format: Param.format(FORMATS, { default: 'mp4', description: 'Output video format' }),
+    quality: qualityParam(),
     fps: Param.integer({ minimum: 1, maximum: 60, default: 25, description: 'Frames per second of the output' }),
     width: Optional(Param.integer({ minimum: 16, maximum: 7680, description: 'Frame width (default: the first image\'s)' })),
     height: Optional(Param.integer({ minimum: 16, maximum: 4320, description: 'Frame height (default: the first image\'s)' })),
@@ -69,7 +71,7 @@ export default definePlugin({
       expectedSeconds: total,
       commands: [
         ...letterbox,
-        argv(concatListArgs('images.txt', 'image'), ['-vf', filter, '-fps_mode', 'cfr', '-r', String(params.fps), '-frames:v', String(total * params.fps), '-an'], videoEncoder(params.format, { still: true }), [
+        argv(concatListArgs('images.txt', 'image'), ['-vf', filter, '-fps_mode', 'cfr', '-r', String(params.fps), '-frames:v', String(total * params.fps), '-an'], videoEncoder(params.format, { still: true, quality: params.quality }), [
           ...muxerFor(params.format),
           output,
         ]),

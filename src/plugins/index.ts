@@ -1,4 +1,5 @@
 import type { PluginDefinition } from '../sdk.js';
+import { loadPlugins, type PluginLoadOptions } from '../engine/plugin-loader.js';
 import { Registry } from '../engine/registry.js';
 import addSubtitles from './add-subtitles.js';
 import convertImageFromUrl from './convert-image-from-url.js';
@@ -29,5 +30,15 @@ export const builtinPlugins = [
 export function builtinRegistry(): Registry {
   const registry = new Registry();
   for (const plugin of builtinPlugins) registry.register(plugin, 'built-in');
+  return registry;
+}
+
+/**
+ * The built-ins, then the third-party plugins that `mediaflow.config.*`, `MEDIAFLOW_PLUGINS` and
+ * `--plugin` name (see src/engine/plugin-loader.ts). Throws when one cannot be loaded or is invalid.
+ */
+export async function loadRegistry(options: PluginLoadOptions = {}): Promise<Registry> {
+  const registry = builtinRegistry();
+  await loadPlugins(registry, options);
   return registry;
 }

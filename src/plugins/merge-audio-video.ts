@@ -1,4 +1,4 @@
-import { argv, audioCodecFor, CONTRACT_VERSION, definePlugin, muxerFor, Param, Type, videoCodecFor, VIDEO_CONTAINERS } from '../sdk.js';
+import { qualityParam, argv, audioCodecFor, CONTRACT_VERSION, definePlugin, muxerFor, Param, Type, videoCodecFor, VIDEO_CONTAINERS } from '../sdk.js';
 import { evenSizeArgs } from './shared/encoding.js';
 
 export default definePlugin({
@@ -12,6 +12,7 @@ export default definePlugin({
     video_url: Param.url('video', 'URL of the input video'),
     audio_url: Param.url('audio', 'URL of the audio that replaces the video\'s sound (MP3 recommended)'),
     format: Param.format(VIDEO_CONTAINERS, { default: 'mp4', description: 'Output video format' }),
+    quality: qualityParam(),
   }),
   output: (p) => ({ field: 'output_file', path: `{id}_merged.${p.format}` }),
   build: ({ params, inputs, output, input }) => {
@@ -19,7 +20,7 @@ export default definePlugin({
     const audio = inputs.audio_url![0]!;
     const durations = [video.facts.duration, audio.facts.duration].filter((d): d is number => d !== undefined);
     const shorter = durations.length > 0 ? Math.min(...durations) : undefined;
-    const videoArgs = videoCodecFor(params.format, video.facts);
+    const videoArgs = videoCodecFor(params.format, video.facts, params.quality);
     return {
       ...(shorter ? { expectedSeconds: shorter } : {}),
       commands: [

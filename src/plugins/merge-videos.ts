@@ -10,6 +10,7 @@ import {
   Type,
   audioEncoder,
   videoEncoder,
+  qualityParam,
   type LocalInput,
 } from '../sdk.js';
 
@@ -47,9 +48,10 @@ export default definePlugin({
       min: 2,
       tooFew: 'At least two video URLs are required',
     }),
+    quality: qualityParam(),
   }),
   output: () => ({ field: 'output_file', path: '{id}_merged.mp4' }),
-  build: ({ inputs, output, input }) => {
+  build: ({ params, inputs, output, input }) => {
     const videos = inputs.video_urls!;
     const expectedSeconds = videos.reduce((sum, v) => sum + (v.facts.duration ?? 0), 0);
     if (compatible(videos)) {
@@ -93,7 +95,7 @@ export default definePlugin({
           ...videos.map((v) => input(v)),
           ['-filter_complex', graph, '-map', '[v]'],
           withAudio ? ['-map', '[a]'] : null,
-          videoEncoder('mp4'),
+          videoEncoder('mp4', { quality: params.quality }),
           withAudio ? audioEncoder('mp4') : null,
           muxerFor('mp4'),
           [output],

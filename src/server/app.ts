@@ -16,8 +16,10 @@ import { binaryVersion } from '../engine/ffmpeg.js';
 import type { Registry } from '../engine/registry.js';
 import type { JobQueue } from '../engine/queue.js';
 import { readFields } from './body.js';
+import { registerPipelineRoutes } from './pipeline-routes.js';
 import { createMetrics } from './metrics.js';
-import { installErrorHandler } from './error-handler.js';
+import { registerApiDocs } from './openapi.js';
+import { frameworkErrors, installErrorHandler } from './error-handler.js';
 
 export interface ServerOptions {
   config: Config;
@@ -59,15 +61,20 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
     // Paths like /merge-audios and /merge-audios/ both reach the route.
     routerOptions: { ignoreTrailingSlash: true },
     genReqId: () => crypto.randomUUID(),
+    // A URL that does not decode gets the same `{error}` body as every other error.
+    frameworkErrors,
   });
   installErrorHandler(app, config.bodyLimit);
   metrics.install(app);
   // Refuse work with a 503 while the event loop lags or the heap is nearly full, rather than fall over.
   await app.register(underPressure, {
-    maxEventLoopDelay: 1000,
+    maxEventLoopDelay: config.maxEventLoopDelayMs,
     maxHeapUsedBytes: Math.floor(v8.getHeapStatistics().heap_size_limit * 0.9),
     retryAfter: 10,
   });
+  // Fastify parses text/plain by default; a plain-text body holds no fields, so it is a 415 like
+  // any type other than the three encodings.
+  app.removeContentTypeParser('text/plain');
   await app.register(formbody, { bodyLimit: config.bodyLimit });
   await app.register(multipart, {
     limits: { fieldSize: config.bodyLimit, fields: 200, parts: 201, files: 1, fileSize: 0 },
@@ -83,6 +90,14 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
     decorateReply: false,
     setHeaders: (res) => res.setHeader('X-Content-Type-Options', 'nosniff'),
   });
+  // Generated subtitles are UTF-8; say so, or browsers guess another charset and garble accents and CJK.
+  app.addHook('onSend', async (request, reply, payload) => {
+    const type = reply.getHeader('content-type');
+    if (request.url.startsWith('/uploads/') && typeof type === 'string' && /^application\/x-subrip\s*$/i.test(type)) {
+      void reply.header('content-type', `${type}; charset=utf-8`);
+    }
+    return payload;
+  });
 
   const versions = Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
   app.get('/health', async () => {
@@ -96,11 +111,15 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
     };
   });
 
+  // The key is checked when the request arrives, before its body is read or parsed: a client without
+  // it gets a 401 whatever it sends, and costs no parsing.
+  const checkKey = async (request: FastifyRequest) => {
+    if (config.apiKey && !hasValidKey(request, config.apiKey)) {
+      throw new MediaflowError('MF_ERR_AUTH', 'Invalid or missing API key');
+    }
+  };
   for (const plugin of registry.list()) {
-    app.post(plugin.path, async (request, reply) => {
-      if (config.apiKey && !hasValidKey(request, config.apiKey)) {
-        throw new MediaflowError('MF_ERR_AUTH', 'Invalid or missing API key');
-      }
+    app.post(plugin.path, { onRequest: checkKey }, async (request, reply) => {
       const fields = await readFields(request);
       // A client that hangs up takes its job off the queue, or stops its ffmpeg.
       const controller = new AbortController();
@@ -117,5 +136,8 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
       }
     });
   }
+  await registerPipelineRoutes(app, { engine, config, onRequest: checkKey, baseUrl: (request) => baseUrl(request, config) });
+  // GET /openapi.json and /docs: made from the same registry, open without the API key (they hold no data).
+  await registerApiDocs(app, registry, config);
   return { app, engine };
 }

@@ -27,7 +27,7 @@ export interface ServeProcess {
 export async function startServeProcess(dataDir: string, env: Record<string, string> = {}): Promise<ServeProcess> {
   const port = await freePort();
   const child = execa('node', [BIN, 'serve', '--port', String(port), '--data-dir', dataDir], {
-    env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_LOG_LEVEL: 'info', ...env },
+    env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_LOG_LEVEL: 'info', MEDIAFLOW_MAX_EVENT_LOOP_DELAY: '0', ...env },
     reject: false,
     all: true,
   });

@@ -1,4 +1,5 @@
-import type { MediaFacts } from '../../engine/probe.js';
+// Through the SDK, like every plugin (the SDK re-exports this module; Param is only used lazily, so the cycle is harmless).
+import { Param, type MediaFacts } from '../../sdk.js';
 
 /**
  * The one place that chooses encoders: which codecs each container takes, what to encode with
@@ -29,24 +30,64 @@ const PROFILES: Record<VideoContainer, ContainerProfile> = {
   webm: { copyVideo: ['vp8', 'vp9', 'av1'], copyAudio: ['opus', 'vorbis'], video: 'vp9', audio: 'opus', muxer: [] },
 };
 
+/** The trade-off users choose between encoding speed and file size; `balanced` by default. */
+export const QUALITIES = ['fast', 'balanced', 'small'] as const;
+export type Quality = (typeof QUALITIES)[number];
+
+/** The `quality` parameter of every operation that encodes video. */
+export const qualityParam = () =>
+  Param.choice(QUALITIES, {
+    default: 'balanced',
+    description: 'Speed against size when video is encoded: fast (quickest, largest), balanced, small (slowest, smallest)',
+  });
+
 export interface VideoEncodeOptions {
   /** Pictures that hold still for seconds (slideshows): x264 can reuse them almost for free. */
   still?: boolean;
+  quality?: Quality;
 }
+
+/** x264 preset and CRF per quality (README's Performance section has their measured speed and size). */
+const X264: Record<Quality, { preset: string; crf: number }> = {
+  fast: { preset: 'superfast', crf: 23 },
+  balanced: { preset: 'veryfast', crf: 23 },
+  small: { preset: 'medium', crf: 26 },
+};
+/** For still pictures x264 spends little per repeated frame; CRF 26 keeps SSIM above 0.99 against CRF 23 at medium. */
+const X264_STILL: Record<Quality, { preset: string; crf: number }> = {
+  fast: { preset: 'ultrafast', crf: 23 },
+  balanced: { preset: 'superfast', crf: 26 },
+  small: { preset: 'veryfast', crf: 28 },
+};
+/** libvpx-vp9 speed (cpu-used; realtime deadline below 5) and CRF per quality. */
+const VP9: Record<Quality, { cpuUsed: number; crf: number }> = {
+  fast: { cpuUsed: 8, crf: 36 },
+  balanced: { cpuUsed: 7, crf: 34 },
+  small: { cpuUsed: 4, crf: 36 },
+};
+const MPEG4_QSCALE: Record<Quality, number> = { fast: 5, balanced: 4, small: 6 };
 
 /** Encoder options for a container's video codec. */
 export function videoEncoder(container: VideoContainer, options: VideoEncodeOptions = {}): string[] {
+  const quality = options.quality ?? 'balanced';
   switch (PROFILES[container].video) {
-    case 'h264':
-      return options.still
-        ? // Still pictures: no B-frames, one reference and no look-ahead cost little and lose nothing here.
-          ['-c:v', 'libx264', '-preset', 'superfast', '-tune', 'stillimage', '-crf', '23', '-x264-params', 'bframes=0:ref=1:rc-lookahead=0', '-pix_fmt', 'yuv420p']
-        : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p'];
+    case 'h264': {
+      if (options.still) {
+        const { preset, crf } = X264_STILL[quality];
+        // Still pictures: no B-frames, one reference and no look-ahead cost little and lose nothing here.
+        return ['-c:v', 'libx264', '-preset', preset, '-tune', 'stillimage', '-crf', String(crf), '-x264-params', 'bframes=0:ref=1:rc-lookahead=0', '-pix_fmt', 'yuv420p'];
+      }
+      const { preset, crf } = X264[quality];
+      return ['-c:v', 'libx264', '-preset', preset, '-crf', String(crf), '-pix_fmt', 'yuv420p'];
+    }
     case 'mpeg4':
-      return ['-c:v', 'mpeg4', '-q:v', '4', '-vtag', 'XVID', '-pix_fmt', 'yuv420p'];
-    case 'vp9':
-      // realtime/cpu-used 8 keeps VP9 within a few times x264's speed; row-mt uses both cores.
-      return ['-c:v', 'libvpx-vp9', '-crf', '34', '-b:v', '0', '-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1', '-pix_fmt', 'yuv420p'];
+      return ['-c:v', 'mpeg4', '-q:v', String(MPEG4_QSCALE[quality]), '-vtag', 'XVID', '-pix_fmt', 'yuv420p'];
+    case 'vp9': {
+      const { cpuUsed, crf } = VP9[quality];
+      // The realtime deadline with a high cpu-used keeps VP9 within a few times x264's speed; row-mt uses every core.
+      const deadline = cpuUsed >= 5 ? 'realtime' : 'good';
+      return ['-c:v', 'libvpx-vp9', '-crf', String(crf), '-b:v', '0', '-deadline', deadline, '-cpu-used', String(cpuUsed), '-row-mt', '1', '-pix_fmt', 'yuv420p'];
+    }
   }
 }
 
@@ -63,9 +104,9 @@ export function audioEncoder(container: VideoContainer): string[] {
 }
 
 /** Copy the video stream when the container takes its codec, else encode it. */
-export function videoCodecFor(container: VideoContainer, facts: MediaFacts | undefined): string[] {
+export function videoCodecFor(container: VideoContainer, facts: MediaFacts | undefined, quality: Quality = 'balanced'): string[] {
   const codec = facts?.video?.codec;
-  return codec && PROFILES[container].copyVideo.includes(codec) ? ['-c:v', 'copy'] : videoEncoder(container);
+  return codec && PROFILES[container].copyVideo.includes(codec) ? ['-c:v', 'copy'] : videoEncoder(container, { quality });
 }
 
 /** Copy the audio stream when the container takes its codec, else encode it. */
