@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, open, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
-import { audioOf, durationOf, frameRgb, probe, videoOf, type Probed } from './helpers/media.js';
+import { audioOf, docType, durationOf, frameRgb, probe, videoOf, type Probed } from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 
 /** MD5s of a file's video packets as stored (no decoding): equal lists mean the stream was copied. */
@@ -16,17 +16,6 @@ async function videoPacketHashes(file: string): Promise<string[]> {
   return stdout.split('\n').filter((line) => line && !line.startsWith('#')).map((line) => line.split(',').pop()!.trim());
 }
 
-/** The EBML DocType at the start of a Matroska file: 'webm' or 'matroska' (ffprobe names both alike). */
-async function docType(file: string): Promise<string | undefined> {
-  const handle = await open(file, 'r');
-  try {
-    const { buffer, bytesRead } = await handle.read(Buffer.alloc(64), 0, 64, 0);
-    const head = buffer.subarray(0, bytesRead).toString('latin1');
-    return head.includes('webm') ? 'webm' : head.includes('matroska') ? 'matroska' : undefined;
-  } finally {
-    await handle.close();
-  }
-}
 
 /** The container as a player tells it: mp4 and mov share ffprobe's format name but not their brand. */
 async function container(file: string, info: Probed): Promise<string> {

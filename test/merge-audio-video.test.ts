@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, open, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
-import { audioOf, durationOf, probe, videoOf, type Probed } from './helpers/media.js';
+import { audioOf, docType, durationOf, pcm, probe, toneLevel, videoOf, type Probed } from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 
 /** MD5s of a file's video packets as stored (no decoding): equal lists mean the stream was copied. */
@@ -15,27 +15,7 @@ async function videoPacketHashes(file: string): Promise<string[]> {
   return stdout.split('\n').filter((line) => line && !line.startsWith('#')).map((line) => line.split(',').pop()!.trim());
 }
 
-/** The audio of a file from `start` for `seconds`, decoded to mono 16 kHz floats. */
-async function pcm(file: string, start: number, seconds: number): Promise<Float32Array> {
-  const { stdout } = await execa('ffmpeg', ['-v', 'error', '-ss', String(start), '-t', String(seconds), '-i', file, '-map', '0:a:0', '-ac', '1', '-ar', '16000', '-f', 'f32le', 'pipe:1'], {
-    encoding: 'buffer',
-  });
-  const bytes = stdout as unknown as Uint8Array;
-  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-}
 
-/** Amplitude of one frequency in the samples (Goertzel): about 0.125 for lavfi's sine, about 0 when absent. */
-function toneLevel(samples: Float32Array, frequency: number, rate = 16000): number {
-  const coeff = 2 * Math.cos((2 * Math.PI * frequency) / rate);
-  let s1 = 0;
-  let s2 = 0;
-  for (const x of samples) {
-    const s0 = x + coeff * s1 - s2;
-    s2 = s1;
-    s1 = s0;
-  }
-  return (2 * Math.sqrt(Math.max(0, s1 * s1 + s2 * s2 - coeff * s1 * s2))) / samples.length;
-}
 
 /** Asserts the output's sound is the tone `present` and carries nothing of the tone `absent`. */
 async function assertTone(file: string, seconds: number, present: number, absent: number | undefined): Promise<void> {
@@ -48,17 +28,6 @@ async function assertTone(file: string, seconds: number, present: number, absent
   }
 }
 
-/** The EBML DocType at the start of a Matroska file: 'webm' or 'matroska' (ffprobe names both alike). */
-async function docType(file: string): Promise<string | undefined> {
-  const handle = await open(file, 'r');
-  try {
-    const { buffer, bytesRead } = await handle.read(Buffer.alloc(64), 0, 64, 0);
-    const head = buffer.subarray(0, bytesRead).toString('latin1');
-    return head.includes('webm') ? 'webm' : head.includes('matroska') ? 'matroska' : undefined;
-  } finally {
-    await handle.close();
-  }
-}
 
 const audioStreams = (info: Probed) => info.streams.filter((s) => s.codec_type === 'audio');
 const close = (actual: number, expected: number, tolerance: number, what = 'duration') =>

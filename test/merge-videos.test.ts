@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
-import { audioOf, durationOf, frameRgb, meanLuma, probe, videoOf, type Probed } from './helpers/media.js';
+import { audioOf, durationOf, frameRgb, meanLuma, pcm, probe, toneLevel, videoOf, type Probed } from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 
 /** MD5 of every decoded video frame: the output of a join by copy decodes to exactly the inputs' frames. */
@@ -21,27 +21,7 @@ async function videoTimes(file: string): Promise<number[]> {
   return stdout.split('\n').filter(Boolean).map(Number);
 }
 
-/** The audio of a file from `start` for `seconds`, decoded to mono 16 kHz floats. */
-async function pcm(file: string, start: number, seconds: number): Promise<Float32Array> {
-  const { stdout } = await execa('ffmpeg', ['-v', 'error', '-ss', String(start), '-t', String(seconds), '-i', file, '-map', '0:a:0', '-ac', '1', '-ar', '16000', '-f', 'f32le', 'pipe:1'], {
-    encoding: 'buffer',
-  });
-  const bytes = stdout as unknown as Uint8Array;
-  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-}
 
-/** Amplitude of one frequency in the samples (Goertzel): about 0.125 for lavfi's sine, about 0 when absent. */
-function toneLevel(samples: Float32Array, frequency: number, rate = 16000): number {
-  const coeff = 2 * Math.cos((2 * Math.PI * frequency) / rate);
-  let s1 = 0;
-  let s2 = 0;
-  for (const x of samples) {
-    const s0 = x + coeff * s1 - s2;
-    s2 = s1;
-    s1 = s0;
-  }
-  return (2 * Math.sqrt(Math.max(0, s1 * s1 + s2 * s2 - coeff * s1 * s2))) / samples.length;
-}
 
 const rms = (samples: Float32Array) => Math.sqrt(samples.reduce((sum, x) => sum + x * x, 0) / Math.max(1, samples.length));
 const close = (actual: number, expected: number, tolerance: number, what = 'duration') =>

@@ -16,6 +16,7 @@ import { binaryVersion } from '../engine/ffmpeg.js';
 import type { Registry } from '../engine/registry.js';
 import type { JobQueue } from '../engine/queue.js';
 import { readFields } from './body.js';
+import { untilDisconnect } from './disconnect.js';
 import { registerPipelineRoutes } from './pipeline-routes.js';
 import { createMetrics } from './metrics.js';
 import { registerApiDocs } from './openapi.js';
@@ -121,19 +122,9 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   for (const plugin of registry.list()) {
     app.post(plugin.path, { onRequest: checkKey }, async (request, reply) => {
       const fields = await readFields(request);
-      // A client that hangs up takes its job off the queue, or stops its ffmpeg.
-      const controller = new AbortController();
-      const onClose = () => {
-        if (!reply.raw.writableEnded) controller.abort(new DOMException('Client disconnected', 'AbortError'));
-      };
-      reply.raw.on('close', onClose);
-      try {
-        const result = await engine.run(plugin.name, fields, { signal: controller.signal });
-        request.log.info({ job: result.id, operation: result.operation, timings: result.timings }, 'job finished');
-        return { message: result.message, [result.field]: `${baseUrl(request, config)}/uploads/${result.path}` };
-      } finally {
-        reply.raw.off('close', onClose);
-      }
+      const result = await untilDisconnect(reply, (signal) => engine.run(plugin.name, fields, { signal }));
+      request.log.info({ job: result.id, operation: result.operation, timings: result.timings }, 'job finished');
+      return { message: result.message, [result.field]: `${baseUrl(request, config)}/uploads/${result.path}` };
     });
   }
   await registerPipelineRoutes(app, { engine, config, onRequest: checkKey, baseUrl: (request) => baseUrl(request, config) });

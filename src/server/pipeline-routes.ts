@@ -5,6 +5,7 @@ import type { PipelineDefinition } from '../pipelines/definition.js';
 import { listPipelines, loadPipelineByName } from '../pipelines/loader.js';
 import { runPipeline } from '../pipelines/runner.js';
 import { readFields } from './body.js';
+import { untilDisconnect } from './disconnect.js';
 
 export interface PipelineRouteOptions {
   engine: Engine;
@@ -62,22 +63,13 @@ export async function registerPipelineRoutes(app: FastifyInstance, options: Pipe
     const definition = await loadPipelineByName(config.pipelinesDir, name, registry);
     const fields = await readFields(request);
     // A client that hangs up stops the run: waiting steps leave the queue, running ffmpeg is stopped.
-    const controller = new AbortController();
-    const onClose = () => {
-      if (!reply.raw.writableEnded) controller.abort(new DOMException('Client disconnected', 'AbortError'));
-    };
-    reply.raw.on('close', onClose);
-    try {
-      const runId = crypto.randomUUID();
-      const run = await runPipeline(definition, engine, { inputs: fields, store, resultDir: runId, signal: controller.signal });
-      request.log.info({ pipeline: definition.name, run: runId, timings: run.timings }, 'pipeline finished');
-      const base = `${options.baseUrl(request)}/uploads/`;
-      const outputs = Object.fromEntries(
-        Object.entries(run.outputs).map(([result, value]) => [result, Array.isArray(value) ? value.map((v) => `${base}${v}`) : `${base}${value}`]),
-      );
-      return { message: `Pipeline ${definition.name} completed successfully`, outputs };
-    } finally {
-      reply.raw.off('close', onClose);
-    }
+    const runId = crypto.randomUUID();
+    const run = await untilDisconnect(reply, (signal) => runPipeline(definition, engine, { inputs: fields, store, resultDir: runId, signal }));
+    request.log.info({ pipeline: definition.name, run: runId, timings: run.timings }, 'pipeline finished');
+    const base = `${options.baseUrl(request)}/uploads/`;
+    const outputs = Object.fromEntries(
+      Object.entries(run.outputs).map(([result, value]) => [result, Array.isArray(value) ? value.map((v) => `${base}${v}`) : `${base}${value}`]),
+    );
+    return { message: `Pipeline ${definition.name} completed successfully`, outputs };
   });
 }

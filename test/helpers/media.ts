@@ -1,3 +1,4 @@
+import { open } from 'node:fs/promises';
 import { execa } from 'execa';
 
 export interface Probed {
@@ -49,4 +50,38 @@ export function meanLuma(frame: Awaited<ReturnType<typeof frameRgb>>, x0: number
     sum += 0.299 * r + 0.587 * g + 0.114 * b;
   }
   return sum / (w * h);
+}
+
+/** The audio of a file from `start` for `seconds`, decoded to mono 16 kHz floats. */
+export async function pcm(file: string, start: number, seconds: number): Promise<Float32Array> {
+  const { stdout } = await execa('ffmpeg', ['-v', 'error', '-ss', String(start), '-t', String(seconds), '-i', file, '-map', '0:a:0', '-ac', '1', '-ar', '16000', '-f', 'f32le', 'pipe:1'], {
+    encoding: 'buffer',
+  });
+  const bytes = stdout as unknown as Uint8Array;
+  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+}
+
+/** Amplitude of one frequency in the samples (Goertzel): about 0.125 for lavfi's sine, about 0 when absent. */
+export function toneLevel(samples: Float32Array, frequency: number, rate = 16000): number {
+  const coeff = 2 * Math.cos((2 * Math.PI * frequency) / rate);
+  let s1 = 0;
+  let s2 = 0;
+  for (const x of samples) {
+    const s0 = x + coeff * s1 - s2;
+    s2 = s1;
+    s1 = s0;
+  }
+  return (2 * Math.sqrt(Math.max(0, s1 * s1 + s2 * s2 - coeff * s1 * s2))) / samples.length;
+}
+
+/** The EBML DocType at the start of a Matroska file: 'webm' or 'matroska' (ffprobe names both alike). */
+export async function docType(file: string): Promise<string | undefined> {
+  const handle = await open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(64), 0, 64, 0);
+    const head = buffer.subarray(0, bytesRead).toString('latin1');
+    return head.includes('webm') ? 'webm' : head.includes('matroska') ? 'matroska' : undefined;
+  } finally {
+    await handle.close();
+  }
 }
