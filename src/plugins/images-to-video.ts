@@ -11,10 +11,28 @@ import {
   Type,
   videoEncoder,
   qualityParam,
+  paramError,
 } from '../sdk.js';
 import { flattenOntoBlack } from './shared/still-image.js';
 
 const FORMATS = ['mp4', 'avi', 'mov', 'mkv', 'webm'] as const;
+
+/** The largest frame a slideshow is made in: 8K UHD, either way round. */
+const MAX_FRAME_PIXELS = 7680 * 4320;
+
+/**
+ * The frame: width x height when given, else the first image's size, made even and, for a huge
+ * first image, scaled down (keeping its shape) to at most 8K's pixel count.
+ */
+export function frameSize(width: number | undefined, height: number | undefined, firstWidth: number, firstHeight: number) {
+  if (width !== undefined && height !== undefined && width * height > MAX_FRAME_PIXELS) {
+    throw paramError(`Expected \`width\` x \`height\` to be at most ${MAX_FRAME_PIXELS} pixels (8K), got ${width}x${height}`);
+  }
+  const w = width ?? firstWidth;
+  const h = height ?? firstHeight;
+  const shrink = width === undefined || height === undefined ? Math.min(1, Math.sqrt(MAX_FRAME_PIXELS / (w * h))) : 1;
+  return { width: even(Math.floor(w * shrink)), height: even(Math.floor(h * shrink)) };
+}
 
 /** Pixel formats with an alpha channel (rgba, ya8, yuva420p, pal8 may carry it too). */
 const hasAlpha = (pixFmt: string) => /a|pal8/.test(pixFmt.replace(/^gray/, 'grey'));
@@ -34,15 +52,14 @@ export default definePlugin({
     format: Param.format(FORMATS, { default: 'mp4', description: 'Output video format' }),
     quality: qualityParam(),
     fps: Param.integer({ minimum: 1, maximum: 60, default: 25, description: 'Frames per second of the output' }),
-    width: Optional(Param.integer({ minimum: 16, maximum: 7680, description: 'Frame width (default: the first image\'s)' })),
-    height: Optional(Param.integer({ minimum: 16, maximum: 4320, description: 'Frame height (default: the first image\'s)' })),
+    width: Optional(Param.integer({ minimum: 16, maximum: 7680, description: 'Frame width (default: the first image\'s, within 8K)' })),
+    height: Optional(Param.integer({ minimum: 16, maximum: 7680, description: 'Frame height (default: the first image\'s, within 8K)' })),
   }),
   output: (p) => ({ field: 'output_file', path: `{id}/output.${p.format}` }),
   build: ({ params, inputs, output, input }) => {
     const images = inputs.image_urls!;
     const first = images[0]!.facts.video!;
-    const width = even(params.width ?? first.width);
-    const height = even(params.height ?? first.height);
+    const { width, height } = frameSize(params.width, params.height, first.width, first.height);
     const total = images.length * params.seconds_per_image;
     const fit = `scale=${width}:${height}:force_original_aspect_ratio=decrease,pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black@0,setsar=1`;
     // The concat demuxer reads one picture at a time, so memory does not grow with the count, but

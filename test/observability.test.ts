@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from './helpers/lifecycle.js';
+import { fixture, fixtures } from './helpers/fixtures.js';
+import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { startServeProcess } from './helpers/serve-process.js';
+
+/** The value of one sample line of a Prometheus text exposition, or undefined. */
+function sample(text: string, name: string, labels = ''): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}${labels} `) || (labels === '' && l.startsWith(`${name} `)));
+  return line === undefined ? undefined : Number(line.split(' ').pop());
+}
+
+describe('metrics', () => {
+  let files: FileServer;
+  let server: TestServer;
+  before(async () => {
+    await fixtures('small-300x200.png');
+    files = await startFileServer();
+    server = await startMediaflow();
+  });
+  after(async () => {
+    await server?.close();
+    await files?.close();
+  });
+
+  it('count requests by route and status, jobs by outcome, bytes downloaded, and the queue', async () => {
+    assert.equal((await server.post('/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: '20', height: '10' })).status, 200);
+    assert.equal((await server.post('/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: '0', height: '10' })).status, 400);
+    assert.equal((await server.post('/resize_image/', { image_url: files.url('/f/missing.png'), width: '5', height: '5' })).status, 502);
+    const res = await fetch(`${server.base}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
+    const text = await res.text();
+    assert.equal(sample(text, 'mediaflow_http_requests_total', '{method="POST",route="/resize_image/",status="200"}'), 1);
+    assert.equal(sample(text, 'mediaflow_http_requests_total', '{method="POST",route="/resize_image/",status="400"}'), 1);
+    assert.equal(sample(text, 'mediaflow_http_requests_total', '{method="POST",route="/resize_image/",status="502"}'), 1);
+    assert.equal(sample(text, 'mediaflow_job_duration_seconds_count', '{operation="resize_image",outcome="ok"}'), 1);
+    assert.equal(sample(text, 'mediaflow_job_duration_seconds_count', '{operation="resize_image",outcome="failed"}'), 1, 'the 502; the 400 never became a job');
+    assert.equal(sample(text, 'mediaflow_downloaded_bytes_total'), (await stat(await fixture('small-300x200.png'))).size);
+    assert.equal(sample(text, 'mediaflow_queue_waiting'), 0);
+    assert.equal(sample(text, 'mediaflow_queue_running'), 0);
+  });
+});
+
+describe('logs', () => {
+  let files: FileServer;
+  let dataDir: string;
+  before(async () => {
+    await fixtures('small-300x200.png');
+    files = await startFileServer();
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-logs-'));
+  });
+  after(async () => {
+    await files?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('are JSON lines, with a request id on every request line and the job timings', async () => {
+    const serve = await startServeProcess(dataDir);
+    try {
+      const body = new FormData();
+      body.append('image_url', files.url('/f/small-300x200.png'));
+      body.append('width', '16');
+      body.append('height', '16');
+      assert.equal((await fetch(`${serve.base}/resize_image/`, { method: 'POST', body })).status, 200);
+    } finally {
+      serve.child.kill('SIGTERM');
+      await serve.child;
+    }
+    const lines = serve.output().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const ofRequest = lines.filter((l) => (l.req as { url?: string } | undefined)?.url === '/resize_image/');
+    assert.equal(ofRequest.length, 1);
+    const id = ofRequest[0]!.reqId;
+    assert.match(String(id), /^[0-9a-f-]{36}$/);
+    const sameRequest = lines.filter((l) => l.reqId === id);
+    assert.ok(sameRequest.length >= 3, 'incoming, job finished, request completed');
+    const finished = sameRequest.find((l) => l.msg === 'job finished') as { timings?: Record<string, number> } | undefined;
+    assert.ok(finished?.timings, 'the job line carries its timings');
+    for (const key of ['downloadMs', 'probeMs', 'processMs', 'publishMs']) assert.equal(typeof finished.timings[key], 'number', key);
+  });
+});
