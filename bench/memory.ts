@@ -1,30 +1,35 @@
 import { readdir, readFile } from 'node:fs/promises';
 
-/** Peak resident memory (VmHWM, MiB) of processes, sampled from /proc while work runs. */
+/**
+ * Peak resident memory (VmHWM, MiB) of this process's ffmpeg children, sampled while work runs.
+ * Children are read from /proc/<pid>/task/<tid>/children, a handful of small reads per sample, so
+ * the sampling itself takes next to no time from the work it measures.
+ */
 export class PeakMemory {
   private peak = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  /** Samples every 20 ms the processes `select` picks (by pid, parent pid and command name). */
-  start(select: (pid: number, ppid: number, comm: string) => boolean): void {
+  start(): void {
     this.peak = 0;
-    this.timer = setInterval(() => void this.sample(select), 20);
+    this.timer = setInterval(() => void this.sample(), 25);
   }
 
   async stop(): Promise<number> {
     clearInterval(this.timer);
+    await this.sample();
     return Math.round(this.peak);
   }
 
-  private async sample(select: (pid: number, ppid: number, comm: string) => boolean): Promise<void> {
-    for (const entry of await readdir('/proc').catch(() => [])) {
-      if (!/^\d+$/.test(entry)) continue;
-      const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-      const match = /^\d+ \((.*)\) \S+ (\d+)/s.exec(stat);
-      if (!match || !select(Number(entry), Number(match[2]), match[1]!)) continue;
-      const status = await readFile(`/proc/${entry}/status`, 'utf8').catch(() => '');
-      const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      this.peak = Math.max(this.peak, kb / 1024);
+  private async sample(): Promise<void> {
+    const tasks = await readdir(`/proc/${process.pid}/task`).catch(() => [] as string[]);
+    for (const task of tasks) {
+      const children = await readFile(`/proc/${process.pid}/task/${task}/children`, 'utf8').catch(() => '');
+      for (const child of children.split(' ').filter(Boolean)) {
+        const status = await readFile(`/proc/${child}/status`, 'utf8').catch(() => '');
+        if (!/^Name:\s+ffmpeg$/m.test(status)) continue;
+        const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+        this.peak = Math.max(this.peak, kb / 1024);
+      }
     }
   }
 }

@@ -88,7 +88,6 @@ async function main() {
   }).resolve<Engine>(TOKENS.Engine);
 
   const memory = new PeakMemory();
-  const ffmpegOfThisProcess = (_pid: number, ppid: number, comm: string) => comm === 'ffmpeg' && ppid === process.pid;
   const ffmpeg = (await import('../src/engine/binaries.js')).resolveBinaries().ffmpeg;
 
   /** Times `work` RUNS times, with the peak memory of the ffmpeg processes it starts. */
@@ -96,7 +95,7 @@ async function main() {
     const times: number[] = [];
     let peak = 0;
     for (let i = 0; i < RUNS; i++) {
-      memory.start(ffmpegOfThisProcess);
+      memory.start();
       const started = performance.now();
       await work();
       times.push(performance.now() - started);
@@ -238,7 +237,7 @@ async function main() {
   const downloadMs = async (n: number) => {
     const times: number[] = [];
     for (let i = 0; i < RUNS; i++) {
-      const result = await planner.run('images-to-video', { image_urls: Array.from({ length: n }, () => fixtures.url('photo-1080p.jpg', 'slow')).join(','), seconds_per_image: '1' });
+      const result = await planner.run('images-to-video', { image_urls: Array.from({ length: n }, (_, i) => `${fixtures.url('photo-1080p.jpg', 'slow')}?copy=${i}`).join(','), seconds_per_image: '1' });
       times.push(result.timings.downloadMs!);
     }
     return median(times);

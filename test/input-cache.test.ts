@@ -30,6 +30,8 @@ describe('repeated inputs are fetched once', () => {
   let server: TestServer;
   const bodies = { full: 0, notModified: 0 };
   let version = 'v1';
+  let active = 0;
+  let maxActive = 0;
 
   /** Serves a PNG (white for v1, small for v2) with the given caching headers, answering If-None-Match. */
   const cachable = (headers: Record<string, string>): import('./helpers/file-server.js').Route => async (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -52,10 +54,18 @@ describe('repeated inputs are fetched once', () => {
       '/fresh-too.png': cachable({ 'cache-control': 'max-age=600' }),
       '/revalidate.png': cachable({ 'cache-control': 'no-cache' }),
       '/no-store.png': cachable({ 'cache-control': 'no-store' }),
+      // Counts how many fetches of it are under way at once.
+      '/slow-no-store.png': async (req, res) => {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        await new Promise((r) => setTimeout(r, 300));
+        active--;
+        await cachable({ 'cache-control': 'no-store' })(req, res, new URL('http://127.0.0.1'));
+      },
     });
     // Room for one 800x600 PNG but not two, to see the bound at work.
     const size = (await stat(await fixture('white-800x600.png'))).size;
-    server = await startMediaflow({ MEDIAFLOW_CACHE_BYTES: String(Math.floor(size * 1.5)) });
+    server = await startMediaflow({ MEDIAFLOW_CACHE_BYTES: String(Math.floor(size * 1.5)), MEDIAFLOW_CONCURRENCY: '4' });
   });
   after(async () => {
     await server?.close();
@@ -98,7 +108,14 @@ describe('repeated inputs are fetched once', () => {
     assert.deepEqual(bodies, { full: 2, notModified: 0 });
   });
 
-  it('stays within MEDIAFLOW_CACHE_BYTES, evicting the least recently used body', async () => {
+  it('fetches a URL it may not keep in parallel, not one job after another', async () => {
+    await convert('/slow-no-store.png');
+    maxActive = 0;
+    await Promise.all([convert('/slow-no-store.png'), convert('/slow-no-store.png'), convert('/slow-no-store.png')]);
+    assert.equal(maxActive, 3);
+  });
+
+    it('stays within MEDIAFLOW_CACHE_BYTES, evicting the least recently used body', async () => {
     await convert('/fresh.png');
     reset();
     await convert('/fresh.png');

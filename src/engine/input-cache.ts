@@ -61,6 +61,8 @@ export function cachePolicy(headers: IncomingHttpHeaders | undefined, now = Date
 export class InputCache {
   private entries: Map<string, Entry> | undefined;
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** URLs whose last answer could not be kept, until when: fetches of them neither wait for each other nor are stored. */
+  private readonly uncacheable = new Map<string, number>();
 
   constructor(
     readonly dir: string,
@@ -71,9 +73,12 @@ export class InputCache {
   async fetch(url: string, destination: string, fetch: Fetch): Promise<FetchResult & { cache: CacheOutcome }> {
     const entries = await this.load();
     const key = createHash('sha256').update(url).digest('hex');
+    const bypass = async () => ({ ...(await fetch(destination, {})), cache: 'bypass' as const });
+    if ((this.uncacheable.get(key) ?? 0) > Date.now()) return bypass();
     // Another job is fetching this URL right now: wait for it, then use what it stored.
     const pending = this.inFlight.get(key);
     if (pending) await pending.catch(() => undefined);
+    if ((this.uncacheable.get(key) ?? 0) > Date.now()) return bypass();
     const entry = entries.get(key);
     if (entry && entry.freshUntil > Date.now()) {
       entry.usedAt = Date.now();
@@ -94,12 +99,14 @@ export class InputCache {
           await this.saveMeta(key, entry);
           if (await this.place(key, destination)) return { bytes: entry.bytes, cache: 'revalidated' };
           // The body vanished under us (evicted by another process): fetch it plainly.
-          return { ...(await fetch(destination, {})), cache: 'bypass' };
+          return bypass();
         }
         if (!policy || result.bytes > this.maxBytes) {
+          this.rememberUncacheable(key);
           await moveFile(temp, destination);
           return { ...result, cache: 'bypass' };
         }
+        this.uncacheable.delete(key);
         await rename(temp, this.bodyOf(key));
         const stored: Entry = { url, bytes: result.bytes, usedAt: Date.now(), ...policy };
         entries.set(key, stored);
@@ -121,6 +128,13 @@ export class InputCache {
     let total = 0;
     for (const entry of (await this.load()).values()) total += entry.bytes;
     return total;
+  }
+
+  /** Notes for a minute that a URL's answers are not kept; the oldest notes go past a thousand. */
+  private rememberUncacheable(key: string): void {
+    this.uncacheable.delete(key);
+    this.uncacheable.set(key, Date.now() + 60_000);
+    if (this.uncacheable.size > 1000) this.uncacheable.delete(this.uncacheable.keys().next().value!);
   }
 
   private bodyOf = (key: string) => path.join(this.dir, `${key}.body`);
