@@ -142,8 +142,6 @@ describe('download limits against hostile servers', () => {
     await files?.close();
   });
 
-  const video = (path: string) => ({ video_url: files.url(path) });
-
   it('stops an endless body at MEDIAFLOW_MAX_INPUT_BYTES with a 413, closing the connection at once', async () => {
     const url = files.url('/endless');
     await expectRefused(server, '/convert-video/', { video_url: url }, {
