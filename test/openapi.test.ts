@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { loadConfig } from '../src/engine/config.js';
+import { sampleParams } from '../src/engine/plugin-check.js';
 import { inputSpecOf, type PluginDefinition } from '../src/engine/plugin.js';
 import type { Registry } from '../src/engine/registry.js';
 import { builtinRegistry, loadRegistry } from '../src/plugins/index.js';
@@ -22,6 +23,35 @@ async function openApiErrors(document: unknown): Promise<unknown> {
 }
 
 const ERROR_STATUSES = ['400', '401', '413', '422', '500', '502', '503', '504'];
+const JOB_FIELDS = ['webhook_url', 'metadata'];
+const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
+/** What GET /uploads/... answers for each extension the test registry's plugins write (@fastify/static's types). */
+const MEDIA_TYPES: Record<string, string> = {
+  mp3: 'audio/mpeg', wav: 'audio/wav', aac: 'audio/x-aac', m4a: 'audio/mp4', ogg: 'audio/ogg', flac: 'audio/x-flac', opus: 'audio/ogg',
+  mp4: 'video/mp4', mov: 'video/quicktime', mkv: 'video/x-matroska', avi: 'video/x-msvideo', webm: 'video/webm',
+  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', bmp: 'image/bmp', tiff: 'image/tiff', gif: 'image/gif',
+  srt: 'application/x-subrip', txt: 'text/plain',
+};
+
+/** Every output path (with `{id}`) a plugin may answer with: each choice of each enum parameter, the others at their sample values. */
+function outputPathsOf(plugin: PluginDefinition): string[] {
+  const sample = sampleParams(plugin.params);
+  const paths = new Set([plugin.output(sample as never).path]);
+  for (const [key, property] of Object.entries(plugin.params.properties) as Array<[string, Json]>) {
+    for (const value of property.enum ?? []) paths.add(plugin.output({ ...sample, [key]: value } as never).path);
+  }
+  return [...paths];
+}
+
+/** Every object of a document (with where it is), depth first. */
+function* objectsOf(node: unknown, where = '#'): Generator<[Json, string]> {
+  if (Array.isArray(node)) {
+    for (const [i, item] of node.entries()) yield* objectsOf(item, `${where}/${i}`);
+  } else if (node !== null && typeof node === 'object') {
+    yield [node as Json, where];
+    for (const [key, value] of Object.entries(node)) yield* objectsOf(value, `${where}/${key}`);
+  }
+}
 
 describe('OpenAPI document and docs', () => {
   let app: Awaited<ReturnType<typeof buildServer>>['app'];
@@ -53,16 +83,41 @@ describe('OpenAPI document and docs', () => {
     return (await res.json()) as Json;
   };
 
-  it('GET /openapi.json is a valid OpenAPI 3 document', async () => {
+  it('GET /openapi.json is a valid OpenAPI 3.1 document', async () => {
     const document = await getDocument();
-    assert.match(document.openapi, /^3\.0\.\d$/);
+    assert.equal(document.openapi, '3.1.0');
     assert.equal(await openApiErrors(document), undefined);
+    const validator = new Validator();
+    await validator.validate(structuredClone(document));
+    assert.equal(validator.version, '3.1', 'validated against the 3.1 schema');
     // Without a registry of plugins or a key, the document is valid too.
     assert.equal(await openApiErrors(openApiDocument(builtinRegistry())), undefined);
-    // And the validator does refuse a broken one (an operation without responses).
+    // And the validator does refuse a broken one (a response without its description, a path parameter that is optional).
     const broken = structuredClone(document);
-    delete broken.paths['/thumbnail/'].post.responses;
+    delete broken.paths['/thumbnail/'].post.responses['200'].description;
     assert.notEqual(await openApiErrors(broken), undefined);
+    const optional = structuredClone(document);
+    optional.components.parameters.JobId.required = false;
+    assert.notEqual(await openApiErrors(optional), undefined);
+  });
+
+  it('uses only 3.1 schemas (no 3.0 keywords) and declares each path parameter of each route', async () => {
+    // The 3.1 meta-schema leaves Schema Objects to JSON Schema 2020-12, so the 3.0 forms are looked for here.
+    const document = await getDocument();
+    for (const [node, where] of objectsOf(document)) {
+      assert.equal(node.nullable, undefined, `${where}: nullable is OpenAPI 3.0; 3.1 lists 'null' among the types`);
+      assert.notEqual(node.format, 'binary', `${where}: format binary is OpenAPI 3.0; 3.1 names the media type only`);
+      assert.notEqual(typeof node.exclusiveMinimum, 'boolean', `${where}: a boolean exclusiveMinimum is OpenAPI 3.0`);
+    }
+    const resolve = (parameter: Json): Json => (parameter.$ref ? document.components.parameters[parameter.$ref.split('/').pop()] : parameter);
+    for (const [route, item] of Object.entries(document.paths as Json)) {
+      const inTemplate = [...route.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]).sort();
+      for (const method of ['get', 'post', 'put', 'patch', 'delete', 'head']) {
+        if (!item[method]) continue;
+        const declared = [...(item.parameters ?? []), ...(item[method].parameters ?? [])].map(resolve).filter((parameter) => parameter.in === 'path');
+        assert.deepEqual(declared.map((parameter) => parameter.name).sort(), inTemplate, `${method} ${route}`);
+      }
+    }
   });
 
   it('lists every route of the registry, built-in and third-party, and only those operations', async () => {
@@ -80,7 +135,7 @@ describe('OpenAPI document and docs', () => {
     assert.deepEqual(document.paths['/echo/'].post['x-mediaflow-plugin'], { name: 'echo', source: 'echo.js (MEDIAFLOW_PLUGINS)', version: '2.3.4', cli: 'mediaflow echo' });
     assert.deepEqual(document.paths['/thumbnail/'].post['x-mediaflow-plugin'].source, 'mediaflow-plugin-thumbnail (MEDIAFLOW_PLUGINS)');
     assert.ok(!JSON.stringify(document).includes(import.meta.dirname), 'no server path in the document');
-    for (const route of ['/health', '/pipelines', '/pipelines/{name}/', '/uploads/{file}']) assert.ok(document.paths[route], route);
+    for (const route of ['/health', '/pipelines', '/pipelines/{name}/', '/uploads/{file}', '/uploads/{dir}/{file}', '/jobs/{id}', '/jobs/{id}/events']) assert.ok(document.paths[route], route);
   });
 
   it("gives each operation's fields with their types, defaults, enums, bounds and required ones, in the three encodings", async () => {
@@ -90,7 +145,7 @@ describe('OpenAPI document and docs', () => {
       assert.deepEqual(Object.keys(content), ['multipart/form-data', 'application/x-www-form-urlencoded', 'application/json'], plugin.name);
       for (const [encoding, media] of Object.entries(content as Json)) {
         const schema = media.schema;
-        assert.deepEqual(Object.keys(schema.properties), Object.keys(plugin.params.properties), `${plugin.name} ${encoding}`);
+        assert.deepEqual(Object.keys(schema.properties), [...Object.keys(plugin.params.properties), ...JOB_FIELDS], `${plugin.name} ${encoding}`);
         for (const [key, source] of Object.entries(plugin.params.properties) as Array<[string, Json]>) {
           const field = schema.properties[key];
           const spec = inputSpecOf(source as never);
@@ -131,7 +186,7 @@ describe('OpenAPI document and docs', () => {
       assert.deepEqual(ok.schema.required, ['message', field], route);
       assert.equal(ok.schema.properties[field].format, 'uri', route);
     }
-    assert.equal(document.paths['/generate-subtitles/'].post.responses['200'].content['application/json'].schema.properties.message.example, 'Subtitle file generated successfully');
+    assert.deepEqual(document.paths['/generate-subtitles/'].post.responses['200'].content['application/json'].schema.properties.message.examples, ['Subtitle file generated successfully']);
     for (const plugin of registry.list()) {
       const responses = document.paths[plugin.path].post.responses;
       for (const status of ERROR_STATUSES) {
@@ -146,6 +201,162 @@ describe('OpenAPI document and docs', () => {
     // This server has an API key: the operations say so.
     assert.deepEqual(document.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Needed when the server has MEDIAFLOW_API_KEY set' });
     assert.deepEqual(document.paths['/thumbnail/'].post.security, [{ apiKey: [] }]);
+  });
+
+  it('gives every operation and pipeline run the job fields, the Prefer and Idempotency-Key headers, and the 202 answer', async () => {
+    const document = await getDocument();
+    const runs = [...registry.list().map((plugin) => plugin.path), '/pipelines/{name}/'];
+    for (const route of runs) {
+      const post = document.paths[route].post;
+      for (const encoding of ['multipart/form-data', 'application/x-www-form-urlencoded', 'application/json']) {
+        const properties = post.requestBody.content[encoding].schema.properties;
+        assert.deepEqual([properties.webhook_url.type, properties.webhook_url.format], ['string', 'uri'], `${route} ${encoding} webhook_url`);
+        const metadata = encoding === 'application/json' ? properties.metadata.oneOf : [properties.metadata];
+        assert.deepEqual(metadata.map((schema: Json) => schema.type), encoding === 'application/json' ? ['string', 'object'] : ['string'], `${route} ${encoding} metadata`);
+        assert.equal(metadata[0].maxLength, 4096, `${route} ${encoding} metadata`);
+        assert.ok(!(post.requestBody.content[encoding].schema.required ?? []).some((key: string) => JOB_FIELDS.includes(key)), `${route}: the job fields are optional`);
+      }
+      const headers = post.parameters.filter((parameter: Json) => parameter.$ref).map((parameter: Json) => parameter.$ref);
+      assert.deepEqual(headers, ['#/components/parameters/Prefer', '#/components/parameters/IdempotencyKey'], route);
+      assert.equal(post.responses['202'].$ref, '#/components/responses/Accepted', route);
+      assert.equal(post.responses['422'].$ref, '#/components/responses/Unprocessable', route);
+      assert.ok(post.responses['200'], `${route}: still answers synchronously`);
+    }
+    const { Prefer, IdempotencyKey } = document.components.parameters;
+    assert.deepEqual([Prefer.name, Prefer.in, Prefer.required, Prefer.example], ['Prefer', 'header', false, 'respond-async']);
+    assert.deepEqual([IdempotencyKey.name, IdempotencyKey.in, IdempotencyKey.required], ['Idempotency-Key', 'header', false]);
+    assert.deepEqual([IdempotencyKey.schema.minLength, IdempotencyKey.schema.maxLength], [1, 255]);
+    const key = new RegExp(IdempotencyKey.schema.pattern, 'u');
+    assert.ok(key.test('order-1234/thumbnail~v2'));
+    for (const wrong of ['with space', 'tab\there', 'é', '']) assert.ok(!key.test(wrong), JSON.stringify(wrong));
+    // 202: a Location header and {job_id, status, status_url}.
+    const accepted = document.components.responses.Accepted;
+    assert.equal(accepted.headers.Location.required, true);
+    assert.equal(accepted.headers.Location.schema.format, 'uri');
+    assert.equal(accepted.content['application/json'].schema.$ref, '#/components/schemas/JobAccepted');
+    const jobAccepted = document.components.schemas.JobAccepted;
+    assert.deepEqual(jobAccepted.required, ['job_id', 'status', 'status_url']);
+    assert.equal(jobAccepted.properties.job_id.format, 'uuid');
+    assert.equal(jobAccepted.properties.status_url.format, 'uri');
+    assert.ok(jobAccepted.properties.status.enum.includes('queued'));
+    // 422 also covers an Idempotency-Key reused with other fields.
+    assert.match(document.components.responses.Unprocessable.description, /Idempotency-Key/);
+  });
+
+  it('describes GET /jobs/{id}, its events and DELETE, behind the API key, with the Job schema', async () => {
+    const document = await getDocument();
+    const job = document.components.schemas.Job;
+    const fields = ['job_id', 'kind', 'name', 'status', 'stage', 'progress', 'created_at', 'started_at', 'finished_at', 'result', 'error', 'metadata', 'webhook'];
+    assert.deepEqual(Object.keys(job.properties), fields);
+    assert.deepEqual(job.required, fields);
+    const p = job.properties;
+    assert.equal(p.job_id.format, 'uuid');
+    assert.deepEqual(p.kind.enum, ['operation', 'pipeline']);
+    assert.deepEqual(p.status.enum, JOB_STATUSES);
+    assert.equal(p.stage.type, 'string');
+    assert.deepEqual([p.progress.type, p.progress.minimum, p.progress.maximum], ['integer', 0, 100]);
+    assert.deepEqual([p.created_at.type, p.created_at.format], ['string', 'date-time']);
+    for (const at of ['started_at', 'finished_at']) assert.deepEqual([p[at].type, p[at].format], [['string', 'null'], 'date-time'], at);
+    assert.deepEqual(p.result.type, ['object', 'null']);
+    assert.deepEqual(p.result.required, ['message']);
+    assert.deepEqual(p.error.type, ['object', 'null']);
+    assert.deepEqual(p.error.required, ['status', 'error']);
+    assert.deepEqual([p.error.properties.status.type, p.error.properties.error.type], ['integer', 'string']);
+    assert.deepEqual(p.metadata.type, ['string', 'object', 'null']);
+    assert.deepEqual(p.webhook.type, ['object', 'null']);
+    assert.deepEqual(p.webhook.required, ['url', 'attempts', 'last_status', 'delivered_at']);
+    assert.deepEqual(p.webhook.properties.last_status.type, ['integer', 'null']);
+    assert.deepEqual([p.webhook.properties.delivered_at.type, p.webhook.properties.delivered_at.format], [['string', 'null'], 'date-time']);
+
+    const jobRef = '#/components/schemas/Job';
+    const item = document.paths['/jobs/{id}'];
+    assert.deepEqual(item.parameters, [{ $ref: '#/components/parameters/JobId' }]);
+    assert.deepEqual(document.components.parameters.JobId, { name: 'id', in: 'path', required: true, description: "The job's id (job_id)", schema: { type: 'string', format: 'uuid' } });
+    assert.equal(item.get.responses['200'].content['application/json'].schema.$ref, jobRef);
+    assert.equal(item.get.responses['200'].content['application/json'].example.status, 'succeeded');
+    assert.equal(item.delete.responses['200'].content['application/json'].schema.$ref, jobRef);
+    assert.equal(item.delete.responses['200'].content['application/json'].example.status, 'cancelled');
+    assert.deepEqual(item.delete.responses['409'].content['application/json'].schema, { $ref: '#/components/schemas/Error' });
+    const events = document.paths['/jobs/{id}/events'].get;
+    assert.deepEqual(Object.keys(events.responses['200'].content), ['text/event-stream']);
+    assert.match(events.responses['200'].content['text/event-stream'].example, /^data: \{.*\}\n\n$/);
+    for (const operation of [item.get, item.delete, events]) {
+      assert.equal(operation.responses['404'].$ref, '#/components/responses/JobNotFound', operation.operationId);
+      assert.equal(operation.responses['401'].$ref, '#/components/responses/Unauthorized', operation.operationId);
+      // This server has an API key: the job routes need it.
+      assert.deepEqual(operation.security, [{ apiKey: [] }], operation.operationId);
+      assert.deepEqual(operation.tags, ['jobs'], operation.operationId);
+    }
+    assert.deepEqual(
+      [item.get.operationId, item.delete.operationId, events.operationId],
+      ['getJob', 'cancelJob', 'jobEvents'],
+    );
+    assert.ok(document.tags.some((tag: Json) => tag.name === 'jobs'));
+  });
+
+  it('describes the jobFinished webhook: the Job as JSON, with the Standard Webhooks headers', async () => {
+    const document = await getDocument();
+    const post = document.webhooks?.jobFinished?.post;
+    assert.ok(post, 'webhooks.jobFinished.post');
+    assert.equal(post.requestBody.required, true);
+    assert.equal(post.requestBody.content['application/json'].schema.$ref, '#/components/schemas/Job');
+    const headers = Object.fromEntries(post.parameters.map((parameter: Json) => [parameter.name, parameter]));
+    assert.deepEqual(Object.keys(headers), ['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+    for (const header of Object.values(headers) as Json[]) assert.equal(header.in, 'header', header.name);
+    assert.equal(headers['webhook-signature'].required, false, 'signed only with MEDIAFLOW_WEBHOOK_SECRET');
+    assert.match(headers['webhook-signature'].description, /MEDIAFLOW_WEBHOOK_SECRET/);
+    const signature = new RegExp(headers['webhook-signature'].schema.pattern, 'u');
+    assert.ok(signature.test(`v1,${Buffer.alloc(32, 7).toString('base64')}`));
+    assert.ok(!signature.test('v1a,abc') && !signature.test(Buffer.alloc(32).toString('hex')));
+    assert.ok(post.responses['2XX'], 'a 2xx answer is a delivery');
+    // Its example is a Job: every field, in order.
+    assert.deepEqual(Object.keys(post.requestBody.content['application/json'].example), document.components.schemas.Job.required);
+  });
+
+  it('describes the outputs at /uploads/{file} and /uploads/{dir}/{file}, with the media types the plugins write and Range requests', async () => {
+    const document = await getDocument();
+    const expected: Record<string, Set<string>> = { '/uploads/{file}': new Set(), '/uploads/{dir}/{file}': new Set() };
+    for (const plugin of registry.list() as PluginDefinition[]) {
+      for (const output of outputPathsOf(plugin)) {
+        const extension = path.posix.extname(output).slice(1);
+        const type = MEDIA_TYPES[extension];
+        assert.ok(type, `${plugin.name} writes .${extension}: add it to MEDIA_TYPES`);
+        const segments = output.split('/').length;
+        assert.ok(segments <= 2, `${plugin.name}: ${output}`);
+        expected[segments === 1 ? '/uploads/{file}' : '/uploads/{dir}/{file}']!.add(type);
+        // A pipeline publishes any step's output as <run>/<result>.<ext>.
+        expected['/uploads/{dir}/{file}']!.add(type);
+      }
+    }
+    assert.ok(expected['/uploads/{dir}/{file}']!.has('audio/mpeg') && expected['/uploads/{file}']!.has('image/jpeg'));
+    for (const [route, types] of Object.entries(expected)) {
+      const get = document.paths[route].get;
+      assert.equal(get.security, undefined, `${route} is open`);
+      const names = get.parameters.filter((parameter: Json) => parameter.in === 'path').map((parameter: Json) => parameter.name);
+      assert.deepEqual(names, route === '/uploads/{file}' ? ['file'] : ['dir', 'file']);
+      for (const parameter of get.parameters.filter((p: Json) => p.in === 'path')) assert.doesNotMatch(parameter.description, /may hold/);
+      assert.ok(get.parameters.some((parameter: Json) => parameter.$ref === '#/components/parameters/Range'), `${route} Range`);
+      for (const status of ['200', '206']) {
+        assert.deepEqual(Object.keys(get.responses[status].content).sort(), [...types].sort(), `${route} ${status}`);
+        assert.ok(!('application/octet-stream' in get.responses[status].content), `${route} ${status}: real media types`);
+      }
+      assert.ok(get.responses['206'].headers['Content-Range'], `${route} Content-Range`);
+      assert.deepEqual(get.responses['200'].headers['Accept-Ranges'].schema.enum, ['bytes']);
+      for (const status of ['404', '416']) assert.equal(get.responses[status].content['application/json'].schema.$ref, '#/components/schemas/Error', `${route} ${status}`);
+    }
+    assert.deepEqual(document.components.parameters.Range, {
+      name: 'Range',
+      in: 'header',
+      required: false,
+      description: 'Bytes to read, such as `bytes=0-1023`; the answer is then 206 Partial Content',
+      schema: { type: 'string', pattern: '^bytes=' },
+      example: 'bytes=0-1023',
+    });
+    const single = Object.keys(document.paths['/uploads/{file}'].get.responses['200'].content);
+    for (const type of ['image/jpeg', 'video/mp4', 'video/webm', 'video/x-matroska', 'image/png', 'image/webp']) assert.ok(single.includes(type), type);
+    assert.ok(!single.some((type) => type.startsWith('audio/')), 'no operation writes audio directly under uploads/');
+    const nested = Object.keys(document.paths['/uploads/{dir}/{file}'].get.responses['200'].content);
+    for (const type of ['audio/mpeg', 'audio/wav', 'audio/x-aac', 'audio/mp4', 'audio/ogg', 'audio/x-flac', 'application/x-subrip', 'video/mp4', 'text/plain']) assert.ok(nested.includes(type), type);
   });
 
   it('serves a browsable page at /docs, open without the API key, while the operations need it', async () => {

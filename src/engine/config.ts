@@ -44,6 +44,16 @@ export interface Config {
   pipelinesDir: string;
   /** Operation plugins to load after the built-ins: package names or paths (MEDIAFLOW_PLUGINS, --plugin). */
   plugins: string[];
+  /** Runs a job may start before it is failed: a run cut short by a crash or kill -9 counts. */
+  jobAttempts: number;
+  /** `whsec_` + base64: signs webhooks (Standard Webhooks) when set. */
+  webhookSecret?: string;
+  /** Milliseconds before the first webhook retry; each later one waits about twice the one before. */
+  webhookBackoffMs: number;
+  /** Webhook attempts in all, the first included. */
+  webhookAttempts: number;
+  /** Milliseconds a webhook receiver has to answer one attempt. */
+  webhookTimeoutMs: number;
 }
 
 /** A variable, its `serve` flag, and how to read it: the single description behind env, flags and docs. */
@@ -82,6 +92,11 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'maxEventLoopDelayMs', env: 'MEDIAFLOW_MAX_EVENT_LOOP_DELAY', flag: 'max-event-loop-delay', kind: 'int', description: 'event-loop delay (ms) above which requests get a 503; 0 turns it off' },
   { key: 'bodyLimit', env: 'MEDIAFLOW_BODY_LIMIT', flag: 'body-limit', kind: 'int', description: 'largest request body, bytes' },
   { key: 'pipelinesDir', env: 'MEDIAFLOW_PIPELINES_DIR', flag: 'pipelines-dir', kind: 'string', description: 'folder of pipeline definitions' },
+  { key: 'jobAttempts', env: 'MEDIAFLOW_JOB_ATTEMPTS', flag: 'job-attempts', kind: 'int', description: 'runs a job may start; a run cut short by a restart counts' },
+  { key: 'webhookSecret', env: 'MEDIAFLOW_WEBHOOK_SECRET', flag: 'webhook-secret', kind: 'string', description: 'whsec_ + base64: sign webhooks (Standard Webhooks)' },
+  { key: 'webhookBackoffMs', env: 'MEDIAFLOW_WEBHOOK_BACKOFF', flag: 'webhook-backoff', kind: 'duration', description: 'wait before the first webhook retry; each later one about doubles' },
+  { key: 'webhookAttempts', env: 'MEDIAFLOW_WEBHOOK_ATTEMPTS', flag: 'webhook-attempts', kind: 'int', description: 'webhook attempts in all (8 at 5m span about ten hours)' },
+  { key: 'webhookTimeoutMs', env: 'MEDIAFLOW_WEBHOOK_TIMEOUT', flag: 'webhook-timeout', kind: 'duration', description: 'time a webhook receiver has to answer one attempt' },
   // Read before the CLI builds its commands (src/cli/main.ts), so the plugins' subcommands exist; every command takes a repeatable --plugin.
   { key: 'plugins', env: 'MEDIAFLOW_PLUGINS', flag: 'plugin', kind: 'list', keepCase: true, description: 'operation plugins to load: package names or paths (comma list; the flag is repeatable)' },
 ];
@@ -112,6 +127,10 @@ export function defaultConfig(): Config {
     cacheBytes: 1024 ** 3,
     pipelinesDir: './pipelines',
     plugins: [],
+    jobAttempts: 2,
+    webhookBackoffMs: 5 * 60_000,
+    webhookAttempts: 8,
+    webhookTimeoutMs: 15_000,
   };
 }
 
@@ -164,7 +183,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     if (raw !== undefined) config[setting.key] = parseSetting(setting, raw);
   }
   const result = config as unknown as Config;
-  if (result.concurrency < 1) throw configError(SETTINGS.find((s) => s.key === 'concurrency')!, String(result.concurrency), 'at least 1');
+  for (const key of ['concurrency', 'jobAttempts', 'webhookAttempts'] as const) {
+    if (result[key] < 1) throw configError(SETTINGS.find((s) => s.key === key)!, String(result[key]), 'at least 1');
+  }
   result.dataDir = path.resolve(result.dataDir);
   result.pipelinesDir = path.resolve(result.pipelinesDir);
   if (result.publicUrl) result.publicUrl = result.publicUrl.replace(/\/+$/, '');

@@ -5,9 +5,13 @@ import { resolveBinaries, type Binaries } from './binaries.js';
 import type { Config } from './config.js';
 import { Engine, type EngineObserver } from './engine.js';
 import { InputCache } from './input-cache.js';
+import { LocalJobEvents } from './jobs/events.js';
+import { FileJobStore } from './jobs/job-store.js';
+import { LocalJobQueue } from './jobs/queue.js';
+import { JobService, type JobObserver } from './jobs/service.js';
 import { silentLogger, type Logger } from './logger.js';
-import { LocalJobQueue, type JobQueue } from './queue.js';
 import { Registry } from './registry.js';
+import { Slots } from './slots.js';
 import { LocalOutputStore, Workspaces, type OutputStore } from './storage.js';
 
 /**
@@ -21,8 +25,8 @@ export const TOKENS = {
   Registry: Symbol('Registry'),
   Store: Symbol('OutputStore'),
   Workspaces: Symbol('Workspaces'),
-  Queue: Symbol('JobQueue'),
   Engine: Symbol('Engine'),
+  Jobs: Symbol('JobService'),
 } as const;
 
 export interface WiringOptions {
@@ -50,7 +54,6 @@ export function createContainer(options: WiringOptions): DependencyContainer {
   c.register(TOKENS.Binaries, { useValue: options.binaries ?? resolveBinaries() });
   c.register(TOKENS.Store, { useValue: options.store ?? new LocalOutputStore(path.join(config.dataDir, 'uploads')) });
   c.register(TOKENS.Workspaces, { useValue: new Workspaces(options.workRoot ?? path.join(config.dataDir, 'work')) });
-  c.register(TOKENS.Queue, { useValue: new LocalJobQueue(config.concurrency, config.maxQueue) as JobQueue });
   const engine = new Engine({
     config,
     registry: c.resolve(TOKENS.Registry),
@@ -58,10 +61,30 @@ export function createContainer(options: WiringOptions): DependencyContainer {
     binaries: c.resolve(TOKENS.Binaries),
     store: c.resolve(TOKENS.Store),
     workspaces: c.resolve(TOKENS.Workspaces),
-    queue: c.resolve(TOKENS.Queue),
+    slots: new Slots(config.concurrency),
     ...(options.observer ? { observer: options.observer } : {}),
     ...(config.cacheBytes > 0 ? { cache: new InputCache(options.cacheDir ?? path.join(config.dataDir, 'cache'), config.cacheBytes) } : {}),
   });
   c.register(TOKENS.Engine, { useValue: engine });
   return c;
+}
+
+/**
+ * Adds the job stack to a container: the embedded store under `<dataDir>/jobs`, the in-process
+ * queue and events. Asynchronous because the store loads its records; the server calls it, the
+ * CLI (which runs operations directly) does not.
+ */
+export async function wireJobs(c: DependencyContainer, observer?: JobObserver): Promise<JobService> {
+  const config = c.resolve<Config>(TOKENS.Config);
+  const jobs = new JobService({
+    engine: c.resolve<Engine>(TOKENS.Engine),
+    config,
+    store: await FileJobStore.open(path.join(config.dataDir, 'jobs')),
+    queue: new LocalJobQueue(config.concurrency, config.maxQueue),
+    events: new LocalJobEvents(),
+    logger: c.resolve<Logger>(TOKENS.Logger),
+    ...(observer ? { observer } : {}),
+  });
+  c.register(TOKENS.Jobs, { useValue: jobs });
+  return jobs;
 }

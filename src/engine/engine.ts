@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { access, constants, stat, symlink, writeFile } from 'node:fs/promises';
+import { access, constants, link, realpath, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { checkUrl } from './address-guard.js';
 import type { Binaries } from './binaries.js';
@@ -14,8 +14,8 @@ import { parseParams } from './params.js';
 import { callPlugin, checkedMessage, checkedOutput, checkedPlan } from './plugin-call.js';
 import { inputSpecOf, type BuildContext, type InputSpec, type LocalInput, type OutputSpec, type Plan, type PluginDefinition } from './plugin.js';
 import { probeFile, type MediaFacts } from './probe.js';
-import type { JobQueue } from './queue.js';
 import type { Registry } from './registry.js';
+import type { Slots } from './slots.js';
 import type { OutputStore, Workspaces } from './storage.js';
 
 /** Where a job is, for progress displays. */
@@ -26,6 +26,8 @@ export interface JobProgress {
 }
 
 export interface JobOptions {
+  /** The output's identifier (`{id}` in its path); a job passes its own, so a re-run writes to the same place. */
+  id?: string;
   /** Cancels the job: off the queue if waiting, ffmpeg killed if running. */
   signal?: AbortSignal;
   onProgress?: (progress: JobProgress) => void;
@@ -91,7 +93,8 @@ export interface EngineDeps {
   registry: Registry;
   store: OutputStore;
   workspaces: Workspaces;
-  queue: JobQueue;
+  /** ffmpeg slots shared by every operation of this process. */
+  slots: Slots;
   logger: Logger;
   observer?: EngineObserver;
   /** Keeps downloaded inputs for later jobs; none means every input is downloaded every time. */
@@ -152,9 +155,9 @@ export class Engine {
   /** Runs one operation end to end and publishes its output. */
   async run(operation: string, raw: Record<string, unknown>, options: JobOptions = {}): Promise<JobResult> {
     const { plugin, params, inputs } = this.prepare(operation, raw, options.localFiles);
-    const id = randomUUID();
+    const id = options.id ?? randomUUID();
     options.onProgress?.({ stage: 'queued' });
-    return this.deps.queue.run(() => this.execute(id, plugin, params, inputs, options), options.signal);
+    return this.deps.slots.run(() => this.execute(id, plugin, params, inputs, options), options.signal);
   }
 
   private async execute(
@@ -356,7 +359,11 @@ function normalisePlan(plan: Plan | string[]): Plan {
   return Array.isArray(plan) ? { commands: [plan] } : plan;
 }
 
-/** Makes a local input (CLI) visible in the workspace without copying it. */
+/**
+ * Makes a local input (a CLI path, an own output) visible in the workspace without copying it: a
+ * hard link where it can be one, so the job keeps its input even if the original is deleted
+ * meanwhile (the retention sweeper), else a symbolic link.
+ */
 async function linkLocal(source: string, localPath: string, target: string): Promise<void> {
   const absolute = path.resolve(localPath);
   try {
@@ -365,5 +372,7 @@ async function linkLocal(source: string, localPath: string, target: string): Pro
     throw paramError(`Input file not found or not readable: ${source}`);
   }
   if (!(await stat(absolute)).isFile()) throw paramError(`Input is not a regular file: ${source}`);
-  await symlink(absolute, target);
+  // The real path: a hard link to a relative symbolic link would point elsewhere from the workspace.
+  const real = await realpath(absolute);
+  await link(real, target).catch(() => symlink(real, target));
 }

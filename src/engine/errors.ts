@@ -12,12 +12,16 @@ export const ERROR_STATUS = {
   MF_ERR_URL: 400,
   /** `MEDIAFLOW_API_KEY` is set and the request did not carry it. */
   MF_ERR_AUTH: 401,
-  /** The operation or route does not exist. */
+  /** The operation, route or job does not exist (or its record has expired). */
   MF_ERR_NOT_FOUND: 404,
+  /** The job has already finished, so it cannot be cancelled; or it was cancelled while a request waited for it. */
+  MF_ERR_JOB_STATE: 409,
   /** A request body or an input is larger than its limit. */
   MF_ERR_TOO_LARGE: 413,
   /** The input was downloaded but is not usable media, or ffmpeg failed on it. */
   MF_ERR_MEDIA: 422,
+  /** An `Idempotency-Key` was used before with other fields. */
+  MF_ERR_IDEMPOTENCY: 422,
   /** Anything unexpected. */
   MF_ERR_INTERNAL: 500,
   /** An input could not be downloaded. */
@@ -59,6 +63,15 @@ export const timeoutError = (message: string) => new MediaflowError('MF_ERR_TIME
 /** The message CONTRACT.md prescribes for a value outside a format allowlist. */
 export const unsupportedFormat = (format: string, supported: readonly string[]) =>
   paramError(`Unsupported format '${format}'. Supported formats: ${supported.join(', ')}.`);
+
+/**
+ * An error that answers with `status`: a job's failure, kept as `{status, error}` in its record,
+ * answered to the synchronous request that waited for it.
+ */
+export function errorWithStatus(status: number, message: string): MediaflowError {
+  const code = (Object.keys(ERROR_STATUS) as ErrorCode[]).find((candidate) => ERROR_STATUS[candidate] === status) ?? 'MF_ERR_INTERNAL';
+  return new MediaflowError(code, message, code === 'MF_ERR_BUSY' ? { retryAfter: 5 } : {});
+}
 
 /** Whether a thrown value is the user's cancellation rather than a failure. */
 export const isAbort = (error: unknown): boolean =>

@@ -53,7 +53,7 @@ const requestTooLarge = (limit: number) =>
  * A DNS lookup that checks every address the name resolves to and hands the socket only those
  * checked addresses, so the connection goes where the check looked (no second lookup to rebind).
  */
-function guardedLookup(raw: string, redirect: string | undefined, policy: AddressPolicy): LookupFunction {
+export function guardedLookup(raw: string, redirect: string | undefined, policy: AddressPolicy): LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { all: true, family: options.family ?? 0 }, (error, addresses) => {
       if (error) return callback(error, '', 0);

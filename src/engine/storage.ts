@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Prefix of files and folders that are not finished; never served, removed at start. */
@@ -36,6 +36,10 @@ export interface OutputStore {
   publish(file: string, relativePath: string): Promise<void>;
   /** What a front end shows for a published output: a local path here. */
   locate(relativePath: string): string;
+  /** Whether a published output exists at `relativePath` (a whole file, not one being written). */
+  exists(relativePath: string): Promise<boolean>;
+  /** Deletes what was published under these paths (a job's outputs, when its record expires or it is cancelled). */
+  remove(relativePaths: readonly string[]): Promise<void>;
 }
 
 /** Outputs in a local folder, published with a rename so no reader ever sees half a file. */
@@ -44,6 +48,21 @@ export class LocalOutputStore implements OutputStore {
 
   locate(relativePath: string): string {
     return path.join(this.root, relativePath);
+  }
+
+  async exists(relativePath: string): Promise<boolean> {
+    const info = await stat(this.locate(relativePath)).catch(() => undefined);
+    return info?.isFile() ?? false;
+  }
+
+  async remove(relativePaths: readonly string[]): Promise<void> {
+    for (const relative of relativePaths) {
+      const target = this.locate(relative);
+      await rm(target, { force: true });
+      // A folder of its own (`<id>/output.mp4`) goes with its last file; the store's root stays.
+      const dir = path.dirname(target);
+      if (dir !== this.root) await rmdir(dir).catch(() => undefined);
+    }
   }
 
   async publish(file: string, relativePath: string): Promise<void> {

@@ -130,6 +130,21 @@ function preflight(definition: PipelineDefinition, engine: Engine, inputs: Recor
 }
 
 /**
+ * Reads a run's inputs and checks every step with them, as `runPipeline` does before it starts:
+ * a request can be refused (400) before it is queued. Returns the inputs as read.
+ */
+export function checkPipeline(
+  definition: PipelineDefinition,
+  engine: Engine,
+  options: Pick<PipelineRunOptions, 'inputs' | 'refuseUnknownInputs' | 'localFiles'>,
+  workDir = path.resolve(engine.deps.workspaces.root, `pipeline-${randomUUID()}`),
+): Record<string, InputValue> {
+  const inputs = readInputs(definition, options.inputs, { refuseUnknown: options.refuseUnknownInputs ?? false });
+  preflight(definition, engine, inputs, options.localFiles, workDir);
+  return inputs;
+}
+
+/**
  * Runs a pipeline: inputs read and every step checked first, then steps run as their inputs
  * become ready (independent ones at once, all through the engine's one queue). A step's output
  * reaches the next step as the local file it is, in a folder of the run's own that is removed at
@@ -137,12 +152,11 @@ function preflight(definition: PipelineDefinition, engine: Engine, inputs: Recor
  */
 export async function runPipeline(definition: PipelineDefinition, engine: Engine, options: PipelineRunOptions): Promise<PipelineRun> {
   const started = performance.now();
-  const inputs = readInputs(definition, options.inputs, { refuseUnknown: options.refuseUnknownInputs ?? false });
   const id = randomUUID();
   const workDir = path.resolve(engine.deps.workspaces.root, `pipeline-${id}`);
   // Step outputs travel in comma-separated list parameters: a comma in their folder would split them.
   if (workDir.includes(',')) throw new MediaflowError('MF_ERR_INTERNAL', 'The work folder path must not contain a comma');
-  preflight(definition, engine, inputs, options.localFiles, workDir);
+  const inputs = checkPipeline(definition, engine, options, workDir);
 
   const workStore = new LocalOutputStore(workDir);
   const produced = new Set<string>();

@@ -9,14 +9,14 @@ import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Binaries } from '../engine/binaries.js';
 import type { Config } from '../engine/config.js';
-import { createContainer, TOKENS } from '../engine/container.js';
+import { createContainer, TOKENS, wireJobs } from '../engine/container.js';
 import type { Engine } from '../engine/engine.js';
 import { MediaflowError } from '../engine/errors.js';
 import { binaryVersion } from '../engine/ffmpeg.js';
 import type { Registry } from '../engine/registry.js';
-import type { JobQueue } from '../engine/queue.js';
-import { readFields } from './body.js';
-import { untilDisconnect } from './disconnect.js';
+import type { JobService } from '../engine/jobs/service.js';
+import { registerJobRoutes } from './job-routes.js';
+import { submitJob, type SubmitContext } from './job-submission.js';
 import { registerPipelineRoutes } from './pipeline-routes.js';
 import { createMetrics } from './metrics.js';
 import { registerApiDocs } from './openapi.js';
@@ -44,14 +44,9 @@ function baseUrl(request: FastifyRequest, config: Config): string {
 }
 
 /** The Fastify app: one POST route per registered operation, uploads, health. Not yet listening. */
-export async function buildServer(options: ServerOptions): Promise<{ app: FastifyInstance; engine: Engine }> {
+export async function buildServer(options: ServerOptions): Promise<{ app: FastifyInstance; engine: Engine; jobs: JobService }> {
   const { config, registry } = options;
   const metrics = createMetrics();
-  const container = createContainer({ config, registry, observer: metrics.observer, ...(options.binaries ? { binaries: options.binaries } : {}) });
-  const engine = container.resolve<Engine>(TOKENS.Engine);
-  const queue = container.resolve<JobQueue>(TOKENS.Queue);
-  metrics.watchQueue(queue);
-  const binaries = container.resolve<Binaries>(TOKENS.Binaries);
   const uploads = path.join(config.dataDir, 'uploads');
   await mkdir(uploads, { recursive: true });
 
@@ -66,6 +61,17 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
     frameworkErrors,
   });
   installErrorHandler(app, config.bodyLimit);
+  const container = createContainer({
+    config,
+    registry,
+    logger: app.log,
+    observer: metrics.observer,
+    ...(options.binaries ? { binaries: options.binaries } : {}),
+  });
+  const engine = container.resolve<Engine>(TOKENS.Engine);
+  const binaries = container.resolve<Binaries>(TOKENS.Binaries);
+  const jobs = await wireJobs(container, metrics.jobObserver);
+  metrics.watchJobs(jobs);
   metrics.install(app);
   // Refuse work with a 503 while the event loop lags or the heap is nearly full, rather than fall over.
   await app.register(underPressure, {
@@ -107,7 +113,7 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
       status: 'ok',
       ffmpeg: { version: ffmpeg, source: binaries.ffmpegSource },
       ffprobe: { version: ffprobe, source: binaries.ffprobeSource },
-      queue: { waiting: queue.waiting, running: queue.running, concurrency: config.concurrency, max_waiting: config.maxQueue },
+      queue: { waiting: jobs.queue.waiting, running: jobs.queue.running, concurrency: config.concurrency, max_waiting: config.maxQueue },
       operations: registry.list().map((p) => p.name),
     };
   });
@@ -119,16 +125,17 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
       throw new MediaflowError('MF_ERR_AUTH', 'Invalid or missing API key');
     }
   };
+  const submit: SubmitContext = { jobs, config, baseUrl: (request) => baseUrl(request, config) };
   for (const plugin of registry.list()) {
-    app.post(plugin.path, { onRequest: checkKey }, async (request, reply) => {
-      const fields = await readFields(request);
-      const result = await untilDisconnect(reply, (signal) => engine.run(plugin.name, fields, { signal }));
-      request.log.info({ job: result.id, operation: result.operation, timings: result.timings }, 'job finished');
-      return { message: result.message, [result.field]: `${baseUrl(request, config)}/uploads/${result.path}` };
-    });
+    app.post(plugin.path, { onRequest: checkKey }, (request, reply) => submitJob(request, reply, 'operation', plugin.name, submit));
   }
-  await registerPipelineRoutes(app, { engine, config, onRequest: checkKey, baseUrl: (request) => baseUrl(request, config) });
+  await registerPipelineRoutes(app, { config, registry, onRequest: checkKey, submit });
+  registerJobRoutes(app, jobs, checkKey);
   // GET /openapi.json and /docs: made from the same registry, open without the API key (they hold no data).
   await registerApiDocs(app, registry, config);
-  return { app, engine };
+  // What a stopped process left: queued and interrupted jobs run, owed webhooks go out.
+  app.addHook('onClose', () => jobs.shutdown(0));
+  const recovered = await jobs.recover();
+  if (Object.values(recovered).some((count) => count > 0)) app.log.info(recovered, 'picked up jobs left by an earlier run');
+  return { app, engine, jobs };
 }

@@ -1,15 +1,33 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EngineObserver } from '../engine/engine.js';
-import type { JobQueue } from '../engine/queue.js';
+import { JOB_STATUSES } from '../engine/jobs/job.js';
+import type { JobObserver, JobService } from '../engine/jobs/service.js';
 
-/** Prometheus metrics of one server: requests, queue, jobs and downloads. */
+/** Prometheus metrics of one server: requests, queue, jobs, webhooks and downloads. */
 export function createMetrics() {
   const registry = new Registry();
-  let queue: JobQueue | undefined;
+  let jobService: JobService | undefined;
   const requests = new Counter({ name: 'mediaflow_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] });
-  new Gauge({ name: 'mediaflow_queue_waiting', help: 'Jobs waiting for a slot', registers: [registry], collect() { this.set(queue?.waiting ?? 0); } });
-  new Gauge({ name: 'mediaflow_queue_running', help: 'Jobs running', registers: [registry], collect() { this.set(queue?.running ?? 0); } });
+  new Gauge({ name: 'mediaflow_queue_waiting', help: 'Jobs waiting for a slot', registers: [registry], collect() { this.set(jobService?.queue.waiting ?? 0); } });
+  new Gauge({ name: 'mediaflow_queue_running', help: 'Jobs running', registers: [registry], collect() { this.set(jobService?.queue.running ?? 0); } });
+  new Gauge({
+    name: 'mediaflow_jobs',
+    help: 'Job records by status',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      const counts = jobService ? await jobService.counts() : undefined;
+      for (const status of JOB_STATUSES) this.set({ status }, counts?.[status] ?? 0);
+    },
+  });
+  const queueWait = new Histogram({
+    name: 'mediaflow_job_queue_wait_seconds',
+    help: 'Time jobs waited in the queue before they started',
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+    registers: [registry],
+  });
+  const deliveries = new Counter({ name: 'mediaflow_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome (delivered, retry, failed)', labelNames: ['outcome'], registers: [registry] });
   const jobs = new Histogram({
     name: 'mediaflow_job_duration_seconds',
     help: 'Job durations by operation and outcome',
@@ -31,9 +49,13 @@ export function createMetrics() {
     });
     app.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
   };
-  /** The queue whose depth the gauges report (it is made after the observer is handed to the engine). */
-  const watchQueue = (watched: JobQueue) => {
-    queue = watched;
+  const jobObserver: JobObserver = {
+    started: (seconds) => queueWait.observe(seconds),
+    delivery: (outcome) => deliveries.inc({ outcome }),
   };
-  return { observer, install, watchQueue };
+  /** The jobs whose queue and records the gauges report (made after the observers are handed over). */
+  const watchJobs = (watched: JobService) => {
+    jobService = watched;
+  };
+  return { observer, jobObserver, install, watchJobs };
 }

@@ -9,25 +9,34 @@ import { FORMAT_KEYWORD, inputSpecOf, type PluginDefinition, type TSchema } from
 import type { Registry } from '../engine/registry.js';
 
 /**
- * The OpenAPI 3 document of a server, generated from its registry: the same plugin schemas that
+ * The OpenAPI 3.1 document of a server, generated from its registry: the same plugin schemas that
  * validate requests, make CLI flags and check pipelines. `GET /openapi.json` serves it and
  * `GET /docs` shows it (Swagger UI); both stay open when an API key is set (they hold no data).
+ * It also describes the asynchronous side (CONTRACT.md, "Jobs"): the job fields and headers every
+ * operation and pipeline takes, the `202` answer, the `/jobs/{id}` routes and the `jobFinished` webhook.
  */
 
 type Json = Record<string, unknown>;
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-/** Keywords a parameter schema shares with OpenAPI 3.0's Schema Object (TypeBox's symbols and others stay out). */
+/** Keywords of a parameter schema copied into the document's Schema Objects (TypeBox's symbols and others stay out). */
 const SCHEMA_KEYWORDS = ['type', 'description', 'enum', 'default', 'minimum', 'maximum', 'maxLength', 'minLength', 'pattern'] as const;
 
 /** The error statuses an operation may answer with (CONTRACT.md), each as a reusable response. */
 const ERROR_RESPONSES: Record<string, { name: string; description: string }> = {
-  '400': { name: 'BadRequest', description: 'Missing or invalid parameter (named in the text), unsupported format, too few or too many URLs, or an input URL that is malformed, not http(s) or not allowed' },
+  '400': {
+    name: 'BadRequest',
+    description:
+      'Missing or invalid parameter (named in the text), unsupported format, too few or too many URLs, an input URL or `webhook_url` that is malformed, not http(s) or not allowed, or an invalid `metadata` or `Idempotency-Key`',
+  },
   '401': { name: 'Unauthorized', description: 'Missing or wrong `X-API-Key` header, when the server has an API key' },
   '413': { name: 'TooLarge', description: 'The request body or an input is larger than its limit' },
   '415': { name: 'UnsupportedMediaType', description: 'The body is not multipart/form-data, application/x-www-form-urlencoded or application/json' },
-  '422': { name: 'Unprocessable', description: 'An input was downloaded but is not usable media, or ffmpeg (or the plugin) refused it' },
+  '422': {
+    name: 'Unprocessable',
+    description: 'An input was downloaded but is not usable media, or ffmpeg (or the plugin) refused it; or the `Idempotency-Key` was already used with other fields',
+  },
   '500': { name: 'InternalError', description: 'Anything else, such as a plugin that failed (`Plugin <name> failed: ...`); details are in the server log' },
   '502': { name: 'DownloadFailed', description: '`Failed to download <url>: <reason>`: DNS, connection, HTTP status >= 400 or time-out' },
   '503': { name: 'Busy', description: 'Queue full, server under pressure or shutting down; retry after `Retry-After` seconds' },
@@ -36,6 +45,111 @@ const ERROR_RESPONSES: Record<string, { name: string; description: string }> = {
 
 const json = (schema: Json) => ({ 'application/json': { schema } });
 const errorRefs = (statuses: string[]) => Object.fromEntries(statuses.map((status) => [status, { $ref: `#/components/responses/${ERROR_RESPONSES[status]!.name}` }]));
+const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const parameterRef = (name: string) => ({ $ref: `#/components/parameters/${name}` });
+const errorContent = json(schemaRef('Error'));
+
+/** Largest `metadata`, in bytes of UTF-8 (of its JSON when it is an object). */
+const METADATA_BYTES = 4096;
+const SAMPLE_ID = '6f1c2a4e-8d3b-4c5a-9e7f-0a1b2c3d4e5f';
+const SAMPLE_BASE = 'http://127.0.0.1:8000';
+
+/** The fields every operation and pipeline takes besides its own, for running as a job. */
+function jobFields(encoding: 'form' | 'json'): Json {
+  const metadata = `Echoed unchanged in the job and its webhook: a string of at most ${METADATA_BYTES} bytes`;
+  return {
+    webhook_url: {
+      type: 'string',
+      format: 'uri',
+      description:
+        'Run as a job (answer 202) and POST the job to this URL when it succeeds, fails or is cancelled (see the jobFinished webhook). It passes the same address policy as the input URLs, checked at submission (400).',
+    },
+    metadata:
+      encoding === 'form'
+        ? { type: 'string', maxLength: METADATA_BYTES, description: metadata }
+        : {
+            description: `${metadata}, or an object whose JSON is at most ${METADATA_BYTES} bytes`,
+            oneOf: [
+              { type: 'string', maxLength: METADATA_BYTES },
+              { type: 'object', additionalProperties: true },
+            ],
+          },
+  };
+}
+
+/** The header parameters of every operation and pipeline run: `Prefer` and `Idempotency-Key`. */
+const JOB_PARAMETERS = [parameterRef('Prefer'), parameterRef('IdempotencyKey')];
+
+/**
+ * Media types `/uploads/` answers with, by extension: those of @fastify/static (the `mime` table)
+ * for the formats the built-in plugins write; subtitles and text come with `; charset=utf-8`.
+ */
+const UPLOAD_MEDIA_TYPES: Record<string, string> = {
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+  aac: 'audio/x-aac',
+  m4a: 'audio/mp4',
+  ogg: 'audio/ogg',
+  oga: 'audio/ogg',
+  opus: 'audio/ogg',
+  flac: 'audio/x-flac',
+  mp4: 'video/mp4',
+  m4v: 'video/x-m4v',
+  mov: 'video/quicktime',
+  mkv: 'video/x-matroska',
+  avi: 'video/x-msvideo',
+  webm: 'video/webm',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  bmp: 'image/bmp',
+  tif: 'image/tiff',
+  tiff: 'image/tiff',
+  gif: 'image/gif',
+  srt: 'application/x-subrip',
+  vtt: 'text/vtt',
+  txt: 'text/plain',
+  json: 'application/json',
+};
+
+/** The output paths (with `{id}`) a plugin may answer with: its sample params, and each choice of each enum parameter. */
+function outputPaths(plugin: PluginDefinition): string[] {
+  const sample = sampleParams(plugin.params);
+  const variants: Array<Record<string, unknown>> = [sample];
+  for (const [key, property] of Object.entries(plugin.params.properties)) {
+    const choices = (property as Json).enum;
+    if (Array.isArray(choices)) for (const value of choices) variants.push({ ...sample, [key]: value });
+  }
+  const paths = new Set<string>();
+  for (const params of variants) {
+    try {
+      paths.add(plugin.output(params as never).path);
+    } catch {
+      // A plugin whose output() wants other params: its sample path (checked at registration) is enough.
+    }
+  }
+  return [...paths];
+}
+
+const mediaTypeOf = (file: string) => UPLOAD_MEDIA_TYPES[path.posix.extname(file).slice(1).toLowerCase()] ?? 'application/octet-stream';
+
+/**
+ * The media types of `/uploads/{file}` (outputs directly under uploads) and `/uploads/{dir}/{file}`
+ * (outputs in a folder of their own; pipeline results, `<run>/<result>.<ext>`, may be any output's type).
+ */
+function uploadMediaTypes(registry: Registry): { file: string[]; dirFile: string[] } {
+  const file = new Set<string>();
+  const dirFile = new Set<string>();
+  for (const plugin of registry.list()) {
+    for (const output of outputPaths(plugin)) {
+      const type = mediaTypeOf(output);
+      if (!output.includes('/')) file.add(type);
+      dirFile.add(type);
+    }
+  }
+  return { file: [...file].sort(), dirFile: [...dirFile].sort() };
+}
 
 /** One parameter as a field of a form body or of a JSON body (where a list may also be an array). */
 function fieldSchema(property: TSchema, encoding: 'form' | 'json'): Json {
@@ -63,7 +177,7 @@ function fieldSchema(property: TSchema, encoding: 'form' | 'json'): Json {
 function bodySchema(plugin: PluginDefinition, encoding: 'form' | 'json'): Json {
   const properties = Object.fromEntries(Object.entries(plugin.params.properties).map(([key, property]) => [key, fieldSchema(property, encoding)]));
   const required = (plugin.params.required ?? []).filter((key) => (plugin.params.properties[key] as Json | undefined)?.default === undefined);
-  return { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: true };
+  return { type: 'object', properties: { ...properties, ...jobFields(encoding) }, ...(required.length > 0 ? { required } : {}), additionalProperties: true };
 }
 
 /** The JSON body an operation answers with: `message` and its output field. */
@@ -77,14 +191,14 @@ function successSchema(plugin: PluginDefinition): { schema: Json; example: Json 
   } catch {
     // The registry asked output() already; a message() that needs real params just gets no example.
   }
-  const url = `http://127.0.0.1:8000/uploads/${output.path.replaceAll('{id}', '6f1c2a4e-8d3b-4c5a-9e7f-0a1b2c3d4e5f')}`;
+  const url = `${SAMPLE_BASE}/uploads/${output.path.replaceAll('{id}', SAMPLE_ID)}`;
   return {
     schema: {
       type: 'object',
       required: ['message', output.field],
       properties: {
-        message: { type: 'string', description: 'What was done', ...(message ? { example: message } : {}) },
-        [output.field]: { type: 'string', format: 'uri', description: `URL of the output: {base_url}/uploads/${output.path} ({id} is a random UUID v4)`, example: url },
+        message: { type: 'string', description: 'What was done', ...(message ? { examples: [message] } : {}) },
+        [output.field]: { type: 'string', format: 'uri', description: `URL of the output: {base_url}/uploads/${output.path} ({id} is a random UUID v4)`, examples: [url] },
       },
     },
     example: { ...(message ? { message } : {}), [output.field]: url },
@@ -116,9 +230,11 @@ function operation(plugin: PluginDefinition, registry: Registry, secured: boolea
         cli: `mediaflow ${plugin.name.replace(/_/g, '-')}`,
       },
       ...(secured ? { security: [{ apiKey: [] }] } : {}),
+      parameters: JOB_PARAMETERS,
       requestBody: {
         required: true,
-        description: 'The fields as multipart/form-data (as the interface), application/x-www-form-urlencoded or application/json; unknown fields are ignored',
+        description:
+          'The fields as multipart/form-data (as the interface), application/x-www-form-urlencoded or application/json; unknown fields are ignored. With `webhook_url` or `Prefer: respond-async` the operation runs as a job (202).',
         content: {
           'multipart/form-data': { schema: bodySchema(plugin, 'form') },
           'application/x-www-form-urlencoded': { schema: bodySchema(plugin, 'form') },
@@ -126,15 +242,146 @@ function operation(plugin: PluginDefinition, registry: Registry, secured: boolea
         },
       },
       responses: {
-        '200': { description: 'Done: the output is published under /uploads/', content: { 'application/json': { schema: success.schema, example: success.example } } },
+        '200': { description: 'Done (a synchronous request): the output is published under /uploads/', content: { 'application/json': { schema: success.schema, example: success.example } } },
+        '202': { $ref: '#/components/responses/Accepted' },
         ...errorRefs(Object.keys(ERROR_RESPONSES)),
       },
     },
   };
 }
 
+/** `GET /uploads/{file}` and `GET /uploads/{dir}/{file}`: the outputs, with their media types and Range requests. */
+function uploadRoutes(registry: Registry): Json {
+  const types = uploadMediaTypes(registry);
+  // Outputs are bytes of their media type; OpenAPI 3.1 describes such a body by its media type alone.
+  const bytes = (mediaTypes: string[]) => Object.fromEntries(mediaTypes.map((type) => [type, {}]));
+  const header = (description: string, schema: Json = { type: 'string' }) => ({ description, schema });
+  const fileParameter = (description: string) => ({ name: 'file', in: 'path', required: true, description, schema: { type: 'string', pattern: '^[A-Za-z0-9._-]+$' } });
+  const route = (operationId: string, parameters: Json[], mediaTypes: string[], examplePath: string): Json => ({
+    get: {
+      operationId,
+      summary: 'An output, by the URL an operation, a pipeline or a job answered with',
+      description: `For example \`${SAMPLE_BASE}/uploads/${examplePath}\`. Open without the API key (its name holds a random UUID). Range requests are answered with 206 Partial Content; \`If-None-Match\` and \`If-Modified-Since\` with 304. Text types (subtitles) come with \`; charset=utf-8\`. Outputs are deleted after MEDIAFLOW_RETENTION.`,
+      tags: ['server'],
+      parameters: [...parameters, parameterRef('Range')],
+      responses: {
+        '200': {
+          description: 'The whole file',
+          headers: {
+            'Accept-Ranges': header('`bytes`', { type: 'string', enum: ['bytes'] }),
+            ETag: header('A validator for If-None-Match and If-Range'),
+            'Last-Modified': header('When the output was written'),
+          },
+          content: bytes(mediaTypes),
+        },
+        '206': {
+          description: 'Partial Content: the byte range the `Range` header asked for',
+          headers: {
+            'Content-Range': header('`bytes <first>-<last>/<size>`', { type: 'string', pattern: '^bytes [0-9]+-[0-9]+/[0-9]+$' }),
+            'Accept-Ranges': header('`bytes`', { type: 'string', enum: ['bytes'] }),
+          },
+          content: bytes(mediaTypes),
+        },
+        '304': { description: 'Not Modified: the client holds this version (If-None-Match, If-Modified-Since)' },
+        '404': { description: 'No such output (or it expired)', content: errorContent },
+        '416': { description: 'Range Not Satisfiable: the range lies outside the file', content: errorContent },
+      },
+    },
+  });
+  return {
+    '/uploads/{file}': route('upload', [fileParameter('The output\'s name, such as `<id>_cropped.jpg` or `<id>_merged.mp4`')], types.file, `${SAMPLE_ID}_cropped.jpg`),
+    '/uploads/{dir}/{file}': route(
+      'uploadInFolder',
+      [
+        { name: 'dir', in: 'path', required: true, description: "The output's folder: the request's (or pipeline run's) random UUID", schema: { type: 'string', pattern: '^[A-Za-z0-9._-]+$' } },
+        fileParameter("The output's name in its folder, such as `merged_output.mp3` or a pipeline result's `<result>.<ext>`"),
+      ],
+      types.dirFile,
+      `${SAMPLE_ID}/merged_output.mp3`,
+    ),
+  };
+}
+
+/** A sample job, for the documents' examples. */
+function sampleJob(base: string): Json {
+  return {
+    job_id: SAMPLE_ID,
+    kind: 'operation',
+    name: 'merge-audios',
+    status: 'succeeded',
+    stage: 'succeeded',
+    progress: 100,
+    created_at: '2025-01-01T12:00:00.000Z',
+    started_at: '2025-01-01T12:00:00.120Z',
+    finished_at: '2025-01-01T12:00:04.870Z',
+    result: { message: 'Audios merged successfully', output_file: `${base}/uploads/${SAMPLE_ID}/merged_output.mp3` },
+    error: null,
+    metadata: 'order 1234',
+    webhook: { url: 'https://example.com/hooks/mediaflow', attempts: 1, last_status: 204, delivered_at: '2025-01-01T12:00:05.010Z' },
+  };
+}
+
+/** The routes of jobs: status, events and cancellation. */
+function jobRoutes(secured: boolean): Json {
+  const security = secured ? { security: [{ apiKey: [] }] } : {};
+  const jobContent = (example: Json) => ({ 'application/json': { schema: schemaRef('Job'), example } });
+  const notFound = { $ref: '#/components/responses/JobNotFound' };
+  const job = sampleJob(SAMPLE_BASE);
+  return {
+    '/jobs/{id}': {
+      parameters: [parameterRef('JobId')],
+      get: {
+        operationId: 'getJob',
+        summary: 'A job: its status, stage, progress, and its result or error',
+        tags: ['jobs'],
+        ...security,
+        responses: { '200': { description: 'The job', content: jobContent(job) }, '404': notFound, ...errorRefs(['401']) },
+      },
+      delete: {
+        operationId: 'cancelJob',
+        summary: 'Cancel a queued or running job: its ffmpeg is stopped and its files removed',
+        tags: ['jobs'],
+        ...security,
+        responses: {
+          '200': {
+            description: 'The job, now cancelled',
+            content: jobContent({ ...job, status: 'cancelled', stage: 'cancelled', progress: 40, result: null, webhook: null }),
+          },
+          '404': notFound,
+          '409': { description: 'The job has already finished (succeeded, failed or cancelled)', content: errorContent },
+          ...errorRefs(['401']),
+        },
+      },
+    },
+    '/jobs/{id}/events': {
+      parameters: [parameterRef('JobId')],
+      get: {
+        operationId: 'jobEvents',
+        summary: "A job's changes as Server-Sent Events",
+        description:
+          'One event at each change of the job (progress at most every 500 ms), its `data:` line the Job object as JSON (see the Job schema); the stream ends after the job reaches succeeded, failed or cancelled.',
+        tags: ['jobs'],
+        ...security,
+        responses: {
+          '200': {
+            description: 'An event stream of Job objects',
+            content: {
+              'text/event-stream': {
+                schema: { type: 'string', description: 'Events, each a `data:` line holding a Job object (JSON) and an empty line' },
+                example: `data: ${JSON.stringify({ ...job, status: 'running', stage: 'process', progress: 42, finished_at: null, result: null, webhook: null })}\n\n`,
+              },
+            },
+          },
+          '404': notFound,
+          ...errorRefs(['401']),
+        },
+      },
+    },
+  };
+}
+
 /** The routes mediaflow has besides its operations. */
-function serverRoutes(secured: boolean): Json {
+function serverRoutes(registry: Registry, secured: boolean): Json {
   const security = secured ? { security: [{ apiKey: [] }] } : {};
   const nameParameter = { name: 'name', in: 'path', required: true, description: 'The pipeline: a file <name>.yaml, .yml or .json in the pipelines folder', schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$' } };
   const anyObject = { type: 'object', additionalProperties: true };
@@ -165,18 +412,7 @@ function serverRoutes(secured: boolean): Json {
     '/metrics': {
       get: { operationId: 'metrics', summary: 'Prometheus metrics', tags: ['server'], responses: { '200': { description: 'Metrics in the Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } } },
     },
-    '/uploads/{file}': {
-      get: {
-        operationId: 'upload',
-        summary: 'An output, by the URL an operation answered with (Range requests supported)',
-        tags: ['server'],
-        parameters: [{ name: 'file', in: 'path', required: true, description: 'The rest of the output URL after /uploads/ (it may hold one /)', schema: { type: 'string' } }],
-        responses: {
-          '200': { description: 'The file', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
-          '404': { description: 'No such output (or it expired)', content: json({ $ref: '#/components/schemas/Error' }) },
-        },
-      },
-    },
+    ...uploadRoutes(registry),
     '/pipelines': {
       get: {
         operationId: 'listPipelines',
@@ -204,17 +440,23 @@ function serverRoutes(secured: boolean): Json {
         summary: 'Run a pipeline with the fields as its inputs',
         tags: ['pipelines'],
         ...security,
-        parameters: [nameParameter],
+        parameters: [nameParameter, ...JOB_PARAMETERS],
         requestBody: {
           required: true,
-          description: "The pipeline's inputs as fields (see GET /pipelines/{name}/), in any of the three encodings",
-          content: { 'multipart/form-data': { schema: anyObject }, 'application/x-www-form-urlencoded': { schema: anyObject }, 'application/json': { schema: anyObject } },
+          description:
+            "The pipeline's inputs as fields (see GET /pipelines/{name}/), in any of the three encodings. With `webhook_url` or `Prefer: respond-async` the pipeline runs as a job (202).",
+          content: {
+            'multipart/form-data': { schema: { ...anyObject, properties: jobFields('form') } },
+            'application/x-www-form-urlencoded': { schema: { ...anyObject, properties: jobFields('form') } },
+            'application/json': { schema: { ...anyObject, properties: jobFields('json') } },
+          },
         },
         responses: {
           '200': {
-            description: "Done: each result's URL",
+            description: "Done (a synchronous request): each result's URL",
             content: json({ type: 'object', required: ['message', 'outputs'], properties: { message: { type: 'string' }, outputs: { type: 'object', additionalProperties: true } } }),
           },
+          '202': { $ref: '#/components/responses/Accepted' },
           '404': { description: 'No such pipeline', content: json({ $ref: '#/components/schemas/Error' }) },
           ...errorRefs(Object.keys(ERROR_RESPONSES)),
         },
@@ -223,45 +465,187 @@ function serverRoutes(secured: boolean): Json {
   };
 }
 
-/** The OpenAPI 3.0 document for a registry (and, when it is given, the server's configuration). */
+const JOB_STATUS = { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] };
+
+/** The component schemas of jobs: `JobAccepted` (the 202 body) and `Job`. */
+function jobSchemas(): Json {
+  const dateTime = (description: string, nullable: boolean) => ({ type: nullable ? ['string', 'null'] : 'string', format: 'date-time', description });
+  return {
+    JobAccepted: {
+      type: 'object',
+      description: 'The answer of an asynchronous request (202)',
+      required: ['job_id', 'status', 'status_url'],
+      properties: {
+        job_id: { type: 'string', format: 'uuid', description: "The job's id, a random UUID v4" },
+        status: { ...JOB_STATUS, description: "`queued` for a new job; a request that repeats an Idempotency-Key gets the job's status now" },
+        status_url: { type: 'string', format: 'uri', description: '`{base_url}/jobs/<job_id>`: GET it for the job, `/events` after it for its changes, DELETE it to cancel' },
+      },
+      examples: [{ job_id: SAMPLE_ID, status: 'queued', status_url: `${SAMPLE_BASE}/jobs/${SAMPLE_ID}` }],
+    },
+    Job: {
+      type: 'object',
+      description: 'An operation or pipeline run as a job: GET /jobs/{id}, each event of /jobs/{id}/events, and the body of the jobFinished webhook',
+      required: ['job_id', 'kind', 'name', 'status', 'stage', 'progress', 'created_at', 'started_at', 'finished_at', 'result', 'error', 'metadata', 'webhook'],
+      properties: {
+        job_id: { type: 'string', format: 'uuid', description: "The job's id, a random UUID v4" },
+        kind: { type: 'string', enum: ['operation', 'pipeline'] },
+        name: { type: 'string', description: "The operation's name (as GET /health lists it) or the pipeline's" },
+        status: { ...JOB_STATUS, description: 'succeeded, failed and cancelled are terminal' },
+        stage: {
+          type: 'string',
+          description: "What the job is doing now, such as `download`, `probe`, `process` or `publish` (in a pipeline, prefixed by the step's name), and its status once it has finished",
+        },
+        progress: { type: 'integer', minimum: 0, maximum: 100, description: 'Percent done; it never goes down' },
+        created_at: dateTime('When the job was accepted (ISO 8601, UTC)', false),
+        started_at: dateTime('When it started running, or null', true),
+        finished_at: dateTime('When it reached its terminal status, or null', true),
+        result: {
+          type: ['object', 'null'],
+          description: "Exactly the synchronous success body once succeeded: an operation's `{message, <output field>: url}`, a pipeline's `{message, outputs}`; else null",
+          required: ['message'],
+          properties: { message: { type: 'string' } },
+          additionalProperties: true,
+        },
+        error: {
+          type: ['object', 'null'],
+          description: 'Once failed, the status and text the synchronous request would have answered with; else null',
+          required: ['status', 'error'],
+          properties: { status: { type: 'integer', minimum: 400, maximum: 599 }, error: { type: 'string' } },
+        },
+        metadata: {
+          type: ['string', 'object', 'null'],
+          maxLength: METADATA_BYTES,
+          additionalProperties: true,
+          description: 'The `metadata` field of the request, unchanged, or null',
+        },
+        webhook: {
+          type: ['object', 'null'],
+          description: 'The delivery to `webhook_url`, or null when the request had none',
+          required: ['url', 'attempts', 'last_status', 'delivered_at'],
+          properties: {
+            url: { type: 'string', format: 'uri' },
+            attempts: { type: 'integer', minimum: 0, description: 'Deliveries tried so far' },
+            last_status: { type: ['integer', 'null'], description: "The HTTP status of the last attempt's answer, or null (none yet, or no answer)" },
+            delivered_at: dateTime('When a 2xx answer came, or null', true),
+          },
+        },
+      },
+    },
+  };
+}
+
+/** The top-level `webhooks` of the document: `jobFinished`, the POST to a job's `webhook_url`. */
+function webhooks(): Json {
+  return {
+    jobFinished: {
+      post: {
+        operationId: 'jobFinished',
+        summary: 'A job succeeded, failed or was cancelled: mediaflow POSTs it to its webhook_url',
+        description:
+          'The body is the Job as JSON. A 2xx answer within 15 s is a delivery; anything else is retried with exponential back-off and jitter, across restarts: the first retry after MEDIAFLOW_WEBHOOK_BACKOFF (default 5m), each later one after about twice the previous delay, MEDIAFLOW_WEBHOOK_ATTEMPTS attempts in all (default 8). Redirects are not followed. ' +
+          'With MEDIAFLOW_WEBHOOK_SECRET (`whsec_` + base64) set, verify `webhook-signature` as the Standard Webhooks specification says: the base64 HMAC-SHA256, keyed with the decoded secret, of `<webhook-id>.<webhook-timestamp>.<body>`.',
+        tags: ['jobs'],
+        parameters: [
+          { name: 'webhook-id', in: 'header', required: true, description: "The delivery's id, the same on every attempt, so a receiver can drop repeats (Standard Webhooks)", schema: { type: 'string' } },
+          { name: 'webhook-timestamp', in: 'header', required: true, description: 'Unix time of the attempt, in seconds (part of what is signed)', schema: { type: 'string', pattern: '^[0-9]+$' } },
+          {
+            name: 'webhook-signature',
+            in: 'header',
+            required: false,
+            description:
+              'Present when the server has MEDIAFLOW_WEBHOOK_SECRET set: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` (Standard Webhooks; receivers accept any of several space-separated signatures)',
+            schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$' },
+          },
+        ],
+        requestBody: { required: true, content: { 'application/json': { schema: schemaRef('Job'), example: sampleJob('https://mediaflow.example.com') } } },
+        responses: {
+          '2XX': { description: 'Delivered: no more attempts' },
+          default: { description: 'Not delivered (as is no answer within 15 s, or a redirect): retried later' },
+        },
+      },
+    },
+  };
+}
+
+/** The OpenAPI 3.1 document for a registry (and, when it is given, the server's configuration). */
 export function openApiDocument(registry: Registry, config?: Pick<Config, 'apiKey' | 'publicUrl'>): Json {
   const secured = Boolean(config?.apiKey);
   const third = registry.list().filter((plugin) => registry.sourceOf(plugin.name) !== 'built-in');
   const paths: Json = {};
   for (const plugin of registry.list()) paths[plugin.path] = operation(plugin, registry, secured);
-  Object.assign(paths, serverRoutes(secured));
+  Object.assign(paths, serverRoutes(registry, secured), jobRoutes(secured));
   return {
-    openapi: '3.0.3',
+    openapi: '3.1.0',
     info: {
       title: 'mediaflow',
       version: pkg.version,
       description:
         'Media processing by URL with ffmpeg. Every operation is a POST taking multipart/form-data, application/x-www-form-urlencoded or application/json with the same field names, with or without the trailing slash. Lists are comma-separated. Errors are always `{"error": "<text>"}`.' +
+        ' An operation or pipeline with a `webhook_url` field or the header `Prefer: respond-async` runs as a job: the answer is 202 with the job\'s URL, which GET /jobs/{id} reads, /jobs/{id}/events follows and DELETE cancels; the jobFinished webhook reports its end.' +
         (third.length > 0 ? ` Operations from plugins: ${third.map((plugin) => plugin.name).join(', ')}.` : ''),
-      license: { name: 'MIT' },
+      license: { name: 'MIT', identifier: 'MIT' },
     },
     ...(config?.publicUrl ? { servers: [{ url: config.publicUrl }] } : {}),
     tags: [
       { name: 'operations', description: 'The built-in operations' },
       ...(third.length > 0 ? [{ name: 'plugins', description: 'Operations added by plugins' }] : []),
       { name: 'pipelines', description: 'Pipelines of operations, defined in files' },
+      { name: 'jobs', description: 'Operations and pipelines run asynchronously: status, events, cancellation and the webhook' },
       { name: 'server', description: 'Health, metrics and outputs' },
     ],
     paths,
+    webhooks: webhooks(),
     components: {
       schemas: {
         Error: { type: 'object', required: ['error'], properties: { error: { type: 'string', description: 'What went wrong; never a stack trace or a server path' } } },
+        ...jobSchemas(),
       },
-      responses: Object.fromEntries(
-        Object.entries(ERROR_RESPONSES).map(([status, response]) => [
-          response.name,
-          {
-            description: response.description,
-            ...(status === '503' ? { headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } } } : {}),
-            content: json({ $ref: '#/components/schemas/Error' }),
-          },
-        ]),
-      ),
+      parameters: {
+        Prefer: {
+          name: 'Prefer',
+          in: 'header',
+          required: false,
+          description: '`respond-async` (RFC 7240) runs the request as a job and answers 202 (as a `webhook_url` field does); without it (or the field) the request is answered when done',
+          schema: { type: 'string' },
+          example: 'respond-async',
+        },
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            "A second request with the same key and the same fields gets the first request's answer (202 with the same job_id, or the same synchronous answer) and runs nothing; the same key with other fields is a 422. A key lives as long as its job's record.",
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+          example: 'order-1234-thumbnail',
+        },
+        JobId: { name: 'id', in: 'path', required: true, description: "The job's id (job_id)", schema: { type: 'string', format: 'uuid' } },
+        Range: {
+          name: 'Range',
+          in: 'header',
+          required: false,
+          description: 'Bytes to read, such as `bytes=0-1023`; the answer is then 206 Partial Content',
+          schema: { type: 'string', pattern: '^bytes=' },
+          example: 'bytes=0-1023',
+        },
+      },
+      responses: {
+        Accepted: {
+          description: 'Accepted as a job (a `webhook_url` field or `Prefer: respond-async`), once the fields are valid: follow `status_url`',
+          headers: { Location: { required: true, description: 'The job\'s URL, as `status_url`', schema: { type: 'string', format: 'uri' } } },
+          content: json(schemaRef('JobAccepted')),
+        },
+        JobNotFound: { description: 'No such job (unknown, or its record expired with its outputs)', content: errorContent },
+        ...Object.fromEntries(
+          Object.entries(ERROR_RESPONSES).map(([status, response]) => [
+            response.name,
+            {
+              description: response.description,
+              ...(status === '503' ? { headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } } } : {}),
+              content: json({ $ref: '#/components/schemas/Error' }),
+            },
+          ]),
+        ),
+      },
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Needed when the server has MEDIAFLOW_API_KEY set' } },
     },
   };

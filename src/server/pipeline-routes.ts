@@ -1,19 +1,16 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../engine/config.js';
-import type { Engine } from '../engine/engine.js';
+import type { Registry } from '../engine/registry.js';
 import type { PipelineDefinition } from '../pipelines/definition.js';
 import { listPipelines, loadPipelineByName } from '../pipelines/loader.js';
-import { runPipeline } from '../pipelines/runner.js';
-import { readFields } from './body.js';
-import { untilDisconnect } from './disconnect.js';
+import { submitJob, type SubmitContext } from './job-submission.js';
 
 export interface PipelineRouteOptions {
-  engine: Engine;
   config: Config;
+  registry: Registry;
   /** Runs before a request's body is read (the API key check). */
   onRequest: (request: FastifyRequest) => Promise<void>;
-  /** `{base_url}` of a request. */
-  baseUrl: (request: FastifyRequest) => string;
+  submit: SubmitContext;
 }
 
 /** A pipeline as `GET /pipelines` shows it: what to post, and where. */
@@ -37,14 +34,12 @@ function describe(definition: PipelineDefinition) {
 /**
  * `GET /pipelines` lists the pipelines of the pipelines folder with their inputs;
  * `POST /pipelines/<name>/` runs one with the request's fields as its inputs and answers
- * `{message, outputs}` with the results' URLs. Definitions are read at each request, so an edited
- * file takes effect without a restart. Inputs are URLs only: steps accept local files solely
+ * `{message, outputs}` with the results' URLs, or runs it as a job like any operation route.
+ * Definitions are read at each request, so an edited file takes effect without a restart. Inputs are URLs only: steps accept local files solely
  * when an earlier step of the same run made them.
  */
 export async function registerPipelineRoutes(app: FastifyInstance, options: PipelineRouteOptions): Promise<void> {
-  const { engine, config } = options;
-  const registry = engine.deps.registry;
-  const store = engine.deps.store;
+  const { config, registry } = options;
 
   app.get('/pipelines', { onRequest: options.onRequest }, async () => {
     const entries = await listPipelines(config.pipelinesDir, registry);
@@ -60,16 +55,8 @@ export async function registerPipelineRoutes(app: FastifyInstance, options: Pipe
 
   app.post('/pipelines/:name', { onRequest: options.onRequest }, async (request, reply) => {
     const { name } = request.params as { name: string };
-    const definition = await loadPipelineByName(config.pipelinesDir, name, registry);
-    const fields = await readFields(request);
-    // A client that hangs up stops the run: waiting steps leave the queue, running ffmpeg is stopped.
-    const runId = crypto.randomUUID();
-    const run = await untilDisconnect(reply, (signal) => runPipeline(definition, engine, { inputs: fields, store, resultDir: runId, signal }));
-    request.log.info({ pipeline: definition.name, run: runId, timings: run.timings }, 'pipeline finished');
-    const base = `${options.baseUrl(request)}/uploads/`;
-    const outputs = Object.fromEntries(
-      Object.entries(run.outputs).map(([result, value]) => [result, Array.isArray(value) ? value.map((v) => `${base}${v}`) : `${base}${value}`]),
-    );
-    return { message: `Pipeline ${definition.name} completed successfully`, outputs };
+    // An unknown or broken pipeline is refused before the body is read.
+    await loadPipelineByName(config.pipelinesDir, name, registry);
+    return submitJob(request, reply, 'pipeline', name, options.submit);
   });
 }

@@ -17,14 +17,15 @@ export async function startServer(config: Config, registry: Registry): Promise<v
   const workspaces = new Workspaces(path.join(config.dataDir, 'work'));
   const store = new LocalOutputStore(path.join(config.dataDir, 'uploads'));
   const leftovers = (await workspaces.clearLeftovers()) + (await store.clearLeftovers());
-  const { app } = await buildServer({ config, registry, binaries, logger: { level: config.logLevel } });
+  const { app, jobs } = await buildServer({ config, registry, binaries, logger: { level: config.logLevel } });
   if (leftovers > 0) app.log.warn({ leftovers }, 'removed work left by an earlier run');
 
   let sweeper: NodeJS.Timeout | undefined;
   if (config.retentionMs > 0) {
+    // Outputs by their age, and job records (with their idempotency keys) with them.
     const sweep = () =>
-      store.sweep(config.retentionMs).then(
-        (removed) => removed > 0 && app.log.info({ removed }, 'deleted expired outputs'),
+      Promise.all([store.sweep(config.retentionMs), jobs.sweep()]).then(
+        ([removed, records]) => (removed > 0 || records > 0) && app.log.info({ removed, records }, 'deleted expired outputs and job records'),
         (error: unknown) => app.log.error({ err: error }, 'sweeping outputs failed'),
       );
     void sweep();
@@ -47,6 +48,8 @@ export async function startServer(config: Config, registry: Registry): Promise<v
       app.log.warn('shutdown deadline passed; stopping running jobs');
       process.exit(1);
     }, SHUTDOWN_GRACE_MS).unref();
+    // Running jobs get the grace period; whatever is still running then goes back to the queue.
+    void jobs.shutdown(SHUTDOWN_GRACE_MS - 2_000);
     app.close().then(
       () => {
         clearTimeout(deadline);

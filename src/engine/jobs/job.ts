@@ -1,0 +1,116 @@
+/**
+ * A job as plain data: what to run, with which fields, for whom, and where it stands. It is what
+ * the job store keeps and the queue carries (by id), so any process can pick it up; it never
+ * holds a closure, a socket or a path of the machine that accepted it.
+ */
+
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export type JobKind = 'operation' | 'pipeline';
+
+export const JOB_STATUSES: readonly JobStatus[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
+
+/** Whether a status is final: the job runs no more and its webhook (if any) is due. */
+export const isTerminal = (status: JobStatus): boolean => status === 'succeeded' || status === 'failed' || status === 'cancelled';
+
+/** A finished job's outputs, as paths relative to the output store (turned into URLs when shown). */
+export type StoredResult =
+  | { message: string; field: string; path: string }
+  | { message: string; outputs: Record<string, string | string[]> };
+
+/** Where the webhook of a job stands. Only `url`, `attempts`, `last_status` and `delivered_at` are shown. */
+export interface WebhookState {
+  url: string;
+  attempts: number;
+  /** The HTTP status of the last attempt; null when it got no answer (or none was made yet). */
+  last_status: number | null;
+  delivered_at: string | null;
+  /** `webhook-id`: the same on every attempt, so receivers can drop repeats. */
+  message_id: string;
+  /** The body, fixed when the job ended, so every attempt sends the same bytes. */
+  payload?: string;
+  /** When the next attempt is due; null once delivered or given up. */
+  next_attempt_at: string | null;
+  /** Why the last attempt failed. */
+  last_error?: string;
+}
+
+export interface JobRecord {
+  /** A random UUID v4; also the `{id}` of the job's output paths. */
+  id: string;
+  kind: JobKind;
+  /** The operation's or pipeline's name. */
+  name: string;
+  /** The request's fields as received, less `webhook_url` and `metadata`. */
+  fields: Record<string, unknown>;
+  /** `{base_url}` of the request: result URLs start with it. */
+  base_url: string;
+  /** Bases whose `/uploads/` URLs are this server's own outputs, read from the store rather than fetched. */
+  own_bases: string[];
+  /** A synchronous job has a client waiting on the connection; an asynchronous one does not. */
+  mode: 'sync' | 'async';
+  metadata: unknown;
+  idempotency: { key: string; fingerprint: string } | null;
+  status: JobStatus;
+  stage: string;
+  progress: number;
+  /** Runs started; a run cut short by a crash counts (MEDIAFLOW_JOB_ATTEMPTS). */
+  attempts: number;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  result: StoredResult | null;
+  error: { status: number; error: string } | null;
+  webhook: WebhookState | null;
+  /** Milliseconds of each stage of the last run (download, probe, process, publish; or per pipeline step), for logs. */
+  timings?: Record<string, unknown>;
+}
+
+/** The job as `GET /jobs/<id>`, the event stream and the webhook show it. */
+export interface JobView {
+  job_id: string;
+  kind: JobKind;
+  name: string;
+  status: JobStatus;
+  stage: string;
+  progress: number;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  result: Record<string, unknown> | null;
+  error: { status: number; error: string } | null;
+  metadata: unknown;
+  webhook: { url: string; attempts: number; last_status: number | null; delivered_at: string | null } | null;
+}
+
+/** The synchronous success body of a result: `{message, <field>: url}` or `{message, outputs}`. */
+export function resultBody(result: StoredResult, urlOf: (path: string) => string): Record<string, unknown> {
+  if ('field' in result) return { message: result.message, [result.field]: urlOf(result.path) };
+  const outputs = Object.fromEntries(
+    Object.entries(result.outputs).map(([name, value]) => [name, Array.isArray(value) ? value.map(urlOf) : urlOf(value)]),
+  );
+  return { message: result.message, outputs };
+}
+
+/** Every store path a result names (to delete them with the record). */
+export const resultPaths = (result: StoredResult | null): string[] =>
+  result === null ? [] : 'field' in result ? [result.path] : Object.values(result.outputs).flat();
+
+/** The public view of a record; `urlOf` turns a store path into the URL a client downloads. */
+export function jobView(record: JobRecord, urlOf: (path: string) => string): JobView {
+  const webhook = record.webhook;
+  return {
+    job_id: record.id,
+    kind: record.kind,
+    name: record.name,
+    status: record.status,
+    stage: record.stage,
+    progress: record.progress,
+    created_at: record.created_at,
+    started_at: record.started_at,
+    finished_at: record.finished_at,
+    result: record.result ? resultBody(record.result, urlOf) : null,
+    error: record.error,
+    metadata: record.metadata,
+    webhook: webhook ? { url: webhook.url, attempts: webhook.attempts, last_status: webhook.last_status, delivered_at: webhook.delivered_at } : null,
+  };
+}

@@ -1,0 +1,71 @@
+import type { Config } from '../config.js';
+import type { Engine, LocalFilePolicy } from '../engine.js';
+import { paramError } from '../errors.js';
+import { ownUploadPath } from '../own-uploads.js';
+import { loadPipelineByName } from '../../pipelines/loader.js';
+import { checkPipeline, runPipeline } from '../../pipelines/runner.js';
+import type { JobRecord, StoredResult } from './job.js';
+import { operationProgress, PipelineProgress, type ProgressReport } from './progress.js';
+
+/** What a job needs to be checked or run. */
+export type JobSpec = Pick<JobRecord, 'id' | 'kind' | 'name' | 'fields' | 'own_bases'>;
+
+/**
+ * The local-file policy of a job: URLs under the server's own `/uploads/` are read from the
+ * output store (no HTTP fetch, so private addresses may stay refused); nothing else is local.
+ * `seen` collects the store paths named, for the existence check at submission.
+ */
+function ownUploads(engine: Engine, bases: readonly string[], seen?: Set<string>): LocalFilePolicy {
+  return (source) => {
+    const relative = ownUploadPath(source, bases);
+    if (relative === undefined) return undefined;
+    seen?.add(relative);
+    return engine.deps.store.locate(relative);
+  };
+}
+
+/**
+ * Checks a job's fields as its run will, before it is queued: parameters, input URLs and the
+ * address policy, the pipeline's steps, and that own outputs named as inputs exist. Throws the
+ * error the synchronous route answers with (400, 404).
+ */
+export async function checkJob(job: JobSpec, engine: Engine, config: Config): Promise<void> {
+  const named = new Set<string>();
+  const localFiles = ownUploads(engine, job.own_bases, named);
+  if (job.kind === 'operation') engine.prepare(job.name, job.fields, localFiles);
+  else checkPipeline(await loadPipelineByName(config.pipelinesDir, job.name, engine.deps.registry), engine, { inputs: job.fields, localFiles });
+  for (const relative of named) {
+    if (!(await engine.deps.store.exists(relative))) throw paramError(`Input ${relative} is not a published output of this server (it may have expired)`);
+  }
+}
+
+/** Runs a job through the engine and returns its outputs and timings; reports progress as it goes. */
+export async function runJob(
+  job: JobSpec,
+  engine: Engine,
+  config: Config,
+  options: { signal: AbortSignal; onProgress: (report: ProgressReport) => void },
+): Promise<{ result: StoredResult; timings: Record<string, unknown> }> {
+  const localFiles = ownUploads(engine, job.own_bases);
+  if (job.kind === 'operation') {
+    const result = await engine.run(job.name, job.fields, {
+      id: job.id,
+      signal: options.signal,
+      localFiles,
+      onProgress: (progress) => options.onProgress(operationProgress(progress)),
+    });
+    return { result: { message: result.message, field: result.field, path: result.path }, timings: result.timings };
+  }
+  // Read again: an edited definition takes effect for jobs that start after the edit.
+  const definition = await loadPipelineByName(config.pipelinesDir, job.name, engine.deps.registry);
+  const progress = new PipelineProgress(definition);
+  const run = await runPipeline(definition, engine, {
+    inputs: job.fields,
+    localFiles,
+    store: engine.deps.store,
+    resultDir: job.id,
+    signal: options.signal,
+    onEvent: (event) => options.onProgress(progress.update(event)),
+  });
+  return { result: { message: `Pipeline ${definition.name} completed successfully`, outputs: run.outputs }, timings: run.timings };
+}

@@ -1,0 +1,395 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Config } from '../config.js';
+import type { Engine } from '../engine.js';
+import { busyError, isAbort, MediaflowError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { WebhookDeliveries, type DeliveryOutcome } from '../webhooks/deliveries.js';
+import type { JobEvents } from './events.js';
+import { isTerminal, jobView, resultPaths, type JobKind, type JobRecord, type JobStatus, type JobView, type StoredResult } from './job.js';
+import type { JobStore } from './job-store.js';
+import type { JobQueue } from './queue.js';
+import { checkJob, runJob } from './runner.js';
+import type { ProgressReport } from './progress.js';
+
+/** A request to run an operation or a pipeline as a job. */
+export interface Submission {
+  kind: JobKind;
+  name: string;
+  fields: Record<string, unknown>;
+  baseUrl: string;
+  ownBases: string[];
+  mode: 'sync' | 'async';
+  metadata?: unknown;
+  webhookUrl?: string;
+  idempotencyKey?: string;
+}
+
+/** Hears what jobs do, for metrics. */
+export interface JobObserver {
+  /** A job started, after waiting this long in the queue. */
+  started(waitSeconds: number): void;
+  delivery(outcome: DeliveryOutcome): void;
+}
+
+export interface JobServiceDeps {
+  engine: Engine;
+  config: Config;
+  store: JobStore;
+  queue: JobQueue;
+  events: JobEvents;
+  logger: Logger;
+  observer?: JobObserver;
+}
+
+/** Progress events at most this often; state changes go out at once. */
+const PROGRESS_EVERY_MS = 500;
+
+/** The reason a job is stopped when its process shuts down: it goes back to the queue, not to `cancelled`. */
+const SHUTDOWN = new DOMException('The server is shutting down', 'AbortError');
+const CANCELLED = new DOMException('Job cancelled', 'AbortError');
+
+/** The idempotency fingerprint: what a replay must repeat exactly. */
+function fingerprint(submission: Submission): string {
+  const canonical = (value: unknown): unknown =>
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical((value as Record<string, unknown>)[key])]))
+      : Array.isArray(value)
+        ? value.map(canonical)
+        : value;
+  const { kind, name, fields, metadata, webhookUrl } = submission;
+  return createHash('sha256').update(JSON.stringify(canonical({ kind, name, fields, metadata: metadata ?? null, webhookUrl: webhookUrl ?? null }))).digest('hex');
+}
+
+/** A failure as the job keeps it: the synchronous status and text. Unexpected errors are logged, not shown. */
+function errorBody(error: unknown, logger: Logger, id: string): { status: number; error: string } {
+  if (error instanceof MediaflowError) return { status: error.status, error: error.message };
+  logger.error({ job: id, err: error }, 'job failed unexpectedly');
+  return { status: 500, error: 'Internal server error' };
+}
+
+/**
+ * Jobs from submission to their last webhook: checks and stores a submission, queues it, runs it
+ * when the queue says so, keeps its record and progress, cancels it, answers who waits for it,
+ * and picks everything up again after a restart. Front ends only call this; none runs a job itself.
+ */
+export class JobService {
+  private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private stopping?: Promise<void>;
+  readonly deliveries: WebhookDeliveries;
+
+  constructor(private readonly deps: JobServiceDeps) {
+    this.deliveries = new WebhookDeliveries({
+      store: deps.store,
+      events: deps.events,
+      config: deps.config,
+      logger: deps.logger,
+      ...(deps.observer ? { onOutcome: (outcome: DeliveryOutcome) => deps.observer!.delivery(outcome) } : {}),
+    });
+    deps.queue.process((id) => this.work(id));
+    deps.events.onCancel((id) => this.running.get(id)?.controller.abort(CANCELLED));
+  }
+
+  get queue(): JobQueue {
+    return this.deps.queue;
+  }
+
+  /** The public view of a record, with its result's URLs under the base the job was asked on. */
+  view(record: JobRecord): JobView {
+    return jobView(record, (path) => `${record.base_url}/uploads/${path}`);
+  }
+
+  /** How many job records there are in each status. */
+  counts(): Promise<Record<JobStatus, number>> {
+    return this.deps.store.counts();
+  }
+
+  /** Listens to one job's changes; returns the function that stops listening. */
+  subscribe(id: string, listener: (record: JobRecord) => void): () => void {
+    return this.deps.events.subscribe(id, listener);
+  }
+
+  get(id: string): Promise<JobRecord | undefined> {
+    return this.deps.store.get(id);
+  }
+
+  /** A record, or a 404 for an unknown or expired id. */
+  async require(id: string): Promise<JobRecord> {
+    const record = await this.deps.store.get(id);
+    if (!record) throw new MediaflowError('MF_ERR_NOT_FOUND', `Unknown job '${id}' (it may have expired)`);
+    return record;
+  }
+
+  /**
+   * Checks and queues a job. Invalid fields are refused at once (400, 404), a full queue with a
+   * 503. With an idempotency key already used, runs nothing: the same fields give the first job
+   * (`created: false`), other fields a 422.
+   */
+  async submit(submission: Submission): Promise<{ record: JobRecord; created: boolean }> {
+    const { store, queue, engine, config } = this.deps;
+    if (this.stopping) throw busyError('The server is shutting down; retry later');
+    const id = randomUUID();
+    const print = fingerprint(submission);
+    if (submission.idempotencyKey !== undefined) {
+      const earlier = await this.byKey(submission.idempotencyKey, print);
+      if (earlier) return { record: earlier, created: false };
+    }
+    await checkJob({ id, kind: submission.kind, name: submission.name, fields: submission.fields, own_bases: submission.ownBases }, engine, config);
+    const now = new Date().toISOString();
+    const record: JobRecord = {
+      id,
+      kind: submission.kind,
+      name: submission.name,
+      fields: submission.fields,
+      base_url: submission.baseUrl,
+      own_bases: submission.ownBases,
+      mode: submission.mode,
+      metadata: submission.metadata ?? null,
+      idempotency: submission.idempotencyKey === undefined ? null : { key: submission.idempotencyKey, fingerprint: print },
+      status: 'queued',
+      stage: 'queued',
+      progress: 0,
+      attempts: 0,
+      created_at: now,
+      started_at: null,
+      finished_at: null,
+      result: null,
+      error: null,
+      webhook: submission.webhookUrl
+        ? { url: submission.webhookUrl, attempts: 0, last_status: null, delivered_at: null, message_id: `msg_${id}`, next_attempt_at: null }
+        : null,
+    };
+    const stored = await store.create(record);
+    if (stored.id !== id) {
+      // Another request with the same key was stored between the look-up above and this one.
+      return { record: this.sameFields(stored, submission.idempotencyKey!, print), created: false };
+    }
+    try {
+      queue.add(id);
+    } catch (error) {
+      // Refused (503): the job never existed for the client, so neither does its record.
+      await store.remove(id);
+      throw error;
+    }
+    return { record: stored, created: true };
+  }
+
+  private async byKey(key: string, print: string): Promise<JobRecord | undefined> {
+    const earlier = await this.deps.store.byKey(key);
+    return earlier && this.sameFields(earlier, key, print);
+  }
+
+  private sameFields(record: JobRecord, key: string, print: string): JobRecord {
+    if (record.idempotency?.fingerprint !== print) {
+      throw new MediaflowError('MF_ERR_IDEMPOTENCY', `Idempotency-Key '${key}' was already used with other fields`);
+    }
+    return record;
+  }
+
+  /**
+   * Resolves with the job's record once it is final. A signal that fires first (the synchronous
+   * client hung up) cancels the job, and the promise rejects with the signal's reason.
+   */
+  async waitFor(id: string, signal?: AbortSignal): Promise<JobRecord> {
+    let unsubscribe = () => {};
+    try {
+      return await new Promise<JobRecord>((resolve, reject) => {
+        unsubscribe = this.deps.events.subscribe(id, (record) => {
+          if (isTerminal(record.status)) resolve(record);
+        });
+        const onAbort = () => {
+          reject(signal!.reason);
+          void this.cancel(id).catch(() => undefined);
+        };
+        if (signal?.aborted) return onAbort();
+        signal?.addEventListener('abort', onAbort, { once: true });
+        // The job may have ended before the subscription: look once after subscribing.
+        void this.deps.store.get(id).then((record) => {
+          if (!record) reject(new MediaflowError('MF_ERR_NOT_FOUND', `Unknown job '${id}'`));
+          else if (isTerminal(record.status)) resolve(record);
+        }, reject);
+      });
+    } finally {
+      unsubscribe();
+    }
+  }
+
+  /**
+   * Cancels a queued or running job: off the queue, or its ffmpeg killed and its files removed.
+   * Resolves with the record once it is final; a job that had already finished is a 409.
+   */
+  async cancel(id: string): Promise<JobRecord> {
+    const record = await this.require(id);
+    if (isTerminal(record.status)) {
+      throw new MediaflowError('MF_ERR_JOB_STATE', `Job '${id}' has already finished (${record.status})`);
+    }
+    if (this.deps.queue.remove(id) || record.status === 'queued') {
+      await this.finish(id, 'cancelled', {});
+    } else {
+      // Whichever process runs it stops it; here, that is this one.
+      this.deps.events.requestCancel(id);
+      await this.running.get(id)?.done;
+    }
+    return this.require(id);
+  }
+
+  /** The queue's handler: runs one job and records how it ended. */
+  private async work(id: string): Promise<void> {
+    const { store, config, engine, logger, observer } = this.deps;
+    const record = await store.get(id);
+    if (!record || record.status !== 'queued') return;
+    const controller = new AbortController();
+    let settle!: () => void;
+    this.running.set(id, { controller, done: new Promise<void>((resolve) => (settle = resolve)) });
+    try {
+      const started = await store.update(id, (r) => {
+        r.status = 'running';
+        r.started_at = new Date().toISOString();
+        r.attempts += 1;
+      });
+      this.publish(started);
+      observer?.started((Date.now() - Date.parse(record.created_at)) / 1000);
+      const { result, timings } = await runJob(record, engine, config, { signal: controller.signal, onProgress: this.progressOf(id) });
+      await this.finish(id, 'succeeded', { result, timings });
+    } catch (error) {
+      const reason = controller.signal.reason;
+      if (controller.signal.aborted && reason === SHUTDOWN) await this.afterShutdown(id);
+      else if (controller.signal.aborted || isAbort(error)) await this.finish(id, 'cancelled', {});
+      else await this.finish(id, 'failed', { error: errorBody(error, logger, id) });
+    } finally {
+      this.running.delete(id);
+      settle();
+    }
+  }
+
+  /** Progress reports of a running job, written and told at most every 500 ms, never going down. */
+  private progressOf(id: string): (report: ProgressReport) => void {
+    let last = 0;
+    let stage = '';
+    return (report) => {
+      const now = Date.now();
+      if (report.stage === stage && now - last < PROGRESS_EVERY_MS) return;
+      last = now;
+      stage = report.stage;
+      void this.deps.store
+        .update(id, (r) => {
+          if (r.status !== 'running') return;
+          r.stage = report.stage;
+          r.progress = Math.max(r.progress, Math.min(99, report.progress));
+        })
+        .then((updated) => updated?.status === 'running' && this.publish(updated), () => undefined);
+    };
+  }
+
+  /** Records a final state, tells listeners, and arranges the webhook. */
+  private async finish(
+    id: string,
+    status: JobStatus,
+    outcome: { result?: StoredResult; error?: { status: number; error: string }; timings?: Record<string, unknown> },
+  ): Promise<void> {
+    const updated = await this.deps.store.update(id, (r) => {
+      if (isTerminal(r.status)) return;
+      r.status = status;
+      r.stage = status;
+      r.finished_at = new Date().toISOString();
+      r.result = outcome.result ?? null;
+      r.error = outcome.error ?? null;
+      if (status === 'succeeded') r.progress = 100;
+      if (outcome.timings) r.timings = outcome.timings;
+      if (r.webhook) {
+        r.webhook.next_attempt_at = r.finished_at;
+        // The body is fixed now: every attempt sends the same bytes, with the job as it ended.
+        r.webhook.payload = JSON.stringify(this.view(r));
+      }
+    });
+    if (!updated) return;
+    const { name, error, timings } = updated;
+    this.deps.logger.info({ job: id, name, status, ...(error ? { error } : {}), ...(timings ? { timings } : {}) }, 'job ended');
+    this.publish(updated);
+    this.deliveries.schedule(updated);
+  }
+
+  /**
+   * A run stopped by a graceful shutdown is not one of the job's attempts: an asynchronous job goes
+   * back to the queue for the next start; a synchronous one answers its client 503, retry later.
+   */
+  private async afterShutdown(id: string): Promise<void> {
+    const record = await this.deps.store.get(id);
+    if (record?.mode === 'sync') {
+      await this.finish(id, 'failed', { error: { status: 503, error: 'The server is shutting down; retry later' } });
+      return;
+    }
+    await this.deps.store.update(id, (r) => {
+      r.status = 'queued';
+      r.stage = 'queued';
+      r.attempts = Math.max(0, r.attempts - 1);
+    });
+  }
+
+  private publish(record: JobRecord | undefined): void {
+    if (record) this.deps.events.publish(record);
+  }
+
+  /**
+   * Picks up what a stopped process left: queued jobs are queued again, jobs that were running run
+   * again (at most MEDIAFLOW_JOB_ATTEMPTS runs in all, then `failed`), owed webhooks are delivered.
+   * A synchronous job's client went with the process that held its connection: it is cancelled,
+   * as a client that disconnects cancels its job.
+   */
+  async recover(): Promise<{ requeued: number; failed: number; cancelled: number; deliveries: number }> {
+    const { store, queue, config } = this.deps;
+    const counts = { requeued: 0, failed: 0, cancelled: 0, deliveries: 0 };
+    const records = (await store.unfinished()).sort((a, b) => a.created_at.localeCompare(b.created_at));
+    for (const record of records) {
+      if (isTerminal(record.status)) {
+        this.deliveries.schedule(record);
+        counts.deliveries++;
+      } else if (record.mode === 'sync') {
+        await this.finish(record.id, 'cancelled', {});
+        counts.cancelled++;
+      } else if (record.status === 'running' && record.attempts >= config.jobAttempts) {
+        const error = `The job was interrupted ${record.attempts} time${record.attempts === 1 ? '' : 's'} (the server stopped while it ran) and is not tried again (MEDIAFLOW_JOB_ATTEMPTS is ${config.jobAttempts})`;
+        await this.finish(record.id, 'failed', { error: { status: 500, error } });
+        counts.failed++;
+      } else {
+        await store.update(record.id, (r) => {
+          r.status = 'queued';
+          r.stage = 'queued';
+        });
+        queue.add(record.id, { force: true });
+        counts.requeued++;
+      }
+    }
+    return counts;
+  }
+
+  /** Deletes records (and their outputs) that finished more than MEDIAFLOW_RETENTION ago. */
+  async sweep(now = Date.now()): Promise<number> {
+    if (this.deps.config.retentionMs <= 0) return 0;
+    const expired = await this.deps.store.expire(now - this.deps.config.retentionMs);
+    for (const record of expired) await this.deps.engine.deps.store.remove(resultPaths(record.result));
+    return expired.length;
+  }
+
+  /**
+   * Stops taking jobs, lets running ones finish for up to `graceMs`, then stops the rest and puts
+   * them back in the queue for the next start. Owed webhooks stay in their records.
+   */
+  shutdown(graceMs: number): Promise<void> {
+    // Once: the server's close hook asks again after the signal handler has given its grace period.
+    this.stopping ??= this.stop(graceMs);
+    return this.stopping;
+  }
+
+  private async stop(graceMs: number): Promise<void> {
+    this.deps.queue.pause();
+    this.deliveries.close();
+    const all = () => Promise.all([...this.running.values()].map((entry) => entry.done));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)));
+    if ((await Promise.race([all(), late])) === 'late') {
+      for (const entry of this.running.values()) entry.controller.abort(SHUTDOWN);
+      await all();
+    }
+    clearTimeout(timer);
+  }
+}

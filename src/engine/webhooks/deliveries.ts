@@ -1,0 +1,126 @@
+import dns from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+import { bareHost, checkResolved, checkUrl, type AddressPolicy } from '../address-guard.js';
+import type { Config } from '../config.js';
+import { paramError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { JobEvents } from '../jobs/events.js';
+import type { JobRecord } from '../jobs/job.js';
+import type { JobStore } from '../jobs/job-store.js';
+import { retryDelayMs } from './backoff.js';
+import { postWebhook } from './send.js';
+import { parseWebhookSecret, webhookHeaders } from './signing.js';
+
+/** What a delivery attempt came to, for metrics. */
+export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
+
+/**
+ * Webhook targets pass the inputs' address rule (no private, loopback or link-local address
+ * unless allowed); the host allowlist of inputs (MEDIAFLOW_ALLOWED_HOSTS) is about where media
+ * may come from, not where callbacks go, so it does not apply.
+ */
+export const webhookPolicy = (config: Config): AddressPolicy => ({ allowPrivate: config.allowPrivateUrls, allowedHosts: [] });
+
+/**
+ * Checks a `webhook_url` at submission: an absolute http(s) URL whose host resolves only to
+ * allowed addresses. Delivery checks the addresses again as it connects (a name may change).
+ */
+export async function checkWebhookUrl(raw: string, config: Config): Promise<void> {
+  const policy = webhookPolicy(config);
+  let url: URL;
+  try {
+    url = checkUrl(raw, policy);
+  } catch (error) {
+    throw paramError(`Invalid webhook_url: ${(error as Error).message}`);
+  }
+  const host = bareHost(url);
+  if (policy.allowPrivate || ipaddr.isValid(host)) return;
+  let addresses: string[];
+  try {
+    addresses = (await dns.lookup(host, { all: true })).map((entry) => entry.address);
+  } catch {
+    throw paramError(`Invalid webhook_url: its host ${host} does not resolve`);
+  }
+  try {
+    checkResolved(raw, addresses, policy);
+  } catch (error) {
+    throw paramError(`Invalid webhook_url: ${(error as Error).message}`);
+  }
+}
+
+export interface DeliveryDeps {
+  store: JobStore;
+  events: JobEvents;
+  config: Config;
+  logger: Logger;
+  onOutcome?: (outcome: DeliveryOutcome) => void;
+}
+
+/**
+ * Delivers each finished job's webhook, and retries with back-off until a receiver answers 2xx
+ * or the attempts run out. The state lives in the job record (`webhook`), written after every
+ * attempt, so a restart picks up exactly the deliveries still owed. A failed delivery never
+ * touches the job itself.
+ */
+export class WebhookDeliveries {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly key: Buffer | undefined;
+  private closed = false;
+
+  constructor(private readonly deps: DeliveryDeps) {
+    this.key = deps.config.webhookSecret ? parseWebhookSecret(deps.config.webhookSecret) : undefined;
+  }
+
+  /** Arranges the next attempt of the record's webhook, if one is owed. */
+  schedule(record: JobRecord): void {
+    const next = record.webhook?.next_attempt_at;
+    if (this.closed || next === null || next === undefined) return;
+    clearTimeout(this.timers.get(record.id));
+    // setTimeout fires at once past 2^31-1 ms (24.8 days); a longer wait is re-checked when it fires.
+    const delay = Math.min(Math.max(0, Date.parse(next) - Date.now()), 2 ** 31 - 1);
+    // Unref'd: a pending retry hours away must not keep a stopping process alive; it is in the record.
+    this.timers.set(record.id, setTimeout(() => void this.attempt(record.id), delay).unref());
+  }
+
+  /** Stops scheduling; owed deliveries stay in their records for the next start. */
+  close(): void {
+    this.closed = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  private async attempt(id: string): Promise<void> {
+    this.timers.delete(id);
+    const { store, events, config, logger } = this.deps;
+    const record = await store.get(id);
+    const webhook = record?.webhook;
+    if (!webhook || webhook.next_attempt_at === null || webhook.payload === undefined) return;
+    if (Date.parse(webhook.next_attempt_at) > Date.now()) return this.schedule(record!);
+    const headers = webhookHeaders(this.key, webhook.message_id, webhook.payload);
+    const answer = await postWebhook(webhook.url, webhook.payload, headers, { policy: webhookPolicy(config), timeoutMs: config.webhookTimeoutMs });
+    const attempts = webhook.attempts + 1;
+    const outcome: DeliveryOutcome = answer.ok ? 'delivered' : attempts >= config.webhookAttempts ? 'failed' : 'retry';
+    const updated = await store.update(id, (current) => {
+      const state = current.webhook!;
+      state.attempts = attempts;
+      state.last_status = answer.status;
+      if (answer.ok) {
+        state.delivered_at = new Date().toISOString();
+        delete state.last_error;
+      } else state.last_error = answer.error ?? `HTTP ${answer.status}`;
+      if (outcome === 'retry') state.next_attempt_at = new Date(Date.now() + retryDelayMs(attempts, config.webhookBackoffMs)).toISOString();
+      else {
+        state.next_attempt_at = null;
+        // Nothing more will be sent: the body need not be kept.
+        delete state.payload;
+      }
+    });
+    this.deps.onOutcome?.(outcome);
+    const log = { job: id, attempt: attempts, status: answer.status, ...(answer.error ? { reason: answer.error } : {}) };
+    if (outcome === 'delivered') logger.info(log, 'webhook delivered');
+    else logger.warn(log, outcome === 'retry' ? 'webhook attempt failed; will retry' : 'webhook attempts exhausted; giving up');
+    if (!updated) return;
+    events.publish(updated);
+    this.schedule(updated);
+  }
+}

@@ -1,0 +1,63 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { isTerminal, type JobRecord } from '../engine/jobs/job.js';
+import type { JobService } from '../engine/jobs/service.js';
+
+/** A comment line now and then keeps proxies from closing a quiet event stream. */
+const HEARTBEAT_MS = 15_000;
+
+/**
+ * `GET /jobs/<id>`, `GET /jobs/<id>/events` (Server-Sent Events) and `DELETE /jobs/<id>`, behind
+ * the API key like every route that holds data.
+ */
+export function registerJobRoutes(app: FastifyInstance, jobs: JobService, onRequest: (request: FastifyRequest) => Promise<void>): void {
+  const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
+  // Open streams end when the server closes; otherwise they would hold it open.
+  const streams = new Set<() => void>();
+  app.addHook('preClose', async () => {
+    for (const close of streams) close();
+  });
+
+  app.get('/jobs/:id', { onRequest }, async (request) => jobs.view(await jobs.require(idOf(request))));
+
+  app.delete('/jobs/:id', { onRequest }, async (request) => jobs.view(await jobs.cancel(idOf(request))));
+
+  app.get('/jobs/:id/events', { onRequest }, async (request, reply) => {
+    const id = idOf(request);
+    // Unknown ids are a 404 in the usual shape, before the stream starts.
+    const first = await jobs.require(id);
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      // nginx would otherwise buffer the stream and deliver it in lumps.
+      'x-accel-buffering': 'no',
+    });
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      streams.delete(close);
+      unsubscribe();
+      clearInterval(heartbeat);
+      res.end();
+    };
+    const send = (record: JobRecord) => {
+      if (closed) return;
+      res.write(`data: ${JSON.stringify(jobs.view(record))}\n\n`);
+      if (isTerminal(record.status)) close();
+    };
+    // Events that arrive while the current state is read are kept, then sent after it in order.
+    const early: JobRecord[] = [];
+    let ready = false;
+    const unsubscribe = jobs.subscribe(id, (record) => (ready ? send(record) : early.push(record)));
+    const heartbeat = setInterval(() => !closed && res.write(': keep-alive\n\n'), HEARTBEAT_MS).unref();
+    res.on('close', close);
+    streams.add(close);
+    const current = (await jobs.get(id)) ?? first;
+    send(current);
+    ready = true;
+    for (const record of early) if (record.progress >= current.progress || isTerminal(record.status)) send(record);
+  });
+}

@@ -1,0 +1,102 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../engine/config.js';
+import { errorWithStatus, MediaflowError, paramError } from '../engine/errors.js';
+import type { JobKind, JobRecord } from '../engine/jobs/job.js';
+import { resultBody } from '../engine/jobs/job.js';
+import type { JobService } from '../engine/jobs/service.js';
+import { checkWebhookUrl } from '../engine/webhooks/deliveries.js';
+import { readFields } from './body.js';
+import { untilDisconnect } from './disconnect.js';
+
+/** Largest `metadata`, in bytes of its text (of its JSON, for an object). */
+export const MAX_METADATA_BYTES = 4096;
+/** An Idempotency-Key: 1 to 255 visible ASCII characters. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** What a request says about its job, apart from the operation's own fields. */
+interface JobOptions {
+  mode: 'sync' | 'async';
+  webhookUrl?: string;
+  metadata?: unknown;
+  idempotencyKey?: string;
+}
+
+/** Whether a `Prefer` header asks for `respond-async` (RFC 7240: comma-separated preferences, each with optional parameters). */
+export const prefersAsync = (header: string | string[] | undefined): boolean =>
+  [header ?? []]
+    .flat()
+    .flatMap((value) => value.split(','))
+    .some((preference) => preference.split(';')[0]!.trim().toLowerCase() === 'respond-async');
+
+function readMetadata(value: unknown): unknown {
+  if (value === undefined) return undefined;
+  let bytes: number;
+  if (typeof value === 'string') bytes = Buffer.byteLength(value);
+  else if (value !== null && typeof value === 'object' && !Array.isArray(value)) bytes = Buffer.byteLength(JSON.stringify(value));
+  else throw paramError('Expected `metadata` to be a string (or, in a JSON body, an object)');
+  if (bytes > MAX_METADATA_BYTES) throw paramError(`Expected \`metadata\` to be at most ${MAX_METADATA_BYTES} bytes, got ${bytes}`);
+  return value;
+}
+
+/** Splits the job's options off the request's fields: `webhook_url`, `metadata`, `Prefer` and `Idempotency-Key`. */
+async function readJobOptions(request: FastifyRequest, fields: Record<string, unknown>, config: Config): Promise<{ options: JobOptions; fields: Record<string, unknown> }> {
+  const { webhook_url: webhookUrl, metadata, ...rest } = fields;
+  const options: JobOptions = { mode: 'sync' };
+  if (webhookUrl !== undefined && webhookUrl !== '') {
+    if (typeof webhookUrl !== 'string') throw paramError('Expected `webhook_url` to be one URL');
+    await checkWebhookUrl(webhookUrl.trim(), config);
+    options.webhookUrl = webhookUrl.trim();
+  }
+  const meta = readMetadata(metadata);
+  if (meta !== undefined) options.metadata = meta;
+  const key = request.headers['idempotency-key'];
+  if (key !== undefined) {
+    if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) throw paramError('Expected the Idempotency-Key header to be 1 to 255 visible ASCII characters');
+    options.idempotencyKey = key;
+  }
+  if (options.webhookUrl !== undefined || prefersAsync(request.headers.prefer)) options.mode = 'async';
+  return { options, fields: rest };
+}
+
+/** What a synchronous request answers for a finished job: its result, or its error with its status. */
+function synchronousAnswer(record: JobRecord, urlOf: (path: string) => string): Record<string, unknown> {
+  if (record.status === 'succeeded' && record.result) return resultBody(record.result, urlOf);
+  if (record.error) throw errorWithStatus(record.error.status, record.error.error);
+  throw new MediaflowError('MF_ERR_JOB_STATE', `Job '${record.id}' was cancelled`);
+}
+
+export interface SubmitContext {
+  jobs: JobService;
+  config: Config;
+  baseUrl: (request: FastifyRequest) => string;
+}
+
+/**
+ * The handler behind every operation and pipeline route: reads the fields, submits the job, and
+ * either answers 202 at once (asynchronous) or waits for the job and answers its result exactly
+ * as the synchronous interface does. A synchronous client that hangs up cancels its job; an
+ * asynchronous job is not tied to its connection.
+ */
+export async function submitJob(request: FastifyRequest, reply: FastifyReply, kind: JobKind, name: string, context: SubmitContext) {
+  const { jobs, config } = context;
+  const raw = await readFields(request);
+  const { options, fields } = await readJobOptions(request, raw, config);
+  const base = context.baseUrl(request);
+  const { record, created } = await jobs.submit({
+    kind,
+    name,
+    fields,
+    baseUrl: base,
+    ownBases: [...new Set([config.publicUrl ?? base, base])],
+    ...options,
+  });
+  if (!created) request.log.info({ job: record.id, key: options.idempotencyKey }, 'idempotent replay');
+  if (options.mode === 'async') {
+    const statusUrl = `${base}/jobs/${record.id}`;
+    return reply.status(202).header('location', statusUrl).send({ job_id: record.id, status: record.status, status_url: statusUrl });
+  }
+  // Only the request that made the job cancels it by hanging up; a replay just stops waiting.
+  const done = created ? await untilDisconnect(reply, (signal) => jobs.waitFor(record.id, signal)) : await jobs.waitFor(record.id);
+  request.log.info({ job: done.id, [kind]: name, status: done.status, timings: done.timings }, 'job finished');
+  return synchronousAnswer(done, (path) => `${done.base_url}/uploads/${path}`);
+}
