@@ -21,7 +21,11 @@ export function ownUploadPath(source: string, bases: readonly string[]): string 
     return undefined;
   }
   // The path as written: WHATWG parsing resolves `..` and `%2e%2e` away, which would hide a traversal attempt.
-  const written = source.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
+  // Like the parser, drop tabs and newlines (`.<TAB>.` is `..` to it) and trim; a backslash ends the authority.
+  const written = source
+    .replace(/[\t\n\r]/g, '')
+    .replace(/^[\0-\x20]+|[\0-\x20]+$/g, '')
+    .replace(/^[a-z][a-z0-9+.-]*:\/\/[^/\\?#]*/i, '');
   for (const base of bases) {
     const prefix = new URL(`${base.replace(/\/+$/, '')}/uploads/`);
     if (url.origin !== prefix.origin) continue;

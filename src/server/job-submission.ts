@@ -87,12 +87,16 @@ export async function submitJob(request: FastifyRequest, reply: FastifyReply, ki
     name,
     fields,
     baseUrl: base,
-    ownBases: [...new Set([config.publicUrl ?? base, base])],
+    // Both the public base and the address the request reached name this server: a client inside
+    // the same network may use the latter. Either way only published outputs are read.
+    ownBases: [...new Set([base, `${request.protocol}://${request.host}`])],
     ...options,
   });
   if (!created) request.log.info({ job: record.id, key: options.idempotencyKey }, 'idempotent replay');
   if (options.mode === 'async') {
     const statusUrl = `${base}/jobs/${record.id}`;
+    // RFC 7240: say which preference was honoured.
+    if (prefersAsync(request.headers.prefer)) void reply.header('preference-applied', 'respond-async');
     return reply.status(202).header('location', statusUrl).send({ job_id: record.id, status: record.status, status_url: statusUrl });
   }
   // Only the request that made the job cancels it by hanging up; a replay just stops waiting.

@@ -43,7 +43,10 @@ export interface NetnsCase {
   server: ServerName;
   /** Sent as image_url to /convert_image_from_url/ with target_format png. */
   url: string;
+  /** Sent as webhook_url with it (the request is then asynchronous: 202, then one POST to the hook). */
+  webhook?: string;
   expect: {
+    /** 202 for an accepted asynchronous request: the scenario waits for its job and its webhook. */
     status: number;
     /** The exact error text, or a pattern where the order of a name's addresses decides it. */
     error?: string | RegExp;
@@ -205,4 +208,26 @@ function allowlist(): NetnsCase[] {
   ];
 }
 
-export const CASES: NetnsCase[] = [...controls(), ...literals(), ...names(), ...redirects(), ...allowlist()];
+/** `webhook_url` passes the same address rule as inputs, checked at submission (400, no job, nothing sent). */
+function webhooks(): NetnsCase[] {
+  const table: Array<[string, string, string]> = [
+    // name, webhook_url, why
+    ['the metadata address', 'http://169.254.169.254/latest', 'it resolves to a link-local address (169.254.169.254)'],
+    ['a private address', 'http://10.0.0.1/hook', 'it resolves to a private address (10.0.0.1)'],
+    ['a name that resolves to a private address', 'http://private.test/hook', 'its host resolves to a private address (10.0.0.1)'],
+    ['the metadata host name', 'http://metadata.google.internal/', 'its host resolves to a link-local address (169.254.169.254)'],
+    ['an IPv6 unique local address', 'http://[fd00::1]/', 'it resolves to a private address (fd00::1)'],
+  ];
+  const cases: NetnsCase[] = table.map(([name, webhook, why]) => ({
+    name: `webhook: refuses ${name} at submission`,
+    server: 'closed',
+    url: GOOD,
+    webhook,
+    expect: { status: 400, error: `Invalid webhook_url: URL '${webhook}' is not allowed: ${why}` },
+  }));
+  // The image is fetched, then the job's webhook is POSTed to the public hook: two public requests.
+  cases.push({ name: 'webhook: a public hook is accepted and receives the webhook', server: 'closed', url: GOOD, webhook: 'http://public.test/hook', expect: { status: 202, publicHits: 2 } });
+  return cases;
+}
+
+export const CASES: NetnsCase[] = [...controls(), ...literals(), ...names(), ...redirects(), ...allowlist(), ...webhooks()];

@@ -26,6 +26,8 @@ export interface NetnsResult {
   leftovers: string[];
   publicHits: string[];
   internalHits: string[];
+  /** Webhook bodies the public hook received (cases with a webhook_url). */
+  webhooks: string[];
   dataDir: string;
 }
 
@@ -83,7 +85,7 @@ async function setUpNamespace(): Promise<{ ipv6: boolean; cleanup: () => Promise
 
 /** One server on port 80 of every address: fixtures and redirects on PUBLIC, a valid PNG (and a count) anywhere else. */
 async function startWorld(ipv6: boolean) {
-  const hits = { public: [] as string[], internal: [] as string[] };
+  const hits = { public: [] as string[], internal: [] as string[], webhooks: [] as string[] };
   const png = await fixture('small-300x200.png');
   const send = async (res: http.ServerResponse, file: string, type: string) => {
     const { size } = await stat(file);
@@ -99,6 +101,12 @@ async function startWorld(ipv6: boolean) {
         return send(res, png, 'image/png');
       }
       hits.public.push(url.pathname + url.search);
+      if (url.pathname === '/hook' && req.method === 'POST') {
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        hits.webhooks.push(Buffer.concat(chunks).toString('utf8'));
+        return void res.writeHead(200).end('ok');
+      }
       if (url.pathname === '/redirect') return void res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end('moved');
       const hop = /^\/hop\/(\d+)$/.exec(url.pathname);
       if (hop) return void res.writeHead(302, { location: `/hop/${Number(hop[1]) + 1}` }).end('moved');
@@ -134,8 +142,13 @@ async function main(): Promise<void> {
     for (const testCase of CASES) {
       world.hits.public.length = 0;
       world.hits.internal.length = 0;
+      world.hits.webhooks.length = 0;
       const server = servers[testCase.server];
-      const res = await server.post('/convert_image_from_url/', { image_url: testCase.url, target_format: 'png' });
+      const fields = { image_url: testCase.url, target_format: 'png', ...(testCase.webhook ? { webhook_url: testCase.webhook } : {}) };
+      const res = await server.post('/convert_image_from_url/', fields);
+      // An accepted asynchronous job: wait until it has finished and its webhook has arrived (or 20 s passed).
+      const deadline = Date.now() + 20_000;
+      while (res.status === 202 && world.hits.webhooks.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
       const health = await fetch(`${server.base}/health`);
       await health.arrayBuffer();
       results.push({
@@ -146,6 +159,7 @@ async function main(): Promise<void> {
         leftovers: await server.workLeftovers(),
         publicHits: [...world.hits.public],
         internalHits: [...world.hits.internal],
+        webhooks: [...world.hits.webhooks],
         dataDir: server.dataDir,
       });
     }

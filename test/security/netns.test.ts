@@ -75,6 +75,16 @@ describe('SSRF guard, in a network namespace with only loopback', { skip } as ne
       if (expect.status === 200) {
         assert.equal(result.body.message, 'Image converted to png successfully.');
         assert.match(String(result.body.output_file), /\/uploads\/[0-9a-f-]{36}_converted\.png$/);
+      } else if (expect.status === 202) {
+        assert.deepEqual(Object.keys(result.body).sort(), ['job_id', 'status', 'status_url']);
+        // One webhook at the public hook: the finished job, naming its hook.
+        assert.equal(result.webhooks.length, 1, `webhooks received: ${result.webhooks.length}`);
+        const job = JSON.parse(result.webhooks[0]!) as { job_id: unknown; status: string; error: unknown; result: { message: string; output_file: string }; webhook: { url: string } };
+        assert.equal(job.job_id, result.body.job_id);
+        assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+        assert.equal(job.result.message, 'Image converted to png successfully.');
+        assert.match(String(job.result.output_file), /\/uploads\/[0-9a-f-]{36}_converted\.png$/);
+        assert.equal(job.webhook.url, testCase.webhook);
       } else {
         assert.deepEqual(Object.keys(result.body), ['error']);
         const error = String(result.body.error);
@@ -86,6 +96,7 @@ describe('SSRF guard, in a network namespace with only loopback', { skip } as ne
       assert.deepEqual(result.leftovers, [], 'files left in the work directory');
       assert.equal(result.publicHits.length, expect.publicHits ?? (expect.status === 200 && !expect.internalHits ? 1 : 0), `public hits: ${result.publicHits.join(', ')}`);
       assert.equal(result.internalHits.length, expect.internalHits ?? 0, `requests reached private addresses: ${result.internalHits.join(', ')}`);
+      if (expect.status !== 202) assert.deepEqual(result.webhooks, [], 'a webhook was received');
     });
   }
 });

@@ -383,6 +383,12 @@ export class JobService {
   private async stop(graceMs: number): Promise<void> {
     this.deps.queue.pause();
     this.deliveries.close();
+    // Clients waiting on a synchronous job that has not started get their 503 now, not at the deadline.
+    for (const record of await this.deps.store.unfinished()) {
+      if (record.mode === 'sync' && record.status === 'queued' && this.deps.queue.remove(record.id)) {
+        await this.finish(record.id, 'failed', { error: { status: 503, error: 'The server is shutting down; retry later' } });
+      }
+    }
     const all = () => Promise.all([...this.running.values()].map((entry) => entry.done));
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)));
