@@ -40,8 +40,11 @@ export interface JobOptions {
   store?: OutputStore;
 }
 
-/** Maps an input the user gave to a local path, or undefined when it is to be fetched as a URL. */
-export type LocalFilePolicy = (source: string) => string | undefined;
+/**
+ * Maps an input the user gave to a local path, or to a published output of the engine's store
+ * (`{ stored }`: this server's own result URLs), or undefined when it is to be fetched as a URL.
+ */
+export type LocalFilePolicy = (source: string) => string | { stored: string } | undefined;
 
 /** Whether a string is an absolute URL (any scheme), as opposed to a path. */
 export const isUrl = (source: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(source);
@@ -77,6 +80,8 @@ interface InputRequest {
   kind: InputSpec['kind'];
   /** The local file behind the source, when it is not fetched. */
   localPath?: string;
+  /** The output-store path behind the source (an own output), when it is not fetched. */
+  stored?: string;
 }
 
 /** Hears what the engine does, for metrics. */
@@ -141,9 +146,9 @@ export class Engine {
       const value = params[param];
       if (!spec || value === undefined) continue;
       for (const source of Array.isArray(value) ? (value as string[]) : [value as string]) {
-        const localPath = localFiles?.(source);
-        if (localPath === undefined) checkUrl(source, this.fetchLimits());
-        inputs.push({ param, source, kind: spec.kind, ...(localPath !== undefined ? { localPath } : {}) });
+        const local = localFiles?.(source);
+        if (local === undefined) checkUrl(source, this.fetchLimits());
+        inputs.push({ param, source, kind: spec.kind, ...(typeof local === 'string' ? { localPath: local } : local) });
       }
     }
     if (inputs.length > this.deps.config.maxInputs) {
@@ -282,7 +287,8 @@ export class Engine {
     const budget = new ByteBudget(config.maxRequestBytes, config.maxRequestBytes);
     const fetchOne = async (request: InputRequest, index: number): Promise<string> => {
       const name = `in${index}${safeExtension(request.source)}`;
-      if (request.localPath !== undefined) await linkLocal(request.source, request.localPath, path.join(dir, name));
+      if (request.stored !== undefined) await this.deps.store.copyTo(request.stored, path.join(dir, name));
+      else if (request.localPath !== undefined) await linkLocal(request.source, request.localPath, path.join(dir, name));
       else {
         const fetch: Fetch = (destination, headers) => download(request.source, destination, limits, { signal: combined, budget, headers });
         const target = path.join(dir, name);

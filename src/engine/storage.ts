@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { paramError } from './errors.js';
 
 /** Prefix of files and folders that are not finished; never served, removed at start. */
 export const TEMP_PREFIX = '.partial-';
@@ -30,24 +31,49 @@ export class Workspaces {
   }
 }
 
-/** Where finished outputs go. The default keeps them in a local folder; S3 would be another. */
+/** Where finished outputs go. The default keeps them in a local folder; an S3-compatible bucket is the other. */
 export interface OutputStore {
   /** Moves a finished file to `relativePath`, so that it appears whole or not at all. */
   publish(file: string, relativePath: string): Promise<void>;
-  /** What a front end shows for a published output: a local path here. */
-  locate(relativePath: string): string;
   /** Whether a published output exists at `relativePath` (a whole file, not one being written). */
   exists(relativePath: string): Promise<boolean>;
-  /** Deletes what was published under these paths (a job's outputs, when its record expires or it is cancelled). */
+  /** Deletes what was published under these paths (a job's outputs, when its record expires). */
   remove(relativePaths: readonly string[]): Promise<void>;
+  /** Puts a published output at `target` (in a job's workspace): an own output used as an input. Throws a 400 when there is none. */
+  copyTo(relativePath: string, target: string): Promise<void>;
+  /** The URL a client downloads an output from; `base` is the request's `{base_url}`. */
+  urlFor(relativePath: string, base: string): Promise<string>;
+  /** Deletes outputs older than `maxAgeMs`; returns how many. */
+  sweep(maxAgeMs: number, now?: number): Promise<number>;
+  /** Throws when the store cannot be reached (for /health). */
+  check(): Promise<void>;
+  /** True when this server serves the outputs itself under /uploads/ (a local folder). */
+  readonly servedHere: boolean;
 }
 
 /** Outputs in a local folder, published with a rename so no reader ever sees half a file. */
 export class LocalOutputStore implements OutputStore {
+  readonly servedHere = true;
+
   constructor(readonly root: string) {}
 
+  /** The file behind a store path. */
   locate(relativePath: string): string {
     return path.join(this.root, relativePath);
+  }
+
+  async urlFor(relativePath: string, base: string): Promise<string> {
+    return `${base}/uploads/${relativePath}`;
+  }
+
+  async check(): Promise<void> {
+    await mkdir(this.root, { recursive: true });
+  }
+
+  async copyTo(relativePath: string, target: string): Promise<void> {
+    if (!(await this.exists(relativePath))) throw paramError(`Input ${relativePath} is not a published output of this server (it may have expired)`);
+    // A hard link: the job keeps its input even if the sweeper deletes the output meanwhile.
+    await link(this.locate(relativePath), target).catch(() => copyFile(this.locate(relativePath), target));
   }
 
   async exists(relativePath: string): Promise<boolean> {

@@ -108,12 +108,12 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
 
   const versions = Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
   app.get('/health', async () => {
-    const [ffmpeg, ffprobe] = await versions;
+    const [[ffmpeg, ffprobe], depth] = await Promise.all([versions, jobs.queue.depth()]);
     return {
       status: 'ok',
       ffmpeg: { version: ffmpeg, source: binaries.ffmpegSource },
       ffprobe: { version: ffprobe, source: binaries.ffprobeSource },
-      queue: { waiting: jobs.queue.waiting, running: jobs.queue.running, concurrency: config.concurrency, max_waiting: config.maxQueue },
+      queue: { ...depth, concurrency: config.concurrency, max_waiting: config.maxQueue },
       operations: registry.list().map((p) => p.name),
     };
   });

@@ -43,10 +43,19 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, onRequ
       clearInterval(heartbeat);
       res.end();
     };
+    // An event per change: a record published again unchanged (or read, then heard) is not sent twice.
+    // Views are made one after another (result URLs may be signed), so events leave in the order they came.
+    let last = '';
+    let chain = Promise.resolve();
     const send = (record: JobRecord) => {
-      if (closed) return;
-      res.write(`data: ${JSON.stringify(jobs.view(record))}\n\n`);
-      if (isTerminal(record.status)) close();
+      chain = chain.then(async () => {
+        if (closed) return;
+        const data = JSON.stringify(await jobs.view(record));
+        if (closed) return;
+        if (data !== last) res.write(`data: ${data}\n\n`);
+        last = data;
+        if (isTerminal(record.status)) close();
+      });
     };
     // Events that arrive while the current state is read are kept, then sent after it in order.
     const early: JobRecord[] = [];

@@ -2,7 +2,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../engine/config.js';
 import { errorWithStatus, MediaflowError, paramError } from '../engine/errors.js';
 import type { JobKind, JobRecord } from '../engine/jobs/job.js';
-import { resultBody } from '../engine/jobs/job.js';
 import type { JobService } from '../engine/jobs/service.js';
 import { checkWebhookUrl } from '../engine/webhooks/deliveries.js';
 import { readFields } from './body.js';
@@ -59,8 +58,8 @@ async function readJobOptions(request: FastifyRequest, fields: Record<string, un
 }
 
 /** What a synchronous request answers for a finished job: its result, or its error with its status. */
-function synchronousAnswer(record: JobRecord, urlOf: (path: string) => string): Record<string, unknown> {
-  if (record.status === 'succeeded' && record.result) return resultBody(record.result, urlOf);
+function synchronousAnswer(record: JobRecord, jobs: JobService): Promise<Record<string, unknown>> {
+  if (record.status === 'succeeded' && record.result) return jobs.resultOf({ ...record, result: record.result });
   if (record.error) throw errorWithStatus(record.error.status, record.error.error);
   throw new MediaflowError('MF_ERR_JOB_STATE', `Job '${record.id}' was cancelled`);
 }
@@ -102,5 +101,5 @@ export async function submitJob(request: FastifyRequest, reply: FastifyReply, ki
   // Only the request that made the job cancels it by hanging up; a replay just stops waiting.
   const done = created ? await untilDisconnect(reply, (signal) => jobs.waitFor(record.id, signal)) : await jobs.waitFor(record.id);
   request.log.info({ job: done.id, [kind]: name, status: done.status, timings: done.timings }, 'job finished');
-  return synchronousAnswer(done, (path) => `${done.base_url}/uploads/${path}`);
+  return synchronousAnswer(done, jobs);
 }

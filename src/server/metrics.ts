@@ -9,8 +9,8 @@ export function createMetrics() {
   const registry = new Registry();
   let jobService: JobService | undefined;
   const requests = new Counter({ name: 'mediaflow_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] });
-  new Gauge({ name: 'mediaflow_queue_waiting', help: 'Jobs waiting for a slot', registers: [registry], collect() { this.set(jobService?.queue.waiting ?? 0); } });
-  new Gauge({ name: 'mediaflow_queue_running', help: 'Jobs running', registers: [registry], collect() { this.set(jobService?.queue.running ?? 0); } });
+  new Gauge({ name: 'mediaflow_queue_waiting', help: 'Jobs waiting for a worker', registers: [registry], async collect() { this.set((await jobService?.queue.depth())?.waiting ?? 0); } });
+  new Gauge({ name: 'mediaflow_queue_running', help: 'Jobs being worked', registers: [registry], async collect() { this.set((await jobService?.queue.depth())?.running ?? 0); } });
   new Gauge({
     name: 'mediaflow_jobs',
     help: 'Job records by status',

@@ -7,6 +7,12 @@ import { buildServer } from './app.js';
 
 /** How long running jobs may finish after SIGTERM/SIGINT before they are killed. */
 const SHUTDOWN_GRACE_MS = 30_000;
+/**
+ * Running jobs get this much of it: stopping one takes up to 2 s more (ffmpeg gets SIGTERM, then
+ * SIGKILL 2 s later, and a slideshow ignores SIGTERM while it repeats a still image), and its hand-back
+ * to the queue must be stored before the deadline ends the process.
+ */
+const JOB_GRACE_MS = SHUTDOWN_GRACE_MS - 5_000;
 
 /**
  * Starts the server for real: finds ffmpeg (exiting with a hint when there is none), clears what
@@ -49,7 +55,7 @@ export async function startServer(config: Config, registry: Registry): Promise<v
       process.exit(1);
     }, SHUTDOWN_GRACE_MS).unref();
     // Running jobs get the grace period; whatever is still running then goes back to the queue.
-    void jobs.shutdown(SHUTDOWN_GRACE_MS - 2_000);
+    void jobs.shutdown(JOB_GRACE_MS);
     app.close().then(
       () => {
         clearTimeout(deadline);
@@ -58,8 +64,10 @@ export async function startServer(config: Config, registry: Registry): Promise<v
       () => process.exit(1),
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  // `on`, not `once`: execa's child clean-up (signal-exit) re-sends a signal that no other listener
+  // hears, which would kill the process at once while an ffmpeg runs; stop() ignores repeats.
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 
   await app.listen({ port: config.port, host: config.host });
 }

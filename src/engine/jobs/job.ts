@@ -82,12 +82,14 @@ export interface JobView {
   webhook: { url: string; attempts: number; last_status: number | null; delivered_at: string | null } | null;
 }
 
+/** Turns a store path into the URL a client downloads (a presigned one, for a private bucket). */
+export type UrlOf = (path: string) => Promise<string>;
+
 /** The synchronous success body of a result: `{message, <field>: url}` or `{message, outputs}`. */
-export function resultBody(result: StoredResult, urlOf: (path: string) => string): Record<string, unknown> {
-  if ('field' in result) return { message: result.message, [result.field]: urlOf(result.path) };
-  const outputs = Object.fromEntries(
-    Object.entries(result.outputs).map(([name, value]) => [name, Array.isArray(value) ? value.map(urlOf) : urlOf(value)]),
-  );
+export async function resultBody(result: StoredResult, urlOf: UrlOf): Promise<Record<string, unknown>> {
+  if ('field' in result) return { message: result.message, [result.field]: await urlOf(result.path) };
+  const outputs: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(result.outputs)) outputs[name] = Array.isArray(value) ? await Promise.all(value.map(urlOf)) : await urlOf(value);
   return { message: result.message, outputs };
 }
 
@@ -95,8 +97,8 @@ export function resultBody(result: StoredResult, urlOf: (path: string) => string
 export const resultPaths = (result: StoredResult | null): string[] =>
   result === null ? [] : 'field' in result ? [result.path] : Object.values(result.outputs).flat();
 
-/** The public view of a record; `urlOf` turns a store path into the URL a client downloads. */
-export function jobView(record: JobRecord, urlOf: (path: string) => string): JobView {
+/** The public view of a record; URLs are made at each view, so presigned ones are always fresh. */
+export async function jobView(record: JobRecord, urlOf: UrlOf): Promise<JobView> {
   const webhook = record.webhook;
   return {
     job_id: record.id,
@@ -108,7 +110,7 @@ export function jobView(record: JobRecord, urlOf: (path: string) => string): Job
     created_at: record.created_at,
     started_at: record.started_at,
     finished_at: record.finished_at,
-    result: record.result ? resultBody(record.result, urlOf) : null,
+    result: record.result ? await resultBody(record.result, urlOf) : null,
     error: record.error,
     metadata: record.metadata,
     webhook: webhook ? { url: webhook.url, attempts: webhook.attempts, last_status: webhook.last_status, delivered_at: webhook.delivered_at } : null,

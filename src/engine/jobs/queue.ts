@@ -1,25 +1,33 @@
 import PQueue from 'p-queue';
 import { busyError } from '../errors.js';
 
-/** Works one job, by id; resolves when the job has reached a final state (or was handed back). */
-export type JobHandler = (id: string) => Promise<void>;
+/**
+ * Works one job, by id. `finished`: the job reached a final state. `handed-back`: the process is
+ * stopping and the job goes back to the queue for another run (not counted as an attempt).
+ */
+export type JobHandler = (id: string) => Promise<'finished' | 'handed-back'>;
+
+/** How deep a queue is: jobs waiting for a worker, and jobs being worked. */
+export interface QueueDepth {
+  waiting: number;
+  running: number;
+}
 
 /**
  * Carries job ids, never closures: the record itself is in the job store, so the process that
  * takes a job may be another than the one that accepted it. The in-process queue is the default;
- * a Redis queue would be another.
+ * BullMQ on Redis is the other.
  */
 export interface JobQueue {
-  /** Queues a job; refuses at once (503) when all slots are busy and too many wait, unless `force` (a restart re-queueing). */
-  add(id: string, options?: { force?: boolean }): void;
+  /** Queues a job; refuses at once (503) when too many wait, unless `force` (a restart re-queueing). */
+  add(id: string, options?: { force?: boolean }): Promise<void>;
   /** Takes a waiting job off the queue; false when it was not waiting (running, or unknown). */
-  remove(id: string): boolean;
-  /** Sets the function that works each job; jobs wait until there is one. */
+  remove(id: string): Promise<boolean>;
+  /** Starts working jobs with `handler` (a process with no workers never calls it). */
   process(handler: JobHandler): void;
-  /** Stops starting jobs (shutdown); the waiting ones stay in the store, queued, for the next start. */
-  pause(): void;
-  readonly waiting: number;
-  readonly running: number;
+  /** Stops starting jobs (shutdown); waiting ones stay queued for another worker or the next start. */
+  pause(): Promise<void>;
+  depth(): Promise<QueueDepth>;
 }
 
 /** Jobs of one process on p-queue, at most `concurrency` at once. */
@@ -36,15 +44,11 @@ export class LocalJobQueue implements JobQueue {
     this.queue = new PQueue({ concurrency });
   }
 
-  get waiting(): number {
-    return this.waitingJobs.size;
+  async depth(): Promise<QueueDepth> {
+    return { waiting: this.waitingJobs.size, running: this.queue.pending };
   }
 
-  get running(): number {
-    return this.queue.pending;
-  }
-
-  add(id: string, options: { force?: boolean } = {}): void {
+  async add(id: string, options: { force?: boolean } = {}): Promise<void> {
     if (!options.force && this.queue.pending >= this.queue.concurrency && this.waitingJobs.size >= this.maxWaiting) {
       throw busyError(`Too many jobs are waiting (${this.maxWaiting}); retry later`);
     }
@@ -57,7 +61,7 @@ export class LocalJobQueue implements JobQueue {
     this.schedule(id, controller, this.handler);
   }
 
-  remove(id: string): boolean {
+  async remove(id: string): Promise<boolean> {
     const controller = this.waitingJobs.get(id);
     if (!controller) return false;
     this.waitingJobs.delete(id);
@@ -73,7 +77,7 @@ export class LocalJobQueue implements JobQueue {
     }
   }
 
-  pause(): void {
+  async pause(): Promise<void> {
     this.queue.pause();
   }
 

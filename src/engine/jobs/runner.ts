@@ -15,12 +15,12 @@ export type JobSpec = Pick<JobRecord, 'id' | 'kind' | 'name' | 'fields' | 'own_b
  * output store (no HTTP fetch, so private addresses may stay refused); nothing else is local.
  * `seen` collects the store paths named, for the existence check at submission.
  */
-function ownUploads(engine: Engine, bases: readonly string[], seen?: Set<string>): LocalFilePolicy {
+function ownUploads(bases: readonly string[], seen?: Set<string>): LocalFilePolicy {
   return (source) => {
     const relative = ownUploadPath(source, bases);
     if (relative === undefined) return undefined;
     seen?.add(relative);
-    return engine.deps.store.locate(relative);
+    return { stored: relative };
   };
 }
 
@@ -31,7 +31,7 @@ function ownUploads(engine: Engine, bases: readonly string[], seen?: Set<string>
  */
 export async function checkJob(job: JobSpec, engine: Engine, config: Config): Promise<void> {
   const named = new Set<string>();
-  const localFiles = ownUploads(engine, job.own_bases, named);
+  const localFiles = ownUploads(job.own_bases, named);
   if (job.kind === 'operation') engine.prepare(job.name, job.fields, localFiles);
   else checkPipeline(await loadPipelineByName(config.pipelinesDir, job.name, engine.deps.registry), engine, { inputs: job.fields, localFiles });
   for (const relative of named) {
@@ -46,7 +46,7 @@ export async function runJob(
   config: Config,
   options: { signal: AbortSignal; onProgress: (report: ProgressReport) => void },
 ): Promise<{ result: StoredResult; timings: Record<string, unknown> }> {
-  const localFiles = ownUploads(engine, job.own_bases);
+  const localFiles = ownUploads(job.own_bases);
   if (job.kind === 'operation') {
     const result = await engine.run(job.name, job.fields, {
       id: job.id,

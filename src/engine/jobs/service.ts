@@ -5,7 +5,7 @@ import { busyError, isAbort, MediaflowError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { WebhookDeliveries, type DeliveryOutcome } from '../webhooks/deliveries.js';
 import type { JobEvents } from './events.js';
-import { isTerminal, jobView, resultPaths, type JobKind, type JobRecord, type JobStatus, type JobView, type StoredResult } from './job.js';
+import { isTerminal, jobView, resultBody, resultPaths, type JobKind, type JobRecord, type JobStatus, type JobView, type StoredResult } from './job.js';
 import type { JobStore } from './job-store.js';
 import type { JobQueue } from './queue.js';
 import { checkJob, runJob } from './runner.js';
@@ -60,6 +60,10 @@ function fingerprint(submission: Submission): string {
   return createHash('sha256').update(JSON.stringify(canonical({ kind, name, fields, metadata: metadata ?? null, webhookUrl: webhookUrl ?? null }))).digest('hex');
 }
 
+/** Why a job that kept being interrupted is given up. */
+const interruptedMessage = (attempts: number, limit: number) =>
+  `The job was interrupted ${attempts} time${attempts === 1 ? '' : 's'} (its server or worker stopped while it ran) and is not tried again (MEDIAFLOW_JOB_ATTEMPTS is ${limit})`;
+
 /** A failure as the job keeps it: the synchronous status and text. Unexpected errors are logged, not shown. */
 function errorBody(error: unknown, logger: Logger, id: string): { status: number; error: string } {
   if (error instanceof MediaflowError) return { status: error.status, error: error.message };
@@ -94,8 +98,18 @@ export class JobService {
   }
 
   /** The public view of a record, with its result's URLs under the base the job was asked on. */
-  view(record: JobRecord): JobView {
-    return jobView(record, (path) => `${record.base_url}/uploads/${path}`);
+  view(record: JobRecord): Promise<JobView> {
+    return jobView(record, this.urlsOf(record));
+  }
+
+  /** The synchronous success body of a finished job. */
+  resultOf(record: JobRecord & { result: StoredResult }): Promise<Record<string, unknown>> {
+    return resultBody(record.result, this.urlsOf(record));
+  }
+
+  /** Store paths to URLs under the base the job was asked on (or the bucket's). */
+  private urlsOf(record: JobRecord): (path: string) => Promise<string> {
+    return (path) => this.deps.engine.deps.store.urlFor(path, record.base_url);
   }
 
   /** How many job records there are in each status. */
@@ -164,7 +178,7 @@ export class JobService {
       return { record: this.sameFields(stored, submission.idempotencyKey!, print), created: false };
     }
     try {
-      queue.add(id);
+      await queue.add(id);
     } catch (error) {
       // Refused (503): the job never existed for the client, so neither does its record.
       await store.remove(id);
@@ -222,7 +236,7 @@ export class JobService {
     if (isTerminal(record.status)) {
       throw new MediaflowError('MF_ERR_JOB_STATE', `Job '${id}' has already finished (${record.status})`);
     }
-    if (this.deps.queue.remove(id) || record.status === 'queued') {
+    if ((await this.deps.queue.remove(id)) || record.status === 'queued') {
       await this.finish(id, 'cancelled', {});
     } else {
       // Whichever process runs it stops it; here, that is this one.
@@ -233,10 +247,15 @@ export class JobService {
   }
 
   /** The queue's handler: runs one job and records how it ended. */
-  private async work(id: string): Promise<void> {
+  private async work(id: string): Promise<'finished' | 'handed-back'> {
     const { store, config, engine, logger, observer } = this.deps;
     const record = await store.get(id);
-    if (!record || record.status !== 'queued') return;
+    if (!record || isTerminal(record.status)) return 'finished';
+    // A job found `running` was taken back from a worker that died (BullMQ's stalled jobs).
+    if (record.status === 'running' && record.attempts >= config.jobAttempts) {
+      await this.finish(id, 'failed', { error: { status: 500, error: interruptedMessage(record.attempts, config.jobAttempts) } });
+      return 'finished';
+    }
     const controller = new AbortController();
     let settle!: () => void;
     this.running.set(id, { controller, done: new Promise<void>((resolve) => (settle = resolve)) });
@@ -252,13 +271,14 @@ export class JobService {
       await this.finish(id, 'succeeded', { result, timings });
     } catch (error) {
       const reason = controller.signal.reason;
-      if (controller.signal.aborted && reason === SHUTDOWN) await this.afterShutdown(id);
-      else if (controller.signal.aborted || isAbort(error)) await this.finish(id, 'cancelled', {});
+      if (controller.signal.aborted && reason === SHUTDOWN) return await this.afterShutdown(id);
+      if (controller.signal.aborted || isAbort(error)) await this.finish(id, 'cancelled', {});
       else await this.finish(id, 'failed', { error: errorBody(error, logger, id) });
     } finally {
       this.running.delete(id);
       settle();
     }
+    return 'finished';
   }
 
   /** Progress reports of a running job, written and told at most every 500 ms, never going down. */
@@ -286,19 +306,23 @@ export class JobService {
     status: JobStatus,
     outcome: { result?: StoredResult; error?: { status: number; error: string }; timings?: Record<string, unknown> },
   ): Promise<void> {
+    const current = await this.deps.store.get(id);
+    if (!current || isTerminal(current.status)) return;
+    const ended = { ...current, status, stage: status, finished_at: new Date().toISOString() };
+    // The webhook's body is fixed now: every attempt sends the same bytes, with the job as it ended.
+    const payload = current.webhook ? JSON.stringify(await this.view({ ...ended, result: outcome.result ?? null, error: outcome.error ?? null, progress: status === 'succeeded' ? 100 : current.progress })) : undefined;
     const updated = await this.deps.store.update(id, (r) => {
       if (isTerminal(r.status)) return;
       r.status = status;
       r.stage = status;
-      r.finished_at = new Date().toISOString();
+      r.finished_at = ended.finished_at;
       r.result = outcome.result ?? null;
       r.error = outcome.error ?? null;
       if (status === 'succeeded') r.progress = 100;
       if (outcome.timings) r.timings = outcome.timings;
-      if (r.webhook) {
+      if (r.webhook && payload !== undefined) {
         r.webhook.next_attempt_at = r.finished_at;
-        // The body is fixed now: every attempt sends the same bytes, with the job as it ended.
-        r.webhook.payload = JSON.stringify(this.view(r));
+        r.webhook.payload = payload;
       }
     });
     if (!updated) return;
@@ -312,17 +336,18 @@ export class JobService {
    * A run stopped by a graceful shutdown is not one of the job's attempts: an asynchronous job goes
    * back to the queue for the next start; a synchronous one answers its client 503, retry later.
    */
-  private async afterShutdown(id: string): Promise<void> {
+  private async afterShutdown(id: string): Promise<'finished' | 'handed-back'> {
     const record = await this.deps.store.get(id);
     if (record?.mode === 'sync') {
       await this.finish(id, 'failed', { error: { status: 503, error: 'The server is shutting down; retry later' } });
-      return;
+      return 'finished';
     }
     await this.deps.store.update(id, (r) => {
       r.status = 'queued';
       r.stage = 'queued';
       r.attempts = Math.max(0, r.attempts - 1);
     });
+    return 'handed-back';
   }
 
   private publish(record: JobRecord | undefined): void {
@@ -347,15 +372,14 @@ export class JobService {
         await this.finish(record.id, 'cancelled', {});
         counts.cancelled++;
       } else if (record.status === 'running' && record.attempts >= config.jobAttempts) {
-        const error = `The job was interrupted ${record.attempts} time${record.attempts === 1 ? '' : 's'} (the server stopped while it ran) and is not tried again (MEDIAFLOW_JOB_ATTEMPTS is ${config.jobAttempts})`;
-        await this.finish(record.id, 'failed', { error: { status: 500, error } });
+        await this.finish(record.id, 'failed', { error: { status: 500, error: interruptedMessage(record.attempts, config.jobAttempts) } });
         counts.failed++;
       } else {
         await store.update(record.id, (r) => {
           r.status = 'queued';
           r.stage = 'queued';
         });
-        queue.add(record.id, { force: true });
+        await queue.add(record.id, { force: true });
         counts.requeued++;
       }
     }
@@ -381,11 +405,11 @@ export class JobService {
   }
 
   private async stop(graceMs: number): Promise<void> {
-    this.deps.queue.pause();
+    await this.deps.queue.pause();
     this.deliveries.close();
     // Clients waiting on a synchronous job that has not started get their 503 now, not at the deadline.
     for (const record of await this.deps.store.unfinished()) {
-      if (record.mode === 'sync' && record.status === 'queued' && this.deps.queue.remove(record.id)) {
+      if (record.mode === 'sync' && record.status === 'queued' && (await this.deps.queue.remove(record.id))) {
         await this.finish(record.id, 'failed', { error: { status: 503, error: 'The server is shutting down; retry later' } });
       }
     }
