@@ -9,6 +9,7 @@ import { LocalJobEvents } from './jobs/events.js';
 import { FileJobStore } from './jobs/job-store.js';
 import { LocalJobQueue } from './jobs/queue.js';
 import { JobService, type JobObserver } from './jobs/service.js';
+import { LocalDeliveryQueue } from './webhooks/deliveries.js';
 import { silentLogger, type Logger } from './logger.js';
 import { Registry } from './registry.js';
 import { Slots } from './slots.js';
@@ -82,6 +83,8 @@ export async function wireJobs(c: DependencyContainer, observer?: JobObserver): 
     store: await FileJobStore.open(path.join(config.dataDir, 'jobs')),
     queue: new LocalJobQueue(config.concurrency, config.maxQueue),
     events: new LocalJobEvents(),
+    deliveries: new LocalDeliveryQueue(),
+    works: true,
     logger: c.resolve<Logger>(TOKENS.Logger),
     ...(observer ? { observer } : {}),
   });

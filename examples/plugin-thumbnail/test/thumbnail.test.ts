@@ -90,7 +90,7 @@ describe('mediaflow-plugin-thumbnail, loaded through MEDIAFLOW_PLUGINS', () => {
     assert.ok(post, Object.keys(doc.paths).join(', '));
     assert.deepEqual(post.tags, ['plugins']);
     const form = post.requestBody.content['multipart/form-data']!.schema;
-    assert.deepEqual(Object.keys(form.properties), ['video_url', 'time', 'width', 'format']);
+    assert.deepEqual(Object.keys(form.properties), ['video_url', 'time', 'width', 'format', 'webhook_url', 'metadata']);
     assert.deepEqual(form.required, ['video_url']);
     assert.equal(form.properties.time!.default, '0');
     assert.deepEqual(form.properties.format!.enum, ['jpg', 'png', 'webp']);

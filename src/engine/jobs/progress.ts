@@ -21,7 +21,8 @@ const operationShare = (progress: JobProgress): number =>
 
 /** An operation's progress as a report. */
 export const operationProgress = (progress: JobProgress): ProgressReport => ({
-  stage: progress.stage,
+  // The engine's `queued` is the wait for an ffmpeg slot of this process: the job itself has started.
+  stage: progress.stage === 'queued' ? 'starting' : progress.stage,
   progress: Math.floor(operationShare(progress) * 100),
 });
 

@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import type { Engine } from '../engine.js';
 import { busyError, isAbort, MediaflowError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { WebhookDeliveries, type DeliveryOutcome } from '../webhooks/deliveries.js';
+import { WebhookDeliveries, type DeliveryOutcome, type DeliveryQueue } from '../webhooks/deliveries.js';
 import type { JobEvents } from './events.js';
 import { isTerminal, jobView, resultBody, resultPaths, type JobKind, type JobRecord, type JobStatus, type JobView, type StoredResult } from './job.js';
 import type { JobStore } from './job-store.js';
@@ -37,9 +37,15 @@ export interface JobServiceDeps {
   store: JobStore;
   queue: JobQueue;
   events: JobEvents;
+  deliveries: DeliveryQueue;
   logger: Logger;
+  /** Whether this process works jobs and delivers webhooks (false: an API process with `--workers 0`). */
+  works: boolean;
   observer?: JobObserver;
 }
+
+/** How long a cancel waits for another process to stop the job before it answers. */
+const CANCEL_WAIT_MS = 30_000;
 
 /** Progress events at most this often; state changes go out at once. */
 const PROGRESS_EVERY_MS = 500;
@@ -66,8 +72,9 @@ const interruptedMessage = (attempts: number, limit: number) =>
 
 /** A failure as the job keeps it: the synchronous status and text. Unexpected errors are logged, not shown. */
 function errorBody(error: unknown, logger: Logger, id: string): { status: number; error: string } {
+  // A server-side failure (a plugin's bug, say) keeps its details, stack and cause, in the log only.
+  if (!(error instanceof MediaflowError) || error.status >= 500) logger.error({ job: id, err: error }, 'job failed');
   if (error instanceof MediaflowError) return { status: error.status, error: error.message };
-  logger.error({ job: id, err: error }, 'job failed unexpectedly');
   return { status: 500, error: 'Internal server error' };
 }
 
@@ -87,9 +94,11 @@ export class JobService {
       events: deps.events,
       config: deps.config,
       logger: deps.logger,
+      queue: deps.deliveries,
+      deliver: deps.works,
       ...(deps.observer ? { onOutcome: (outcome: DeliveryOutcome) => deps.observer!.delivery(outcome) } : {}),
     });
-    deps.queue.process((id) => this.work(id));
+    if (deps.works) deps.queue.process((id) => this.work(id));
     deps.events.onCancel((id) => this.running.get(id)?.controller.abort(CANCELLED));
   }
 
@@ -227,6 +236,19 @@ export class JobService {
     }
   }
 
+  /** Resolves when the job is final, or after `ms` (a worker that is gone never answers). */
+  private async ended(id: string, ms: number): Promise<void> {
+    let unsubscribe = () => {};
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+      unsubscribe = this.deps.events.subscribe(id, (record) => isTerminal(record.status) && resolve());
+      void this.deps.store.get(id).then((record) => (!record || isTerminal(record.status)) && resolve(), () => resolve());
+    });
+    clearTimeout(timer);
+    unsubscribe();
+  }
+
   /**
    * Cancels a queued or running job: off the queue, or its ffmpeg killed and its files removed.
    * Resolves with the record once it is final; a job that had already finished is a 409.
@@ -239,9 +261,9 @@ export class JobService {
     if ((await this.deps.queue.remove(id)) || record.status === 'queued') {
       await this.finish(id, 'cancelled', {});
     } else {
-      // Whichever process runs it stops it; here, that is this one.
+      // Whichever process runs it stops it (its ffmpeg killed, its files removed), then records `cancelled`.
       this.deps.events.requestCancel(id);
-      await this.running.get(id)?.done;
+      await (this.running.get(id)?.done ?? this.ended(id, CANCEL_WAIT_MS));
     }
     return this.require(id);
   }
@@ -262,6 +284,7 @@ export class JobService {
     try {
       const started = await store.update(id, (r) => {
         r.status = 'running';
+        r.stage = 'starting';
         r.started_at = new Date().toISOString();
         r.attempts += 1;
       });
@@ -329,7 +352,7 @@ export class JobService {
     const { name, error, timings } = updated;
     this.deps.logger.info({ job: id, name, status, ...(error ? { error } : {}), ...(timings ? { timings } : {}) }, 'job ended');
     this.publish(updated);
-    this.deliveries.schedule(updated);
+    await this.deliveries.schedule(updated);
   }
 
   /**
@@ -366,7 +389,7 @@ export class JobService {
     const records = (await store.unfinished()).sort((a, b) => a.created_at.localeCompare(b.created_at));
     for (const record of records) {
       if (isTerminal(record.status)) {
-        this.deliveries.schedule(record);
+        await this.deliveries.schedule(record);
         counts.deliveries++;
       } else if (record.mode === 'sync') {
         await this.finish(record.id, 'cancelled', {});
@@ -406,7 +429,7 @@ export class JobService {
 
   private async stop(graceMs: number): Promise<void> {
     await this.deps.queue.pause();
-    this.deliveries.close();
+    await this.deliveries.close();
     // Clients waiting on a synchronous job that has not started get their 503 now, not at the deadline.
     for (const record of await this.deps.store.unfinished()) {
       if (record.mode === 'sync' && record.status === 'queued' && (await this.deps.queue.remove(record.id))) {

@@ -48,11 +48,58 @@ export async function checkWebhookUrl(raw: string, config: Config): Promise<void
   }
 }
 
+/**
+ * When each owed delivery is attempted. In one process, timers (the records are the durable
+ * part: a restart schedules what they owe again); with Redis, delayed jobs on a queue of their own.
+ */
+export interface DeliveryQueue {
+  /** Arranges an attempt for the job's webhook at `at` (ms since the epoch). */
+  schedule(id: string, at: number): Promise<void>;
+  /** Sets the function that makes an attempt. */
+  process(attempt: (id: string) => Promise<void>): void;
+  close(): Promise<void>;
+}
+
+/** Timers in this process. */
+export class LocalDeliveryQueue implements DeliveryQueue {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private attempt?: (id: string) => Promise<void>;
+  private closed = false;
+
+  async schedule(id: string, at: number): Promise<void> {
+    if (this.closed) return;
+    clearTimeout(this.timers.get(id));
+    // setTimeout fires at once past 2^31-1 ms (24.8 days); the attempt re-schedules a wait that is not over.
+    const delay = Math.min(Math.max(0, at - Date.now()), 2 ** 31 - 1);
+    // Unref'd: a retry hours away must not keep a stopping process alive; it is in the record.
+    this.timers.set(
+      id,
+      setTimeout(() => {
+        this.timers.delete(id);
+        void this.attempt?.(id);
+      }, delay).unref(),
+    );
+  }
+
+  process(attempt: (id: string) => Promise<void>): void {
+    this.attempt = attempt;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+}
+
 export interface DeliveryDeps {
   store: JobStore;
   events: JobEvents;
   config: Config;
   logger: Logger;
+  queue: DeliveryQueue;
+  /** Whether this process makes attempts (it works jobs); an API-only process only schedules. */
+  deliver: boolean;
   onOutcome?: (outcome: DeliveryOutcome) => void;
 }
 
@@ -63,39 +110,31 @@ export interface DeliveryDeps {
  * touches the job itself.
  */
 export class WebhookDeliveries {
-  private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly key: Buffer | undefined;
-  private closed = false;
 
   constructor(private readonly deps: DeliveryDeps) {
     this.key = deps.config.webhookSecret ? parseWebhookSecret(deps.config.webhookSecret) : undefined;
+    if (deps.deliver) deps.queue.process((id) => this.attempt(id));
   }
 
   /** Arranges the next attempt of the record's webhook, if one is owed. */
-  schedule(record: JobRecord): void {
+  async schedule(record: JobRecord): Promise<void> {
     const next = record.webhook?.next_attempt_at;
-    if (this.closed || next === null || next === undefined) return;
-    clearTimeout(this.timers.get(record.id));
-    // setTimeout fires at once past 2^31-1 ms (24.8 days); a longer wait is re-checked when it fires.
-    const delay = Math.min(Math.max(0, Date.parse(next) - Date.now()), 2 ** 31 - 1);
-    // Unref'd: a pending retry hours away must not keep a stopping process alive; it is in the record.
-    this.timers.set(record.id, setTimeout(() => void this.attempt(record.id), delay).unref());
+    if (next === null || next === undefined) return;
+    await this.deps.queue.schedule(record.id, Date.parse(next));
   }
 
-  /** Stops scheduling; owed deliveries stay in their records for the next start. */
-  close(): void {
-    this.closed = true;
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
+  /** Stops scheduling; owed deliveries stay in their records (or on their queue) for later. */
+  close(): Promise<void> {
+    return this.deps.queue.close();
   }
 
   private async attempt(id: string): Promise<void> {
-    this.timers.delete(id);
     const { store, events, config, logger } = this.deps;
     const record = await store.get(id);
     const webhook = record?.webhook;
     if (!webhook || webhook.next_attempt_at === null || webhook.payload === undefined) return;
-    if (Date.parse(webhook.next_attempt_at) > Date.now()) return this.schedule(record!);
+    if (Date.parse(webhook.next_attempt_at) > Date.now() + 1000) return this.schedule(record!);
     const headers = webhookHeaders(this.key, webhook.message_id, webhook.payload);
     const answer = await postWebhook(webhook.url, webhook.payload, headers, { policy: webhookPolicy(config), timeoutMs: config.webhookTimeoutMs });
     const attempts = webhook.attempts + 1;
@@ -121,6 +160,6 @@ export class WebhookDeliveries {
     else logger.warn(log, outcome === 'retry' ? 'webhook attempt failed; will retry' : 'webhook attempts exhausted; giving up');
     if (!updated) return;
     events.publish(updated);
-    this.schedule(updated);
+    await this.schedule(updated);
   }
 }
