@@ -97,6 +97,18 @@ export async function resultBody(result: StoredResult, urlOf: UrlOf): Promise<Re
 export const resultPaths = (result: StoredResult | null): string[] =>
   result === null ? [] : 'field' in result ? [result.path] : Object.values(result.outputs).flat();
 
+/** A URL with any password in it masked: the view is shown to whoever holds the job id. */
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.password) return url;
+    parsed.password = '***';
+    return parsed.href;
+  } catch {
+    return url;
+  }
+}
+
 /** The public view of a record; URLs are made at each view, so presigned ones are always fresh. */
 export async function jobView(record: JobRecord, urlOf: UrlOf): Promise<JobView> {
   const webhook = record.webhook;
@@ -113,6 +125,6 @@ export async function jobView(record: JobRecord, urlOf: UrlOf): Promise<JobView>
     result: record.result ? await resultBody(record.result, urlOf) : null,
     error: record.error,
     metadata: record.metadata,
-    webhook: webhook ? { url: webhook.url, attempts: webhook.attempts, last_status: webhook.last_status, delivered_at: webhook.delivered_at } : null,
+    webhook: webhook ? { url: withoutPassword(webhook.url), attempts: webhook.attempts, last_status: webhook.last_status, delivered_at: webhook.delivered_at } : null,
   };
 }

@@ -283,11 +283,14 @@ export class JobService {
     this.running.set(id, { controller, done: new Promise<void>((resolve) => (settle = resolve)) });
     try {
       const started = await store.update(id, (r) => {
+        // A cancel may have landed since the record was read: then this run does not start.
+        if (r.status !== record.status) return;
         r.status = 'running';
         r.stage = 'starting';
         r.started_at = new Date().toISOString();
         r.attempts += 1;
       });
+      if (started?.status !== 'running') return 'finished';
       this.publish(started);
       observer?.started((Date.now() - Date.parse(record.created_at)) / 1000);
       const { result, timings } = await runJob(record, engine, config, { signal: controller.signal, onProgress: this.progressOf(id) });
@@ -429,10 +432,9 @@ export class JobService {
 
   private async stop(graceMs: number): Promise<void> {
     await this.deps.queue.pause();
-    await this.deliveries.close();
     // Clients waiting on a synchronous job that has not started get their 503 now, not at the deadline.
-    for (const record of await this.deps.store.unfinished()) {
-      if (record.mode === 'sync' && record.status === 'queued' && (await this.deps.queue.remove(record.id))) {
+    for (const record of await this.deps.store.unfinished().catch(() => [])) {
+      if (record.mode === 'sync' && record.status === 'queued' && (await this.deps.queue.remove(record.id).catch(() => false))) {
         await this.finish(record.id, 'failed', { error: { status: 503, error: 'The server is shutting down; retry later' } });
       }
     }
@@ -444,5 +446,8 @@ export class JobService {
       await all();
     }
     clearTimeout(timer);
+    // Last: jobs that ended meanwhile still scheduled their webhooks.
+    await this.deliveries.close();
+    await this.deps.queue.close();
   }
 }
