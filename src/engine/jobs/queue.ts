@@ -11,6 +11,8 @@ export type JobHandler = (id: string) => Promise<'finished' | 'handed-back'>;
 export interface QueueDepth {
   waiting: number;
   running: number;
+  /** Jobs this process found abandoned by a dead worker and put back (Redis mode). */
+  stalled?: number;
 }
 
 /**
@@ -28,6 +30,8 @@ export interface JobQueue {
   /** Stops starting jobs (shutdown); waiting ones stay queued for another worker or the next start. */
   pause(): Promise<void>;
   depth(): Promise<QueueDepth>;
+  /** Lets go of connections (after `pause` and the running jobs are done). */
+  close(): Promise<void>;
 }
 
 /** Jobs of one process on p-queue, at most `concurrency` at once. */
@@ -80,6 +84,8 @@ export class LocalJobQueue implements JobQueue {
   async pause(): Promise<void> {
     this.queue.pause();
   }
+
+  async close(): Promise<void> {}
 
   private schedule(id: string, controller: AbortController, handler: JobHandler): void {
     this.queue
