@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { copyFile, link, mkdir, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, readlink, rename, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { paramError } from './errors.js';
 
@@ -25,11 +25,67 @@ export class Workspaces {
 
   /** Removes whatever a killed process left behind; run at start, before jobs are taken. */
   async clearLeftovers(): Promise<number> {
+    await killProcessesIn(this.root);
     const entries = await readdir(this.root).catch(() => [] as string[]);
     await Promise.all(entries.map((entry) => rm(path.join(this.root, entry), { recursive: true, force: true })));
     return entries.length;
   }
 }
+
+/** Folders of processes that share a data directory (Redis mode) carry their pid. */
+const PROCESS_FOLDER = /^pid-(\d+)$/;
+
+/**
+ * The work folder of this process. Alone it owns `<dataDir>/work`; when several processes share
+ * the data directory (API and workers on one machine, Redis mode) each gets `work/pid-<pid>`, so
+ * one process's start-up clean-up never removes another's running jobs.
+ */
+export const workRootOf = (dataDir: string, shared: boolean): string =>
+  shared ? path.join(dataDir, 'work', `pid-${process.pid}`) : path.join(dataDir, 'work');
+
+/** Removes the work folders of processes that no longer run (killed with -9, say); returns how many. */
+export async function clearDeadProcessFolders(dataDir: string): Promise<number> {
+  const root = path.join(dataDir, 'work');
+  let removed = 0;
+  for (const entry of await readdir(root).catch(() => [] as string[])) {
+    const pid = PROCESS_FOLDER.exec(entry)?.[1];
+    if (pid === undefined || Number(pid) === process.pid || isRunning(Number(pid))) continue;
+    await killProcessesIn(path.join(root, entry));
+    await rm(path.join(root, entry), { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}
+
+/**
+ * Kills the processes working in a folder: the ffmpeg runs of a server killed with -9 carry on as
+ * orphans (they ignore the broken pipe) and would compete with the jobs' re-runs. Every job's
+ * ffmpeg runs with its workspace as working directory, which /proc shows (Linux; elsewhere a no-op).
+ */
+async function killProcessesIn(dir: string): Promise<void> {
+  const inside = path.resolve(dir) + path.sep;
+  for (const entry of await readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    const cwd = await readlink(`/proc/${entry}/cwd`).catch(() => '');
+    if (cwd.startsWith(inside)) {
+      try {
+        process.kill(Number(entry), 'SIGKILL');
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  }
+}
+
+const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, under another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
 
 /** Where finished outputs go. The default keeps them in a local folder; an S3-compatible bucket is the other. */
 export interface OutputStore {
