@@ -3,7 +3,7 @@ import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { resolveBinaries } from '../engine/binaries.js';
-import { loadConfig, SETTINGS, type Config } from '../engine/config.js';
+import { loadConfig, type Config } from '../engine/config.js';
 import { createContainer, TOKENS } from '../engine/container.js';
 import { anyLocalPath, type Engine } from '../engine/engine.js';
 import { isAbort, MediaflowError } from '../engine/errors.js';
@@ -17,6 +17,8 @@ import { startServer } from '../server/start.js';
 import { pluginsCommand } from './plugins-command.js';
 import { createProgressReporter } from './progress.js';
 import { runCommand } from './run-command.js';
+import { addSettingFlags, overridesOf } from './setting-flags.js';
+import { workerCommand } from './worker-command.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -105,19 +107,10 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
 
 /** The `serve` command, with a flag per setting of CONTRACT.md's table. */
 function serveCommand(registry: Registry): Command {
-  const command = new Command('serve').description('Start the HTTP server');
-  for (const setting of SETTINGS) {
-    const flag = setting.kind === 'bool' ? `--${setting.flag}` : `--${setting.flag} <value>`;
-    command.addOption(new Option(flag, `${setting.description} [env ${setting.env}]`));
-  }
+  const command = addSettingFlags(new Command('serve').description('Start the HTTP server'));
   command.action(async (flags: Record<string, string | boolean>) => {
-    const overrides: Partial<Record<keyof Config, string | boolean>> = {};
-    for (const setting of SETTINGS) {
-      const value = flags[setting.flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())];
-      if (value !== undefined) overrides[setting.key] = value;
-    }
     try {
-      await startServer(loadConfig(process.env, overrides), registry);
+      await startServer(loadConfig(process.env, overridesOf(flags)), registry);
     } catch (error) {
       fail(error);
     }
@@ -149,6 +142,7 @@ export function buildProgram(registry: Registry = builtinRegistry()): Command {
       }
     });
   program.addCommand(serveCommand(registry));
+  program.addCommand(workerCommand(registry));
   program.addCommand(runCommand(registry));
   program.addCommand(pluginsCommand(registry, pkg.version));
   for (const plugin of registry.list()) program.addCommand(operationCommand(plugin, registry));

@@ -54,6 +54,12 @@ export interface Config {
   webhookAttempts: number;
   /** Milliseconds a webhook receiver has to answer one attempt. */
   webhookTimeoutMs: number;
+  /** Redis for the queue, job records and events (BullMQ); unset keeps everything in this process. */
+  redisUrl?: string;
+  /** Jobs this process works at once; 0 makes an API-only process (Redis mode). Default: the concurrency. */
+  workers?: number;
+  /** Milliseconds after which a job whose worker stopped renewing its lock goes back to the queue (Redis mode). */
+  stalledIntervalMs: number;
 }
 
 /** A variable, its `serve` flag, and how to read it: the single description behind env, flags and docs. */
@@ -97,6 +103,9 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'webhookBackoffMs', env: 'MEDIAFLOW_WEBHOOK_BACKOFF', flag: 'webhook-backoff', kind: 'duration', description: 'wait before the first webhook retry; each later one about doubles' },
   { key: 'webhookAttempts', env: 'MEDIAFLOW_WEBHOOK_ATTEMPTS', flag: 'webhook-attempts', kind: 'int', description: 'webhook attempts in all (8 at 5m span about ten hours)' },
   { key: 'webhookTimeoutMs', env: 'MEDIAFLOW_WEBHOOK_TIMEOUT', flag: 'webhook-timeout', kind: 'duration', description: 'time a webhook receiver has to answer one attempt' },
+  { key: 'redisUrl', env: 'MEDIAFLOW_REDIS_URL', flag: 'redis-url', kind: 'string', description: 'Redis URL: queue, job records and events shared by many processes (BullMQ)' },
+  { key: 'workers', env: 'MEDIAFLOW_WORKERS', flag: 'workers', kind: 'int', description: 'jobs this process works at once; 0: API only (default: the concurrency)' },
+  { key: 'stalledIntervalMs', env: 'MEDIAFLOW_STALLED_INTERVAL', flag: 'stalled-interval', kind: 'duration', description: "how soon a dead worker's job goes back to the queue (Redis mode)" },
   // Read before the CLI builds its commands (src/cli/main.ts), so the plugins' subcommands exist; every command takes a repeatable --plugin.
   { key: 'plugins', env: 'MEDIAFLOW_PLUGINS', flag: 'plugin', kind: 'list', keepCase: true, description: 'operation plugins to load: package names or paths (comma list; the flag is repeatable)' },
 ];
@@ -131,6 +140,7 @@ export function defaultConfig(): Config {
     webhookBackoffMs: 5 * 60_000,
     webhookAttempts: 8,
     webhookTimeoutMs: 15_000,
+    stalledIntervalMs: 30_000,
   };
 }
 

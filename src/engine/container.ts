@@ -5,15 +5,12 @@ import { resolveBinaries, type Binaries } from './binaries.js';
 import type { Config } from './config.js';
 import { Engine, type EngineObserver } from './engine.js';
 import { InputCache } from './input-cache.js';
-import { LocalJobEvents } from './jobs/events.js';
-import { FileJobStore } from './jobs/job-store.js';
-import { LocalJobQueue } from './jobs/queue.js';
+import { createJobBackend, type Role } from './jobs/backend.js';
 import { JobService, type JobObserver } from './jobs/service.js';
-import { LocalDeliveryQueue } from './webhooks/deliveries.js';
 import { silentLogger, type Logger } from './logger.js';
 import { Registry } from './registry.js';
 import { Slots } from './slots.js';
-import { LocalOutputStore, Workspaces, type OutputStore } from './storage.js';
+import { LocalOutputStore, Workspaces, workRootOf, type OutputStore } from './storage.js';
 
 /**
  * Explicit tokens: esbuild (tsx, vitest) emits no decorator metadata, so injection by type would
@@ -54,7 +51,7 @@ export function createContainer(options: WiringOptions): DependencyContainer {
   c.register(TOKENS.Logger, { useValue: options.logger ?? silentLogger });
   c.register(TOKENS.Binaries, { useValue: options.binaries ?? resolveBinaries() });
   c.register(TOKENS.Store, { useValue: options.store ?? new LocalOutputStore(path.join(config.dataDir, 'uploads')) });
-  c.register(TOKENS.Workspaces, { useValue: new Workspaces(options.workRoot ?? path.join(config.dataDir, 'work')) });
+  c.register(TOKENS.Workspaces, { useValue: new Workspaces(options.workRoot ?? workRootOf(config.dataDir, config.redisUrl !== undefined)) });
   const engine = new Engine({
     config,
     registry: c.resolve(TOKENS.Registry),
@@ -71,21 +68,19 @@ export function createContainer(options: WiringOptions): DependencyContainer {
 }
 
 /**
- * Adds the job stack to a container: the embedded store under `<dataDir>/jobs`, the in-process
- * queue and events. Asynchronous because the store loads its records; the server calls it, the
- * CLI (which runs operations directly) does not.
+ * Adds the job stack to a container: the embedded store under `<dataDir>/jobs` with the
+ * in-process queue, or Redis when MEDIAFLOW_REDIS_URL is set. Asynchronous because the store
+ * loads its records; the server and the worker call it, the CLI (which runs operations
+ * directly) does not.
  */
-export async function wireJobs(c: DependencyContainer, observer?: JobObserver): Promise<JobService> {
+export async function wireJobs(c: DependencyContainer, role: Role, observer?: JobObserver): Promise<JobService> {
   const config = c.resolve<Config>(TOKENS.Config);
+  const logger = c.resolve<Logger>(TOKENS.Logger);
   const jobs = new JobService({
     engine: c.resolve<Engine>(TOKENS.Engine),
     config,
-    store: await FileJobStore.open(path.join(config.dataDir, 'jobs')),
-    queue: new LocalJobQueue(config.concurrency, config.maxQueue),
-    events: new LocalJobEvents(),
-    deliveries: new LocalDeliveryQueue(),
-    works: true,
-    logger: c.resolve<Logger>(TOKENS.Logger),
+    backend: await createJobBackend(config, role, logger),
+    logger,
     ...(observer ? { observer } : {}),
   });
   c.register(TOKENS.Jobs, { useValue: jobs });

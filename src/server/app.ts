@@ -38,6 +38,16 @@ function hasValidKey(request: FastifyRequest, key: string): boolean {
   return typeof given === 'string' && timingSafeEqual(digest(given), digest(key));
 }
 
+/** Whether a dependency answers, and why not. */
+async function reach(check: () => Promise<void>): Promise<{ ok: boolean; error?: string }> {
+  try {
+    await check();
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, error: (error as Error).message };
+  }
+}
+
 /** `{base_url}`: the configured public URL, or the scheme and host the request came in on. */
 function baseUrl(request: FastifyRequest, config: Config): string {
   return config.publicUrl ?? `${request.protocol}://${request.host}`;
@@ -70,7 +80,7 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   });
   const engine = container.resolve<Engine>(TOKENS.Engine);
   const binaries = container.resolve<Binaries>(TOKENS.Binaries);
-  const jobs = await wireJobs(container, metrics.jobObserver);
+  const jobs = await wireJobs(container, 'api', metrics.jobObserver);
   metrics.watchJobs(jobs);
   metrics.install(app);
   // Refuse work with a 503 while the event loop lags or the heap is nearly full, rather than fall over.
@@ -107,10 +117,17 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   });
 
   const versions = Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
-  app.get('/health', async () => {
-    const [[ffmpeg, ffprobe], depth] = await Promise.all([versions, jobs.queue.depth()]);
+  const store = engine.deps.store;
+  app.get('/health', async (_request, reply) => {
+    const [[ffmpeg, ffprobe], backend, storage] = await Promise.all([versions, reach(() => jobs.backend.ping()), reach(() => store.check())]);
+    const depth = backend.ok ? await jobs.queue.depth().catch(() => undefined) : undefined;
+    const healthy = backend.ok && storage.ok;
+    if (!healthy) void reply.status(503).header('retry-after', '5');
     return {
-      status: 'ok',
+      status: healthy ? 'ok' : 'unavailable',
+      role: jobs.backend.works ? 'api+worker' : 'api',
+      jobs: { backend: jobs.backend.kind, ...backend },
+      storage: { kind: store.servedHere ? 'local' : 's3', ...storage },
       ffmpeg: { version: ffmpeg, source: binaries.ffmpegSource },
       ffprobe: { version: ffprobe, source: binaries.ffprobeSource },
       queue: { ...depth, concurrency: config.concurrency, max_waiting: config.maxQueue },
@@ -135,7 +152,10 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   await registerApiDocs(app, registry, config);
   // What a stopped process left: queued and interrupted jobs run, owed webhooks go out.
   app.addHook('onClose', () => jobs.shutdown(0));
-  const recovered = await jobs.recover();
-  if (Object.values(recovered).some((count) => count > 0)) app.log.info(recovered, 'picked up jobs left by an earlier run');
+  // Redis keeps its queue itself, and BullMQ gives a dead worker's jobs to another.
+  if (jobs.backend.kind === 'embedded') {
+    const recovered = await jobs.recover();
+    if (Object.values(recovered).some((count) => count > 0)) app.log.info(recovered, 'picked up jobs left by an earlier run');
+  }
   return { app, engine, jobs };
 }

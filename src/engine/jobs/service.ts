@@ -3,7 +3,8 @@ import type { Config } from '../config.js';
 import type { Engine } from '../engine.js';
 import { busyError, isAbort, MediaflowError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { WebhookDeliveries, type DeliveryOutcome, type DeliveryQueue } from '../webhooks/deliveries.js';
+import { WebhookDeliveries, type DeliveryOutcome } from '../webhooks/deliveries.js';
+import type { JobBackend } from './backend.js';
 import type { JobEvents } from './events.js';
 import { isTerminal, jobView, resultBody, resultPaths, type JobKind, type JobRecord, type JobStatus, type JobView, type StoredResult } from './job.js';
 import type { JobStore } from './job-store.js';
@@ -34,13 +35,8 @@ export interface JobObserver {
 export interface JobServiceDeps {
   engine: Engine;
   config: Config;
-  store: JobStore;
-  queue: JobQueue;
-  events: JobEvents;
-  deliveries: DeliveryQueue;
+  backend: JobBackend;
   logger: Logger;
-  /** Whether this process works jobs and delivers webhooks (false: an API process with `--workers 0`). */
-  works: boolean;
   observer?: JobObserver;
 }
 
@@ -90,20 +86,33 @@ export class JobService {
 
   constructor(private readonly deps: JobServiceDeps) {
     this.deliveries = new WebhookDeliveries({
-      store: deps.store,
-      events: deps.events,
+      store: deps.backend.store,
+      events: deps.backend.events,
       config: deps.config,
       logger: deps.logger,
-      queue: deps.deliveries,
-      deliver: deps.works,
+      queue: deps.backend.deliveries,
+      deliver: deps.backend.works,
       ...(deps.observer ? { onOutcome: (outcome: DeliveryOutcome) => deps.observer!.delivery(outcome) } : {}),
     });
-    if (deps.works) deps.queue.process((id) => this.work(id));
-    deps.events.onCancel((id) => this.running.get(id)?.controller.abort(CANCELLED));
+    if (deps.backend.works) deps.backend.queue.process((id) => this.work(id));
+    deps.backend.events.onCancel((id) => this.running.get(id)?.controller.abort(CANCELLED));
   }
 
   get queue(): JobQueue {
-    return this.deps.queue;
+    return this.deps.backend.queue;
+  }
+
+  /** Where jobs live: `embedded` or `redis`, and whether it answers (for /health). */
+  get backend(): Pick<JobBackend, 'kind' | 'ping' | 'works'> {
+    return this.deps.backend;
+  }
+
+  private get store(): JobStore {
+    return this.deps.backend.store;
+  }
+
+  private get events(): JobEvents {
+    return this.deps.backend.events;
   }
 
   /** The public view of a record, with its result's URLs under the base the job was asked on. */
@@ -123,21 +132,21 @@ export class JobService {
 
   /** How many job records there are in each status. */
   counts(): Promise<Record<JobStatus, number>> {
-    return this.deps.store.counts();
+    return this.store.counts();
   }
 
   /** Listens to one job's changes; returns the function that stops listening. */
   subscribe(id: string, listener: (record: JobRecord) => void): () => void {
-    return this.deps.events.subscribe(id, listener);
+    return this.events.subscribe(id, listener);
   }
 
   get(id: string): Promise<JobRecord | undefined> {
-    return this.deps.store.get(id);
+    return this.store.get(id);
   }
 
   /** A record, or a 404 for an unknown or expired id. */
   async require(id: string): Promise<JobRecord> {
-    const record = await this.deps.store.get(id);
+    const record = await this.store.get(id);
     if (!record) throw new MediaflowError('MF_ERR_NOT_FOUND', `Unknown job '${id}' (it may have expired)`);
     return record;
   }
@@ -148,7 +157,8 @@ export class JobService {
    * (`created: false`), other fields a 422.
    */
   async submit(submission: Submission): Promise<{ record: JobRecord; created: boolean }> {
-    const { store, queue, engine, config } = this.deps;
+    const { store, queue } = this;
+    const { engine, config } = this.deps;
     if (this.stopping) throw busyError('The server is shutting down; retry later');
     const id = randomUUID();
     const print = fingerprint(submission);
@@ -197,7 +207,7 @@ export class JobService {
   }
 
   private async byKey(key: string, print: string): Promise<JobRecord | undefined> {
-    const earlier = await this.deps.store.byKey(key);
+    const earlier = await this.store.byKey(key);
     return earlier && this.sameFields(earlier, key, print);
   }
 
@@ -216,7 +226,7 @@ export class JobService {
     let unsubscribe = () => {};
     try {
       return await new Promise<JobRecord>((resolve, reject) => {
-        unsubscribe = this.deps.events.subscribe(id, (record) => {
+        unsubscribe = this.events.subscribe(id, (record) => {
           if (isTerminal(record.status)) resolve(record);
         });
         const onAbort = () => {
@@ -226,7 +236,7 @@ export class JobService {
         if (signal?.aborted) return onAbort();
         signal?.addEventListener('abort', onAbort, { once: true });
         // The job may have ended before the subscription: look once after subscribing.
-        void this.deps.store.get(id).then((record) => {
+        void this.store.get(id).then((record) => {
           if (!record) reject(new MediaflowError('MF_ERR_NOT_FOUND', `Unknown job '${id}'`));
           else if (isTerminal(record.status)) resolve(record);
         }, reject);
@@ -242,8 +252,8 @@ export class JobService {
     let timer: NodeJS.Timeout | undefined;
     await new Promise<void>((resolve) => {
       timer = setTimeout(resolve, ms);
-      unsubscribe = this.deps.events.subscribe(id, (record) => isTerminal(record.status) && resolve());
-      void this.deps.store.get(id).then((record) => (!record || isTerminal(record.status)) && resolve(), () => resolve());
+      unsubscribe = this.events.subscribe(id, (record) => isTerminal(record.status) && resolve());
+      void this.store.get(id).then((record) => (!record || isTerminal(record.status)) && resolve(), () => resolve());
     });
     clearTimeout(timer);
     unsubscribe();
@@ -258,11 +268,11 @@ export class JobService {
     if (isTerminal(record.status)) {
       throw new MediaflowError('MF_ERR_JOB_STATE', `Job '${id}' has already finished (${record.status})`);
     }
-    if ((await this.deps.queue.remove(id)) || record.status === 'queued') {
+    if ((await this.queue.remove(id)) || record.status === 'queued') {
       await this.finish(id, 'cancelled', {});
     } else {
       // Whichever process runs it stops it (its ffmpeg killed, its files removed), then records `cancelled`.
-      this.deps.events.requestCancel(id);
+      this.events.requestCancel(id);
       await (this.running.get(id)?.done ?? this.ended(id, CANCEL_WAIT_MS));
     }
     return this.require(id);
@@ -270,7 +280,8 @@ export class JobService {
 
   /** The queue's handler: runs one job and records how it ended. */
   private async work(id: string): Promise<'finished' | 'handed-back'> {
-    const { store, config, engine, logger, observer } = this.deps;
+    const { store } = this;
+    const { config, engine, logger, observer } = this.deps;
     const record = await store.get(id);
     if (!record || isTerminal(record.status)) return 'finished';
     // A job found `running` was taken back from a worker that died (BullMQ's stalled jobs).
@@ -316,7 +327,7 @@ export class JobService {
       if (report.stage === stage && now - last < PROGRESS_EVERY_MS) return;
       last = now;
       stage = report.stage;
-      void this.deps.store
+      void this.store
         .update(id, (r) => {
           if (r.status !== 'running') return;
           r.stage = report.stage;
@@ -332,12 +343,12 @@ export class JobService {
     status: JobStatus,
     outcome: { result?: StoredResult; error?: { status: number; error: string }; timings?: Record<string, unknown> },
   ): Promise<void> {
-    const current = await this.deps.store.get(id);
+    const current = await this.store.get(id);
     if (!current || isTerminal(current.status)) return;
     const ended = { ...current, status, stage: status, finished_at: new Date().toISOString() };
     // The webhook's body is fixed now: every attempt sends the same bytes, with the job as it ended.
     const payload = current.webhook ? JSON.stringify(await this.view({ ...ended, result: outcome.result ?? null, error: outcome.error ?? null, progress: status === 'succeeded' ? 100 : current.progress })) : undefined;
-    const updated = await this.deps.store.update(id, (r) => {
+    const updated = await this.store.update(id, (r) => {
       if (isTerminal(r.status)) return;
       r.status = status;
       r.stage = status;
@@ -363,12 +374,12 @@ export class JobService {
    * back to the queue for the next start; a synchronous one answers its client 503, retry later.
    */
   private async afterShutdown(id: string): Promise<'finished' | 'handed-back'> {
-    const record = await this.deps.store.get(id);
+    const record = await this.store.get(id);
     if (record?.mode === 'sync') {
       await this.finish(id, 'failed', { error: { status: 503, error: 'The server is shutting down; retry later' } });
       return 'finished';
     }
-    await this.deps.store.update(id, (r) => {
+    await this.store.update(id, (r) => {
       r.status = 'queued';
       r.stage = 'queued';
       r.attempts = Math.max(0, r.attempts - 1);
@@ -377,7 +388,7 @@ export class JobService {
   }
 
   private publish(record: JobRecord | undefined): void {
-    if (record) this.deps.events.publish(record);
+    if (record) this.events.publish(record);
   }
 
   /**
@@ -387,7 +398,8 @@ export class JobService {
    * as a client that disconnects cancels its job.
    */
   async recover(): Promise<{ requeued: number; failed: number; cancelled: number; deliveries: number }> {
-    const { store, queue, config } = this.deps;
+    const { store, queue } = this;
+    const { config } = this.deps;
     const counts = { requeued: 0, failed: 0, cancelled: 0, deliveries: 0 };
     const records = (await store.unfinished()).sort((a, b) => a.created_at.localeCompare(b.created_at));
     for (const record of records) {
@@ -415,7 +427,7 @@ export class JobService {
   /** Deletes records (and their outputs) that finished more than MEDIAFLOW_RETENTION ago. */
   async sweep(now = Date.now()): Promise<number> {
     if (this.deps.config.retentionMs <= 0) return 0;
-    const expired = await this.deps.store.expire(now - this.deps.config.retentionMs);
+    const expired = await this.store.expire(now - this.deps.config.retentionMs);
     for (const record of expired) await this.deps.engine.deps.store.remove(resultPaths(record.result));
     return expired.length;
   }
@@ -431,10 +443,10 @@ export class JobService {
   }
 
   private async stop(graceMs: number): Promise<void> {
-    await this.deps.queue.pause();
+    await this.queue.pause();
     // Clients waiting on a synchronous job that has not started get their 503 now, not at the deadline.
-    for (const record of await this.deps.store.unfinished().catch(() => [])) {
-      if (record.mode === 'sync' && record.status === 'queued' && (await this.deps.queue.remove(record.id).catch(() => false))) {
+    for (const record of await this.store.unfinished().catch(() => [])) {
+      if (record.mode === 'sync' && record.status === 'queued' && (await this.queue.remove(record.id).catch(() => false))) {
         await this.finish(record.id, 'failed', { error: { status: 503, error: 'The server is shutting down; retry later' } });
       }
     }
@@ -448,6 +460,7 @@ export class JobService {
     clearTimeout(timer);
     // Last: jobs that ended meanwhile still scheduled their webhooks.
     await this.deliveries.close();
-    await this.deps.queue.close();
+    await this.queue.close();
+    await this.deps.backend.close();
   }
 }

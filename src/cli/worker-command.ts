@@ -1,0 +1,50 @@
+import { Command } from 'commander';
+import { pino } from 'pino';
+import { resolveBinaries } from '../engine/binaries.js';
+import { loadConfig, type Config } from '../engine/config.js';
+import { createContainer, wireJobs } from '../engine/container.js';
+import type { Registry } from '../engine/registry.js';
+import { clearLeftovers, JOB_GRACE_MS, onStopSignal, SHUTDOWN_GRACE_MS } from '../server/lifecycle.js';
+import { fail } from './main.js';
+import { addSettingFlags, overridesOf } from './setting-flags.js';
+
+/** Settings a worker has no use for: it serves no HTTP. */
+const API_ONLY = new Set<keyof Config>(['port', 'host', 'publicUrl', 'trustProxy', 'apiKey', 'bodyLimit', 'maxEventLoopDelayMs', 'workers']);
+
+/**
+ * `mediaflow worker`: works jobs from the shared queue (MEDIAFLOW_REDIS_URL), `--concurrency` at
+ * once, and serves no HTTP. On SIGTERM it finishes what it runs, or hands it back to the queue,
+ * then exits.
+ */
+export function workerCommand(registry: Registry): Command {
+  const command = addSettingFlags(new Command('worker').description('Work jobs from the shared Redis queue (no HTTP)'), API_ONLY);
+  command.action(async (flags: Record<string, string | boolean>) => {
+    try {
+      await startWorker(loadConfig(process.env, overridesOf(flags)), registry);
+    } catch (error) {
+      fail(error);
+    }
+  });
+  return command;
+}
+
+async function startWorker(config: Config, registry: Registry): Promise<void> {
+  const logger = pino({ level: config.logLevel });
+  const binaries = resolveBinaries();
+  const leftovers = await clearLeftovers(config);
+  if (leftovers > 0) logger.warn({ leftovers }, 'removed work left by an earlier run');
+  const container = createContainer({ config, registry, logger, binaries });
+  const jobs = await wireJobs(container, 'worker');
+  logger.info({ concurrency: config.concurrency, pid: process.pid }, 'worker ready');
+  onStopSignal((signal) => {
+    logger.info({ signal }, 'shutting down: finishing running jobs, handing back the rest');
+    const deadline = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
+    jobs.shutdown(JOB_GRACE_MS).then(
+      () => {
+        clearTimeout(deadline);
+        process.exit(0);
+      },
+      () => process.exit(1),
+    );
+  });
+}

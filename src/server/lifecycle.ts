@@ -1,0 +1,52 @@
+import path from 'node:path';
+import type { Config } from '../engine/config.js';
+import type { JobService } from '../engine/jobs/service.js';
+import type { Logger } from '../engine/logger.js';
+import { clearDeadProcessFolders, LocalOutputStore, Workspaces, type OutputStore } from '../engine/storage.js';
+
+/** How long running jobs may finish after SIGTERM/SIGINT before the process ends. */
+export const SHUTDOWN_GRACE_MS = 30_000;
+/**
+ * Running jobs get this much of it: stopping one takes up to 2 s more (ffmpeg gets SIGTERM, then
+ * SIGKILL 2 s later, and a slideshow ignores SIGTERM while it repeats a still image), and its hand-back
+ * to the queue must be stored before the deadline ends the process.
+ */
+export const JOB_GRACE_MS = SHUTDOWN_GRACE_MS - 5_000;
+
+/**
+ * Removes what a killed predecessor left: work folders and half-published outputs. A process
+ * that shares the data directory (Redis mode) removes only the folders of processes that are gone.
+ */
+export async function clearLeftovers(config: Config): Promise<number> {
+  const uploads = new LocalOutputStore(path.join(config.dataDir, 'uploads'));
+  const work = config.redisUrl ? await clearDeadProcessFolders(config.dataDir) : await new Workspaces(path.join(config.dataDir, 'work')).clearLeftovers();
+  return work + (await uploads.clearLeftovers());
+}
+
+/** Deletes expired outputs and job records every so often; returns the timer (or none when outputs are kept). */
+export function startSweeper(config: Config, store: OutputStore, jobs: JobService, logger: Logger): NodeJS.Timeout | undefined {
+  if (config.retentionMs <= 0) return undefined;
+  const sweep = () =>
+    Promise.all([store.sweep(config.retentionMs), jobs.sweep()]).then(
+      ([removed, records]) => (removed > 0 || records > 0) && logger.info({ removed, records }, 'deleted expired outputs and job records'),
+      (error: unknown) => logger.error({ err: error }, 'sweeping outputs failed'),
+    );
+  void sweep();
+  return setInterval(sweep, Math.min(config.retentionMs, 3_600_000) / 4).unref();
+}
+
+/**
+ * Calls `stop` once on SIGTERM or SIGINT. `on`, not `once`: execa's child clean-up (signal-exit)
+ * re-sends a signal that no other listener hears, which would kill the process at once while an
+ * ffmpeg runs; repeats are ignored here.
+ */
+export function onStopSignal(stop: (signal: string) => void): void {
+  let stopping = false;
+  const handle = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    stop(signal);
+  };
+  process.on('SIGTERM', () => handle('SIGTERM'));
+  process.on('SIGINT', () => handle('SIGINT'));
+}
