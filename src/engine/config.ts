@@ -60,6 +60,8 @@ export interface Config {
   workers?: number;
   /** Milliseconds after which a job whose worker stopped renewing its lock goes back to the queue (Redis mode). */
   stalledIntervalMs: number;
+  /** Serve the BullMQ dashboard at /admin/queues (Redis mode; needs the API key). */
+  dashboard: boolean;
 }
 
 /** A variable, its `serve` flag, and how to read it: the single description behind env, flags and docs. */
@@ -106,6 +108,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'redisUrl', env: 'MEDIAFLOW_REDIS_URL', flag: 'redis-url', kind: 'string', description: 'Redis URL: queue, job records and events shared by many processes (BullMQ)' },
   { key: 'workers', env: 'MEDIAFLOW_WORKERS', flag: 'workers', kind: 'int', description: 'jobs this process works at once; 0: API only (default: the concurrency)' },
   { key: 'stalledIntervalMs', env: 'MEDIAFLOW_STALLED_INTERVAL', flag: 'stalled-interval', kind: 'duration', description: "how soon a dead worker's job goes back to the queue (Redis mode)" },
+  { key: 'dashboard', env: 'MEDIAFLOW_DASHBOARD', flag: 'dashboard', kind: 'bool', description: 'serve the queue dashboard at /admin/queues (Redis mode; needs the API key)' },
   // Read before the CLI builds its commands (src/cli/main.ts), so the plugins' subcommands exist; every command takes a repeatable --plugin.
   { key: 'plugins', env: 'MEDIAFLOW_PLUGINS', flag: 'plugin', kind: 'list', keepCase: true, description: 'operation plugins to load: package names or paths (comma list; the flag is repeatable)' },
 ];
@@ -141,6 +144,7 @@ export function defaultConfig(): Config {
     webhookAttempts: 8,
     webhookTimeoutMs: 15_000,
     stalledIntervalMs: 30_000,
+    dashboard: false,
   };
 }
 

@@ -2,7 +2,7 @@ import { contractProblem, RESERVED_NAMES, sampleOutputProblem, schemaProblem } f
 import type { PluginDefinition } from './plugin.js';
 
 /** Paths no plugin may take: the server's own routes. */
-const RESERVED_PATHS = ['/uploads', '/health', '/metrics', '/pipelines', '/jobs', '/openapi.json', '/docs'];
+const RESERVED_PATHS = ['/uploads', '/health', '/metrics', '/pipelines', '/jobs', '/admin', '/openapi.json', '/docs'];
 
 /** A plugin that cannot be loaded or registered; the message names the plugin (and where it came from) and what is wrong. */
 export class PluginError extends Error {

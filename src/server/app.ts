@@ -11,10 +11,11 @@ import type { Binaries } from '../engine/binaries.js';
 import type { Config } from '../engine/config.js';
 import { createContainer, TOKENS, wireJobs } from '../engine/container.js';
 import type { Engine } from '../engine/engine.js';
-import { MediaflowError } from '../engine/errors.js';
+import { MediaflowError, paramError } from '../engine/errors.js';
 import { binaryVersion } from '../engine/ffmpeg.js';
 import type { Registry } from '../engine/registry.js';
 import type { JobService } from '../engine/jobs/service.js';
+import { registerDashboard } from './dashboard.js';
 import { registerJobRoutes } from './job-routes.js';
 import { submitJob, type SubmitContext } from './job-submission.js';
 import { registerPipelineRoutes } from './pipeline-routes.js';
@@ -148,6 +149,11 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   }
   await registerPipelineRoutes(app, { config, registry, onRequest: checkKey, submit });
   registerJobRoutes(app, jobs, checkKey);
+  if (config.dashboard) {
+    const queues = jobs.backend.bullQueues;
+    if (!queues || !config.apiKey) throw paramError('MEDIAFLOW_DASHBOARD needs MEDIAFLOW_REDIS_URL (the queues it shows) and MEDIAFLOW_API_KEY (it is never open)');
+    await registerDashboard(app, queues, config.apiKey);
+  }
   // GET /openapi.json and /docs: made from the same registry, open without the API key (they hold no data).
   await registerApiDocs(app, registry, config);
   // What a stopped process left: queued and interrupted jobs run, owed webhooks go out.

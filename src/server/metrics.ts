@@ -11,6 +11,7 @@ export function createMetrics() {
   const requests = new Counter({ name: 'mediaflow_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] });
   new Gauge({ name: 'mediaflow_queue_waiting', help: 'Jobs waiting for a worker', registers: [registry], async collect() { this.set((await jobService?.queue.depth())?.waiting ?? 0); } });
   new Gauge({ name: 'mediaflow_queue_running', help: 'Jobs being worked', registers: [registry], async collect() { this.set((await jobService?.queue.depth())?.running ?? 0); } });
+  new Gauge({ name: 'mediaflow_queue_stalled', help: 'Jobs this process found abandoned by a dead worker and put back (Redis mode)', registers: [registry], async collect() { this.set((await jobService?.queue.depth())?.stalled ?? 0); } });
   new Gauge({
     name: 'mediaflow_jobs',
     help: 'Job records by status',

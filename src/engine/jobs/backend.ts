@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { Queue } from 'bullmq';
 import type { Config } from '../config.js';
 import { paramError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -27,6 +28,8 @@ export interface JobBackend {
   ping(): Promise<void>;
   /** Closes what the backend opened (connections), after the job service has stopped. */
   close(): Promise<void>;
+  /** The BullMQ queues, for the dashboard (Redis mode). */
+  bullQueues?: Queue[];
 }
 
 /** Jobs this process works at once: a worker's concurrency, or an API's MEDIAFLOW_WORKERS (default: the concurrency). */
@@ -55,12 +58,15 @@ export async function createJobBackend(config: Config, role: Role, logger: Logge
   const subscriber = waitingConnection(url);
   // ioredis reports every failed reconnect; one line per outage state is enough.
   for (const connection of [commands, subscriber]) connection.on('error', (error: Error) => logger.debug({ err: error }, 'redis connection error'));
+  const queue = new BullJobQueue({ url, maxWaiting: config.maxQueue, concurrency: Math.max(1, workers), jobAttempts: config.jobAttempts, stalledIntervalMs: config.stalledIntervalMs, logger });
+  const deliveries = new BullDeliveryQueue(url, logger);
   return {
     kind: 'redis',
     store: new RedisJobStore(commands, config.retentionMs),
-    queue: new BullJobQueue({ url, maxWaiting: config.maxQueue, concurrency: Math.max(1, workers), jobAttempts: config.jobAttempts, stalledIntervalMs: config.stalledIntervalMs, logger }),
+    queue,
     events: new RedisJobEvents(commands, subscriber, logger),
-    deliveries: new BullDeliveryQueue(url, logger),
+    deliveries,
+    bullQueues: [queue.queue, deliveries.queue],
     works: workers > 0,
     ping: async () => {
       await commands.ping();

@@ -28,7 +28,7 @@ export interface BullQueueOptions {
  * MEDIAFLOW_JOB_ATTEMPTS is spent (BullMQ's own limit is set above that, so it never decides).
  */
 export class BullJobQueue implements JobQueue {
-  private readonly queue: Queue;
+  readonly queue: Queue;
   private worker?: Worker;
 
   constructor(private readonly options: BullQueueOptions) {
@@ -110,7 +110,7 @@ export class BullJobQueue implements JobQueue {
 
 /** Webhook attempts as delayed BullMQ jobs: durable in Redis, made by whichever worker is free. */
 export class BullDeliveryQueue implements DeliveryQueue {
-  private readonly queue: Queue;
+  readonly queue: Queue;
   private worker?: Worker;
 
   constructor(

@@ -103,7 +103,7 @@ export class JobService {
   }
 
   /** Where jobs live: `embedded` or `redis`, and whether it answers (for /health). */
-  get backend(): Pick<JobBackend, 'kind' | 'ping' | 'works'> {
+  get backend(): Pick<JobBackend, 'kind' | 'ping' | 'works' | 'bullQueues'> {
     return this.deps.backend;
   }
 
