@@ -5,8 +5,8 @@ import path from 'node:path';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
-import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
-import { eventually, ffmpegChildren, startServeProcess } from './helpers/serve-process.js';
+import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { eventually, ffmpegChildren, freePort, startServeProcess } from './helpers/serve-process.js';
 import { createReadStream } from 'node:fs';
 
 /** Gates that hold a fixture response until the test opens them. */
@@ -168,6 +168,27 @@ describe('the serve process', () => {
     } finally {
       second.child.kill('SIGKILL');
       await second.child;
+    }
+  });
+
+  it('refuses to start a second server on a data directory in use, leaving the first one\'s job running', async () => {
+    const first = await startServeProcess(dataDir);
+    try {
+      const job = fetch(`${first.base}/images-to-video/`, { method: 'POST', body: form(longJob(files)) }).catch((e: Error) => e);
+      assert.ok(await eventually(async () => (await ffmpegChildren(first.child.pid!)).length === 1, 15_000), 'the first server runs ffmpeg');
+      const second = await runCli(['serve', '--port', String(await freePort()), '--data-dir', dataDir]);
+      assert.equal(second.exitCode, 2);
+      assert.match(second.stderr, new RegExp(`Another mediaflow process \\(pid ${first.child.pid}\\) uses the data directory`));
+      assert.equal((await ffmpegChildren(first.child.pid!)).length, 1, 'the running job was left alone');
+      assert.equal((await readdir(path.join(dataDir, 'work'))).length, 1, 'its workspace too');
+      assert.equal((await health(first.base)).queue.running, 1);
+      void job;
+    } finally {
+      // ffmpeg outlives a server killed with -9 (the next start would kill it): stop it here.
+      const orphans = await ffmpegChildren(first.child.pid!);
+      first.child.kill('SIGKILL');
+      await first.child;
+      for (const pid of orphans) process.kill(pid, 'SIGKILL');
     }
   });
 

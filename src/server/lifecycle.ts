@@ -1,4 +1,6 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { MediaflowError } from '../engine/errors.js';
 import type { Config } from '../engine/config.js';
 import type { JobService } from '../engine/jobs/service.js';
 import type { Logger } from '../engine/logger.js';
@@ -16,11 +18,32 @@ export const JOB_GRACE_MS = SHUTDOWN_GRACE_MS - 5_000;
 /**
  * Removes what a killed predecessor left: work folders and half-published outputs. A process
  * that shares the data directory (Redis mode) removes only the folders of processes that are gone.
+ * Alone (embedded mode) the process first claims the data directory, so a second server started
+ * on it by mistake stops here instead of removing the running one's work.
  */
 export async function clearLeftovers(config: Config): Promise<number> {
+  if (!config.redisUrl) await claimDataDir(config.dataDir);
   const uploads = new LocalOutputStore(path.join(config.dataDir, 'uploads'));
   const work = config.redisUrl ? await clearDeadProcessFolders(config.dataDir) : await new Workspaces(path.join(config.dataDir, 'work')).clearLeftovers();
   return work + (await uploads.clearLeftovers());
+}
+
+/** `<dataDir>/mediaflow.pid`: the one process that owns an embedded data directory. */
+async function claimDataDir(dataDir: string): Promise<void> {
+  const file = path.join(dataDir, 'mediaflow.pid');
+  const owner = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+  if (Number.isInteger(owner) && owner > 0 && owner !== process.pid) {
+    // A pid is only an owner while it is still a node process (pids are reused after a reboot).
+    const command = await readFile(`/proc/${owner}/cmdline`, 'utf8').catch(() => '');
+    if (/node|mediaflow/.test(command)) {
+      throw new MediaflowError(
+        'MF_ERR_PARAM',
+        `Another mediaflow process (pid ${owner}) uses the data directory ${dataDir}: stop it, give this one its own --data-dir, or share one queue with MEDIAFLOW_REDIS_URL`,
+      );
+    }
+  }
+  await mkdir(dataDir, { recursive: true });
+  await writeFile(file, `${process.pid}\n`);
 }
 
 /** Deletes expired outputs and job records every so often; returns the timer (or none when outputs are kept). */
