@@ -6,20 +6,11 @@ import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer, type Route } from './helpers/file-server.js';
-import { audioOf, durationOf, frameRgb, meanLuma, probe, videoOf } from './helpers/media.js';
+import { audioOf, durationOf, brightPixels, frameRgb, meanLuma, probe, videoOf } from './helpers/media.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
 
 type Frame = Awaited<ReturnType<typeof frameRgb>>;
 
-/** Pixels of a rectangle brighter than `threshold` (luma). */
-function brightPixels(frame: Frame, x0: number, y0: number, w: number, h: number, threshold = 150): number {
-  let count = 0;
-  for (let y = y0; y < y0 + h; y++) for (let x = x0; x < x0 + w; x++) {
-    const [r, g, b] = frame.pixel(x, y);
-    if (0.299 * r + 0.587 * g + 0.114 * b > threshold) count++;
-  }
-  return count;
-}
 
 /** Mean absolute difference (0..255) of two frames over a rectangle. */
 function meanDiff(a: Frame, b: Frame, x0: number, y0: number, w: number, h: number): number {

@@ -19,18 +19,8 @@ import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { durationOf, probe, videoOf } from './helpers/media.js';
 import { eventually, ffmpegChildren, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
+import { getJob, isFinal, submitJob, waitForJob } from './helpers/jobs.js';
 import { startWebhookReceiver, type Behaviour, type Delivery, type WebhookReceiver } from './helpers/webhook-receiver.js';
-
-interface JobView {
-  job_id: string;
-  status: string;
-  stage: string;
-  started_at: string | null;
-  finished_at: string | null;
-  result: Record<string, unknown> | null;
-  error: { status: number; error: string } | null;
-  webhook: { url: string; attempts: number; last_status: number | null; delivered_at: string | null } | null;
-}
 
 interface StoredRecord {
   id: string;
@@ -42,7 +32,6 @@ interface StoredRecord {
   webhook: { message_id: string; next_attempt_at: string | null } | null;
 }
 
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** A slideshow ffmpeg takes a few seconds over (1200 frames of 1920x1080; about 5 s on a CI core), and finishes. */
 const SLOW_SECONDS = 24;
@@ -51,28 +40,6 @@ const SLOW_FPS = 50;
 const ENDLESS = { seconds_per_image: '3600', fps: '60' };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function getJob(base: string, id: string): Promise<JobView> {
-  const res = await fetch(`${base}/jobs/${id}`);
-  assert.equal(res.status, 200, `GET /jobs/${id}`);
-  return (await res.json()) as JobView;
-}
-
-async function waitForJob(base: string, id: string, check: (job: JobView) => boolean, ms = 45_000): Promise<JobView> {
-  let last: JobView | undefined;
-  const ok = await eventually(async () => check((last = await getJob(base, id))), ms, 100);
-  assert.ok(ok, `job ${id} did not reach the expected state; last seen: ${JSON.stringify(last)}`);
-  return last!;
-}
-
-async function submit(base: string, route: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<string> {
-  const form = new FormData();
-  for (const [key, value] of Object.entries(fields)) form.append(key, value);
-  const res = await fetch(`${base}${route}`, { method: 'POST', body: form, headers });
-  const body = (await res.json()) as Record<string, string>;
-  assert.equal(res.status, 202, JSON.stringify(body));
-  return body.job_id!;
-}
 
 /** Every job record in a data directory, as stored (temp files of a killed writer skipped). */
 async function records(dataDir: string): Promise<StoredRecord[]> {
@@ -215,13 +182,13 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
     const env = { MEDIAFLOW_CONCURRENCY: '1', MEDIAFLOW_WEBHOOK_BACKOFF: '8s', MEDIAFLOW_WEBHOOK_TIMEOUT: '2s' };
     const first = await serve(dataDir, env);
 
-    const c = await submit(first.base, '/resize_image/', { ...small(32, 24), webhook_url: receiver.url('/c') });
+    const c = await submitJob(first.base, '/resize_image/', { ...small(32, 24), webhook_url: receiver.url('/c') });
     const [failedDelivery] = await receiver.received(1);
     await waitForJob(first.base, c, (j) => j.webhook?.attempts === 1);
 
-    const a = await submit(first.base, '/images-to-video/', { ...slow(), webhook_url: receiver.url('/a') });
+    const a = await submitJob(first.base, '/images-to-video/', { ...slow(), webhook_url: receiver.url('/a') });
     const firstRun = await waitForJob(first.base, a, (j) => j.status === 'running');
-    const b = await submit(first.base, '/resize_image/', { ...small(48, 36), webhook_url: receiver.url('/b') });
+    const b = await submitJob(first.base, '/resize_image/', { ...small(48, 36), webhook_url: receiver.url('/b') });
     assert.equal((await getJob(first.base, b)).status, 'queued');
     await ffmpegRunning(first);
     assert.equal(receiver.deliveries.length, 1, "C's retry is still pending at the kill");
@@ -236,8 +203,8 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
     const second = await serve(dataDir, env);
     assert.deepEqual(await recovered(second), { requeued: 2, failed: 0, cancelled: 0, deliveries: 1 });
 
-    const doneA = await waitForJob(second.base, a, (j) => TERMINAL.has(j.status) && j.webhook?.delivered_at != null, 90_000);
-    const doneB = await waitForJob(second.base, b, (j) => TERMINAL.has(j.status) && j.webhook?.delivered_at != null);
+    const doneA = await waitForJob(second.base, a, (j) => isFinal(j) && j.webhook?.delivered_at != null, { ms: 90_000 });
+    const doneB = await waitForJob(second.base, b, (j) => isFinal(j) && j.webhook?.delivered_at != null);
     const doneC = await waitForJob(second.base, c, (j) => j.webhook?.delivered_at != null);
 
     // A ran again (its second attempt) and made the whole video.
@@ -274,7 +241,7 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
     for (const d of messages.values()) assert.equal(d.json.status, 'succeeded');
     const left = await records(dataDir);
     assert.equal(left.length, 3);
-    assert.deepEqual(left.filter((r) => !TERMINAL.has(r.status)), []);
+    assert.deepEqual(left.filter((r) => !isFinal(r)), []);
     assert.deepEqual(left.filter((r) => r.webhook?.next_attempt_at != null), [], 'no delivery is still owed');
   });
 
@@ -283,13 +250,13 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
     const receiver = await receive();
     const env = { MEDIAFLOW_CONCURRENCY: '1', MEDIAFLOW_JOB_ATTEMPTS: '1' };
     const first = await serve(dataDir, env);
-    const id = await submit(first.base, '/images-to-video/', { image_urls: files.url('/f/small-300x200.png'), ...ENDLESS, webhook_url: receiver.url('/x') });
+    const id = await submitJob(first.base, '/images-to-video/', { image_urls: files.url('/f/small-300x200.png'), ...ENDLESS, webhook_url: receiver.url('/x') });
     await waitForJob(first.base, id, (j) => j.status === 'running');
     await ffmpegRunning(first);
     await killHard(first);
 
     const second = await serve(dataDir, env);
-    const job = await waitForJob(second.base, id, (j) => TERMINAL.has(j.status) && j.webhook?.delivered_at != null);
+    const job = await waitForJob(second.base, id, (j) => isFinal(j) && j.webhook?.delivered_at != null);
     assert.equal(job.status, 'failed');
     assert.equal(job.result, null);
     assert.equal(job.error!.status, 500);
@@ -323,7 +290,7 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
     assert.equal(await answer, 'no answer');
 
     const second = await serve(dataDir, env);
-    const job = await waitForJob(second.base, running!.id, (j) => TERMINAL.has(j.status), 10_000);
+    const job = await waitForJob(second.base, running!.id, (j) => isFinal(j), { ms: 10_000 });
     assert.equal(job.status, 'cancelled');
     assert.equal(job.result, null);
     assert.equal(job.webhook, null);
@@ -341,9 +308,9 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
     const receiver = await receive();
     const env = { MEDIAFLOW_CONCURRENCY: '1' };
     const first = await serve(dataDir, env);
-    const a = await submit(first.base, '/images-to-video/', { ...slow(), webhook_url: receiver.url('/a') });
+    const a = await submitJob(first.base, '/images-to-video/', { ...slow(), webhook_url: receiver.url('/a') });
     await waitForJob(first.base, a, (j) => j.status === 'running');
-    const b = await submit(first.base, '/resize_image/', { ...small(40, 30), webhook_url: receiver.url('/b') });
+    const b = await submitJob(first.base, '/resize_image/', { ...small(40, 30), webhook_url: receiver.url('/b') });
     await ffmpegRunning(first);
 
     // Not child.kill(): execa would follow SIGTERM with SIGKILL after 5 s, inside the server's grace period.
@@ -373,7 +340,7 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
     assert.ok(Math.abs(durationOf(video) - SLOW_SECONDS) < 0.1);
     const messages = deliveredMessages(receiver);
     assert.deepEqual([...messages.values()].map((d) => d.json.job_id).sort(), [a, b].sort());
-    assert.deepEqual((await records(dataDir)).filter((r) => !TERMINAL.has(r.status)), []);
+    assert.deepEqual((await records(dataDir)).filter((r) => !isFinal(r)), []);
   });
 });
 
@@ -446,7 +413,7 @@ describe('a run cut short by a graceful shutdown is not counted as an attempt', 
   it('goes back to the queue with its attempt given back, and runs once more after the restart (attempts 1)', async () => {
     const first = await start();
     const fields = { image_urls: files.url('/first-held.png'), seconds_per_image: '2', fps: '10' };
-    const id = await submit(first.base, '/images-to-video/', { ...fields, webhook_url: receiver.url('/a') });
+    const id = await submitJob(first.base, '/images-to-video/', { ...fields, webhook_url: receiver.url('/a') });
     const running = await waitForJob(first.base, id, (j) => j.status === 'running' && j.stage === 'download' && requests === 1);
     assert.equal(running.stage, 'download');
 

@@ -12,31 +12,17 @@ import { startFileServer, type FileServer, type Route } from './helpers/file-ser
 import { audioOf, durationOf, probe, videoOf } from './helpers/media.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
 import { eventually, ffmpegChildren } from './helpers/serve-process.js';
+import { getJob, isFinal, waitForJob, type JobView } from './helpers/jobs.js';
 import { startWebhookReceiver, type Delivery, type WebhookReceiver } from './helpers/webhook-receiver.js';
 
 const PIPELINES = path.resolve(import.meta.dirname, '../pipelines');
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
-const TERMINAL = ['succeeded', 'failed', 'cancelled'];
 /** Every field of a job as CONTRACT.md lists it, and no other. */
 const JOB_FIELDS = ['job_id', 'kind', 'name', 'status', 'stage', 'progress', 'created_at', 'started_at', 'finished_at', 'result', 'error', 'metadata', 'webhook'].sort();
 const ASYNC = { prefer: 'respond-async' };
 
-interface Job {
-  job_id: string;
-  kind: string;
-  name: string;
-  status: string;
-  stage: string;
-  progress: number;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  result: Record<string, unknown> | null;
-  error: { status: number; error: string } | null;
-  metadata: unknown;
-  webhook: { url: string; attempts: number; last_status: number | null; delivered_at: string | null } | null;
-}
+type Job = JobView;
 
 type Answer = { status: number; body: Record<string, unknown>; headers: Headers };
 
@@ -52,25 +38,6 @@ async function postForm(base: string, route: string, fields: Record<string, stri
 async function postJson(base: string, route: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
   const res = await fetch(`${base}${route}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
   return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
-}
-
-async function getJob(base: string, id: string, headers: Record<string, string> = {}): Promise<Job> {
-  const res = await fetch(`${base}/jobs/${id}`, { headers });
-  assert.equal(res.status, 200, `GET /jobs/${id}`);
-  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
-  return (await res.json()) as Job;
-}
-
-/** Polls GET /jobs/<id> until `done` holds for it (by default: a terminal status). */
-async function waitJob(base: string, id: string, done: (job: Job) => boolean = (job) => TERMINAL.includes(job.status), headers: Record<string, string> = {}, ms = 30_000): Promise<Job> {
-  let job = await getJob(base, id, headers);
-  const deadline = Date.now() + ms;
-  while (!done(job)) {
-    if (Date.now() > deadline) throw new Error(`job ${id} did not get there in ${ms} ms: ${JSON.stringify(job)}`);
-    await new Promise((r) => setTimeout(r, 100));
-    job = await getJob(base, id, headers);
-  }
-  return job;
 }
 
 /** Checks a 202 answer to an asynchronous submission and returns the job id. */
@@ -104,7 +71,7 @@ function assertJobShape(job: Job, id: string, kind: string, name: string): void 
   assert.equal(typeof job.stage, 'string');
   assert.match(job.created_at, ISO);
   for (const at of [job.started_at, job.finished_at]) if (at !== null) assert.match(at, ISO);
-  if (TERMINAL.includes(job.status)) {
+  if (isFinal(job)) {
     assert.ok(job.finished_at !== null && job.finished_at >= job.created_at, 'finished after it was created');
     if (job.started_at !== null) assert.ok(job.started_at >= job.created_at && job.finished_at >= job.started_at, 'created <= started <= finished');
   }
@@ -209,7 +176,7 @@ describe('asynchronous jobs', () => {
     assertJobShape(early, id, 'operation', 'resize_image');
     assert.ok(['queued', 'running', 'succeeded'].includes(early.status), early.status);
 
-    const job = await waitJob(server.base, id);
+    const job = await waitForJob(server.base, id);
     assertJobShape(job, id, 'operation', 'resize_image');
     assert.equal(job.status, 'succeeded', JSON.stringify(job));
     assert.equal(job.progress, 100);
@@ -267,7 +234,7 @@ describe('asynchronous jobs', () => {
     assert.throws(() => new Webhook(`whsec_${randomBytes(32).toString('base64')}`).verify(delivery.body, headers), /signature/i, 'another secret fails');
 
     // The job shows the delivery; apart from that state, the webhook body is the job.
-    const job = await waitJob(server.base, id, (j) => j.webhook?.attempts === 1);
+    const job = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 1);
     assert.equal(job.webhook!.url, hook);
     assert.equal(job.webhook!.last_status, 200);
     assert.match(job.webhook!.delivered_at!, ISO);
@@ -285,7 +252,7 @@ describe('asynchronous jobs', () => {
     assert.equal(delivery.json.status, 'succeeded');
     assert.deepEqual(delivery.json.metadata, metadata);
     new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);
-    const job = await waitJob(server.base, id, (j) => j.webhook?.delivered_at != null);
+    const job = await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
     assert.deepEqual(job.metadata, metadata);
     assert.deepEqual(job.webhook, { url: receiver.url('/hook/json'), attempts: 1, last_status: 200, delivered_at: job.webhook!.delivered_at });
   });
@@ -313,7 +280,7 @@ describe('asynchronous jobs', () => {
       assert.ok(body.progress < 100);
       new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);
 
-      const job = await waitJob(server.base, id, (j) => j.webhook?.attempts === 1);
+      const job = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 1);
       assert.equal(job.status, 'failed');
       assert.deepEqual(job.error, { status, error: sync.body.error });
       assert.equal(job.result, null);
@@ -354,7 +321,7 @@ describe('asynchronous jobs', () => {
     const again = await fetch(`${server.base}/jobs/${id}`, { method: 'DELETE' });
     assert.equal(again.status, 409);
     assert.equal(typeof ((await again.json()) as { error: string }).error, 'string');
-    const job = await waitJob(server.base, id, (j) => j.webhook?.attempts === 1);
+    const job = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 1);
     assert.equal(job.status, 'cancelled');
     assert.deepEqual(withoutWebhook(job), withoutWebhook(delivery.json));
   });
@@ -392,7 +359,7 @@ describe('asynchronous jobs', () => {
     const last = events.at(-1)!;
     assert.equal(last.status, 'succeeded');
     assert.equal(last.progress, 100);
-    assert.equal(events.filter((e) => TERMINAL.includes(e.status)).length, 1, 'one terminal event, the last');
+    assert.equal(events.filter((e) => isFinal(e)).length, 1, 'one terminal event, the last');
     assert.deepEqual(last, await getJob(server.base, id));
     const info = await probe(server.pathOf(last.result!.output_file as string));
     assert.ok(Math.abs(durationOf(info) - 40) < 0.5, `duration ${durationOf(info)}`);
@@ -436,7 +403,7 @@ describe('asynchronous jobs', () => {
     for (const id of [first, second]) assert.equal((await getJob(server.base, id)).status, 'running');
     held.open();
     for (const [id, size] of [[first, [30, 20]], [second, [20, 30]]] as const) {
-      const job = await waitJob(server.base, id);
+      const job = await waitForJob(server.base, id);
       assert.equal(job.status, 'succeeded', JSON.stringify(job));
       const video = videoOf(await probe(await download(job.result!.output_file as string, work)))!;
       assert.deepEqual([video.width, video.height], size);
@@ -452,7 +419,7 @@ describe('asynchronous jobs', () => {
     assert.equal(second.status, 202);
     assert.equal(second.body.job_id, first);
     assert.equal(second.headers.get('location'), `${server.base}/jobs/${first}`);
-    const job = await waitJob(server.base, first);
+    const job = await waitForJob(server.base, first);
     assert.equal(job.status, 'succeeded');
     // A JSON body with the same fields is the same request.
     const third = await postJson(server.base, '/resize_image/', fields, headers);
@@ -496,7 +463,7 @@ describe('asynchronous jobs', () => {
       metadata: 'episode 12',
     };
     const id = accepted(await postForm(server.base, '/pipelines/podcast/', fields, ASYNC), server.base);
-    const job = await waitJob(server.base, id);
+    const job = await waitForJob(server.base, id);
     assertJobShape(job, id, 'pipeline', 'podcast');
     assert.equal(job.status, 'succeeded', JSON.stringify(job));
     assert.equal(job.progress, 100);
@@ -566,7 +533,7 @@ describe('asynchronous submissions refused at once', () => {
     // At the limit is fine (4096 bytes of metadata).
     const ok = await postForm(server.base, '/resize_image/', { ...fields, metadata: 'x'.repeat(4096) }, { ...auth, ...ASYNC });
     const id = accepted(ok, server.base);
-    const job = await waitJob(server.base, id, (j) => TERMINAL.includes(j.status), auth);
+    const job = await waitForJob(server.base, id, isFinal, { headers: auth });
     assert.equal(job.status, 'succeeded');
     assert.equal(job.metadata, 'x'.repeat(4096));
     assert.deepEqual(await jobRecords(server), [`${id}.json`], 'only the valid submission made a job');

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
-import { durationOf, frameRgb, meanLuma, probe, videoOf } from './helpers/media.js';
+import { durationOf, brightPixels, frameRgb, meanLuma, probe, videoOf } from './helpers/media.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
 import { expectRefused, filesUnder, ready } from './security/hostile.js';
 
@@ -23,15 +23,6 @@ const TEXT_BOX = [100, 225, 280, 42] as const;
 const AWAY_BOX = [0, 0, 480, 150] as const;
 const SUBTITLE_TEXT = 'HELLO WORLD HELLO WORLD';
 
-/** Pixels of a rectangle brighter than `threshold` (luma). */
-function brightPixels(frame: Frame, x0: number, y0: number, w: number, h: number, threshold = 150): number {
-  let count = 0;
-  for (let y = y0; y < y0 + h; y++) for (let x = x0; x < x0 + w; x++) {
-    const [r, g, b] = frame.pixel(x, y);
-    if (0.299 * r + 0.587 * g + 0.114 * b > threshold) count++;
-  }
-  return count;
-}
 
 /** Puts the black clip into the server's store as a prior result would be, and returns its store name. */
 async function publishPriorResult(dataDir: string): Promise<string> {

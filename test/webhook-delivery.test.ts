@@ -14,39 +14,14 @@ import { fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { probe, videoOf } from './helpers/media.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
-import { eventually, freePort } from './helpers/serve-process.js';
+import { freePort } from './helpers/serve-process.js';
+import { getJob, waitForJob, type JobView } from './helpers/jobs.js';
 import { startWebhookReceiver, type Behaviour, type Delivery, type WebhookReceiver } from './helpers/webhook-receiver.js';
 
 /** A Standard Webhooks secret (`whsec_` + base64 of 24 bytes). */
 const SECRET = `whsec_${Buffer.from('mediaflow-webhook-test-key!').toString('base64')}`;
 
-interface JobView {
-  job_id: string;
-  status: string;
-  stage: string;
-  progress: number;
-  finished_at: string | null;
-  result: Record<string, unknown> | null;
-  error: { status: number; error: string } | null;
-  metadata: unknown;
-  webhook: { url: string; attempts: number; last_status: number | null; delivered_at: string | null } | null;
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function getJob(server: TestServer, id: string): Promise<JobView> {
-  const res = await fetch(`${server.base}/jobs/${id}`);
-  assert.equal(res.status, 200, `GET /jobs/${id}`);
-  return (await res.json()) as JobView;
-}
-
-/** Polls the job until `check` holds; fails with the last view seen. */
-async function waitForJob(server: TestServer, id: string, check: (job: JobView) => boolean, ms = 20_000): Promise<JobView> {
-  let last: JobView | undefined;
-  const ok = await eventually(async () => check((last = await getJob(server, id))), ms, 50);
-  assert.ok(ok, `job ${id} did not reach the expected state; last seen: ${JSON.stringify(last)}`);
-  return last!;
-}
 
 /** The stored record (for what the view does not show: how many runs the job had, the next attempt). */
 async function storedRecord(server: TestServer, id: string): Promise<{ attempts: number; webhook: { next_attempt_at: string | null; message_id: string } | null }> {
@@ -108,7 +83,7 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     const id = await submit(server, '/resize_image/', { ...smallImage(), webhook_url: receiver.url('/hook'), metadata: 'order-17' });
 
     const deliveries = await receiver.received(3);
-    const job = await waitForJob(server, id, (j) => j.webhook?.delivered_at != null);
+    const job = await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
     await sleep(300);
     assert.equal(receiver.deliveries.length, 3, 'nothing is sent after the 2xx');
     assert.deepEqual(deliveries.map((d) => d.answered), ['reset', 500, 200]);
@@ -165,7 +140,7 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     const id = await submit(server, '/resize_image/', { ...smallImage(), webhook_url: receiver.url('/always-500') });
 
     await receiver.received(3);
-    const job = await waitForJob(server, id, (j) => j.webhook?.attempts === 3);
+    const job = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 3);
     // A fourth attempt would come 0.3 s * 4 (±20%) = at most 1.44 s after the third.
     await sleep(2_000);
     assert.equal(receiver.deliveries.length, 3, 'no attempt after the last one');
@@ -176,7 +151,7 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
 
     assert.equal(job.status, 'succeeded');
     assert.deepEqual(job.webhook, { url: receiver.url('/always-500'), attempts: 3, last_status: 500, delivered_at: null });
-    assert.deepEqual(await getJob(server, id), job, 'the record no longer changes');
+    assert.deepEqual(await getJob(server.base, id), job, 'the record no longer changes');
     // Nothing is owed any more, so a restart would not send it again either; and the job ran once.
     const record = await storedRecord(server, id);
     assert.equal(record.webhook!.next_attempt_at, null);
@@ -191,7 +166,7 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     const id = await submit(server, '/resize_image/', { ...smallImage(), webhook_url: url });
 
     // Nothing listens: the first attempt is refused, with no status.
-    const down = await waitForJob(server, id, (j) => j.webhook?.attempts === 1);
+    const down = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 1);
     assert.equal(down.status, 'succeeded');
     assert.deepEqual(down.webhook, { url, attempts: 1, last_status: null, delivered_at: null });
 
@@ -208,7 +183,7 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     extra.push(late);
     await new Promise<void>((resolve) => late.listen(port, '127.0.0.1', resolve));
 
-    const job = await waitForJob(server, id, (j) => j.webhook?.delivered_at != null);
+    const job = await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
     assert.equal(job.webhook!.attempts, 2);
     assert.equal(job.webhook!.last_status, 204);
     assert.equal(seen.length, 1);
@@ -225,14 +200,14 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     // Watched from now on: the state between the timed-out attempt and the retry lasts only the back-off.
     let sentAtTimeout = -1;
     const timedOut = waitForJob(
-      server,
+      server.base,
       id,
       (j) => {
         if (j.webhook?.attempts !== 1) return false;
         sentAtTimeout = receiver.deliveries.length;
         return true;
       },
-      5_000,
+      { ms: 5_000, every: 50 },
     );
     // While the receiver holds the connection, the server answers as usual and runs other work.
     const [health, quick] = await Promise.all([fetch(`${server.base}/health`), server.post('/resize_image/', smallImage())]);
@@ -250,7 +225,7 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     assert.ok(gap >= 2.15, `the retry came ${gap}s after the hung attempt, expected at least 1 s + 1.2 s`);
     assert.equal(retry!.headers['webhook-id'], hung!.headers['webhook-id']);
     assert.equal(retry!.body, hung!.body);
-    const job = await waitForJob(server, id, (j) => j.webhook?.delivered_at != null);
+    const job = await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
     assert.equal(job.webhook!.attempts, 2);
     assert.equal(job.webhook!.last_status, 200);
     assert.equal((await fetch(`${server.base}/health`)).status, 200);
@@ -262,7 +237,7 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     receiver = await receive((pathname) => (pathname === '/hook' ? { redirect: receiver.url('/elsewhere') } : 200));
     const id = await submit(server, '/resize_image/', { ...smallImage(), webhook_url: receiver.url('/hook') });
 
-    const job = await waitForJob(server, id, (j) => j.webhook?.attempts === 2);
+    const job = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 2);
     await sleep(500);
     assert.deepEqual(job.webhook, { url: receiver.url('/hook'), attempts: 2, last_status: 302, delivered_at: null });
     assert.equal(job.status, 'succeeded');
@@ -280,22 +255,22 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     const sync = await server.post('/resize_image/', missing);
     assert.ok(sync.status >= 400, `the synchronous request fails (${sync.status})`);
     const failedId = await submit(server, '/resize_image/', { ...missing, webhook_url: receiver.url('/failed'), metadata: 'f' });
-    const failed = await waitForJob(server, failedId, (j) => j.webhook?.delivered_at != null);
+    const failed = await waitForJob(server.base, failedId, (j) => j.webhook?.delivered_at != null);
     assert.equal(failed.status, 'failed');
     assert.deepEqual(failed.error, { status: sync.status, error: sync.body.error });
 
     // Cancelled: one job running (an hour-long slideshow), one waiting behind it.
     const long = { image_urls: files.url('/f/small-300x200.png'), seconds_per_image: '3600', fps: '60' };
     const runningId = await submit(server, '/images-to-video/', { ...long, webhook_url: receiver.url('/running') });
-    await waitForJob(server, runningId, (j) => j.status === 'running');
+    await waitForJob(server.base, runningId, (j) => j.status === 'running');
     const queuedId = await submit(server, '/resize_image/', { ...smallImage(), webhook_url: receiver.url('/queued') });
-    assert.equal((await getJob(server, queuedId)).status, 'queued');
+    assert.equal((await getJob(server.base, queuedId)).status, 'queued');
     for (const id of [queuedId, runningId]) {
       const res = await fetch(`${server.base}/jobs/${id}`, { method: 'DELETE' });
       assert.equal(res.status, 200);
       assert.equal(((await res.json()) as JobView).status, 'cancelled');
     }
-    for (const id of [queuedId, runningId]) await waitForJob(server, id, (j) => j.webhook?.delivered_at != null);
+    for (const id of [queuedId, runningId]) await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
     await sleep(500);
 
     for (const [id, status, pathname] of [
@@ -308,7 +283,7 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
       const body = sent[0]!.json as unknown as JobView;
       assert.equal(sent[0]!.path, pathname);
       assert.equal(body.status, status);
-      const view = await getJob(server, id);
+      const view = await getJob(server.base, id);
       assert.equal(view.status, status);
       assert.deepEqual(body.error, view.error);
       assert.equal(body.result, null);

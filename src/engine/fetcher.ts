@@ -103,8 +103,8 @@ function request(
   });
 }
 
-/** A short reason for a network error, without internals. */
-function describeNetworkError(error: NodeJS.ErrnoException): string {
+/** A short reason for a network error, without internals (downloads and webhook attempts). */
+export function describeNetworkError(error: NodeJS.ErrnoException): string {
   switch (error.code) {
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
@@ -115,6 +115,9 @@ function describeNetworkError(error: NodeJS.ErrnoException): string {
       return 'connection reset';
     case 'ETIMEDOUT':
       return 'connection timed out';
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return 'host unreachable';
     default:
       return error.message || String(error.code ?? 'network error');
   }

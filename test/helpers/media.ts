@@ -42,6 +42,16 @@ export async function frameRgb(file: string, seconds = 0): Promise<{ width: numb
   };
 }
 
+/** Pixels of a rectangle brighter than `threshold` (luma). */
+export function brightPixels(frame: Awaited<ReturnType<typeof frameRgb>>, x0: number, y0: number, w: number, h: number, threshold = 150): number {
+  let count = 0;
+  for (let y = y0; y < y0 + h; y++) for (let x = x0; x < x0 + w; x++) {
+    const [r, g, b] = frame.pixel(x, y);
+    if (0.299 * r + 0.587 * g + 0.114 * b > threshold) count++;
+  }
+  return count;
+}
+
 /** Mean brightness (0..255) of a rectangle of a decoded frame. */
 export function meanLuma(frame: Awaited<ReturnType<typeof frameRgb>>, x0: number, y0: number, w: number, h: number): number {
   let sum = 0;

@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { checkUrl, type AddressPolicy } from '../address-guard.js';
 import { MediaflowError } from '../errors.js';
-import { guardedLookup } from '../fetcher.js';
+import { describeNetworkError, guardedLookup } from '../fetcher.js';
 
 /** What one attempt came to: `ok` only for a 2xx; `status` null when no answer arrived. */
 export interface WebhookAttempt {
@@ -113,21 +113,5 @@ function describeError(error: unknown): string {
   if (error instanceof MediaflowError) return error.message;
   const cause = (error as { cause?: unknown }).cause;
   if (cause instanceof MediaflowError) return cause.message;
-  const { code, message } = error as NodeJS.ErrnoException;
-  switch (code) {
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return 'host not found';
-    case 'ECONNREFUSED':
-      return 'connection refused';
-    case 'ECONNRESET':
-      return 'connection reset';
-    case 'ETIMEDOUT':
-      return 'connection timed out';
-    case 'EHOSTUNREACH':
-    case 'ENETUNREACH':
-      return 'host unreachable';
-    default:
-      return shorten(message || code || 'network error');
-  }
+  return shorten(describeNetworkError(error as NodeJS.ErrnoException));
 }
