@@ -62,6 +62,20 @@ export interface Config {
   stalledIntervalMs: number;
   /** Serve the BullMQ dashboard at /admin/queues (Redis mode; needs the API key). */
   dashboard: boolean;
+  /** Publish outputs to this S3-compatible bucket instead of `<dataDir>/uploads`. */
+  s3Bucket?: string;
+  /** The S3 API's address (MinIO, R2, Spaces); unset: AWS. */
+  s3Endpoint?: string;
+  /** The bucket's region; unset: from the AWS configuration, else us-east-1. */
+  s3Region?: string;
+  /** Put before every object key (`<prefix>uploads/...`), to share a bucket. */
+  s3Prefix: string;
+  /** Address the bucket in the path rather than the host name (MinIO and most self-hosted servers). */
+  s3ForcePathStyle: boolean;
+  /** Base of public object URLs (a public bucket or a CDN); unset: presigned URLs. */
+  s3PublicUrl?: string;
+  /** Milliseconds a presigned URL stays valid (at most 7 days). */
+  s3UrlTtlMs: number;
 }
 
 /** A variable, its `serve` flag, and how to read it: the single description behind env, flags and docs. */
@@ -109,6 +123,13 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'workers', env: 'MEDIAFLOW_WORKERS', flag: 'workers', kind: 'int', description: 'jobs this process works at once; 0: API only (default: the concurrency)' },
   { key: 'stalledIntervalMs', env: 'MEDIAFLOW_STALLED_INTERVAL', flag: 'stalled-interval', kind: 'duration', description: "how soon a dead worker's job goes back to the queue (Redis mode)" },
   { key: 'dashboard', env: 'MEDIAFLOW_DASHBOARD', flag: 'dashboard', kind: 'bool', description: 'serve the queue dashboard at /admin/queues (Redis mode; needs the API key)' },
+  { key: 's3Bucket', env: 'MEDIAFLOW_S3_BUCKET', flag: 's3-bucket', kind: 'string', description: 'publish outputs to this S3-compatible bucket (credentials: the standard AWS chain)' },
+  { key: 's3Endpoint', env: 'MEDIAFLOW_S3_ENDPOINT', flag: 's3-endpoint', kind: 'string', description: 'S3 API address for MinIO, R2, Spaces (default: AWS)' },
+  { key: 's3Region', env: 'MEDIAFLOW_S3_REGION', flag: 's3-region', kind: 'string', description: 'bucket region (default: the AWS configuration, else us-east-1)' },
+  { key: 's3Prefix', env: 'MEDIAFLOW_S3_PREFIX', flag: 's3-prefix', kind: 'string', description: 'key prefix before uploads/ (to share a bucket)' },
+  { key: 's3ForcePathStyle', env: 'MEDIAFLOW_S3_FORCE_PATH_STYLE', flag: 's3-force-path-style', kind: 'bool', description: 'path-style bucket addressing (MinIO and most self-hosted servers)' },
+  { key: 's3PublicUrl', env: 'MEDIAFLOW_S3_PUBLIC_URL', flag: 's3-public-url', kind: 'string', description: 'base of public object URLs (public bucket or CDN); default: presigned URLs' },
+  { key: 's3UrlTtlMs', env: 'MEDIAFLOW_S3_URL_TTL', flag: 's3-url-ttl', kind: 'duration', description: 'how long presigned URLs stay valid (at most 7d); signed again at each GET /jobs/<id>' },
   // Read before the CLI builds its commands (src/cli/main.ts), so the plugins' subcommands exist; every command takes a repeatable --plugin.
   { key: 'plugins', env: 'MEDIAFLOW_PLUGINS', flag: 'plugin', kind: 'list', keepCase: true, description: 'operation plugins to load: package names or paths (comma list; the flag is repeatable)' },
 ];
@@ -145,6 +166,9 @@ export function defaultConfig(): Config {
     webhookTimeoutMs: 15_000,
     stalledIntervalMs: 30_000,
     dashboard: false,
+    s3Prefix: '',
+    s3ForcePathStyle: false,
+    s3UrlTtlMs: 24 * 3_600_000,
   };
 }
 
@@ -200,6 +224,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   for (const key of ['concurrency', 'jobAttempts', 'webhookAttempts'] as const) {
     if (result[key] < 1) throw configError(SETTINGS.find((s) => s.key === key)!, String(result[key]), 'at least 1');
   }
+  // S3 refuses presigned URLs valid for longer than 7 days.
+  if (result.s3UrlTtlMs > 7 * 86_400_000 || result.s3UrlTtlMs < 1000) {
+    throw configError(SETTINGS.find((s) => s.key === 's3UrlTtlMs')!, `${result.s3UrlTtlMs / 1000}s`, 'from 1s to 7d');
+  }
+  if (result.s3PublicUrl) result.s3PublicUrl = result.s3PublicUrl.replace(/\/+$/, '');
   result.dataDir = path.resolve(result.dataDir);
   result.pipelinesDir = path.resolve(result.pipelinesDir);
   if (result.publicUrl) result.publicUrl = result.publicUrl.replace(/\/+$/, '');

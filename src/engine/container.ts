@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import path from 'node:path';
 import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import { resolveBinaries, type Binaries } from './binaries.js';
+import { bucketStoreOf } from './bucket-store.js';
 import type { Config } from './config.js';
 import { Engine, type EngineObserver } from './engine.js';
 import { InputCache } from './input-cache.js';
@@ -50,7 +51,7 @@ export function createContainer(options: WiringOptions): DependencyContainer {
   c.register(TOKENS.Registry, { useValue: options.registry });
   c.register(TOKENS.Logger, { useValue: options.logger ?? silentLogger });
   c.register(TOKENS.Binaries, { useValue: options.binaries ?? resolveBinaries() });
-  c.register(TOKENS.Store, { useValue: options.store ?? new LocalOutputStore(path.join(config.dataDir, 'uploads')) });
+  c.register(TOKENS.Store, { useValue: options.store ?? bucketStoreOf(config) ?? new LocalOutputStore(path.join(config.dataDir, 'uploads')) });
   c.register(TOKENS.Workspaces, { useValue: new Workspaces(options.workRoot ?? workRootOf(config.dataDir, config.redisUrl !== undefined)) });
   const engine = new Engine({
     config,

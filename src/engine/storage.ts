@@ -105,6 +105,8 @@ export interface OutputStore {
   check(): Promise<void>;
   /** True when this server serves the outputs itself under /uploads/ (a local folder). */
   readonly servedHere: boolean;
+  /** The store path behind a URL the store handed out itself (a bucket's), if it is one. */
+  pathOfUrl?(source: string): string | undefined;
 }
 
 /** Outputs in a local folder, published with a rename so no reader ever sees half a file. */

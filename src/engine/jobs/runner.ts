@@ -15,9 +15,10 @@ export type JobSpec = Pick<JobRecord, 'id' | 'kind' | 'name' | 'fields' | 'own_b
  * output store (no HTTP fetch, so private addresses may stay refused); nothing else is local.
  * `seen` collects the store paths named, for the existence check at submission.
  */
-function ownUploads(bases: readonly string[], seen?: Set<string>): LocalFilePolicy {
+function ownUploads(engine: Engine, bases: readonly string[], seen?: Set<string>): LocalFilePolicy {
   return (source) => {
-    const relative = ownUploadPath(source, bases);
+    // This server's /uploads/ URLs, or the URLs a bucket store handed out (public or presigned).
+    const relative = ownUploadPath(source, bases) ?? engine.deps.store.pathOfUrl?.(source);
     if (relative === undefined) return undefined;
     seen?.add(relative);
     return { stored: relative };
@@ -31,7 +32,7 @@ function ownUploads(bases: readonly string[], seen?: Set<string>): LocalFilePoli
  */
 export async function checkJob(job: JobSpec, engine: Engine, config: Config): Promise<void> {
   const named = new Set<string>();
-  const localFiles = ownUploads(job.own_bases, named);
+  const localFiles = ownUploads(engine, job.own_bases, named);
   if (job.kind === 'operation') engine.prepare(job.name, job.fields, localFiles);
   else checkPipeline(await loadPipelineByName(config.pipelinesDir, job.name, engine.deps.registry), engine, { inputs: job.fields, localFiles });
   for (const relative of named) {
@@ -46,7 +47,7 @@ export async function runJob(
   config: Config,
   options: { signal: AbortSignal; onProgress: (report: ProgressReport) => void },
 ): Promise<{ result: StoredResult; timings: Record<string, unknown> }> {
-  const localFiles = ownUploads(job.own_bases);
+  const localFiles = ownUploads(engine, job.own_bases);
   if (job.kind === 'operation') {
     const result = await engine.run(job.name, job.fields, {
       id: job.id,
