@@ -51,6 +51,23 @@ export async function startServeProcess(dataDir: string, env: Record<string, str
   return { base, child, output: () => output };
 }
 
+/** Runs `mediaflow worker` as a real child process and waits until it says it is ready. */
+export async function startWorkerProcess(dataDir: string, env: Record<string, string> = {}): Promise<ServeProcess> {
+  const child = execa('node', [BIN, 'worker', '--data-dir', dataDir], {
+    env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_LOG_LEVEL: 'info', ...env },
+    reject: false,
+    all: true,
+  });
+  let output = '';
+  child.all?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const ready = await eventually(() => child.exitCode !== null || output.includes('"worker ready"'), 20_000, 50);
+  if (!ready || child.exitCode !== null) {
+    child.kill('SIGKILL');
+    throw new Error(`worker did not start: ${output}`);
+  }
+  return { base: '', child, output: () => output };
+}
+
 /** Polls `check` until it returns true or `ms` pass; returns its last answer. */
 export async function eventually(check: () => boolean | Promise<boolean>, ms = 10_000, every = 100): Promise<boolean> {
   const deadline = Date.now() + ms;
