@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { fixtures } from './helpers/fixtures.js';
+import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { getJob, submitJob, waitForJob } from './helpers/jobs.js';
+import { after, before, describe, it } from './helpers/lifecycle.js';
+import { startRedis, type TestRedis } from './helpers/redis.js';
+import { eventually, ffmpegChildren, startServeProcess, startWorkerProcess, type ServeProcess } from './helpers/serve-process.js';
+
+const ASYNC = { prefer: 'respond-async' };
+
+/** Processes of Redis mode on one shared data directory; each test file starts its own Redis. */
+describe('Redis mode across processes', () => {
+  let redis: TestRedis;
+  let files: FileServer;
+  let dataDir: string;
+  const started: ServeProcess[] = [];
+  let env: Record<string, string>;
+
+  const api = async (extra: Record<string, string> = {}) => {
+    const proc = await startServeProcess(dataDir, { ...env, MEDIAFLOW_WORKERS: '0', ...extra });
+    started.push(proc);
+    return proc;
+  };
+  const worker = async (extra: Record<string, string> = {}) => {
+    const proc = await startWorkerProcess(dataDir, { ...env, MEDIAFLOW_CONCURRENCY: '1', ...extra });
+    started.push(proc);
+    return proc;
+  };
+  const stop = async (proc: ServeProcess) => {
+    proc.child.kill('SIGKILL');
+    await proc.child;
+  };
+  const resize = (width: number) => ({ image_url: files.url('/f/small-300x200.png'), width: String(width), height: '20' });
+  const endless = () => ({ image_urls: files.url('/f/small-300x200.png'), seconds_per_image: '3600', fps: '60' });
+
+  before(async () => {
+    await fixtures('small-300x200.png');
+    [redis, files] = await Promise.all([startRedis({ appendonly: true }), startFileServer()]);
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-redis-mode-'));
+    env = { MEDIAFLOW_REDIS_URL: redis.url, MEDIAFLOW_STALLED_INTERVAL: '2s' };
+  });
+  after(async () => {
+    for (const proc of started) if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
+    await Promise.all(started.map((proc) => proc.child));
+    await Promise.all([redis?.close(), files?.close()]);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('queues jobs on an API with no workers until a worker comes; any API answers for any job', async () => {
+    const first = await api();
+    const id = await submitJob(first.base, '/resize_image/', resize(24), ASYNC);
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal((await getJob(first.base, id)).status, 'queued', 'no worker: it waits');
+    const health = (await (await fetch(`${first.base}/health`)).json()) as { role: string; queue: { waiting: number } };
+    assert.equal(health.role, 'api');
+    assert.equal(health.queue.waiting, 1);
+    const second = await api();
+    const w = await worker();
+    const done = await waitForJob(second.base, id);
+    assert.equal(done.status, 'succeeded');
+    assert.match(String(done.result!.output_file), new RegExp(`/uploads/${id}_resized\\.jpg$`));
+    // A synchronous request on the second API is worked by the worker and answered as usual.
+    const form = new FormData();
+    for (const [key, value] of Object.entries(resize(30))) form.append(key, value);
+    const res = await fetch(`${second.base}/resize_image/`, { method: 'POST', body: form });
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { message: string }).message, 'Image resized successfully');
+    // Idempotency holds across API processes.
+    const key = { ...ASYNC, 'idempotency-key': 'across-processes-1' };
+    const a = await submitJob(first.base, '/resize_image/', resize(26), key);
+    const b = await submitJob(second.base, '/resize_image/', resize(26), key);
+    assert.equal(a, b);
+    const other = new FormData();
+    for (const [k, v] of Object.entries(resize(27))) other.append(k, v);
+    assert.equal((await fetch(`${second.base}/resize_image/`, { method: 'POST', body: other, headers: key })).status, 422);
+    await Promise.all([first, second, w].map(stop));
+  });
+
+  it('cancels a job from one process while another runs it: its ffmpeg is killed and its files removed', async () => {
+    const front = await api();
+    const w = await worker();
+    const id = await submitJob(front.base, '/images-to-video/', endless(), ASYNC);
+    assert.ok(await eventually(async () => (await ffmpegChildren(w.child.pid!)).length === 1, 20_000), 'the worker runs ffmpeg');
+    const res = await fetch(`${front.base}/jobs/${id}`, { method: 'DELETE' });
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { status: string }).status, 'cancelled');
+    assert.deepEqual(await ffmpegChildren(w.child.pid!), []);
+    assert.deepEqual(await readdir(path.join(dataDir, 'work', `pid-${w.child.pid}`)), [], 'the job folder is gone');
+    await Promise.all([front, w].map(stop));
+  });
+
+  it('counts the shared queue for the 503, in every API process', async () => {
+    const one = await api({ MEDIAFLOW_MAX_QUEUE: '1' });
+    const two = await api({ MEDIAFLOW_MAX_QUEUE: '1' });
+    const w = await worker();
+    const running = await submitJob(one.base, '/images-to-video/', endless(), ASYNC);
+    await waitForJob(one.base, running, (job) => job.status === 'running');
+    const waiting = await submitJob(one.base, '/resize_image/', resize(22), ASYNC);
+    const form = new FormData();
+    for (const [key, value] of Object.entries(resize(23))) form.append(key, value);
+    const refused = await fetch(`${two.base}/resize_image/`, { method: 'POST', body: form, headers: ASYNC });
+    assert.equal(refused.status, 503);
+    assert.equal(refused.headers.get('retry-after'), '5');
+    for (const id of [waiting, running]) assert.equal((await fetch(`${two.base}/jobs/${id}`, { method: 'DELETE' })).status, 200);
+    await Promise.all([one, two, w].map(stop));
+  });
+
+  it('answers 503 while Redis is down, says why in /health, and recovers by itself; queued jobs survive', async () => {
+    const front = await api();
+    const queued = await submitJob(front.base, '/resize_image/', resize(28), ASYNC);
+    await redis.stop();
+    const form = new FormData();
+    for (const [key, value] of Object.entries(resize(29))) form.append(key, value);
+    const refused = await fetch(`${front.base}/resize_image/`, { method: 'POST', body: form, headers: ASYNC });
+    assert.equal(refused.status, 503);
+    assert.ok(refused.headers.get('retry-after'));
+    assert.match(((await refused.json()) as { error: string }).error, /Redis/);
+    assert.equal((await fetch(`${front.base}/jobs/${queued}`)).status, 503);
+    const health = await fetch(`${front.base}/health`);
+    assert.equal(health.status, 503);
+    const body = (await health.json()) as { jobs: { ok: boolean; error?: string } };
+    assert.equal(body.jobs.ok, false);
+    assert.ok(body.jobs.error);
+    await redis.start();
+    assert.ok(await eventually(async () => (await fetch(`${front.base}/health`)).status === 200, 15_000), '/health recovers');
+    const w = await worker();
+    assert.equal((await waitForJob(front.base, queued)).status, 'succeeded', 'the job queued before the outage ran');
+    assert.equal((await waitForJob(front.base, await submitJob(front.base, '/resize_image/', resize(31), ASYNC))).status, 'succeeded');
+    await Promise.all([front, w].map(stop));
+  });
+
+  it('on SIGTERM a worker finishes within its grace or hands its running job back, uncounted, to another worker', async () => {
+    const front = await api();
+    const leaving = await worker();
+    const id = await submitJob(front.base, '/images-to-video/', endless(), ASYNC);
+    assert.ok(await eventually(async () => (await ffmpegChildren(leaving.child.pid!)).length === 1, 20_000));
+    const staying = await worker();
+    process.kill(leaving.child.pid!, 'SIGTERM');
+    // An hour of video does not finish in the 25 s grace: the job goes back to the queue.
+    const exit = await leaving.child;
+    assert.equal(exit.exitCode, 0, leaving.output());
+    assert.ok(await eventually(async () => (await ffmpegChildren(staying.child.pid!)).length === 1, 20_000), 'the other worker took it up');
+    const client = new Redis(redis.url);
+    const record = JSON.parse((await client.get(`mediaflow:job:${id}`))!) as { attempts: number; status: string };
+    client.disconnect();
+    assert.deepEqual([record.status, record.attempts], ['running', 1], 'the handed-back run was not counted');
+    assert.equal((await fetch(`${front.base}/jobs/${id}`, { method: 'DELETE' })).status, 200);
+    await Promise.all([front, staying].map(stop));
+  });
+});
