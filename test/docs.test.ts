@@ -10,7 +10,7 @@ describe('the README', () => {
   it('documents every setting in its configuration table, with the flag that mirrors it', async () => {
     const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
     const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## Command line'));
-    const rows = new Map(table.split('\n').filter((line) => line.startsWith('| `')).map((line) => [/^\| `([A-Z_]+)`/.exec(line)?.[1], line]));
+    const rows = new Map(table.split('\n').filter((line) => line.startsWith('| `')).map((line) => [/^\| `([A-Z0-9_]+)`/.exec(line)?.[1], line]));
     for (const setting of SETTINGS) {
       const row = rows.get(setting.env);
       assert.ok(row, `${setting.env} has a row`);

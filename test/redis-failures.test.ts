@@ -7,29 +7,38 @@ import { fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { getJob, submitJob, waitForJob } from './helpers/jobs.js';
 import { after, before, describe, it } from './helpers/lifecycle.js';
-import { startRedis, type TestRedis } from './helpers/redis.js';
+import { startRedis } from './helpers/redis.js';
 import { eventually, ffmpegChildren, startServeProcess, startWorkerProcess, type ServeProcess } from './helpers/serve-process.js';
 
 const ASYNC = { prefer: 'respond-async' };
 
 /** Processes of Redis mode on one shared data directory; each test file starts its own Redis. */
 describe('Redis mode across processes', () => {
-  let redis: TestRedis;
   let files: FileServer;
-  let dataDir: string;
   const started: ServeProcess[] = [];
-  let env: Record<string, string>;
+  const cleanups: Array<() => Promise<unknown>> = [];
 
-  const api = async (extra: Record<string, string> = {}) => {
-    const proc = await startServeProcess(dataDir, { ...env, MEDIAFLOW_WORKERS: '0', ...extra });
-    started.push(proc);
-    return proc;
-  };
-  const worker = async (extra: Record<string, string> = {}) => {
-    const proc = await startWorkerProcess(dataDir, { ...env, MEDIAFLOW_CONCURRENCY: '1', ...extra });
-    started.push(proc);
-    return proc;
-  };
+  /**
+   * A Redis (appendonly, so a restart keeps the queue) and a data directory of their own for one
+   * test, so that what one test leaves in its queue never reaches another's workers.
+   */
+  async function cluster() {
+    const redis = await startRedis({ appendonly: true });
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-redis-mode-'));
+    cleanups.push(() => redis.close(), () => rm(dataDir, { recursive: true, force: true }));
+    const env = { MEDIAFLOW_REDIS_URL: redis.url };
+    const api = async (extra: Record<string, string> = {}) => {
+      const proc = await startServeProcess(dataDir, { ...env, MEDIAFLOW_WORKERS: '0', ...extra });
+      started.push(proc);
+      return proc;
+    };
+    const worker = async (extra: Record<string, string> = {}) => {
+      const proc = await startWorkerProcess(dataDir, { ...env, MEDIAFLOW_CONCURRENCY: '1', ...extra });
+      started.push(proc);
+      return proc;
+    };
+    return { redis, dataDir, api, worker };
+  }
   const stop = async (proc: ServeProcess) => {
     proc.child.kill('SIGKILL');
     await proc.child;
@@ -39,18 +48,17 @@ describe('Redis mode across processes', () => {
 
   before(async () => {
     await fixtures('small-300x200.png');
-    [redis, files] = await Promise.all([startRedis({ appendonly: true }), startFileServer()]);
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-redis-mode-'));
-    env = { MEDIAFLOW_REDIS_URL: redis.url, MEDIAFLOW_STALLED_INTERVAL: '2s' };
+    files = await startFileServer();
   });
   after(async () => {
     for (const proc of started) if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
     await Promise.all(started.map((proc) => proc.child));
-    await Promise.all([redis?.close(), files?.close()]);
-    await rm(dataDir, { recursive: true, force: true });
+    for (const cleanup of cleanups) await cleanup();
+    await files?.close();
   });
 
   it('queues jobs on an API with no workers until a worker comes; any API answers for any job', async () => {
+    const { api, worker } = await cluster();
     const first = await api();
     const id = await submitJob(first.base, '/resize_image/', resize(24), ASYNC);
     await new Promise((r) => setTimeout(r, 1000));
@@ -81,6 +89,7 @@ describe('Redis mode across processes', () => {
   });
 
   it('cancels a job from one process while another runs it: its ffmpeg is killed and its files removed', async () => {
+    const { api, worker, dataDir } = await cluster();
     const front = await api();
     const w = await worker();
     const id = await submitJob(front.base, '/images-to-video/', endless(), ASYNC);
@@ -94,6 +103,7 @@ describe('Redis mode across processes', () => {
   });
 
   it('counts the shared queue for the 503, in every API process', async () => {
+    const { api, worker } = await cluster();
     const one = await api({ MEDIAFLOW_MAX_QUEUE: '1' });
     const two = await api({ MEDIAFLOW_MAX_QUEUE: '1' });
     const w = await worker();
@@ -110,6 +120,7 @@ describe('Redis mode across processes', () => {
   });
 
   it('answers 503 while Redis is down, says why in /health, and recovers by itself; queued jobs survive', async () => {
+    const { api, worker, redis } = await cluster();
     const front = await api();
     const queued = await submitJob(front.base, '/resize_image/', resize(28), ASYNC);
     await redis.stop();
@@ -134,6 +145,7 @@ describe('Redis mode across processes', () => {
   });
 
   it('on SIGTERM a worker finishes within its grace or hands its running job back, uncounted, to another worker', async () => {
+    const { api, worker, redis } = await cluster();
     const front = await api();
     const leaving = await worker();
     const id = await submitJob(front.base, '/images-to-video/', endless(), ASYNC);

@@ -45,7 +45,7 @@ describe('one API, two workers, Redis and S3', () => {
     await fixtures('landscape-1920x1080.jpg', 'small-300x200.png', 'tone-2s-44k-stereo.mp3', 'tone-3s-44k-stereo.mp3', 'tone-1s-22k-mono.wav', 'clip-2s-640x360-25fps.mp4');
     [redis, s3, files, receiver] = await Promise.all([startRedis(), startS3(), startFileServer(), startWebhookReceiver()]);
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-scale-'));
-    const shared = { ...s3.env, MEDIAFLOW_REDIS_URL: redis.url, MEDIAFLOW_WEBHOOK_SECRET: SECRET, MEDIAFLOW_STALLED_INTERVAL: '2s' };
+    const shared = { ...s3.env, MEDIAFLOW_REDIS_URL: redis.url, MEDIAFLOW_WEBHOOK_SECRET: SECRET, MEDIAFLOW_STALLED_INTERVAL: '3s' };
     // A worker started before the API: it waits for jobs.
     workers.push(await startWorkerProcess(dataDir, { ...shared, MEDIAFLOW_CONCURRENCY: '1' }));
     api = await startServeProcess(dataDir, { ...shared, MEDIAFLOW_WORKERS: '0' });
