@@ -4,13 +4,13 @@
  *
  * - Workers scale: one API with no workers plus 1, then 2 `mediaflow worker` processes at
  *   concurrency 1, on a batch of CPU-bound jobs whose ffmpeg is single-threaded (an mp3 encode
- *   of two minutes of audio), submitted asynchronously at once. Throughput = jobs / wall time
+ *   of five minutes of audio), submitted asynchronously at once. Throughput = jobs / wall time
  *   to the last success. Target: 2 workers ≥ 1.8 × 1 worker.
  * - Queue overhead: p50 latency of a small synchronous image operation through `serve` with the
  *   embedded queue, then through `serve` on Redis (workers in the same process). Target: at most
  *   15 ms more.
  *
- * Options (environment): SCALE_JOBS (8), SCALE_REPEATS (3), SCALE_REQUESTS (40).
+ * Options (environment): SCALE_JOBS (8), SCALE_REPEATS (3), SCALE_REQUESTS (40), SCALE_AUDIO_SECONDS (150).
  */
 import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
@@ -25,6 +25,8 @@ import { startServeProcess, startWorkerProcess, type ServeProcess } from '../tes
 const JOBS = Number(process.env.SCALE_JOBS ?? 8);
 const REPEATS = Number(process.env.SCALE_REPEATS ?? 3);
 const REQUESTS = Number(process.env.SCALE_REQUESTS ?? 40);
+/** Seconds of each of the two audio inputs: long enough that ffmpeg, not the per-job bookkeeping, dominates. */
+const AUDIO_SECONDS = Number(process.env.SCALE_AUDIO_SECONDS ?? 150);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Serves files of a folder on 127.0.0.1. */
@@ -66,9 +68,9 @@ async function waitAll(base: string, ids: string[]): Promise<void> {
 
 async function main() {
   const fixtures = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-scale-fixtures-'));
-  // Two minutes of audio as WAV: re-encoding it to mp3 keeps exactly one core busy (LAME is single-threaded).
+  // Audio as WAV: re-encoding it to mp3 keeps exactly one core busy (LAME is single-threaded).
   for (const [name, frequency] of [['a.wav', 440], ['b.wav', 660]] as const) {
-    await execa('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', `sine=frequency=${frequency}:duration=60:sample_rate=44100`, '-ac', '2', '-y', path.join(fixtures, name)]);
+    await execa('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', `sine=frequency=${frequency}:duration=${AUDIO_SECONDS}:sample_rate=44100`, '-ac', '2', '-y', path.join(fixtures, name)]);
   }
   await execa('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=300x200', '-frames:v', '1', '-y', path.join(fixtures, 'small.png')]);
   const files = await serveFolder(fixtures);
@@ -125,7 +127,7 @@ async function main() {
       date: new Date().toISOString(),
       machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model },
       workersScale: {
-        job: 'merge-audios: 2 × 60 s WAV re-encoded to mp3 (single-threaded LAME)',
+        job: `merge-audios: 2 × ${AUDIO_SECONDS} s WAV re-encoded to mp3 (single-threaded LAME)`,
         jobsPerBatch: JOBS,
         repeats: REPEATS,
         jobsPerSecond: { oneWorker: Number(median(throughput['1']!).toFixed(3)), twoWorkers: Number(median(throughput['2']!).toFixed(3)) },

@@ -54,7 +54,8 @@ export async function startServeProcess(dataDir: string, env: Record<string, str
 /** Runs `mediaflow worker` as a real child process and waits until it says it is ready. */
 export async function startWorkerProcess(dataDir: string, env: Record<string, string> = {}): Promise<ServeProcess> {
   const child = execa('node', [BIN, 'worker', '--data-dir', dataDir], {
-    env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_LOG_LEVEL: 'info', ...env },
+    // Info at least: its "worker ready" line says when it takes jobs.
+    env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', ...env, MEDIAFLOW_LOG_LEVEL: env.MEDIAFLOW_LOG_LEVEL === 'debug' ? 'debug' : 'info' },
     reject: false,
     all: true,
   });
