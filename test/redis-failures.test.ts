@@ -88,6 +88,26 @@ describe('Redis mode across processes', () => {
     await Promise.all([first, second, w].map(stop));
   });
 
+  it('serves the queue dashboard at /admin/queues only with the API key (X-API-Key or Basic), and /metrics counts the shared queue', async () => {
+    const { api } = await cluster();
+    const front = await api({ MEDIAFLOW_DASHBOARD: '1', MEDIAFLOW_API_KEY: 'dash-key' });
+    const refused = await fetch(`${front.base}/admin/queues`);
+    assert.equal(refused.status, 401);
+    assert.match(refused.headers.get('www-authenticate') ?? '', /^Basic/);
+    const basic = `Basic ${Buffer.from('anyone:dash-key').toString('base64')}`;
+    const page = await fetch(`${front.base}/admin/queues`, { headers: { authorization: basic } });
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<html/i);
+    const queues = (await (await fetch(`${front.base}/admin/queues/api/queues`, { headers: { 'x-api-key': 'dash-key' } })).json()) as { queues: Array<{ name: string }> };
+    assert.deepEqual(queues.queues.map((queue) => queue.name).sort(), ['jobs', 'webhooks']);
+    assert.equal((await fetch(`${front.base}/admin/queues/api/queues`, { headers: { authorization: `Basic ${Buffer.from('x:wrong').toString('base64')}` } })).status, 401);
+    await submitJob(front.base, '/resize_image/', resize(21), { ...ASYNC, 'x-api-key': 'dash-key' });
+    const metrics = await (await fetch(`${front.base}/metrics`)).text();
+    assert.match(metrics, /^mediaflow_queue_waiting 1$/m, 'no worker: the job waits in the shared queue');
+    assert.match(metrics, /^mediaflow_queue_stalled 0$/m);
+    await stop(front);
+  });
+
   it('cancels a job from one process while another runs it: its ffmpeg is killed and its files removed', async () => {
     const { api, worker, dataDir } = await cluster();
     const front = await api();
