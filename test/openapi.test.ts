@@ -344,14 +344,8 @@ describe('OpenAPI document and docs', () => {
       assert.deepEqual(get.responses['200'].headers['Accept-Ranges'].schema.enum, ['bytes']);
       for (const status of ['404', '416']) assert.equal(get.responses[status].content['application/json'].schema.$ref, '#/components/schemas/Error', `${route} ${status}`);
     }
-    assert.deepEqual(document.components.parameters.Range, {
-      name: 'Range',
-      in: 'header',
-      required: false,
-      description: 'Bytes to read, such as `bytes=0-1023`; the answer is then 206 Partial Content',
-      schema: { type: 'string', pattern: '^bytes=' },
-      example: 'bytes=0-1023',
-    });
+    const range = document.components.parameters.Range;
+    assert.deepEqual([range.name, range.in, range.required, range.schema.pattern], ['Range', 'header', false, '^bytes=']);
     const single = Object.keys(document.paths['/uploads/{file}'].get.responses['200'].content);
     for (const type of ['image/jpeg', 'video/mp4', 'video/webm', 'video/x-matroska', 'image/png', 'image/webp']) assert.ok(single.includes(type), type);
     assert.ok(!single.some((type) => type.startsWith('audio/')), 'no operation writes audio directly under uploads/');

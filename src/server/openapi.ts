@@ -43,6 +43,13 @@ const ERROR_RESPONSES: Record<string, { name: string; description: string }> = {
   '504': { name: 'Timeout', description: 'Processing ran past its time limit (MEDIAFLOW_JOB_TIMEOUT)' },
 };
 
+/** A dependency in /health: what it is, whether it answers, and why not. */
+const reachability = (kind: Json): Json => ({
+  type: 'object',
+  required: ['ok'],
+  properties: { ...kind, ok: { type: 'boolean' }, error: { type: 'string' } },
+});
+
 const json = (schema: Json) => ({ 'application/json': { schema } });
 const errorRefs = (statuses: string[]) => Object.fromEntries(statuses.map((status) => [status, { $ref: `#/components/responses/${ERROR_RESPONSES[status]!.name}` }]));
 const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -389,24 +396,33 @@ function serverRoutes(registry: Registry, secured: boolean): Json {
     '/health': {
       get: {
         operationId: 'health',
-        summary: 'The ffmpeg and ffprobe in use, the queue, and the operations loaded',
+        summary: "The process's role, whether the job backend (Redis) and the storage answer, the ffmpeg and ffprobe in use, the queue, and the operations loaded",
         tags: ['server'],
-        responses: {
-          '200': {
-            description: 'Up',
-            content: json({
-              type: 'object',
-              required: ['status'],
-              properties: {
-                status: { type: 'string', enum: ['ok'] },
-                ffmpeg: anyObject,
-                ffprobe: anyObject,
-                queue: anyObject,
-                operations: { type: 'array', items: { type: 'string' } },
-              },
-            }),
-          },
-        },
+        responses: Object.fromEntries(
+          [
+            ['200', 'Up: the job backend and the storage answer'],
+            ['503', 'Unavailable: the job backend (Redis) or the storage does not answer; `jobs.error` or `storage.error` says why (with `Retry-After`)'],
+          ].map(([status, description]) => [
+            status,
+            {
+              description,
+              content: json({
+                type: 'object',
+                required: ['status', 'role', 'jobs', 'storage'],
+                properties: {
+                  status: { type: 'string', enum: [status === '200' ? 'ok' : 'unavailable'] },
+                  role: { type: 'string', enum: ['api', 'api+worker'], description: '`api` with `--workers 0`' },
+                  jobs: reachability({ backend: { type: 'string', enum: ['embedded', 'redis'] } }),
+                  storage: reachability({ kind: { type: 'string', enum: ['local', 's3'] } }),
+                  ffmpeg: anyObject,
+                  ffprobe: anyObject,
+                  queue: anyObject,
+                  operations: { type: 'array', items: { type: 'string' } },
+                },
+              }),
+            },
+          ]),
+        ),
       },
     },
     '/metrics': {
