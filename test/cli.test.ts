@@ -19,11 +19,11 @@ const pkg = JSON.parse(await readFile(path.resolve(import.meta.dirname, '../pack
 /** CONTRACT.md's CLI names: the route without slashes, underscores as dashes. */
 const dashed = (name: string) => name.replace(/^\/+|\/+$/g, '').replace(/_/g, '-');
 
-/** Whether ffmpeg-static (an optional dependency whose install downloads a binary) is present and would be found. */
-function hasFfmpegStatic(): boolean {
+/** Whether ffmpeg-ffprobe-static (an optional dependency whose install downloads the binaries) is present and would be found. */
+function hasPackagedFfmpeg(): boolean {
   try {
-    const exported = createRequire(import.meta.url)('ffmpeg-static') as string | null;
-    return typeof exported === 'string' && existsSync(exported);
+    const exported = createRequire(import.meta.url)('ffmpeg-ffprobe-static') as { ffmpegPath?: string | null };
+    return typeof exported.ffmpegPath === 'string' && existsSync(exported.ffmpegPath);
   } catch {
     return false;
   }
@@ -174,9 +174,9 @@ describe('cli', () => {
   });
 
   it('serve and --version without any ffmpeg exit non-zero saying how to install one', async (context) => {
-    if (hasFfmpegStatic()) {
-      // ffmpeg-static would be found whatever PATH says; nothing to check on this machine.
-      (context as { skip?: (why: string) => void }).skip?.('ffmpeg-static is installed');
+    if (hasPackagedFfmpeg()) {
+      // The packaged pair would be found whatever PATH says; nothing to check on this machine.
+      (context as { skip?: (why: string) => void }).skip?.('ffmpeg-ffprobe-static is installed');
       return;
     }
     const emptyPath = await mkdtemp(path.join(tmp, 'no-bin-'));

@@ -15,6 +15,7 @@ import { pluginFlags } from '../engine/plugin-loader.js';
 import { builtinRegistry, loadRegistry } from '../plugins/index.js';
 import { startServer } from '../server/start.js';
 import { pluginsCommand } from './plugins-command.js';
+import { quickstartCommand } from './quickstart-command.js';
 import { createProgressReporter } from './progress.js';
 import { runCommand } from './run-command.js';
 import { addSettingFlags, overridesOf } from './setting-flags.js';
@@ -145,6 +146,7 @@ export function buildProgram(registry: Registry = builtinRegistry()): Command {
   program.addCommand(workerCommand(registry));
   program.addCommand(runCommand(registry));
   program.addCommand(pluginsCommand(registry, pkg.version));
+  program.addCommand(quickstartCommand(registry));
   for (const plugin of registry.list()) program.addCommand(operationCommand(plugin, registry));
   // Every command takes --plugin; main() has read them all from argv before the commands were made.
   for (const command of [program, ...program.commands]) {
