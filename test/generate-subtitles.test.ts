@@ -109,6 +109,28 @@ describe('generate-subtitles', () => {
     assert.ok(text.includes('你好，世界。'));
   });
 
+  it('cuts Japanese and Thai, written without spaces, into several cues of a few words each', async () => {
+    // 62 Japanese characters and 94 Thai ones, with no space and no full stop: one cue each before words were counted.
+    const japanese = 'きょうは天気がとてもよかったので友だちと一緒に公園まで歩いて行きそれから駅前の喫茶店でコーヒーを飲みながら長い時間話しました';
+    const thai = 'วันนี้อากาศดีมากเราจึงไปเดินเล่นที่สวนสาธารณะกับเพื่อนแล้วก็ไปกินข้าวที่ร้านอาหารใกล้สถานีรถไฟ';
+    const segmenter = new Intl.Segmenter('en', { granularity: 'word' });
+    const wordCount = (cue: string) => [...segmenter.segment(cue)].filter((s) => s.isWordLike).length;
+    for (const [text, fewest, longest] of [[japanese, 4, 20], [thai, 3, 40]] as const) {
+      const { text: srt } = await generate({ text });
+      const lines = srt.trimEnd().split('\n\n').map((cue) => cue.split('\n')[2]!);
+      assert.equal(srt, expectedSrt(lines, 3), 'numbered cues of 3 seconds, one text line each');
+      assert.ok(lines.length >= fewest, `${lines.length} cues: ${JSON.stringify(lines)}`);
+      // Every character kept, in order, and no space added between words that had none.
+      assert.equal(lines.join(''), text);
+      for (const line of lines) {
+        assert.ok(wordCount(line) <= 8, `at most 8 words: ${line}`);
+        assert.ok(line.length >= 4 && line.length <= longest, `a cue of sensible length: ${line}`);
+      }
+    }
+    const { text: srt } = await generate({ text: '吾輩は猫である。名前はまだ無い。', words_per_line: '3' });
+    assert.equal(srt, expectedSrt(['吾輩は猫', 'である。', '名前はまだ', '無い。'], 3));
+  });
+
   it('refuses empty or whitespace-only text, and bad words_per_line / seconds_per_line, with a 400 naming the parameter', async () => {
     for (const text of ['', '   ', '\n\t \r\n']) {
       const res = await server.post('/generate-subtitles/', { text });

@@ -8,6 +8,7 @@ import { mediaError, MediaflowError, paramError } from './errors.js';
 import { ByteBudget, download, type FetchLimits } from './fetcher.js';
 import type { Fetch, InputCache } from './input-cache.js';
 import { ffmpegCommandLine, runFfmpeg } from './ffmpeg.js';
+import { codePointName, glyphWarnings, missingGlyphs } from './missing-glyphs.js';
 import { checkKind, inputArgs } from './input-policy.js';
 import type { Logger } from './logger.js';
 import { parseParams } from './params.js';
@@ -16,6 +17,7 @@ import { inputSpecOf, type BuildContext, type InputSpec, type LocalInput, type O
 import { probeFile, type MediaFacts } from './probe.js';
 import type { Registry } from './registry.js';
 import type { Slots } from './slots.js';
+import { subtitleToUtf8 } from './subtitle-encoding.js';
 import type { OutputStore, Workspaces } from './storage.js';
 
 /** Where a job is, for progress displays. */
@@ -60,6 +62,8 @@ export interface JobResult {
   field: string;
   path: string;
   timings: Record<string, number>;
+  /** What went wrong without failing the job (characters no font could draw), for the user to read; absent when nothing did. */
+  warnings?: string[];
 }
 
 /** What a job would run, as `Engine.plan` reports it for `--dry-run`. */
@@ -190,15 +194,18 @@ export class Engine {
       const { plan, inputs, outputSpec, outputName } = await this.buildIn(dir, plugin, params, requests, options, time);
       observer?.planned?.(plugin.name, plan, Object.values(inputs).flat());
       options.onProgress?.({ stage: 'process' });
-      await time('processMs', () => this.execPlan(dir, plan, options));
+      const logged = await time('processMs', () => this.execPlan(dir, plan, options));
       await this.ensureOutput(dir, outputName);
+      const missing = missingGlyphs(logged);
+      if (missing.length > 0) logger.warn({ job: id, operation: plugin.name, codePoints: missing.map(codePointName) }, 'no installed font has glyphs for these characters: they render as empty boxes');
+      const warnings = glyphWarnings(missing);
       options.onProgress?.({ stage: 'publish' });
       const relativePath = outputSpec.path.replaceAll('{id}', id);
       await time('publishMs', () => store.publish(path.join(dir, outputName), relativePath));
       logger.info({ job: id, operation: plugin.name, timings }, 'job done');
       outcome = 'ok';
       const message = callPlugin(plugin, 'message', () => checkedMessage(plugin, plugin.message(params)));
-      return { id, operation: plugin.name, message, field: outputSpec.field, path: relativePath, timings };
+      return { id, operation: plugin.name, message, field: outputSpec.field, path: relativePath, timings, ...(warnings.length > 0 ? { warnings } : {}) };
     } catch (error) {
       if (options.signal?.aborted) outcome = 'cancelled';
       throw error;
@@ -244,10 +251,16 @@ export class Engine {
     options.onProgress?.({ stage: 'download' });
     const files = await time('downloadMs', () => this.fetchAll(dir, requests, options.signal));
     options.onProgress?.({ stage: 'probe' });
-    const facts = await time('probeMs', () => this.probeAll(dir, files, requests.map((r) => r.source), options.signal));
+    // ffmpeg and libass read subtitles in UTF-8 only: other encodings are converted before anything reads them.
+    const undecodable = await Promise.all(
+      requests.map((request, index) => (request.kind === 'subtitle' ? subtitleToUtf8(path.join(dir, files[index]!), request.source) : undefined)),
+    );
+    const facts = await time('probeMs', () => this.probeAll(dir, files, requests.map((r) => r.source), options.signal, undecodable));
     const inputs: Record<string, LocalInput[]> = {};
     requests.forEach((request, index) => {
       checkKind(request.source, facts[index]!, request.kind, config);
+      // Subtitles ffprobe reads but whose text is in no encoding that can be told.
+      if (undecodable[index]) throw undecodable[index];
       (inputs[request.param] ??= []).push({ file: files[index]!, source: request.source, facts: facts[index]! });
     });
     const kinds = new Map(requests.map((request, index) => [files[index]!, request.kind]));
@@ -314,8 +327,12 @@ export class Engine {
     return settled.map((result) => (result as PromiseFulfilledResult<string>).value);
   }
 
-  /** Probes inputs, a few at a time so a hundred images do not start a hundred processes. */
-  private async probeAll(dir: string, files: string[], sources: string[], signal?: AbortSignal): Promise<MediaFacts[]> {
+  /**
+   * Probes inputs, a few at a time so a hundred images do not start a hundred processes. An input
+   * no demuxer reads fails with its error from `undecodable` when it has one: a subtitle input in
+   * no encoding that can be told, and no media either, is binary data, and is told as such.
+   */
+  private async probeAll(dir: string, files: string[], sources: string[], signal: AbortSignal | undefined, undecodable: ReadonlyArray<Error | undefined>): Promise<MediaFacts[]> {
     const results: MediaFacts[] = new Array(files.length);
     let next = 0;
     const worker = async () => {
@@ -327,6 +344,8 @@ export class Engine {
           maxPixels: this.deps.config.maxPixels,
           source: sources[index]!,
           ...(signal ? { signal } : {}),
+        }).catch((error: unknown) => {
+          throw (!signal?.aborted && undecodable[index]) || error;
         });
       }
     };
@@ -334,14 +353,16 @@ export class Engine {
     return results;
   }
 
-  private async execPlan(dir: string, plan: Plan, options: JobOptions): Promise<void> {
+  /** Writes the plan's files and runs its commands in order; returns what the commands logged (see runFfmpeg). */
+  private async execPlan(dir: string, plan: Plan, options: JobOptions): Promise<string> {
     for (const [name, content] of Object.entries(plan.files ?? {})) {
       if (!SAFE_NAME.test(name)) throw new MediaflowError('MF_ERR_INTERNAL', `Plan names an unsafe file '${name}'`);
       await writeFile(path.join(dir, name), content, 'utf8');
     }
     const last = plan.commands.length - 1;
+    let logged = '';
     for (const [index, args] of plan.commands.entries()) {
-      await runFfmpeg(this.deps.binaries.ffmpeg, args, {
+      logged += await runFfmpeg(this.deps.binaries.ffmpeg, args, {
         cwd: dir,
         timeoutMs: this.deps.config.jobTimeoutMs,
         ...(options.signal ? { signal: options.signal } : {}),
@@ -352,6 +373,7 @@ export class Engine {
           : {}),
       });
     }
+    return logged;
   }
 
   private async ensureOutput(dir: string, name: string): Promise<void> {

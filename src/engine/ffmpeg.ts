@@ -41,21 +41,41 @@ export class FfmpegError extends MediaflowError {
 const ABSOLUTE_PATH = /(?:\/[\w.@+-]+){2,}\/?/g;
 
 /**
- * The last meaningful lines of stderr, with every absolute path cut to its last part, so a
+ * ffmpeg's lines that only report the consequence of an error logged before them ("Error
+ * reinitializing filters!" after "Invalid UTF-8 in decoded subtitles text"): they tell a user
+ * nothing, and one of them repeats the filter's arguments.
+ */
+const CONSEQUENCE = [
+  /^Error reinitializing filters!?$/,
+  /^Error initializing filter '[^']*' with args/,
+  /^Failed to inject frame into filter network/,
+  /^Error while processing the decoded data for stream/,
+  /^Error while (?:decoding|filtering)\b/,
+  /^Error sending frames to consumers/,
+  /^Task finished with error code/,
+  /^Terminating thread with return code/,
+  /^Error opening output files?\b/,
+  /^Error initializing output stream/,
+];
+
+/**
+ * The telling lines of stderr: the last `maxLines` that are not mere consequences of an earlier
+ * error (all lines' last ones when none is), with every absolute path cut to its last part, so a
  * message never shows the server's disk layout. Jobs run in their workspace with relative names,
  * so most messages carry no paths to begin with.
  */
 export function tidyStderr(stderr: string, maxLines = 3): string {
-  return stderr
+  const lines = stderr
     .split('\n')
     // `[mov,mp4,m4a @ 0x55d0c...] ` names a component and a heap address: neither helps a user.
     .map((line) => line.replace(/\[[^\]\n]* @ 0x[0-9a-f]+\]\s*/g, ''))
     .map((line) => line.replace(ABSOLUTE_PATH, (p) => p.replace(/\/$/, '').split('/').pop() ?? ''))
+    // Advice on ffmpeg's own command line ("maybe missing -sub_charenc option") is not the user's to follow.
+    .map((line) => line.replace(/;?\s*maybe missing -[\w:]+ option\.?$/, ''))
     .map((line) => line.trim())
-    .filter((line) => line !== '' && !/^Conversion failed!?$/.test(line))
-    .slice(-maxLines)
-    .join('; ')
-    .slice(0, 500);
+    .filter((line) => line !== '' && !/^Conversion failed!?$/.test(line));
+  const telling = lines.filter((line) => !CONSEQUENCE.some((pattern) => pattern.test(line)));
+  return (telling.length > 0 ? telling : lines).slice(-maxLines).join('; ').slice(0, 500);
 }
 
 /** Progress of a run, from ffmpeg's `-progress` key=value blocks. */
@@ -77,7 +97,7 @@ export interface RunOptions {
   onProgress?: (progress: Progress) => void;
 }
 
-/** Flags every ffmpeg run gets: never read stdin, overwrite within the workspace, errors only. */
+/** Flags every ffmpeg run gets: never read stdin, overwrite within the workspace, errors only (a later `-loglevel` in a command's own arguments wins). */
 const COMMON_FFMPEG_FLAGS = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats'];
 
 /** Parses `-progress pipe:1` output and reports each block's position. */
@@ -131,10 +151,15 @@ async function run(tool: string, binary: string, args: string[], options: RunOpt
   });
 }
 
-/** Runs ffmpeg with `args` (everything after the binary's own common flags). */
-export async function runFfmpeg(binary: string, args: string[], options: RunOptions): Promise<void> {
+/**
+ * Runs ffmpeg with `args` (everything after the binary's own common flags) and returns what it
+ * logged: nothing at the default level (errors only), warnings too for a command that asks for
+ * them with its own `-loglevel warning`.
+ */
+export async function runFfmpeg(binary: string, args: string[], options: RunOptions): Promise<string> {
   const progress = options.onProgress ? ['-progress', 'pipe:1'] : [];
-  await run('ffmpeg', binary, [...COMMON_FFMPEG_FLAGS, ...progress, ...args], options, Boolean(options.onProgress));
+  const result = await run('ffmpeg', binary, [...COMMON_FFMPEG_FLAGS, ...progress, ...args], options, Boolean(options.onProgress));
+  return String(result.stderr ?? '');
 }
 
 /** Runs ffprobe and returns its stdout. */

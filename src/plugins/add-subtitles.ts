@@ -1,12 +1,15 @@
 import { qualityParam, argv, audioCodecFor, CONTRACT_VERSION, definePlugin, escapeFilterValue, even, muxerFor, Param, Type, videoEncoder, VIDEO_CONTAINERS } from '../sdk.js';
 
+/** The subtitles converted to ASS, in the job's workspace. */
+const ASS_FILE = 'subtitles.ass';
+
 export default definePlugin({
   contract: CONTRACT_VERSION,
   name: 'add-subtitles',
   path: '/add-subtitles/',
   summary: 'Burn a subtitle file into a video',
   description:
-    'SRT, ASS/SSA and WebVTT subtitles are drawn into the picture with libass. The audio is copied when the container takes it.',
+    "SRT, ASS/SSA and WebVTT subtitles, in any common character encoding, are drawn into the picture with libass (shaped text, fonts chosen per character). The audio is copied when the container takes it. Characters no installed font has are listed in the answer's `warnings`.",
   params: Type.Object({
     video_url: Param.url('video', 'URL of the video'),
     subtitle_url: Param.url('subtitle', 'URL of the subtitle file (.srt, .ass, .ssa, .vtt)'),
@@ -17,9 +20,15 @@ export default definePlugin({
   build: ({ params, inputs, output, input }) => {
     const video = inputs.video_url![0]!;
     const subtitles = inputs.subtitle_url![0]!;
-    // The subtitle file has a generated name in the workspace; it is escaped all the same, so the
-    // graph stays intact whatever a future naming scheme produces.
-    const burn = `subtitles=filename=${escapeFilterValue(subtitles.file)}`;
+    // Two steps, because only the `ass` filter takes `shaping`: ffmpeg 5's `subtitles` filter leaves
+    // libass on simple shaping, which draws Devanagari without its conjuncts, Thai tone marks over
+    // the vowels they should stack on, and Arabic vowel marks beside their letters. So the subtitles
+    // (SRT, WebVTT or ASS, opened as the probe saw them) are first written out as ASS, which is what
+    // the `subtitles` filter converted them to itself.
+    const converted = argv(input(subtitles), ['-map', '0:s:0', '-c:s', 'ass', '-f', 'ass', ASS_FILE]);
+    // Complex shaping (HarfBuzz) with fontconfig's fallback fonts: every script the fonts cover is drawn shaped.
+    // The name is generated; it is escaped all the same, so the graph stays intact whatever names come later.
+    const burn = `ass=filename=${escapeFilterValue(ASS_FILE)}:shaping=complex`;
     // x264 in 4:2:0 refuses odd sizes: a picture of odd width or height gets one black column or row.
     const encoder = videoEncoder(params.format, { quality: params.quality });
     const size = video.facts.video;
@@ -28,7 +37,10 @@ export default definePlugin({
     return {
       ...(video.facts.duration ? { expectedSeconds: video.facts.duration } : {}),
       commands: [
+        converted,
         argv(
+          // libass names each character no font has at warning level; the engine reports them as the answer's `warnings`.
+          ['-loglevel', 'warning'],
           input(video),
           ['-map', '0:v:0', '-map', '0:a:0?', '-vf', filter],
           encoder,

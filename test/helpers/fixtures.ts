@@ -33,6 +33,8 @@ const RECIPES: Record<string, string[] | { text: string }> = {
     '-f', 'lavfi', '-i', 'sine=frequency=440:duration=2:sample_rate=44100',
     '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest',
   ],
+  // a black, silent picture long enough for one subtitle cue per second in each script tested
+  'black-8s-640x360-silent.mp4': ['-f', 'lavfi', '-i', 'color=c=black:size=640x360:rate=10:duration=8', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'],
   'clip-2s-320x240.webm': [
     '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=25:duration=2',
     '-f', 'lavfi', '-i', 'sine=frequency=440:duration=2:sample_rate=48000',

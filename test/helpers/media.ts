@@ -52,6 +52,14 @@ export function brightPixels(frame: Awaited<ReturnType<typeof frameRgb>>, x0: nu
   return count;
 }
 
+/** Pixels of a rectangle whose brightness (luma) differs by more than `threshold` between two frames of one size. */
+export function differingPixels(a: Awaited<ReturnType<typeof frameRgb>>, b: Awaited<ReturnType<typeof frameRgb>>, x0: number, y0: number, w: number, h: number, threshold = 50): number {
+  const luma = ([r, g, b]: [number, number, number]) => 0.299 * r + 0.587 * g + 0.114 * b;
+  let count = 0;
+  for (let y = y0; y < y0 + h; y++) for (let x = x0; x < x0 + w; x++) if (Math.abs(luma(a.pixel(x, y)) - luma(b.pixel(x, y))) > threshold) count++;
+  return count;
+}
+
 /** Mean brightness (0..255) of a rectangle of a decoded frame. */
 export function meanLuma(frame: Awaited<ReturnType<typeof frameRgb>>, x0: number, y0: number, w: number, h: number): number {
   let sum = 0;

@@ -34,6 +34,16 @@ describe('generate-subtitles: cues, srtTime, toSrt', () => {
     assert.deepEqual(cues('今日は。 Hello there. ¿Qué tal? 🎉 done', 8), ['今日は。', 'Hello there.', '¿Qué tal?', '🎉 done']);
   });
 
+  it('counts the words of Chinese, Japanese and Thai, written without spaces, and joins them without spaces', () => {
+    // Each cue holds at most 3 words as Intl.Segmenter (ICU's dictionaries) cuts them; punctuation stays with the word before it.
+    assert.deepEqual(cues('我们今天去公园玩，然后回家吃饭。', 3), ['我们今天去', '公园玩，然后', '回家吃饭。']);
+    assert.deepEqual(cues('吾輩は猫である。名前はまだ無い。', 3), ['吾輩は猫', 'である。', '名前はまだ', '無い。']);
+    assert.deepEqual(cues('ภาษาไทยเป็นภาษาที่เขียนโดยไม่มีช่องว่าง', 4), ['ภาษาไทยเป็นภาษา', 'ที่เขียนโดยไม่มี', 'ช่องว่าง']);
+    // Mixed with spaced text, each keeps its own spacing.
+    assert.deepEqual(cues('Hello 你好世界 world', 8), ['Hello 你好世界 world']);
+    assert.deepEqual(cues('Hello 你好世界 world', 2), ['Hello 你好', '世界 world']);
+  });
+
   it('formats times as HH:MM:SS,mmm, past an hour and past a day', () => {
     assert.equal(srtTime(0), '00:00:00,000');
     assert.equal(srtTime(3), '00:00:03,000');

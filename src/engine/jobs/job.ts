@@ -14,7 +14,8 @@ export const isTerminal = (status: JobStatus): boolean => status === 'succeeded'
 
 /** A finished job's outputs, as paths relative to the output store (turned into URLs when shown). */
 export type StoredResult =
-  | { message: string; field: string; path: string }
+  // `warnings`: what went wrong without failing the job (engine.ts' JobResult), shown only when there are some.
+  | { message: string; field: string; path: string; warnings?: string[] }
   | { message: string; outputs: Record<string, string | string[]> };
 
 /** Where the webhook of a job stands. Only `url`, `attempts`, `last_status` and `delivered_at` are shown. */
@@ -85,9 +86,11 @@ export interface JobView {
 /** Turns a store path into the URL a client downloads (a presigned one, for a private bucket). */
 export type UrlOf = (path: string) => Promise<string>;
 
-/** The synchronous success body of a result: `{message, <field>: url}` or `{message, outputs}`. */
+/** The synchronous success body of a result: `{message, <field>: url}` (with `warnings` when there are some) or `{message, outputs}`. */
 export async function resultBody(result: StoredResult, urlOf: UrlOf): Promise<Record<string, unknown>> {
-  if ('field' in result) return { message: result.message, [result.field]: await urlOf(result.path) };
+  if ('field' in result) {
+    return { message: result.message, [result.field]: await urlOf(result.path), ...(result.warnings?.length ? { warnings: result.warnings } : {}) };
+  }
   const outputs: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(result.outputs)) outputs[name] = Array.isArray(value) ? await Promise.all(value.map(urlOf)) : await urlOf(value);
   return { message: result.message, outputs };

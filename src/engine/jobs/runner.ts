@@ -34,7 +34,9 @@ export async function checkJob(job: JobSpec, engine: Engine, config: Config): Pr
   const named = new Set<string>();
   const localFiles = ownUploads(engine, job.own_bases, named);
   if (job.kind === 'operation') engine.prepare(job.name, job.fields, localFiles);
-  else checkPipeline(await loadPipelineByName(config.pipelinesDir, job.name, engine.deps.registry), engine, { inputs: job.fields, localFiles });
+  // A field the pipeline does not declare is a typo to report (as on the CLI), not a value to drop;
+  // only at submission, so a job queued before a definition lost an input still runs.
+  else checkPipeline(await loadPipelineByName(config.pipelinesDir, job.name, engine.deps.registry), engine, { inputs: job.fields, refuseUnknownInputs: true, localFiles });
   for (const relative of named) {
     if (!(await engine.deps.store.exists(relative))) throw paramError(`Input ${relative} is not a published output of this server (it may have expired)`);
   }
@@ -55,7 +57,8 @@ export async function runJob(
       localFiles,
       onProgress: (progress) => options.onProgress(operationProgress(progress)),
     });
-    return { result: { message: result.message, field: result.field, path: result.path }, timings: result.timings };
+    const { message, field, path, warnings } = result;
+    return { result: { message, field, path, ...(warnings ? { warnings } : {}) }, timings: result.timings };
   }
   // Read again: an edited definition takes effect for jobs that start after the edit.
   const definition = await loadPipelineByName(config.pipelinesDir, job.name, engine.deps.registry);
