@@ -31,8 +31,11 @@ export {
   audioCodecFor,
   audioEncoder,
   even,
+  evenSizeArgs,
   muxerFor,
   videoCodecFor,
   videoEncoder,
   type VideoContainer,
+  type VideoEncodeOptions,
 } from './plugins/shared/encoding.js';
+export { AUDIO_CONTAINERS, audioFileEncoder, audioFileSampleRate, audioMuxerFor, isAudioFileOf, type AudioContainer } from './plugins/shared/audio-encoding.js';

@@ -92,6 +92,7 @@ describe('third-party plugins: loading', () => {
       ['route-collision.js', /^Plugin 'resize-twice' from .* is invalid: path \/Resize_Image is already the route of 'resize_image' \(built-in\)$/],
       ['shadows-uploads.js', /^Plugin 'sneaky' from .* is invalid: path \/uploads\/sneaky\/ shadows mediaflow's own route \/uploads$/],
       ['schema-error.js', /^Plugin 'bad-schema' from .* is invalid: parameter 'format' has default 'avi', which is not one of mp4, webm$/],
+      ['misspelt-keyword.js', /^Plugin 'typo' from .*misspelt-keyword\.js \(MEDIAFLOW_PLUGINS\) is invalid: parameter 'size' has unknown schema keyword 'defualt' \(did you mean 'default'\?\)$/],
       ['wrong-contract.js', /^Plugin 'from-the-future' from .* is invalid: it targets plugin contract 2, but this mediaflow implements contract 1 \(incompatible\): upgrade mediaflow/],
       ['no-default.js', /^Plugin '.*no-default\.js' from MEDIAFLOW_PLUGINS could not be loaded: the module has no default export/],
       ['does-not-exist.js', /^Plugin '.*does-not-exist\.js' from MEDIAFLOW_PLUGINS could not be loaded: cannot be found: .*does-not-exist\.js does not exist$/],
@@ -103,6 +104,61 @@ describe('third-party plugins: loading', () => {
       });
     }
     await assert.rejects(loadFromEnv('mediaflow-plugin-nowhere'), /^PluginError: Plugin 'mediaflow-plugin-nowhere' from MEDIAFLOW_PLUGINS could not be loaded: cannot be found: no package 'mediaflow-plugin-nowhere' is installed/);
+  });
+
+  it('says where a plugin fails to import (file and line), and how to compile a TypeScript one', async () => {
+    const dir = path.join(tmp, 'broken');
+    await mkdir(dir);
+    const write = async (name: string, text: string) => {
+      await writeFile(path.join(dir, name), text);
+      return path.join(dir, name);
+    };
+    // Through the real CLI: under the test runner, import() goes through its own transform, not Node's.
+    const failure = async (file: string) => {
+      const { exitCode, stderr } = await runCli(['plugins'], { env: { MEDIAFLOW_PLUGINS: file } });
+      assert.equal(exitCode, 1, `${file} is refused`);
+      return stderr.trim();
+    };
+    // A syntax error, in the plugin or in a module it imports: Node's import() names neither place.
+    const syntax = await write('syntax.js', "export default {\n  name: 'x',\n  oops: ,\n};\n");
+    assert.match(await failure(syntax), /could not be loaded: importing it failed: SyntaxError: Unexpected token ',' \(at .*broken\/syntax\.js:3\)$/);
+    const nested = await write('nested.js', "import plugin from './syntax.js';\nexport default plugin;\n");
+    assert.match(await failure(nested), /^mediaflow: Plugin '.*nested\.js' .*importing it failed: SyntaxError: Unexpected token ',' \(at .*broken\/syntax\.js:3\)$/);
+    // A runtime error at the module's top level, and an import of a package that is not installed.
+    const runtime = await write('runtime.js', "const ready = true;\nnotDefined.call(ready);\nexport default {};\n");
+    assert.match(await failure(runtime), /importing it failed: ReferenceError: notDefined is not defined \(at .*broken\/runtime\.js:2:1\)$/);
+    const missing = await write('missing.js', "// needs a helper\nimport helper from 'mediaflow-helper-nowhere';\nexport default helper;\n");
+    assert.match(await failure(missing), /importing it failed: Cannot find package 'mediaflow-helper-nowhere' imported from .*missing\.js \(at .*broken\/missing\.js:2\)$/);
+    // TypeScript: this Node.js does not run it, so the message says how to compile it.
+    const ts = await write('plugin.ts', 'export default {} as unknown;\n');
+    const message = await failure(ts);
+    assert.match(message, /could not be loaded: it is TypeScript, which this Node\.js does not run: compile it to JavaScript/);
+    assert.match(message, /npx tsc, with a tsconfig\.json such as \{"compilerOptions":\{"target":"ES2022","module":"NodeNext"/);
+  });
+
+  it("shows the version of a plugin object's package, in mediaflow plugins and the registry the API document reads", async () => {
+    const dir = path.join(tmp, 'objects');
+    await mkdir(dir);
+    // The config file's own package: the version of the plugins written inline in it.
+    await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'my-media-app', version: '3.1.4', type: 'module' }));
+    const thumbnail = path.resolve(import.meta.dirname, '../node_modules/mediaflow-plugin-thumbnail/index.js');
+    await writeFile(
+      path.join(dir, 'mediaflow.config.mjs'),
+      `import thumbnail from ${JSON.stringify(thumbnail)};\n` +
+        "export default { plugins: [thumbnail, { contract: 1, name: 'inline', path: '/inline/', summary: 'Inline', params: { type: 'object', properties: {} }, output: () => ({ field: 'output_file', path: '{id}.txt' }), build: ({ output }) => ({ files: { [output]: 'x' }, commands: [] }), message: () => 'Done' }] };\n",
+    );
+    const { exitCode, stdout, stderr } = await runCli(['plugins', '--json'], { cwd: dir });
+    assert.equal(exitCode, 0, stderr);
+    const rows = JSON.parse(stdout) as Array<Record<string, string>>;
+    assert.deepEqual(
+      rows.slice(10).map((row) => [row.name, row.version, row.source]),
+      [
+        ['thumbnail', '1.0.0', 'mediaflow.config.mjs'],
+        ['inline', '3.1.4', 'mediaflow.config.mjs'],
+      ],
+    );
+    const registry = await loadRegistry({ cwd: dir });
+    assert.deepEqual(registry.infoOf('thumbnail'), { source: 'mediaflow.config.mjs', version: '1.0.0' });
   });
 
   it('refuses a bad config file, naming it', async () => {
@@ -181,6 +237,9 @@ describe('third-party plugins: registration checks', () => {
       [{ params: Type.Object({ code: Param.text({ description: 'Code', maxLength: 9, pattern: '([a-z' }) }) }, /^parameter 'code' has a pattern that is not a regular expression/],
       [{ params: Type.Object({ code: Param.text({ description: 'Code', maxLength: 9, pattern: '^[a-z]+$', default: '42' }) }) }, "parameter 'code' has default '42', which is not matched by its pattern ^[a-z]+$"],
       [{ params: Type.Object({ clip: Type.String({ description: 'Clip', 'x-mediaflow-input': { kind: 'hologram', list: false } }) }) }, "input parameter 'clip' has kind 'hologram' (use audio, video, image, subtitle, media)"],
+      [{ params: Type.Object({ size: Type.Integer({ description: 'Size', minimum: 1, maximun: 9 }) }) }, "parameter 'size' has unknown schema keyword 'maximun' (did you mean 'maximum'?)"],
+      [{ params: Type.Object({ link: Type.String({ description: 'Link', format: 'uri' }) }) }, /^parameter 'link' has unknown schema keyword 'format' \(mediaflow reads type, description, enum, default, examples/],
+      [{ params: Type.Object({ size: Param.integer({ minimum: 1, maximum: 9, examples: [20], description: 'Size' }) }) }, "parameter 'size' has example 20, which is above its maximum 9"],
       [{ build: 'not a function' }, 'build() is missing (it must be a function)'],
       [{ check: 42 }, 'check must be a function'],
       [{ output: () => ({ field: 'output_file', path: 'fixed-name.jpg' }) }, "output() returned path 'fixed-name.jpg'; it must contain {id}, the job's random id"],
@@ -280,7 +339,8 @@ describe('--help from the schema', () => {
       '(default: "5")',
       '--format <value>',
       '(choices: mp4, avi, mov, mkv, webm) (default: "mp4")',
-      '--out-dir <dir> folder for the output (default: ".")',
+      '--out-dir <dir> folder for the output (in a folder of its own, as the server lays it out) (default: ".")',
+      '-o, --output <file> the file to write the result to',
       '--plugin <module> load an operation plugin',
     ]) {
       assert.ok(flat.includes(text), `${text} in ${stdout}`);

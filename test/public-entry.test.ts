@@ -23,6 +23,8 @@ describe('the public entry and the plugin contract', () => {
     const mediaflow = (await import('mediaflow')) as Record<string, unknown>;
     for (const name of [
       'definePlugin', 'CONTRACT_VERSION', 'Param', 'Type', 'Optional', 'argv', 'escapeFilterValue', 'concatList', 'mediaError', 'paramError', 'MediaflowError',
+      'VIDEO_CONTAINERS', 'QUALITIES', 'qualityParam', 'videoEncoder', 'audioEncoder', 'videoCodecFor', 'audioCodecFor', 'muxerFor', 'even', 'evenSizeArgs',
+      'AUDIO_CONTAINERS', 'audioFileEncoder', 'audioMuxerFor', 'isAudioFileOf', 'audioFileSampleRate',
       'defineConfig', 'loadRegistry', 'builtinRegistry', 'loadPlugins', 'PluginError', 'Registry', 'buildServer', 'startServer', 'loadConfig', 'resolveBinaries', 'openApiDocument',
     ]) {
       assert.ok(mediaflow[name] !== undefined, `mediaflow exports ${name}`);
@@ -35,6 +37,11 @@ describe('the public entry and the plugin contract', () => {
     assert.deepEqual(plain(Param.choice(['a', 'b'], { default: 'a', description: 'c' })), { type: 'string', enum: ['a', 'b'], default: 'a', description: 'c' });
     assert.deepEqual(plain(Param.url('video', 'v')), { type: 'string', description: 'v', 'x-mediaflow-input': { kind: 'video', list: false } });
     assert.equal(escapeFilterValue("it's: [x]"), "it\\\\\\'s\\\\: \\[x\\]");
+    // The audio container helpers, so a plugin writing mp3, wav or m4a keeps no table of its own.
+    const { audioFileEncoder, audioMuxerFor } = mediaflow as { audioFileEncoder: (c: string) => string[]; audioMuxerFor: (c: string) => string[] };
+    assert.deepEqual(audioFileEncoder('mp3'), ['-c:a', 'libmp3lame', '-q:a', '2']);
+    assert.deepEqual(audioFileEncoder('wav'), ['-c:a', 'pcm_s16le']);
+    assert.deepEqual(audioMuxerFor('m4a'), ['-movflags', '+faststart', '-f', 'ipod']);
   });
 
   it('the built-ins are written with the public contract: nothing under src/plugins reaches into src/engine', async () => {

@@ -1,4 +1,4 @@
-import { CONTRACT_VERSION, inputSpecOf, type OutputSpec, type PluginDefinition, type TObject } from './plugin.js';
+import { CONTRACT_VERSION, FORMAT_KEYWORD, INPUT_KEYWORD, inputSpecOf, type OutputSpec, type PluginDefinition, type TObject } from './plugin.js';
 
 /**
  * The checks a plugin passes when it is registered, beyond its shape: the contract it targets, a
@@ -9,6 +9,13 @@ import { CONTRACT_VERSION, inputSpecOf, type OutputSpec, type PluginDefinition, 
 /** Parameter types the front ends know how to read from a form field, a flag or a pipeline value. */
 const PARAM_TYPES = ['string', 'integer', 'number', 'boolean'];
 const INPUT_KINDS = ['audio', 'video', 'image', 'subtitle', 'media'];
+
+/**
+ * The schema keywords mediaflow reads in a parameter. Any other is refused: a misspelt `defualt`
+ * would otherwise be dropped in silence (the field turning required), and a keyword no front end
+ * enforces (`format`, `multipleOf`) would promise a check that never happens.
+ */
+const KNOWN_KEYWORDS = ['type', 'description', 'enum', 'default', 'examples', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', INPUT_KEYWORD, FORMAT_KEYWORD];
 
 /** Names the CLI takes for itself: a plugin cannot be a subcommand of the same name. */
 export const RESERVED_NAMES = ['serve', 'run', 'plugins', 'help'];
@@ -33,16 +40,40 @@ interface PropertyFields {
   description?: unknown;
   enum?: unknown;
   default?: unknown;
+  examples?: unknown;
   minimum?: unknown;
   maximum?: unknown;
+  minLength?: unknown;
   maxLength?: unknown;
   pattern?: unknown;
 }
 
-/** Whether a default value fits its own parameter: type, enum, range and length. */
-function defaultProblem(key: string, p: PropertyFields): string | undefined {
-  const value = p.default;
-  const wrong = (what: string) => `parameter '${key}' has default ${show(value)}, which is ${what}`;
+/** Edit distance of two short words, to suggest the keyword a misspelt one meant. */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
+}
+
+/** The first keyword of a parameter's schema that mediaflow does not read, as a phrase. */
+function keywordProblem(key: string, property: object): string | undefined {
+  const unknown = Object.keys(property).find((keyword) => !KNOWN_KEYWORDS.includes(keyword));
+  if (unknown === undefined) return undefined;
+  const [near] = KNOWN_KEYWORDS.map((keyword) => ({ keyword, d: distance(unknown.toLowerCase(), keyword.toLowerCase()) }))
+    .filter(({ d }) => d <= 2)
+    .sort((a, b) => a.d - b.d)
+    .map(({ keyword }) => keyword);
+  const hint = near ? `did you mean '${near}'?` : `mediaflow reads ${KNOWN_KEYWORDS.join(', ')}`;
+  return `parameter '${key}' has unknown schema keyword '${unknown}' (${hint})`;
+}
+
+/** Whether a value (a default, or one of the examples) fits its own parameter: type, enum, range and length. */
+function valueProblem(key: string, p: PropertyFields, value: unknown, role: 'default' | 'example'): string | undefined {
+  const wrong = (what: string) => `parameter '${key}' has ${role} ${show(value)}, which is ${what}`;
   if (p.type === 'string' && typeof value !== 'string') return wrong('not a string');
   if ((p.type === 'integer' || p.type === 'number') && (typeof value !== 'number' || !Number.isFinite(value))) return wrong('not a number');
   if (p.type === 'integer' && !Number.isInteger(value)) return wrong('not an integer');
@@ -50,6 +81,7 @@ function defaultProblem(key: string, p: PropertyFields): string | undefined {
   if (Array.isArray(p.enum) && !p.enum.includes(value)) return wrong(`not one of ${p.enum.join(', ')}`);
   if (typeof value === 'number' && typeof p.minimum === 'number' && value < p.minimum) return wrong(`below its minimum ${p.minimum}`);
   if (typeof value === 'number' && typeof p.maximum === 'number' && value > p.maximum) return wrong(`above its maximum ${p.maximum}`);
+  if (typeof value === 'string' && typeof p.minLength === 'number' && value.length < p.minLength) return wrong(`shorter than its minLength ${p.minLength}`);
   if (typeof value === 'string' && typeof p.maxLength === 'number' && value.length > p.maxLength) return wrong(`longer than its maxLength ${p.maxLength}`);
   if (typeof value === 'string' && typeof p.pattern === 'string' && !new RegExp(p.pattern, 'u').test(value)) return wrong(`not matched by its pattern ${p.pattern}`);
   return undefined;
@@ -61,6 +93,8 @@ function propertyProblem(key: string, property: unknown): string | undefined {
   if (typeof property !== 'object' || property === null) return `parameter '${key}' is not a schema`;
   const p = property as PropertyFields;
   if (!PARAM_TYPES.includes(String(p.type))) return `parameter '${key}' has unsupported type ${show(p.type)} (use string, integer, number or boolean)`;
+  const keyword = keywordProblem(key, property);
+  if (keyword) return keyword;
   if (typeof p.description !== 'string' || p.description.trim() === '') return `parameter '${key}' has no description (--help and the API docs show it)`;
   if (p.enum !== undefined) {
     if (!Array.isArray(p.enum) || p.enum.length === 0 || !p.enum.every((v) => typeof v === 'string')) return `parameter '${key}' has an enum that is not a list of strings`;
@@ -75,8 +109,8 @@ function propertyProblem(key: string, property: unknown): string | undefined {
   if (typeof p.minimum === 'number' && typeof p.maximum === 'number' && p.minimum > p.maximum) {
     return `parameter '${key}' has minimum ${p.minimum} above its maximum ${p.maximum}`;
   }
-  if (p.maxLength !== undefined && (typeof p.maxLength !== 'number' || !Number.isInteger(p.maxLength) || p.maxLength < 0)) {
-    return `parameter '${key}' has a maxLength that is not a whole number`;
+  for (const bound of ['minLength', 'maxLength'] as const) {
+    if (p[bound] !== undefined && (typeof p[bound] !== 'number' || !Number.isInteger(p[bound]) || p[bound] < 0)) return `parameter '${key}' has a ${bound} that is not a whole number`;
   }
   if (p.pattern !== undefined) {
     if (p.type !== 'string' || typeof p.pattern !== 'string') return `parameter '${key}' has a pattern, which only a string parameter may have`;
@@ -87,8 +121,15 @@ function propertyProblem(key: string, property: unknown): string | undefined {
     }
   }
   if (p.default !== undefined) {
-    const problem = defaultProblem(key, p);
+    const problem = valueProblem(key, p, p.default, 'default');
     if (problem) return problem;
+  }
+  if (p.examples !== undefined) {
+    if (!Array.isArray(p.examples) || p.examples.length === 0) return `parameter '${key}' has examples that are not a list of values`;
+    for (const example of p.examples) {
+      const problem = valueProblem(key, p, example, 'example');
+      if (problem) return problem;
+    }
   }
   const spec = inputSpecOf(property as never);
   if (spec !== undefined) {
@@ -118,17 +159,27 @@ export function schemaProblem(params: unknown): string | undefined {
   return undefined;
 }
 
+/** File names that say what an input of each kind is, for sample URLs. */
+const SAMPLE_FILES: Record<string, [string, string]> = { audio: ['voice', 'mp3'], video: ['clip', 'mp4'], image: ['photo', 'jpg'], subtitle: ['subtitles', 'srt'], media: ['media', 'mp4'] };
+
+/** A sample URL of an input of `kind` (the `n`th of a list). */
+function sampleUrl(kind: string, n?: number): string {
+  const [name, extension] = SAMPLE_FILES[kind] ?? ['input', 'bin'];
+  return `https://example.com/${name}${n === undefined ? '' : `-${n}`}.${extension}`;
+}
+
 /**
- * Plausible params for a schema: each default, else the first choice, the minimum, or a sample
- * URL. Used to ask a plugin for its output spec before any request (registration, API docs).
+ * Plausible params for a schema: each default, else its first example, the first choice, the
+ * minimum, or a sample URL. Used to ask a plugin for its output spec before any request (registration, API docs).
  */
 export function sampleParams(schema: TObject): Record<string, unknown> {
   const params: Record<string, unknown> = {};
   for (const [key, property] of Object.entries(schema.properties) as Array<[string, PropertyFields]>) {
     const spec = inputSpecOf(property as never);
     if (property.default !== undefined) params[key] = property.default;
+    else if (Array.isArray(property.examples)) params[key] = property.examples[0];
     else if (Array.isArray(property.enum)) params[key] = property.enum[0];
-    else if (spec) params[key] = spec.list ? Array.from({ length: spec.min ?? 1 }, (_, i) => `https://example.com/input-${i + 1}`) : 'https://example.com/input';
+    else if (spec) params[key] = spec.list ? Array.from({ length: spec.min ?? 1 }, (_, i) => sampleUrl(spec.kind, i + 1)) : sampleUrl(spec.kind);
     else if (property.type === 'integer' || property.type === 'number') params[key] = typeof property.minimum === 'number' ? Math.max(property.minimum, Math.min(1, Number(property.maximum ?? 1))) : 1;
     else if (property.type === 'boolean') params[key] = false;
     else params[key] = 'text';

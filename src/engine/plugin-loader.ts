@@ -2,7 +2,8 @@ import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseSetting, SETTINGS } from './config.js';
-import type { PluginDefinition } from './plugin.js';
+import { DEFINED_IN, type PluginDefinition } from './plugin.js';
+import { importProblem } from './plugin-import.js';
 import { PluginError, type Registry } from './registry.js';
 
 /**
@@ -45,6 +46,8 @@ interface PluginRequest {
   entry: string | PluginDefinition;
   origin: string;
   base: string;
+  /** A plugin object's package version, found when the config file is read. */
+  version?: string;
 }
 
 /** mediaflow's own package folder (dist/engine or src/engine is two levels down). */
@@ -163,6 +166,17 @@ function packageVersion(file: string, packageDir?: string): string | undefined {
   }
 }
 
+/**
+ * The version of a plugin object's package: the one holding the module that called
+ * `definePlugin` for it (a package's plugin imported into the config file), else the config
+ * file's own (a plugin written inline).
+ */
+function objectVersion(plugin: object, configFile: string): string | undefined {
+  const definedIn = (plugin as { [DEFINED_IN]?: unknown })[DEFINED_IN];
+  const file = typeof definedIn === 'string' ? (definedIn.startsWith('file:') ? fileURLToPath(definedIn) : definedIn) : configFile;
+  return packageVersion(file);
+}
+
 /** The first line of a thrown value's message. */
 const firstLine = (error: unknown) => String((error as Error)?.message ?? error).split('\n')[0]!;
 
@@ -210,7 +224,10 @@ async function configRequests(cwd: string): Promise<PluginRequest[]> {
   if (!Array.isArray(plugins)) fail('plugins must be a list of package names, paths or plugin objects');
   return plugins.map((entry) => {
     if (typeof entry === 'string' && entry.trim() !== '') return { entry: entry.trim(), origin: name!, base: cwd };
-    if (typeof entry === 'object' && entry !== null && !name!.endsWith('.json')) return { entry, origin: name!, base: cwd };
+    if (typeof entry === 'object' && entry !== null && !name!.endsWith('.json')) {
+      const version = objectVersion(entry, file);
+      return { entry, origin: name!, base: cwd, ...(version !== undefined ? { version } : {}) };
+    }
     return fail(`plugins holds ${JSON.stringify(entry)}, which is neither a package name, a path nor a plugin object`);
   });
 }
@@ -233,8 +250,8 @@ export async function loadPlugins(registry: Registry, options: PluginLoadOptions
   const loaded = new Set<string>();
   for (const request of await requests(options)) {
     if (typeof request.entry !== 'string') {
-      // A plugin object written in a .js config file.
-      registry.register(request.entry, request.origin);
+      // A plugin object written in (or imported into) a .js config file.
+      registry.register(request.entry, request.origin, request.version !== undefined ? { version: request.version } : {});
       continue;
     }
     const entry = request.entry;
@@ -248,12 +265,7 @@ export async function loadPlugins(registry: Registry, options: PluginLoadOptions
     try {
       module = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     } catch (error) {
-      const code = (error as { code?: string }).code;
-      const hint =
-        code === 'ERR_MODULE_NOT_FOUND' && /'mediaflow'/.test(firstLine(error))
-          ? " (it imports 'mediaflow', which must be installed where the plugin can find it: it is the plugin's peer dependency)"
-          : '';
-      throw new PluginError(entry, `importing it failed: ${firstLine(error)}${hint}`, request.origin, 'could not be loaded');
+      throw new PluginError(entry, await importProblem(error, file), request.origin, 'could not be loaded');
     }
     const version = packageVersion(file, resolved.packageDir);
     for (const plugin of pluginsOf(module, entry, request.origin)) {

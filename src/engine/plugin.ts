@@ -39,10 +39,10 @@ export const Param = {
   /** One of a fixed set of strings. */
   choice: <const T extends readonly string[]>(values: T, options: { default?: T[number]; description: string }) =>
     Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options }),
-  /** A whole number within bounds. */
-  integer: (options: { minimum: number; maximum: number; default?: number; description: string }) => Type.Integer(options),
+  /** A whole number within bounds; `examples` are values the API docs offer to try. */
+  integer: (options: { minimum: number; maximum: number; default?: number; examples?: number[]; description: string }) => Type.Integer(options),
   /** Free text, bounded in length; `pattern` (a regular expression) restricts its form, which `description` should say in words. */
-  text: (options: { description: string; maxLength: number; default?: string; pattern?: string }) => Type.String(options),
+  text: (options: { description: string; maxLength: number; minLength?: number; default?: string; examples?: string[]; pattern?: string }) => Type.String(options),
 };
 
 /** Optional parameter without default (TypeBox's Optional, re-exported so plugins need only this module). */
@@ -107,8 +107,32 @@ export interface PluginDefinition<S extends TObject = TObject> {
   message: (params: Static<S>) => string;
 }
 
-/** Declares a plugin; only adds types, like Vite's `defineConfig`. */
+/**
+ * Where `definePlugin` was called: a hidden, non-enumerable mark (shared by every copy of
+ * mediaflow through the global symbol registry). A plugin object listed in a config file carries
+ * no package name, and this file is how its package, and so its version, is found.
+ */
+export const DEFINED_IN = Symbol.for('mediaflow.plugin.definedIn');
+
+/** The file of the function that called `callee`, from V8's structured stack trace. */
+function callerFile(callee: Function): string | undefined {
+  const original = Error.prepareStackTrace;
+  try {
+    Error.prepareStackTrace = (_error, frames) => frames;
+    const holder: { stack?: NodeJS.CallSite[] } = {};
+    Error.captureStackTrace(holder, callee);
+    return holder.stack?.[0]?.getFileName() ?? undefined;
+  } finally {
+    Error.prepareStackTrace = original;
+  }
+}
+
+/** Declares a plugin: adds types, like Vite's `defineConfig`, and marks the module it is written in (see DEFINED_IN). */
 export function definePlugin<S extends TObject>(plugin: PluginDefinition<S>): PluginDefinition<S> {
+  const file = callerFile(definePlugin);
+  if (file && typeof plugin === 'object' && plugin !== null && Object.isExtensible(plugin) && !(DEFINED_IN in plugin)) {
+    Object.defineProperty(plugin, DEFINED_IN, { value: file, enumerable: false });
+  }
   return plugin;
 }
 
