@@ -46,6 +46,51 @@ describe('metrics', () => {
   });
 });
 
+describe('metrics access', () => {
+  const scrape = (base: string, headers: Record<string, string> = {}) => fetch(`${base}/metrics`, { headers });
+
+  it('need the API key (X-API-Key, or as a Bearer token for Prometheus) when one is set; /health stays open', async () => {
+    const keyed = await startMediaflow({ MEDIAFLOW_API_KEY: 'sesame' });
+    try {
+      for (const headers of [{}, { 'x-api-key': 'wrong' }, { authorization: 'Bearer wrong' }, { authorization: 'Basic c2VzYW1l' }] as Array<Record<string, string>>) {
+        const res = await scrape(keyed.base, headers);
+        assert.equal(res.status, 401, JSON.stringify(headers));
+        assert.deepEqual(await res.json(), { error: 'Invalid or missing API key' });
+        assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer /);
+      }
+      for (const headers of [{ 'x-api-key': 'sesame' }, { authorization: 'Bearer sesame' }] as Array<Record<string, string>>) {
+        const res = await scrape(keyed.base, headers);
+        assert.equal(res.status, 200, JSON.stringify(headers));
+        assert.match(await res.text(), /^# HELP mediaflow_/m);
+      }
+      assert.equal((await fetch(`${keyed.base}/health`)).status, 200);
+    } finally {
+      await keyed.close();
+    }
+  });
+
+  it('need MEDIAFLOW_METRICS_TOKEN as a Bearer token when it is set (the API key still works)', async () => {
+    const tokened = await startMediaflow({ MEDIAFLOW_METRICS_TOKEN: 'scrape-me', MEDIAFLOW_API_KEY: 'sesame' });
+    const onlyToken = await startMediaflow({ MEDIAFLOW_METRICS_TOKEN: 'scrape-me' });
+    try {
+      for (const server of [tokened, onlyToken]) {
+        const denied = await scrape(server.base, { authorization: 'Bearer nope' });
+        assert.equal(denied.status, 401);
+        assert.match(((await denied.json()) as { error: string }).error, /^Invalid or missing metrics token/);
+        assert.equal((await scrape(server.base, { authorization: 'Bearer scrape-me' })).status, 200);
+      }
+      assert.equal((await scrape(tokened.base, { 'x-api-key': 'sesame' })).status, 200);
+      // The token opens /metrics only, not the operations.
+      const operation = await fetch(`${tokened.base}/generate-subtitles/`, { method: 'POST', headers: { authorization: 'Bearer scrape-me', 'content-type': 'application/json' }, body: '{"text":"x"}' });
+      assert.equal(operation.status, 401);
+      assert.equal((await scrape(onlyToken.base)).status, 401);
+    } finally {
+      await tokened.close();
+      await onlyToken.close();
+    }
+  });
+});
+
 describe('logs', () => {
   let files: FileServer;
   let dataDir: string;

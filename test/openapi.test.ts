@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { loadConfig } from '../src/engine/config.js';
+import { parseParams } from '../src/engine/params.js';
 import { sampleParams } from '../src/engine/plugin-check.js';
 import { inputSpecOf, type PluginDefinition } from '../src/engine/plugin.js';
 import type { Registry } from '../src/engine/registry.js';
@@ -170,6 +171,59 @@ describe('OpenAPI document and docs', () => {
     const resize = document.paths['/resize_image/'].post.requestBody.content['application/json'].schema;
     assert.deepEqual(resize.required, ['image_url', 'width', 'height']);
     assert.deepEqual([resize.properties.width.type, resize.properties.width.minimum, resize.properties.width.maximum], ['integer', 1, 8192]);
+  });
+
+  it('offers example values that work: every example passes validation, no field shown at a bound it does not need', async () => {
+    const document = await getDocument();
+    for (const plugin of registry.list() as PluginDefinition[]) {
+      const content = document.paths[plugin.path].post.requestBody.content;
+      const example = content['application/json'].example as Json;
+      assert.deepEqual(content['multipart/form-data'].example, example, plugin.name);
+      // The engine takes the example as it is (the URLs aside, which it would download).
+      assert.doesNotThrow(() => parseParams(plugin.params, example), plugin.name);
+      for (const [key, value] of Object.entries(example)) {
+        assert.deepEqual(content['multipart/form-data'].schema.properties[key].examples, [value], `${plugin.name}.${key}`);
+        // Nothing at a maximum, such as an 8192x8192 resize.
+        const maximum = (plugin.params.properties[key] as Json).maximum;
+        if (maximum !== undefined && (plugin.params.properties[key] as Json).default !== maximum) assert.ok(value < maximum, `${plugin.name}.${key} = ${value}`);
+      }
+    }
+    assert.deepEqual(document.paths['/resize_image/'].post.requestBody.content['application/json'].example, { image_url: 'https://example.com/photo.jpg', width: 640, height: 480 });
+    // Optional fields without a default (a frame size that would otherwise come from the images) are left out.
+    const slideshow = document.paths['/images-to-video/'].post.requestBody.content['application/json'].example;
+    assert.equal(slideshow.width, undefined);
+    assert.equal(slideshow.image_urls, 'https://example.com/photo-1.jpg');
+  });
+
+  it("keeps text's maxLength within the body limit, and says the limit counts bytes", () => {
+    const text = (bodyLimit: number) => (openApiDocument(builtinRegistry(), { apiKey: undefined, publicUrl: undefined, bodyLimit }) as Json).paths['/generate-subtitles/'].post.requestBody.content['application/json'].schema.properties.text;
+    assert.equal(text(4096).maxLength, 4096);
+    assert.match(text(4096).description, /at most 4096 characters; the whole request body is at most 4096 bytes, MEDIAFLOW_BODY_LIMIT/);
+    assert.equal(text(8 * 1024 * 1024).maxLength, 1_000_000, "the plugin's own bound, when it is the smaller");
+  });
+
+  it('says on each operation that the path also answers without its trailing slash (and other methods are a 405)', async () => {
+    const document = await getDocument();
+    for (const plugin of registry.list() as PluginDefinition[]) {
+      const bare = plugin.path.replace(/\/$/, '');
+      assert.ok(String(document.paths[plugin.path].post.description).includes(`Also answered at \`${bare}\`: the trailing slash is optional.`), plugin.name);
+      assert.match(document.paths[plugin.path].post.description, /405 with `Allow: POST`/);
+      // And it does.
+      const res = await fetch(`${base}${bare}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      assert.equal(res.status, 401, `${bare} is a route (behind the key)`);
+      await res.arrayBuffer();
+    }
+    assert.match(document.info.description, /with or without the trailing slash/);
+  });
+
+  it('marks /metrics as needing the API key or the metrics token, as the server does', async () => {
+    const document = await getDocument();
+    assert.deepEqual(document.paths['/metrics'].get.security, [{ apiKey: [] }, { apiKeyBearer: [] }]);
+    const withToken = openApiDocument(builtinRegistry(), { apiKey: undefined, publicUrl: undefined, metricsToken: 't' }) as Json;
+    assert.deepEqual(withToken.paths['/metrics'].get.security, [{ metricsToken: [] }]);
+    assert.equal((openApiDocument(builtinRegistry()) as Json).paths['/metrics'].get.security, undefined);
+    assert.equal(await openApiErrors(withToken), undefined);
+    assert.equal((await fetch(`${base}/metrics`)).status, 401);
   });
 
   it('gives each operation its success shape (message and its output field) and the error statuses with {error}', async () => {
@@ -357,7 +411,16 @@ describe('OpenAPI document and docs', () => {
     const page = await fetch(`${base}/docs/`);
     assert.equal(page.status, 200);
     assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
-    assert.match(await page.text(), /swagger-ui/i);
+    const html = await page.text();
+    assert.match(html, /swagger-ui/i);
+    // mediaflow's name, not the framework's: the page title and the logo in the top bar.
+    assert.match(html, /<title>mediaflow API<\/title>/);
+    const initializer = await (await fetch(`${base}/docs/static/swagger-initializer.js`)).text();
+    const logo = /img\.src = 'data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)'/.exec(initializer);
+    assert.ok(logo, 'the top bar gets a logo of our own');
+    const svg = Buffer.from(logo[1]!, 'base64').toString('utf8');
+    assert.match(svg, />mediaflow<\/text>/);
+    assert.doesNotMatch(svg, /fastify/i);
     // Its scripts are served by mediaflow itself (no CDN), open too.
     const bundle = await fetch(`${base}/docs/static/swagger-ui-bundle.js`);
     assert.equal(bundle.status, 200);

@@ -102,7 +102,8 @@ describe('Redis mode across processes', () => {
     assert.deepEqual(queues.queues.map((queue) => queue.name).sort(), ['jobs', 'webhooks']);
     assert.equal((await fetch(`${front.base}/admin/queues/api/queues`, { headers: { authorization: `Basic ${Buffer.from('x:wrong').toString('base64')}` } })).status, 401);
     await submitJob(front.base, '/resize_image/', resize(21), { ...ASYNC, 'x-api-key': 'dash-key' });
-    const metrics = await (await fetch(`${front.base}/metrics`)).text();
+    // With an API key set, /metrics wants it too.
+    const metrics = await (await fetch(`${front.base}/metrics`, { headers: { 'x-api-key': 'dash-key' } })).text();
     assert.match(metrics, /^mediaflow_queue_waiting 1$/m, 'no worker: the job waits in the shared queue');
     assert.match(metrics, /^mediaflow_queue_stalled 0$/m);
     await stop(front);

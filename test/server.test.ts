@@ -231,11 +231,12 @@ describe('server', () => {
     }
   });
 
-  it('answers unknown routes and methods with a 404 {error}', async () => {
+  it('answers unknown routes with a 404 {error}, and an operation with another method with a 405', async () => {
     assertError(await getJson(`${server.base}/`), 404, server);
     assertError(await getJson(`${server.base}/no-such-operation/`), 404, server, /Not found/);
     assertError(await send(server.base, '/no-such-operation/', { json: { text: 'x' } }), 404, server);
-    assertError(await getJson(`${server.base}/generate-subtitles/`), 404, server);
+    // An operation's path with another method is a 405 (http-requests.test.ts has the details).
+    assertError(await getJson(`${server.base}/generate-subtitles/`), 405, server, /not allowed/);
     assertError(await send(server.base, '/health', { json: {} }), 404, server);
   });
 

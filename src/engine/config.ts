@@ -76,6 +76,10 @@ export interface Config {
   s3PublicUrl?: string;
   /** Milliseconds a presigned URL stays valid (at most 7 days). */
   s3UrlTtlMs: number;
+  /** Browser origins allowed to call the API (CORS), such as `https://app.example.com`; empty turns CORS off. */
+  corsOrigins: string[];
+  /** Bearer token that `/metrics` needs; unset, it needs the API key (when there is one). */
+  metricsToken?: string;
 }
 
 /** A variable, its `serve` flag, and how to read it: the single description behind env, flags and docs. */
@@ -100,6 +104,8 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'concurrency', env: 'MEDIAFLOW_CONCURRENCY', flag: 'concurrency', kind: 'int', description: 'ffmpeg jobs at once (default: CPU count)' },
   { key: 'maxQueue', env: 'MEDIAFLOW_MAX_QUEUE', flag: 'max-queue', kind: 'int', description: 'jobs waiting before 503' },
   { key: 'apiKey', env: 'MEDIAFLOW_API_KEY', flag: 'api-key', kind: 'string', description: 'when set, requests need X-API-Key' },
+  { key: 'metricsToken', env: 'MEDIAFLOW_METRICS_TOKEN', flag: 'metrics-token', kind: 'string', description: 'Bearer token /metrics needs (default: the API key, if set)' },
+  { key: 'corsOrigins', env: 'MEDIAFLOW_CORS_ORIGINS', flag: 'cors-origins', kind: 'list', description: 'browser origins allowed to call the API (CORS; comma list; default: none)' },
   { key: 'maxInputBytes', env: 'MEDIAFLOW_MAX_INPUT_BYTES', flag: 'max-input-bytes', kind: 'int', description: 'largest input download, bytes' },
   { key: 'maxInputs', env: 'MEDIAFLOW_MAX_INPUTS', flag: 'max-inputs', kind: 'int', description: 'URLs in one request' },
   { key: 'maxRequestBytes', env: 'MEDIAFLOW_MAX_REQUEST_BYTES', flag: 'max-request-bytes', kind: 'int', description: 'bytes all inputs of one request may add up to' },
@@ -169,6 +175,7 @@ export function defaultConfig(): Config {
     s3Prefix: '',
     s3ForcePathStyle: false,
     s3UrlTtlMs: 24 * 3_600_000,
+    corsOrigins: [],
   };
 }
 
@@ -232,5 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   result.dataDir = path.resolve(result.dataDir);
   result.pipelinesDir = path.resolve(result.pipelinesDir);
   if (result.publicUrl) result.publicUrl = result.publicUrl.replace(/\/+$/, '');
+  // A browser's Origin header has no trailing slash.
+  result.corsOrigins = result.corsOrigins.map((origin) => origin.replace(/\/+$/, ''));
   return result;
 }

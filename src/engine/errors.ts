@@ -14,10 +14,14 @@ export const ERROR_STATUS = {
   MF_ERR_AUTH: 401,
   /** The operation, route or job does not exist (or its record has expired). */
   MF_ERR_NOT_FOUND: 404,
+  /** An operation's path was asked with another method than POST (the answer carries `Allow`). */
+  MF_ERR_METHOD: 405,
   /** The job has already finished, so it cannot be cancelled; or it was cancelled while a request waited for it. */
   MF_ERR_JOB_STATE: 409,
   /** A request body or an input is larger than its limit. */
   MF_ERR_TOO_LARGE: 413,
+  /** The body's Content-Type (or its charset) is not one mediaflow reads. */
+  MF_ERR_MEDIA_TYPE: 415,
   /** The input was downloaded but is not usable media, or ffmpeg failed on it. */
   MF_ERR_MEDIA: 422,
   /** An `Idempotency-Key` was used before with other fields. */

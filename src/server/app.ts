@@ -1,8 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import v8 from 'node:v8';
-import formbody from '@fastify/formbody';
+import cors from '@fastify/cors';
 import multipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import underPressure from '@fastify/under-pressure';
@@ -12,9 +11,11 @@ import type { Config } from '../engine/config.js';
 import { createContainer, TOKENS, wireJobs } from '../engine/container.js';
 import type { Engine } from '../engine/engine.js';
 import { MediaflowError, paramError } from '../engine/errors.js';
+import { inputSpecOf } from '../engine/plugin.js';
 import { binaryVersion } from '../engine/ffmpeg.js';
 import type { Registry } from '../engine/registry.js';
 import type { JobService } from '../engine/jobs/service.js';
+import { apiKeyCheck, metricsCheck } from './auth.js';
 import { registerDashboard } from './dashboard.js';
 import { registerJobRoutes } from './job-routes.js';
 import { submitJob, type SubmitContext } from './job-submission.js';
@@ -22,6 +23,7 @@ import { registerPipelineRoutes } from './pipeline-routes.js';
 import { createMetrics } from './metrics.js';
 import { registerApiDocs } from './openapi.js';
 import { frameworkErrors, installErrorHandler } from './error-handler.js';
+import { registerUrlencoded } from './urlencoded.js';
 
 export interface ServerOptions {
   config: Config;
@@ -29,14 +31,6 @@ export interface ServerOptions {
   binaries?: Binaries;
   /** Fastify's logger options; `false` for silence. */
   logger?: boolean | { level: string };
-}
-
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
-/** Constant-time check of the X-API-Key header against the configured key. */
-function hasValidKey(request: FastifyRequest, key: string): boolean {
-  const given = request.headers['x-api-key'];
-  return typeof given === 'string' && timingSafeEqual(digest(given), digest(key));
 }
 
 /** Whether a dependency answers, and why not. */
@@ -83,7 +77,17 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   const binaries = container.resolve<Binaries>(TOKENS.Binaries);
   const jobs = await wireJobs(container, 'api', metrics.jobObserver);
   metrics.watchJobs(jobs);
-  metrics.install(app);
+  // Browsers on the listed origins may call the API (off unless MEDIAFLOW_CORS_ORIGINS lists some).
+  if (config.corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: config.corsOrigins,
+      methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+      // A script reads the job's URL of a 202 and when to retry a 503.
+      exposedHeaders: ['Location', 'Retry-After'],
+      maxAge: 600,
+    });
+  }
+  metrics.install(app, metricsCheck(config));
   // Refuse work with a 503 while the event loop lags or the heap is nearly full, rather than fall over.
   await app.register(underPressure, {
     maxEventLoopDelay: config.maxEventLoopDelayMs,
@@ -93,7 +97,7 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   // Fastify parses text/plain by default; a plain-text body holds no fields, so it is a 415 like
   // any type other than the three encodings.
   app.removeContentTypeParser('text/plain');
-  await app.register(formbody, { bodyLimit: config.bodyLimit });
+  registerUrlencoded(app, config.bodyLimit);
   await app.register(multipart, {
     limits: { fieldSize: config.bodyLimit, fields: 200, parts: 201, files: 1, fileSize: 0 },
   });
@@ -138,14 +142,20 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
 
   // The key is checked when the request arrives, before its body is read or parsed: a client without
   // it gets a 401 whatever it sends, and costs no parsing.
-  const checkKey = async (request: FastifyRequest) => {
-    if (config.apiKey && !hasValidKey(request, config.apiKey)) {
-      throw new MediaflowError('MF_ERR_AUTH', 'Invalid or missing API key');
-    }
-  };
+  const checkKey = apiKeyCheck(config);
   const submit: SubmitContext = { jobs, config, baseUrl: (request) => baseUrl(request, config) };
   for (const plugin of registry.list()) {
-    app.post(plugin.path, { onRequest: checkKey }, (request, reply) => submitJob(request, reply, 'operation', plugin.name, submit));
+    const urlFields = Object.entries(plugin.params.properties).flatMap(([key, schema]) => (inputSpecOf(schema) ? [key] : []));
+    app.post(plugin.path, { onRequest: checkKey }, (request, reply) => submitJob(request, reply, 'operation', plugin.name, submit, urlFields));
+    // Another method on an operation's path is the wrong method, not a missing route (HEAD comes with GET).
+    app.route({
+      method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+      url: plugin.path,
+      handler: async (request, reply) => {
+        void reply.header('allow', 'POST');
+        throw new MediaflowError('MF_ERR_METHOD', `Method ${request.method} is not allowed on ${plugin.path}: send a POST with the fields`);
+      },
+    });
   }
   await registerPipelineRoutes(app, { config, registry, onRequest: checkKey, submit });
   registerJobRoutes(app, jobs, checkKey);

@@ -74,11 +74,12 @@ export interface SubmitContext {
  * The handler behind every operation and pipeline route: reads the fields, submits the job, and
  * either answers 202 at once (asynchronous) or waits for the job and answers its result exactly
  * as the synchronous interface does. A synchronous client that hangs up cancels its job; an
- * asynchronous job is not tied to its connection.
+ * asynchronous job is not tied to its connection. `urlFields` are the fields that take URLs,
+ * named when a file is uploaded instead.
  */
-export async function submitJob(request: FastifyRequest, reply: FastifyReply, kind: JobKind, name: string, context: SubmitContext) {
+export async function submitJob(request: FastifyRequest, reply: FastifyReply, kind: JobKind, name: string, context: SubmitContext, urlFields: readonly string[] = []) {
   const { jobs, config } = context;
-  const raw = await readFields(request);
+  const raw = await readFields(request, urlFields);
   const { options, fields } = await readJobOptions(request, raw, config);
   const base = context.baseUrl(request);
   const { record, created } = await jobs.submit({

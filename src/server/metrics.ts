@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EngineObserver } from '../engine/engine.js';
 import { JOB_STATUSES } from '../engine/jobs/job.js';
@@ -43,12 +43,12 @@ export function createMetrics() {
     downloaded: (bytes) => downloaded.inc(bytes),
   };
 
-  /** Counts every response and serves GET /metrics. */
-  const install = (app: FastifyInstance) => {
+  /** Counts every response and serves GET /metrics, behind `access` (its token or the API key). */
+  const install = (app: FastifyInstance, access: onRequestHookHandler) => {
     app.addHook('onResponse', async (request, reply) => {
       requests.inc({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });
     });
-    app.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+    app.get('/metrics', { onRequest: access }, async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
   };
   const jobObserver: JobObserver = {
     started: (seconds) => queueWait.observe(seconds),

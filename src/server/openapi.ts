@@ -7,6 +7,7 @@ import type { Config } from '../engine/config.js';
 import { sampleParams } from '../engine/plugin-check.js';
 import { FORMAT_KEYWORD, inputSpecOf, type PluginDefinition, type TSchema } from '../engine/plugin.js';
 import type { Registry } from '../engine/registry.js';
+import { DOCS_PAGE } from './docs-page.js';
 
 /**
  * The OpenAPI 3.1 document of a server, generated from its registry: the same plugin schemas that
@@ -21,7 +22,7 @@ type Json = Record<string, unknown>;
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 /** Keywords of a parameter schema copied into the document's Schema Objects (TypeBox's symbols and others stay out). */
-const SCHEMA_KEYWORDS = ['type', 'description', 'enum', 'default', 'minimum', 'maximum', 'maxLength', 'minLength', 'pattern'] as const;
+const SCHEMA_KEYWORDS = ['type', 'description', 'enum', 'default', 'examples', 'minimum', 'maximum', 'maxLength', 'minLength', 'pattern'] as const;
 
 /** The error statuses an operation may answer with (CONTRACT.md), each as a reusable response. */
 const ERROR_RESPONSES: Record<string, { name: string; description: string }> = {
@@ -158,12 +159,38 @@ function uploadMediaTypes(registry: Registry): { file: string[]; dirFile: string
   return { file: [...file].sort(), dirFile: [...dirFile].sort() };
 }
 
-/** One parameter as a field of a form body or of a JSON body (where a list may also be an array). */
-function fieldSchema(property: TSchema, encoding: 'form' | 'json'): Json {
+/**
+ * The fields of a request that works as it is in /docs' "Try it out" (a URL aside): the required
+ * ones and those with a default or examples, with those values (lists as comma text). Optional
+ * fields without either are left out rather than shown at some bound (a 8192x8192 frame, say).
+ */
+function exampleFields(plugin: PluginDefinition): Json {
+  const required = new Set(plugin.params.required ?? []);
+  return Object.fromEntries(
+    Object.entries(sampleParams(plugin.params))
+      .filter(([key]) => {
+        const property = plugin.params.properties[key] as Json;
+        return required.has(key) || property.default !== undefined || property.examples !== undefined;
+      })
+      .map(([key, value]) => [key, Array.isArray(value) ? value.join(',') : value]),
+  );
+}
+
+/**
+ * One parameter as a field of a form body or of a JSON body (where a list may also be an array),
+ * with its example. A text's length is bounded by the body limit too: its `maxLength` says the
+ * smaller of the two, and its description that the limit counts bytes.
+ */
+function fieldSchema(property: TSchema, encoding: 'form' | 'json', example: unknown, bodyLimit: number | undefined): Json {
   const source = property as Json;
   const schema: Json = {};
   for (const keyword of SCHEMA_KEYWORDS) if (source[keyword] !== undefined) schema[keyword] = source[keyword];
   if (source[FORMAT_KEYWORD]) schema['x-mediaflow-format'] = true;
+  if (schema.examples === undefined && example !== undefined) schema.examples = [example];
+  if (bodyLimit !== undefined && typeof schema.maxLength === 'number') {
+    schema.maxLength = Math.min(schema.maxLength, bodyLimit);
+    schema.description = `${String(schema.description ?? '')} (at most ${schema.maxLength} characters; the whole request body is at most ${bodyLimit} bytes, MEDIAFLOW_BODY_LIMIT, and a character may take up to 4 bytes of UTF-8)`;
+  }
   const spec = inputSpecOf(property);
   if (!spec) return schema;
   schema['x-mediaflow-input'] = { kind: spec.kind, list: spec.list, ...(spec.min !== undefined ? { min: spec.min } : {}) };
@@ -181,13 +208,25 @@ function fieldSchema(property: TSchema, encoding: 'form' | 'json'): Json {
 }
 
 /** The body schema of an operation: its fields, required when they have no default. */
-function bodySchema(plugin: PluginDefinition, encoding: 'form' | 'json'): Json {
-  const properties = Object.fromEntries(Object.entries(plugin.params.properties).map(([key, property]) => [key, fieldSchema(property, encoding)]));
+function bodySchema(plugin: PluginDefinition, encoding: 'form' | 'json', bodyLimit: number | undefined): Json {
+  const examples = exampleFields(plugin);
+  const properties = Object.fromEntries(Object.entries(plugin.params.properties).map(([key, property]) => [key, fieldSchema(property, encoding, examples[key], bodyLimit)]));
   const required = (plugin.params.required ?? []).filter((key) => (plugin.params.properties[key] as Json | undefined)?.default === undefined);
   return { type: 'object', properties: { ...properties, ...jobFields(encoding) }, ...(required.length > 0 ? { required } : {}), additionalProperties: true };
 }
 
-/** The JSON body an operation answers with: `message` and its output field. */
+/**
+ * What went wrong without failing the job (engine.ts' JobResult), in a success body: absent when
+ * nothing did. The job result shows it too, being that same body.
+ */
+const WARNINGS_SCHEMA: Json = {
+  type: 'array',
+  items: { type: 'string' },
+  description: 'Present only when something went wrong that did not fail the job, such as burned-in characters no installed font has (they render as empty boxes)',
+  examples: [['No font has glyphs for U+65E5, U+672C: they render as empty boxes; install fonts-noto-cjk']],
+};
+
+/** The JSON body an operation answers with: `message`, its output field, and `warnings` when there are some. */
 function successSchema(plugin: PluginDefinition): { schema: Json; example: Json } {
   const sample = sampleParams(plugin.params);
   let output = { field: 'output_file', path: '{id}' };
@@ -206,6 +245,7 @@ function successSchema(plugin: PluginDefinition): { schema: Json; example: Json 
       properties: {
         message: { type: 'string', description: 'What was done', ...(message ? { examples: [message] } : {}) },
         [output.field]: { type: 'string', format: 'uri', description: `URL of the output: {base_url}/uploads/${output.path} ({id} is a random UUID v4)`, examples: [url] },
+        warnings: WARNINGS_SCHEMA,
       },
     },
     example: { ...(message ? { message } : {}), [output.field]: url },
@@ -217,18 +257,23 @@ function publicSource(source: string): string {
   return source.replace(/^(\S+)/, (entry) => (/^(\.|\/|file:|[A-Za-z]:\\)/.test(entry) ? path.basename(entry) : entry));
 }
 
+/** The path as it also answers: without its trailing slash, or with one. */
+const otherForm = (route: string) => (route.endsWith('/') ? route.replace(/\/+$/, '') : `${route}/`);
+
 /** The OpenAPI path item of one operation. */
-function operation(plugin: PluginDefinition, registry: Registry, secured: boolean): Json {
+function operation(plugin: PluginDefinition, registry: Registry, secured: boolean, bodyLimit: number | undefined): Json {
   const info = registry.infoOf(plugin.name);
   const builtIn = !info || info.source === 'built-in';
   const version = builtIn ? pkg.version : info?.version;
-  const sample = Object.fromEntries(Object.entries(sampleParams(plugin.params)).map(([key, value]) => [key, Array.isArray(value) ? value.join(',') : value]));
+  const example = exampleFields(plugin);
   const success = successSchema(plugin);
+  // One path per operation keeps /docs readable; the other form is said here (and in info.description).
+  const also = `Also answered at \`${otherForm(plugin.path)}\`: the trailing slash is optional. Other methods than POST on this path are a 405 with \`Allow: POST\`.`;
   return {
     post: {
       operationId: plugin.name,
       summary: plugin.summary,
-      ...(plugin.description ? { description: plugin.description } : {}),
+      description: plugin.description ? `${plugin.description}\n\n${also}` : also,
       tags: [builtIn ? 'operations' : 'plugins'],
       'x-mediaflow-plugin': {
         name: plugin.name,
@@ -243,9 +288,9 @@ function operation(plugin: PluginDefinition, registry: Registry, secured: boolea
         description:
           'The fields as multipart/form-data (as the interface), application/x-www-form-urlencoded or application/json; unknown fields are ignored. With `webhook_url` or `Prefer: respond-async` the operation runs as a job (202).',
         content: {
-          'multipart/form-data': { schema: bodySchema(plugin, 'form') },
-          'application/x-www-form-urlencoded': { schema: bodySchema(plugin, 'form') },
-          'application/json': { schema: bodySchema(plugin, 'json'), example: sample },
+          'multipart/form-data': { schema: bodySchema(plugin, 'form', bodyLimit), example },
+          'application/x-www-form-urlencoded': { schema: bodySchema(plugin, 'form', bodyLimit), example },
+          'application/json': { schema: bodySchema(plugin, 'json', bodyLimit), example },
         },
       },
       responses: {
@@ -388,7 +433,7 @@ function jobRoutes(secured: boolean): Json {
 }
 
 /** The routes mediaflow has besides its operations. */
-function serverRoutes(registry: Registry, secured: boolean): Json {
+function serverRoutes(registry: Registry, secured: boolean, metricsToken: boolean): Json {
   const security = secured ? { security: [{ apiKey: [] }] } : {};
   const nameParameter = { name: 'name', in: 'path', required: true, description: 'The pipeline: a file <name>.yaml, .yml or .json in the pipelines folder', schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$' } };
   const anyObject = { type: 'object', additionalProperties: true };
@@ -426,7 +471,18 @@ function serverRoutes(registry: Registry, secured: boolean): Json {
       },
     },
     '/metrics': {
-      get: { operationId: 'metrics', summary: 'Prometheus metrics', tags: ['server'], responses: { '200': { description: 'Metrics in the Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } } },
+      get: {
+        operationId: 'metrics',
+        summary: 'Prometheus metrics',
+        description: 'Needs `Authorization: Bearer <MEDIAFLOW_METRICS_TOKEN>` when the server has a metrics token, else the API key (as `X-API-Key` or a Bearer token) when it has one; open otherwise.',
+        tags: ['server'],
+        // Any one of these: the metrics token, or the API key in either header.
+        ...(metricsToken || secured ? { security: [...(metricsToken ? [{ metricsToken: [] }] : []), ...(secured ? [{ apiKey: [] }, { apiKeyBearer: [] }] : [])] } : {}),
+        responses: {
+          '200': { description: 'Metrics in the Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } },
+          ...(metricsToken || secured ? errorRefs(['401']) : {}),
+        },
+      },
     },
     ...uploadRoutes(registry),
     '/pipelines': {
@@ -460,7 +516,7 @@ function serverRoutes(registry: Registry, secured: boolean): Json {
         requestBody: {
           required: true,
           description:
-            "The pipeline's inputs as fields (see GET /pipelines/{name}/), in any of the three encodings. With `webhook_url` or `Prefer: respond-async` the pipeline runs as a job (202).",
+            "The pipeline's inputs as fields (see GET /pipelines/{name}/), in any of the three encodings; a field that is not one of its inputs (nor `webhook_url` or `metadata`) is a 400. With `webhook_url` or `Prefer: respond-async` the pipeline runs as a job (202).",
           content: {
             'multipart/form-data': { schema: { ...anyObject, properties: jobFields('form') } },
             'application/x-www-form-urlencoded': { schema: { ...anyObject, properties: jobFields('form') } },
@@ -517,9 +573,9 @@ function jobSchemas(): Json {
         finished_at: dateTime('When it reached its terminal status, or null', true),
         result: {
           type: ['object', 'null'],
-          description: "Exactly the synchronous success body once succeeded: an operation's `{message, <output field>: url}`, a pipeline's `{message, outputs}`; else null",
+          description: "Exactly the synchronous success body once succeeded: an operation's `{message, <output field>: url}` (with `warnings` when there are some), a pipeline's `{message, outputs}`; else null",
           required: ['message'],
-          properties: { message: { type: 'string' } },
+          properties: { message: { type: 'string' }, warnings: WARNINGS_SCHEMA },
           additionalProperties: true,
         },
         error: {
@@ -584,12 +640,12 @@ function webhooks(): Json {
 }
 
 /** The OpenAPI 3.1 document for a registry (and, when it is given, the server's configuration). */
-export function openApiDocument(registry: Registry, config?: Pick<Config, 'apiKey' | 'publicUrl'>): Json {
+export function openApiDocument(registry: Registry, config?: Pick<Config, 'apiKey' | 'publicUrl'> & Partial<Pick<Config, 'bodyLimit' | 'metricsToken'>>): Json {
   const secured = Boolean(config?.apiKey);
   const third = registry.list().filter((plugin) => registry.sourceOf(plugin.name) !== 'built-in');
   const paths: Json = {};
-  for (const plugin of registry.list()) paths[plugin.path] = operation(plugin, registry, secured);
-  Object.assign(paths, serverRoutes(registry, secured), jobRoutes(secured));
+  for (const plugin of registry.list()) paths[plugin.path] = operation(plugin, registry, secured, config?.bodyLimit);
+  Object.assign(paths, serverRoutes(registry, secured, Boolean(config?.metricsToken)), jobRoutes(secured));
   return {
     openapi: '3.1.0',
     info: {
@@ -662,7 +718,11 @@ export function openApiDocument(registry: Registry, config?: Pick<Config, 'apiKe
           ]),
         ),
       },
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Needed when the server has MEDIAFLOW_API_KEY set' } },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Needed when the server has MEDIAFLOW_API_KEY set' },
+        apiKeyBearer: { type: 'http', scheme: 'bearer', description: 'The API key as a Bearer token: taken by /metrics only (what Prometheus sends)' },
+        metricsToken: { type: 'http', scheme: 'bearer', description: 'MEDIAFLOW_METRICS_TOKEN, for /metrics' },
+      },
     },
   };
 }
@@ -671,6 +731,6 @@ export function openApiDocument(registry: Registry, config?: Pick<Config, 'apiKe
 export async function registerApiDocs(app: FastifyInstance, registry: Registry, config: Config): Promise<void> {
   const document = openApiDocument(registry, config);
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: true } });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: true }, ...DOCS_PAGE });
   app.get('/openapi.json', async () => app.swagger());
 }
