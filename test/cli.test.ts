@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createReadStream, existsSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { FIXTURE_DIR, fixture, fixtures } from './helpers/fixtures.js';
@@ -35,7 +36,14 @@ describe('cli', () => {
 
   before(async () => {
     await fixtures('clip-2s-480x270-black.mp4', 'hello.srt', 'not-media.txt', 'small-300x200.png');
-    files = await startFileServer();
+    files = await startFileServer({
+      // Answers after a pause, so that the run's work folder can be looked at meanwhile.
+      '/slow/small.png': async (_req, res) => {
+        await sleep(1500);
+        res.writeHead(200, { 'content-type': 'image/png' });
+        createReadStream(await fixture('small-300x200.png')).pipe(res);
+      },
+    });
     tmp = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-test-'));
   });
   after(async () => {
@@ -147,6 +155,120 @@ describe('cli', () => {
       await readFile(path.join(cwd, result.subtitle_file_url!), 'utf8'),
       '1\n00:00:00,000 --> 00:00:03,000\nLocal run.\n\n2\n00:00:03,000 --> 00:00:06,000\nÇa marche\n\n3\n00:00:06,000 --> 00:00:09,000\n🎉\n',
     );
+  });
+
+  it('-o/--output names the result file; its extension must be the result\'s; a pipeline refuses it', async () => {
+    const dir = await mkdtemp(path.join(tmp, 'output-'));
+    const file = path.join(dir, 'new', 'folder', 'subs.srt');
+    let result = await runCli(['generate-subtitles', '--text', 'Named file.', '-o', file]);
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), { message: 'Subtitle file generated successfully', subtitle_file_url: file });
+    assert.equal(await readFile(file, 'utf8'), '1\n00:00:00,000 --> 00:00:03,000\nNamed file.\n');
+    // An existing file is replaced; nothing else is written beside it.
+    result = await runCli(['generate-subtitles', '--text', 'Again.', '--output', file]);
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.match(await readFile(file, 'utf8'), /Again\./);
+    assert.deepEqual(await readdir(path.dirname(file)), ['subs.srt']);
+
+    const resized = path.join(dir, 'small.jpg');
+    result = await runCli(['resize-image', '--image-url', 'small-300x200.png', '--width', '30', '--height', '20', '-o', resized], { cwd: FIXTURE_DIR });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.equal(videoOf(await probe(resized))?.width, 30);
+
+    result = await runCli(['convert-video', '--video-url', 'clip-2s-480x270-black.mp4', '--format', 'webm', '-o', path.join(dir, 'clip.mp4')], { cwd: FIXTURE_DIR });
+    assert.equal(result.exitCode, 2);
+    assert.match(result.stderr, /^mediaflow: Expected `--output` to end in \.webm, the kind of file convert-video makes here, got `.*clip\.mp4` \(--format chooses another\)$/m);
+    result = await runCli(['run', 'podcast', '-o', path.join(dir, 'episode.mp3')]);
+    assert.equal(result.exitCode, 2);
+    assert.match(result.stderr, /`--output` names one file, but a pipeline names its results itself .*use --out-dir/);
+    assert.deepEqual((await readdir(dir)).sort(), ['new', 'small.jpg']);
+  });
+
+  it('a bad --out-dir exits 2 saying why, before anything runs', async () => {
+    const dir = await mkdtemp(path.join(tmp, 'bad-out-'));
+    const aFile = path.join(dir, 'a-file');
+    await writeFile(aFile, 'not a folder');
+    const cases: Array<[string, RegExp]> = [
+      [aFile, /^mediaflow: Cannot write to --out-dir .*a-file: it is a file, not a folder$/m],
+      [path.join(aFile, 'below'), /^mediaflow: Cannot write to --out-dir .*a-file\/below: a part of the path is a file, not a folder$/m],
+    ];
+    // Permissions do not stop root, so the read-only folder is only tried as another user.
+    if (process.getuid?.() !== 0) {
+      const readOnly = path.join(dir, 'read-only');
+      await mkdir(readOnly);
+      await chmod(readOnly, 0o500);
+      cases.push([readOnly, /^mediaflow: Cannot write to --out-dir .*read-only: permission denied$/m]);
+    }
+    for (const [outDir, message] of cases) {
+      for (const args of [['generate-subtitles', '--text', 'hi'], ['run', 'podcast', '--input', 'intro=a.wav', '--input', 'segments=b.wav,c.wav', '--input', 'outro=d.wav']]) {
+        const result = await runCli([...args, '--out-dir', outDir], { env: { MEDIAFLOW_PIPELINES_DIR: path.resolve(import.meta.dirname, '../pipelines') } });
+        assert.equal(result.exitCode, 2, `${args[0]} ${outDir}: ${result.stderr}`);
+        assert.match(result.stderr, message);
+        assert.doesNotMatch(result.stderr, /EEXIST|ENOTDIR|EACCES/);
+      }
+    }
+  });
+
+  it('a refused loopback URL suggests --allow-private-urls', async () => {
+    const url = files.url('/f/small-300x200.png');
+    const result = await runCli(['resize-image', '--image-url', url, '--width', '10', '--height', '10', '--out-dir', tmp], { env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '0' } });
+    assert.equal(result.exitCode, 2, result.stderr);
+    assert.match(result.stderr, /^mediaflow: URL 'http:\/\/127\.0\.0\.1:\d+\/f\/small-300x200\.png' is not allowed: it resolves to a loopback address \(127\.0\.0\.1\)$/m);
+    assert.match(result.stderr, /^mediaflow: Hint: add --allow-private-urls \(or set MEDIAFLOW_ALLOW_PRIVATE_URLS=1\)/m);
+    assert.equal(files.hits.get('/f/small-300x200.png'), undefined, 'refused before any request');
+    // Other refusals get no such hint.
+    const other = await runCli(['resize-image', '--image-url', 'ftp://127.0.0.1/x.png', '--width', '10', '--height', '10', '--out-dir', tmp]);
+    assert.equal(other.exitCode, 2);
+    assert.doesNotMatch(other.stderr, /Hint/);
+  });
+
+  it('a boolean parameter is a bare flag, with its negation; `--flag false` still works', async () => {
+    const plugin = path.resolve(import.meta.dirname, 'fixtures/plugins/shout.js');
+    const dir = await mkdtemp(path.join(tmp, 'shout-'));
+    const cases: Array<[string[], string]> = [
+      [['--upper'], 'HI THERE'],
+      [['--no-upper'], 'hi there'],
+      [['--upper', 'false'], 'hi there'],
+      [['--upper', 'true'], 'HI THERE'],
+      [[], 'hi there'],
+    ];
+    for (const [flags, expected] of cases) {
+      const file = path.join(dir, 'shout.txt');
+      const result = await runCli(['shout', '--plugin', plugin, '--text', 'hi there', ...flags, '-o', file]);
+      assert.equal(result.exitCode, 0, `${flags.join(' ')}: ${result.stderr}`);
+      assert.equal(await readFile(file, 'utf8'), expected, flags.join(' '));
+    }
+    const help = await runCli(['shout', '--plugin', plugin, '--help']);
+    assert.match(help.stdout, /^ {2}--upper \[true\|false\] +Upper-case the text/m);
+    assert.match(help.stdout, /^ {2}--no-upper /m);
+    const bad = await runCli(['shout', '--plugin', plugin, '--text', 'x', '--upper', 'maybe', '--out-dir', dir]);
+    assert.equal(bad.exitCode, 2);
+    assert.match(bad.stderr, /Expected `upper` to be true or false, got `maybe`/);
+  });
+
+  it('keeps its work under MEDIAFLOW_DATA_DIR, and clears what a killed run left there', async () => {
+    const dataDir = await mkdtemp(path.join(tmp, 'data-dir-'));
+    // A run killed with -9 leaves its work folder (pid-<pid>); no process can have this pid (above Linux's pid_max).
+    const leftover = path.join(dataDir, 'work', 'pid-4194305', 'some-job');
+    await mkdir(leftover, { recursive: true });
+    await writeFile(path.join(leftover, 'in0.png'), 'half a download');
+    const out = path.join(tmp, 'data-dir-out');
+    const child = execa('node', [BIN, 'resize-image', '--image-url', files.url('/slow/small.png'), '--width', '10', '--height', '10', '--out-dir', out], {
+      reject: false,
+      env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_DATA_DIR: dataDir },
+    });
+    // While the download waits, the job's folder is in this run's own work folder under the data directory.
+    let seen: string[] = [];
+    for (let tries = 0; seen.length === 0 && tries < 100; tries++) {
+      await sleep(50);
+      const mine = (await readdir(path.join(dataDir, 'work')).catch(() => [] as string[])).filter((name) => name === `pid-${child.pid}`);
+      if (mine.length > 0) seen = await readdir(path.join(dataDir, 'work', mine[0]!));
+    }
+    assert.equal(seen.length, 1, 'a job folder under <data dir>/work/pid-<pid>');
+    const result = await child;
+    assert.equal(result.exitCode, 0, String(result.stderr));
+    assert.deepEqual(await readdir(path.join(dataDir, 'work')), [], "the killed run's folder is gone, and so is this run's");
+    assert.ok((await stat(path.join(dataDir, 'cache'))).isDirectory(), 'downloads are cached under the data directory');
   });
 
   it('serve starts on the given port and data directory, works, and exits 0 on SIGTERM', async () => {

@@ -3,6 +3,9 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SETTINGS } from '../src/engine/config.js';
+import { FORMAT_KEYWORD } from '../src/engine/plugin.js';
+import { builtinRegistry } from '../src/plugins/index.js';
+import * as sdk from '../src/sdk.js';
 import { describe, it } from './helpers/lifecycle.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -31,5 +34,41 @@ describe('the README', () => {
         assert.ok(file.startsWith(ROOT + path.sep) && existsSync(file), `${page} links to ${target}, which is not a file of the repository`);
       }
     }
+  });
+});
+
+describe('the README and the plugin guide against the code', () => {
+  it("lists every format each operation accepts in the endpoints table, and says how resize_image sizes", async () => {
+    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+    const rows = readme.split('\n').filter((line) => line.startsWith('| ') && line.includes('` | `'));
+    for (const plugin of builtinRegistry().list()) {
+      const row = rows.find((line) => line.includes(`| \`${plugin.path}\` |`));
+      assert.ok(row, `${plugin.path} has a row`);
+      for (const [key, property] of Object.entries(plugin.params.properties) as Array<[string, Record<string, unknown>]>) {
+        if (!property[FORMAT_KEYWORD]) continue;
+        for (const format of property.enum as string[]) assert.ok(row.includes(`\`${format}\``), `${plugin.path}'s row names ${key} ${format}`);
+      }
+    }
+    const resize = rows.find((line) => line.includes('`/resize_image/`'))!;
+    assert.match(resize, /stretched to exactly this size/);
+    assert.match(readme, /\*\*resize_image\*\* stretches the image to exactly `width` x `height`/);
+  });
+
+  it('says which routes stay open when an API key is set, and how /metrics is protected', async () => {
+    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+    const row = readme.split('\n').find((line) => line.startsWith('| `MEDIAFLOW_API_KEY`'))!;
+    for (const route of ['`/health`', '`/uploads/...`', '`/openapi.json`', '`/docs`']) assert.ok(row.includes(route), `${route} is named open`);
+    assert.match(row, /`\/metrics` need/);
+    assert.match(readme, /`GET \/metrics` .*\n?.*Authorization: Bearer/);
+  });
+
+  it('documents each encoder helper of the SDK in docs/plugins.md, with its signature', async () => {
+    const guide = await readFile(path.join(ROOT, 'docs/plugins.md'), 'utf8');
+    const helpers = Object.entries(sdk).filter(([name, value]) => typeof value === 'function' && /Encoder$|CodecFor$|MuxerFor$|^muxerFor$|^even|^isAudioFileOf$|SampleRate$/.test(name));
+    assert.ok(helpers.length >= 10, helpers.map(([name]) => name).join(', '));
+    for (const [name] of helpers) assert.match(guide, new RegExp(`\\| \`${name}\\([A-Za-z]+: [^)]*\\)(: [\\w |[\\]]+)?\` \\|`), `${name} with its signature`);
+    for (const constant of ['VIDEO_CONTAINERS', 'AUDIO_CONTAINERS', 'QUALITIES']) assert.ok(guide.includes(`\`${constant}\``), constant);
+    // Which facts may be missing, so plugins guard them.
+    assert.match(guide, /### Facts[\s\S]*`duration` \| when the container says/);
   });
 });

@@ -1,4 +1,3 @@
-import os from 'node:os';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
@@ -14,11 +13,15 @@ import { LocalOutputStore } from '../engine/storage.js';
 import { pluginFlags } from '../engine/plugin-loader.js';
 import { builtinRegistry, loadRegistry } from '../plugins/index.js';
 import { startServer } from '../server/start.js';
+import { hintFor } from './hints.js';
+import { ensureWritableDir } from './out-dir.js';
+import { runToFile } from './output-file.js';
 import { pluginsCommand } from './plugins-command.js';
 import { quickstartCommand } from './quickstart-command.js';
 import { createProgressReporter } from './progress.js';
 import { runCommand } from './run-command.js';
 import { addSettingFlags, overridesOf } from './setting-flags.js';
+import { cliDirs } from './work-dirs.js';
 import { workerCommand } from './worker-command.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -41,6 +44,8 @@ function describeParam(schema: Record<string, unknown>, required = false): strin
 export function fail(error: unknown): void {
   if (error instanceof MediaflowError) {
     process.stderr.write(`mediaflow: ${error.message}\n`);
+    const hint = hintFor(error.message);
+    if (hint) process.stderr.write(`mediaflow: ${hint}\n`);
     // An unexpected failure (a plugin's bug, say) keeps its details in the cause: shown when asked for.
     if (error.status >= 500 && error.cause !== undefined && process.env.MEDIAFLOW_LOG_LEVEL === 'debug') {
       const cause = error.cause as Error;
@@ -56,15 +61,9 @@ export function fail(error: unknown): void {
   }
 }
 
-/** An engine for one CLI run: outputs under `outDir`, work files in the system's temp folder. */
-export function cliEngine(config: Config, registry: Registry, outDir: string): Engine {
-  const container = createContainer({
-    config,
-    registry,
-    store: new LocalOutputStore(outDir),
-    workRoot: path.join(os.tmpdir(), 'mediaflow-work'),
-    cacheDir: path.join(os.tmpdir(), 'mediaflow-cache'),
-  });
+/** An engine for one CLI run: outputs under `outDir`, work files and cache where `cliDirs` says. */
+export async function cliEngine(config: Config, registry: Registry, outDir: string): Promise<Engine> {
+  const container = createContainer({ config, registry, store: new LocalOutputStore(outDir), ...(await cliDirs(process.env)) });
   return container.resolve<Engine>(TOKENS.Engine);
 }
 
@@ -72,12 +71,16 @@ export function cliEngine(config: Config, registry: Registry, outDir: string): E
 function operationCommand(plugin: PluginDefinition, registry: Registry): Command {
   const command = new Command(dashed(plugin.name)).summary(plugin.summary).description(`${plugin.summary}.${plugin.description ? `\n\n${plugin.description}` : ''}`);
   for (const [key, schema] of Object.entries(plugin.params.properties) as Array<[string, Record<string, unknown>]>) {
-    const option = new Option(`--${dashed(key)} <value>`, describeParam(schema, plugin.params.required?.includes(key)));
+    // A boolean is a bare flag with its negation (`--mono`, `--no-mono`); `--mono false` still works.
+    const boolean = schema.type === 'boolean';
+    const option = new Option(`--${dashed(key)} ${boolean ? '[true|false]' : '<value>'}`, describeParam(schema, plugin.params.required?.includes(key)));
     if (schema.default !== undefined) option.default(String(schema.default));
     command.addOption(option);
+    if (boolean) command.addOption(new Option(`--no-${dashed(key)}`, `the same as --${dashed(key)} false`));
   }
   command
-    .option('--out-dir <dir>', 'folder for the output', '.')
+    .option('--out-dir <dir>', 'folder for the output (in a folder of its own, as the server lays it out)', '.')
+    .option('-o, --output <file>', 'the file to write the result to, replacing any there; its extension must be the result\'s (instead of --out-dir)')
     .option('--allow-private-urls', 'allow input URLs on loopback/private addresses')
     .action(async (flags: Record<string, string | boolean>) => {
       const raw: Record<string, unknown> = {};
@@ -86,16 +89,21 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
         if (value !== undefined) raw[key] = value;
       }
       const outDir = String(flags.outDir);
-      const config = loadConfig(process.env, flags.allowPrivateUrls ? { allowPrivateUrls: true } : {});
-      const engine = cliEngine(config, registry, outDir);
+      const output = typeof flags.output === 'string' ? flags.output : undefined;
       const controller = new AbortController();
       const onSigint = () => controller.abort(new DOMException('Interrupted', 'AbortError'));
       process.once('SIGINT', onSigint);
       const progress = createProgressReporter(plugin.name);
       try {
-        const result = await engine.run(plugin.name, raw, { localFiles: anyLocalPath, signal: controller.signal, onProgress: progress.update });
+        const config = loadConfig(process.env, flags.allowPrivateUrls ? { allowPrivateUrls: true } : {});
+        if (output === undefined) await ensureWritableDir(outDir, '--out-dir');
+        const engine = await cliEngine(config, registry, outDir);
+        const options = { localFiles: anyLocalPath, signal: controller.signal, onProgress: progress.update };
+        const result = output === undefined ? await engine.run(plugin.name, raw, options) : await runToFile(engine, plugin.name, raw, output, options);
         progress.done();
-        process.stdout.write(`${JSON.stringify({ message: result.message, [result.field]: path.join(outDir, result.path) }, null, 2)}\n`);
+        // Characters drawn as empty boxes, say: the job succeeded, but the user should know.
+        for (const warning of result.warnings ?? []) process.stderr.write(`mediaflow: warning: ${warning}\n`);
+        process.stdout.write(`${JSON.stringify({ message: result.message, [result.field]: output ?? path.join(outDir, result.path) }, null, 2)}\n`);
       } catch (error) {
         progress.done();
         fail(error);

@@ -57,7 +57,7 @@ export function quickstartCommand(registry: Registry): Command {
           await execa(ffmpeg, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...input, path.join(samplesDir, name)]);
         }
         process.stdout.write(`samples: ${samplesDir}\n`);
-        const engine = cliEngine(loadConfig(process.env), registry, path.join(outDir, 'results'));
+        const engine = await cliEngine(loadConfig(process.env), registry, path.join(outDir, 'results'));
         let srt = '';
         for (const [operation, raw] of calls((name) => path.join(samplesDir, name), () => srt)) {
           const result = await engine.run(operation, raw(), { localFiles: anyLocalPath });

@@ -6,15 +6,21 @@ import { paramError } from '../engine/errors.js';
 import type { Registry } from '../engine/registry.js';
 import { LocalOutputStore } from '../engine/storage.js';
 import { runBatch, type BatchSummary } from '../pipelines/batch.js';
+import { checkBatch } from '../pipelines/batch-check.js';
+import { resolveLocalPaths } from '../pipelines/local-paths.js';
 import { resolvePipeline } from '../pipelines/loader.js';
 import { readRows } from '../pipelines/rows.js';
 import { planPipeline, runPipeline, type PipelinePlan } from '../pipelines/runner.js';
+import { formatBatchCheck } from './batch-plan.js';
+import { hintFor } from './hints.js';
 import { cliEngine, fail } from './main.js';
+import { ensureWritableDir } from './out-dir.js';
 import { createBatchReporter, createStepsReporter, formatDuration } from './progress.js';
 
 interface RunFlags {
   input?: string[];
   outDir: string;
+  output?: string;
   dryRun?: boolean;
   json?: boolean;
   batch?: string;
@@ -76,6 +82,8 @@ function formatSummary(summary: BatchSummary, ms: number): string {
     `${summary.pipeline}: ${summary.rows} rows: ${summary.done} done${summary.skipped ? ` (${summary.skipped} by an earlier run)` : ''}, ${summary.failed} failed${summary.notRun ? `, ${summary.notRun} not run` : ''} in ${formatDuration(ms)}`,
   ];
   for (const failure of summary.failures) lines.push(`  row ${failure.row}: ${failure.error}`);
+  const hint = summary.failures.map((failure) => hintFor(failure.error)).find(Boolean);
+  if (hint) lines.push(hint);
   if (summary.interrupted) lines.push('Interrupted: run the same command again to continue.');
   else if (summary.failed > 0) lines.push('Run the same command again to retry the failed rows.');
   lines.push(`Results: ${summary.resultsFile}`);
@@ -95,6 +103,7 @@ export function runCommand(registry: Registry): Command {
         '  mediaflow run text-to-short --input text="Hello there." --input images=a.jpg,b.jpg --input voice=voice.mp3 --out-dir out/',
         '  mediaflow run text-to-short --dry-run --input ...      # the plan: stages and ffmpeg argv, nothing run',
         '  mediaflow run podcast --batch episodes.csv --out-dir out/   # one run per row; run again to resume',
+        '  mediaflow run podcast --batch episodes.csv --dry-run        # check every row; nothing fetched, run or written',
         '',
         'See docs/pipelines.md for the definition format.',
       ].join('\n'),
@@ -102,10 +111,11 @@ export function runCommand(registry: Registry): Command {
     .argument('<pipeline>', 'pipeline name or definition file')
     .option('--input <key=value>', 'a pipeline input; repeat for more (a key given twice makes a list)', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
     .option('--out-dir <dir>', 'folder for the results', '.')
-    .option('--dry-run', 'print the plan (stages, what runs in parallel, ffmpeg argv) without running it')
+    .option('-o, --output <file>', 'refused: a pipeline names its results itself; use --out-dir')
+    .option('--dry-run', 'print the plan (stages, what runs in parallel, ffmpeg argv) without running it; with --batch, check every row and print what each would do')
     .option('--json', 'with --dry-run: print the plan as JSON')
-    .addOption(new Option('--batch <file>', 'run once per row of a CSV (header row: input names) or JSONL file'))
-    .option('--results <file>', 'with --batch: the results file (default <out-dir>/<batch name>.results.jsonl)')
+    .addOption(new Option('--batch <file>', 'run once per row of a CSV (header row: input names) or JSONL file; relative paths in it are relative to its folder'))
+    .option('--results <file>', 'with --batch: the results file (default <out-dir>/<batch file name without extension>.results.jsonl)')
     .option('--concurrency <n>', 'ffmpeg jobs at once, and rows at once in a batch [env MEDIAFLOW_CONCURRENCY]')
     .option('--pipelines-dir <dir>', 'folder of pipeline definitions [env MEDIAFLOW_PIPELINES_DIR]')
     .option('--allow-private-urls', 'allow input URLs on loopback/private addresses')
@@ -125,27 +135,36 @@ export function runCommand(registry: Registry): Command {
         if (flags.concurrency !== undefined) overrides.concurrency = flags.concurrency;
         if (flags.pipelinesDir !== undefined) overrides.pipelinesDir = flags.pipelinesDir;
         const config = loadConfig(process.env, overrides);
+        if (flags.output !== undefined) {
+          throw paramError(`\`--output\` names one file, but a pipeline names its results itself (its \`results\`); use --out-dir <dir>: each result goes to <dir>/<result>.<ext>`);
+        }
         const definition = await resolvePipeline(reference, config.pipelinesDir, registry);
         const inputs = parseInputFlags(flags.input ?? []);
         const outDir = flags.outDir;
-        const engine = cliEngine(config, registry, outDir);
-
-        if (flags.dryRun) {
-          const plan = await planPipeline(definition, engine, { inputs, refuseUnknownInputs: !flags.batch, localFiles: anyLocalPath, signal: controller.signal });
-          process.stdout.write(flags.json ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan));
-          return;
-        }
+        if (!flags.dryRun) await ensureWritableDir(outDir, '--out-dir');
+        const engine = await cliEngine(config, registry, outDir);
 
         if (flags.batch) {
-          const rows = await readRows(flags.batch);
+          // A row's paths are relative to the batch file; --input's to the working directory, as everywhere.
+          const shared = resolveLocalPaths(definition, inputs, process.cwd());
+          const rows = (await readRows(flags.batch)).map((row) => ({ ...row, values: { ...shared, ...resolveLocalPaths(definition, row.values, path.dirname(path.resolve(flags.batch!))) } }));
           const resultsFile = flags.results ?? path.join(outDir, `${path.basename(flags.batch, path.extname(flags.batch))}.results.jsonl`);
+          if (flags.dryRun) {
+            const checks = await checkBatch(definition, engine, { rows, outDir, resultsFile, localFiles: anyLocalPath });
+            process.stdout.write(flags.json ? `${JSON.stringify(checks, null, 2)}\n` : formatBatchCheck(definition.name, checks));
+            const invalid = checks.filter((check) => check.status === 'invalid');
+            if (invalid.length > 0) {
+              process.stderr.write(`mediaflow: ${invalid.length} of ${checks.length} rows are invalid:\n${invalid.map((check) => `  row ${check.row} (line ${check.line}): ${check.error}\n`).join('')}`);
+              process.exitCode = 2;
+            }
+            return;
+          }
           const reporter = createBatchReporter(definition.name);
           const started = Date.now();
           let summary: BatchSummary;
           try {
             summary = await runBatch(definition, engine, {
-              // --input values apply to every row; a row's own columns win.
-              rows: rows.map((row) => ({ ...row, values: { ...inputs, ...row.values } })),
+              rows,
               outDir,
               resultsFile,
               concurrency: config.concurrency,
@@ -160,6 +179,12 @@ export function runCommand(registry: Registry): Command {
           const { failures, ...counts } = summary;
           process.stdout.write(`${JSON.stringify({ ...counts, failures }, null, 2)}\n`);
           process.exitCode = summary.interrupted ? 130 : summary.failed > 0 ? 1 : 0;
+          return;
+        }
+
+        if (flags.dryRun) {
+          const plan = await planPipeline(definition, engine, { inputs, refuseUnknownInputs: true, localFiles: anyLocalPath, signal: controller.signal });
+          process.stdout.write(flags.json ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan));
           return;
         }
 

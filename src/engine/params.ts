@@ -9,6 +9,7 @@ interface SchemaFields {
   default?: unknown;
   minimum?: number;
   maximum?: number;
+  minLength?: number;
   maxLength?: number;
   pattern?: string;
   description?: string;
@@ -21,7 +22,7 @@ export const splitList = (value: string): string[] =>
     .map((item) => item.trim())
     .filter(Boolean);
 
-/** One value as the string a form would send; repeated fields are joined as a comma list. */
+/** One value as the string a form would send; repeated fields (of a list) are joined as a comma list. */
 function asText(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (Array.isArray(value)) return value.map(asText).filter((v) => v !== undefined).join(',');
@@ -32,10 +33,26 @@ function asText(value: unknown): string | undefined {
 
 const show = (value: string) => (value.length > 60 ? `${value.slice(0, 57)}...` : value);
 
+/** A decimal number as text: digits with an optional sign and fraction (no exponent, no `Infinity`). */
+export const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)$/;
+
+/**
+ * A separator other than the comma inside one item of a list, named so the 400 can say so: a URL
+ * parser would otherwise glue two URLs into one (it drops newlines and encodes spaces).
+ */
+function wrongSeparator(item: string): string | undefined {
+  if (/[\r\n]/.test(item)) return 'newlines';
+  if (/;(\s|[a-z][a-z\d+.-]*:\/\/)/i.test(item)) return 'semicolons';
+  if (/\t|\s[a-z][a-z\d+.-]*:\/\//i.test(item)) return 'spaces';
+  return undefined;
+}
+
 function coerce(key: string, schema: SchemaFields & TSchema, text: string): unknown {
   const spec = inputSpecOf(schema);
   if (spec?.list) {
     const items = splitList(text);
+    const separator = items.map(wrongSeparator).find(Boolean);
+    if (separator) throw paramError(`Expected \`${key}\` to be comma-separated, got items separated by ${separator}: put a comma between them`);
     if (items.length < (spec.min ?? 1)) throw paramError(spec.tooFew ?? `Expected \`${key}\` to list at least ${spec.min ?? 1} URL(s)`);
     return items;
   }
@@ -49,7 +66,7 @@ function coerce(key: string, schema: SchemaFields & TSchema, text: string): unkn
     case 'integer':
     case 'number': {
       const trimmed = text.trim();
-      const pattern = schema.type === 'integer' ? /^[+-]?\d+$/ : /^[+-]?(\d+\.?\d*|\.\d+)$/;
+      const pattern = schema.type === 'integer' ? /^[+-]?\d+$/ : NUMBER;
       const value = Number(trimmed);
       const range = `from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`;
       const expected = `Expected \`${key}\` to be ${schema.type === 'integer' ? 'an integer' : 'a number'} ${range}, got \`${show(text)}\``;
@@ -67,6 +84,9 @@ function coerce(key: string, schema: SchemaFields & TSchema, text: string): unkn
     }
     default: {
       const value = spec ? text.trim() : text;
+      if (schema.minLength !== undefined && value.length < schema.minLength) {
+        throw paramError(`Expected \`${key}\` to be at least ${schema.minLength} characters, got ${value.length}`);
+      }
       if (schema.maxLength !== undefined && value.length > schema.maxLength) {
         throw paramError(`Expected \`${key}\` to be at most ${schema.maxLength} characters, got ${value.length}`);
       }
@@ -88,6 +108,11 @@ export function parseParams(schema: TObject, raw: Raw): Record<string, unknown> 
   const required = new Set(schema.required ?? []);
   const params: Record<string, unknown> = {};
   for (const [key, property] of Object.entries(schema.properties) as Array<[string, SchemaFields & TSchema]>) {
+    const values = [raw[key]].flat().filter((value) => asText(value)?.trim());
+    // A field sent twice (or a JSON list) is a list only where the schema says so; elsewhere, joining the values would change the one meant.
+    if (values.length > 1 && !inputSpecOf(property)?.list) {
+      throw paramError(`Expected \`${key}\` to be one ${inputSpecOf(property) ? 'URL' : 'value'}, got ${values.length} (the field was sent more than once, or as a list)`);
+    }
     const text = asText(raw[key]);
     if (text === undefined || text.trim() === '') {
       const spec = inputSpecOf(property);

@@ -23,10 +23,13 @@ export class Workspaces {
     await rm(dir, { recursive: true, force: true });
   }
 
-  /** Removes whatever a killed process left behind; run at start, before jobs are taken. */
+  /**
+   * Removes whatever a killed process left behind; run at start, before jobs are taken. The
+   * `pid-<pid>` folders of processes still running (a CLI run sharing the data directory) are theirs.
+   */
   async clearLeftovers(): Promise<number> {
-    await killProcessesIn(this.root);
-    const entries = await readdir(this.root).catch(() => [] as string[]);
+    const entries = (await readdir(this.root).catch(() => [] as string[])).filter((entry) => !isLiveProcessFolder(entry));
+    for (const entry of entries) await killProcessesIn(path.join(this.root, entry));
     await Promise.all(entries.map((entry) => rm(path.join(this.root, entry), { recursive: true, force: true })));
     return entries.length;
   }
@@ -34,6 +37,12 @@ export class Workspaces {
 
 /** Folders of processes that share a data directory (Redis mode) carry their pid. */
 const PROCESS_FOLDER = /^pid-(\d+)$/;
+
+/** Whether a work folder entry is the `pid-<pid>` folder of this or another running process. */
+function isLiveProcessFolder(entry: string): boolean {
+  const pid = PROCESS_FOLDER.exec(entry)?.[1];
+  return pid !== undefined && (Number(pid) === process.pid || isRunning(Number(pid)));
+}
 
 /**
  * The work folder of this process. Alone it owns `<dataDir>/work`; when several processes share
@@ -48,8 +57,7 @@ export async function clearDeadProcessFolders(dataDir: string): Promise<number> 
   const root = path.join(dataDir, 'work');
   let removed = 0;
   for (const entry of await readdir(root).catch(() => [] as string[])) {
-    const pid = PROCESS_FOLDER.exec(entry)?.[1];
-    if (pid === undefined || Number(pid) === process.pid || isRunning(Number(pid))) continue;
+    if (!PROCESS_FOLDER.test(entry) || isLiveProcessFolder(entry)) continue;
     await killProcessesIn(path.join(root, entry));
     await rm(path.join(root, entry), { recursive: true, force: true });
     removed++;

@@ -1,11 +1,12 @@
-import { createHash } from 'node:crypto';
-import { access } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Engine, LocalFilePolicy } from '../engine/engine.js';
 import { paramError } from '../engine/errors.js';
 import { LocalOutputStore } from '../engine/storage.js';
 import type { PipelineDefinition } from './definition.js';
 import { readResults, ResultsWriter, type RowRecord } from './results-file.js';
+import { planResume, type KeyedRow } from './resume.js';
+import { arrangeRowFolders, rowFolderName } from './row-folders.js';
 import type { BatchRow } from './rows.js';
 import { runPipeline } from './runner.js';
 
@@ -44,25 +45,8 @@ export interface BatchSummary {
   failures: Array<{ row: number; error: string }>;
 }
 
-/** Identifies a row's work: the pipeline and the row's values, whatever their order. */
-export function rowKey(pipeline: string, values: Record<string, unknown>): string {
-  const sorted = Object.keys(values)
-    .sort()
-    .map((key) => [key, values[key]]);
-  return createHash('sha256').update(JSON.stringify([pipeline, sorted])).digest('hex').slice(0, 16);
-}
-
-const exists = (file: string) => access(file).then(() => true, () => false);
-
-/** A row an earlier run finished, with the same values, whose outputs are all still there. */
-async function alreadyDone(record: RowRecord | undefined, key: string): Promise<boolean> {
-  if (record?.status !== 'done' || record.key !== key) return false;
-  const files = Object.values(record.outputs).flat();
-  return (await Promise.all(files.map(exists))).every(Boolean);
-}
-
 /** Refuses a batch that cannot give some required input to any row: every row would fail the same way. */
-function checkColumns(definition: PipelineDefinition, rows: BatchRow[], label: string): void {
+export function checkColumns(definition: PipelineDefinition, rows: BatchRow[], label: string): void {
   if (rows.length === 0) return;
   for (const input of definition.inputs) {
     if (input.default !== undefined) continue;
@@ -75,32 +59,25 @@ function checkColumns(definition: PipelineDefinition, rows: BatchRow[], label: s
 /**
  * Runs a pipeline once per row, `concurrency` rows at a time. A failed row is recorded with its
  * error and the batch goes on. Each ended row is appended to the results file at once, so an
- * interrupted batch loses only the rows that were running; run again, it skips the rows done and
- * retries the others.
+ * interrupted batch loses only the rows that were running; run again, it skips the rows done
+ * (matched by key, wherever they now stand) and retries the others.
  */
 export async function runBatch(definition: PipelineDefinition, engine: Engine, options: BatchOptions): Promise<BatchSummary> {
   checkColumns(definition, options.rows, 'batch');
-  const previous = await readResults(options.resultsFile);
-  const todo: Array<{ row: number; values: Record<string, unknown>; key: string }> = [];
-  const kept: RowRecord[] = [];
-  let skipped = 0;
-  for (const row of options.rows) {
-    const key = rowKey(definition.name, row.values);
-    const record = previous.get(row.row);
-    if (await alreadyDone(record, key)) {
-      kept.push(record!);
-      skipped++;
-    } else todo.push({ row: row.row, values: row.values, key });
-  }
+  const plan = await planResume(definition.name, options.rows, await readResults(options.resultsFile), options.outDir);
+  const { todo } = plan;
+  const skipped = plan.done.length;
+  const folders = await arrangeRowFolders(options.outDir, plan);
   // Records of rows that will run again are dropped; they get new ones when they end.
-  const writer = await ResultsWriter.open(options.resultsFile, kept);
+  const writer = await ResultsWriter.open(options.resultsFile, folders.kept);
+  await folders.finish();
   const store = new LocalOutputStore(options.outDir);
   const failures: BatchSummary['failures'] = [];
   let done = 0;
   let next = 0;
   options.onEvent?.({ type: 'begin', total: options.rows.length, skipped, toRun: todo.length });
 
-  const runRow = async ({ row, values, key }: (typeof todo)[number]): Promise<void> => {
+  const runRow = async ({ row, values, key }: KeyedRow): Promise<void> => {
     const started = new Date();
     options.onEvent?.({ type: 'row-start', row });
     let record: RowRecord;
@@ -110,7 +87,7 @@ export async function runBatch(definition: PipelineDefinition, engine: Engine, o
         inputs: values,
         ...(options.localFiles ? { localFiles: options.localFiles } : {}),
         store,
-        resultDir: `row-${row}`,
+        resultDir: rowFolderName(row),
         ...(options.signal ? { signal: options.signal } : {}),
       });
       const outputs = Object.fromEntries(
@@ -119,6 +96,8 @@ export async function runBatch(definition: PipelineDefinition, engine: Engine, o
       record = { row, key, status: 'done', inputs: values, outputs, error: null, timings: { ...timings(), steps: run.timings.steps } };
       done++;
     } catch (error) {
+      // Results published before the failure are not the row's results.
+      await rm(path.join(options.outDir, rowFolderName(row)), { recursive: true, force: true });
       // A cancelled row is left unrecorded: it has not failed, it runs next time.
       if (options.signal?.aborted) return;
       const message = error instanceof Error ? error.message : String(error);

@@ -1,13 +1,13 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { MediaflowError } from '../engine/errors.js';
-import { parseParams } from '../engine/params.js';
+import { NUMBER, parseParams } from '../engine/params.js';
 import { inputSpecOf, type InputSpec, type PluginDefinition } from '../engine/plugin.js';
 import type { Registry } from '../engine/registry.js';
 import { ExprError, parseExpr, refsOf, showRef, type Expr, type Ref } from './template.js';
 
 /** The types a pipeline input may declare. */
-export const INPUT_TYPES = ['string', 'integer', 'url', 'urls'] as const;
+export const INPUT_TYPES = ['string', 'integer', 'number', 'url', 'urls'] as const;
 export type InputType = (typeof INPUT_TYPES)[number];
 
 /** One declared input: its values come from `--input`, a form field or a batch row's column. */
@@ -74,7 +74,7 @@ export class PipelineDefinitionError extends MediaflowError {
 /** The kind of value a parameter takes, as far as references are concerned. */
 type ParamKind = 'url' | 'urls' | 'integer' | 'number' | 'boolean' | 'string';
 /** The kind of value an expression gives, before the run: a step's output is a local file (or a list of them). */
-type Shape = 'string' | 'integer' | 'url' | 'urls' | 'file' | 'files' | 'text' | 'list' | 'literal';
+type Shape = 'string' | 'integer' | 'number' | 'url' | 'urls' | 'file' | 'files' | 'text' | 'list' | 'literal';
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 const INPUT_NAME = /^[a-z][a-z0-9_]*$/;
@@ -120,10 +120,11 @@ function accepts(kind: ParamKind, shape: Shape): boolean {
       return ['url', 'urls', 'file', 'files', 'text', 'list', 'literal'].includes(shape);
     case 'string':
     case 'boolean':
-      return ['string', 'integer', 'url', 'text', 'literal'].includes(shape);
+      return ['string', 'integer', 'number', 'url', 'text', 'literal'].includes(shape);
     case 'integer':
-    case 'number':
       return ['integer', 'literal'].includes(shape);
+    case 'number':
+      return ['integer', 'number', 'literal'].includes(shape);
   }
 }
 
@@ -250,11 +251,13 @@ class Checker {
         const fits =
           type === 'integer'
             ? Number.isInteger(value) || (typeof value === 'string' && /^[+-]?\d+$/.test(value.trim()))
-            : type === 'urls'
+            : type === 'number'
+              ? (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && NUMBER.test(value.trim()))
+              : type === 'urls'
               ? typeof value === 'string' || (Array.isArray(value) && value.every((v) => typeof v === 'string'))
               : typeof value === 'string' || typeof value === 'number';
         if (!fits) this.issue([...path, 'default'], `default does not fit type ${type}`);
-        else input.default = type === 'integer' ? Number(value) : type === 'string' || type === 'url' ? String(value) : (value as string | string[]);
+        else input.default = type === 'integer' || type === 'number' ? Number(value) : type === 'string' || type === 'url' ? String(value) : (value as string | string[]);
       }
       inputs.set(name, input);
     }
@@ -424,7 +427,7 @@ class Checker {
       for (const ref of refsOf(expr)) {
         const shape = this.shapeOfRef(ref, path, context);
         // A file path or a list pasted into text would not be a usable value.
-        if (shape && !['string', 'integer', 'url'].includes(shape)) {
+        if (shape && !['string', 'integer', 'number', 'url'].includes(shape)) {
           this.issue(path, `${describeShape(shape, ref)} and cannot be part of text; use it as the whole value`, { step: context.step });
         }
       }
@@ -472,7 +475,7 @@ class Checker {
     if (!shape) return;
     if (!accepts(kind, shape)) {
       const ref = expr.kind === 'ref' ? expr.ref : undefined;
-      const hint = ref && 'input' in ref && shape === 'string' && (kind === 'url' || kind === 'urls') ? '; declare the input with type url' : ref && 'input' in ref && shape === 'string' && kind === 'integer' ? '; declare the input with type integer' : '';
+      const hint = ref && 'input' in ref && shape === 'string' && (kind === 'url' || kind === 'urls') ? '; declare the input with type url' : ref && 'input' in ref && shape === 'string' && (kind === 'integer' || kind === 'number') ? `; declare the input with type ${kind}` : '';
       this.issue(path, `parameter '${key}' takes ${describeKind[kind]}, but ${describeShape(shape, ref)}${hint}`, where);
       return;
     }

@@ -1,8 +1,8 @@
 import { paramError } from '../engine/errors.js';
-import { splitList } from '../engine/params.js';
+import { NUMBER, splitList } from '../engine/params.js';
 import type { PipelineDefinition, PipelineInput } from './definition.js';
 
-/** A pipeline input's value once read: text, a whole number, or a list of URLs/paths. */
+/** A pipeline input's value once read: text, a number, or a list of URLs/paths. */
 export type InputValue = string | number | string[];
 
 const show = (value: string) => (value.length > 60 ? `${value.slice(0, 57)}...` : value);
@@ -21,6 +21,13 @@ function coerce(input: PipelineInput, raw: unknown): InputValue {
       const text = typeof raw === 'number' ? String(raw) : (asText(raw) ?? '').trim();
       if (!/^[+-]?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
         throw paramError(`Expected input \`${input.name}\` to be an integer, got \`${show(asText(raw) ?? '')}\``);
+      }
+      return Number(text);
+    }
+    case 'number': {
+      const text = typeof raw === 'number' ? String(raw) : (asText(raw) ?? '').trim();
+      if (!NUMBER.test(text) || !Number.isFinite(Number(text))) {
+        throw paramError(`Expected input \`${input.name}\` to be a number, got \`${show(asText(raw) ?? '')}\``);
       }
       return Number(text);
     }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { copyFile, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, copyFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Engine, JobProgress, LocalFilePolicy } from '../engine/engine.js';
-import { isAbort, MediaflowError } from '../engine/errors.js';
+import { isAbort, MediaflowError, paramError } from '../engine/errors.js';
 import { LocalOutputStore, type OutputStore } from '../engine/storage.js';
 import type { PipelineDefinition, PipelineStep } from './definition.js';
 import { readInputs, type InputValue } from './inputs.js';
@@ -94,17 +95,27 @@ export function stepError(step: PipelineStep, error: unknown, item?: { index: nu
   return new MediaflowError('MF_ERR_INTERNAL', `${where}internal error`, { cause: error });
 }
 
+/** A local file a step's input names, as `preflight` found it. */
+interface NamedFile {
+  step: PipelineStep;
+  item?: { index: number; count: number };
+  source: string;
+  path: string;
+}
+
 /**
  * Checks every step with the values it will get, before anything runs: parameters are coerced
  * and input URLs checked exactly as the engine will. Step outputs stand in as placeholder files
  * with the extension the producing step will give them. Returns the fields of each step (one
- * entry per item) as the placeholders left them.
+ * entry per item) as the placeholders left them, the placeholders of each step's output, and the
+ * user's local files the steps name.
  */
 function preflight(definition: PipelineDefinition, engine: Engine, inputs: Record<string, InputValue>, localFiles: LocalFilePolicy | undefined, workDir: string) {
   const placeholders = new Set<string>();
   const policy: LocalFilePolicy = (source) => (placeholders.has(source) ? source : localFiles?.(source));
   const scope: Scope = { inputs, outputs: new Map() };
   const fields = new Map<string, Array<Record<string, unknown>>>();
+  const files: NamedFile[] = [];
   for (const step of definition.steps) {
     const items = itemsOf(step, scope);
     if (items?.length === 0) throw stepError(step, new MediaflowError('MF_ERR_PARAM', '`each` gave no items'));
@@ -113,10 +124,14 @@ function preflight(definition: PipelineDefinition, engine: Engine, inputs: Recor
     for (const [index, item] of (items ?? [undefined]).entries()) {
       const raw = fieldsOf(step, item === undefined ? scope : { ...scope, item });
       let prepared;
+      const where = items ? { index, count: items.length } : undefined;
       try {
         prepared = engine.prepare(step.op, raw, policy);
       } catch (error) {
-        throw stepError(step, error, items ? { index, count: items.length } : undefined);
+        throw stepError(step, error, where);
+      }
+      for (const input of prepared.inputs) {
+        if (input.localPath !== undefined && !placeholders.has(input.localPath)) files.push({ step, ...(where ? { item: where } : {}), source: input.source, path: input.localPath });
       }
       const placeholder = path.join(workDir, 'pending', step.name, `${index}${path.extname(engine.outputOf(prepared.plugin, prepared.params).path)}`);
       placeholders.add(placeholder);
@@ -126,7 +141,7 @@ function preflight(definition: PipelineDefinition, engine: Engine, inputs: Recor
     scope.outputs.set(step.name, items ? outputs : outputs[0]!);
     fields.set(step.name, stepFields);
   }
-  return fields;
+  return { fields, outputs: scope.outputs, files };
 }
 
 /**
@@ -142,6 +157,30 @@ export function checkPipeline(
   const inputs = readInputs(definition, options.inputs, { refuseUnknown: options.refuseUnknownInputs ?? false });
   preflight(definition, engine, inputs, options.localFiles, workDir);
   return inputs;
+}
+
+/**
+ * What a batch's dry run checks of a row, fetching nothing: `checkPipeline`'s checks, and that
+ * every local file the inputs name can be read. Returns the inputs as read and the names of the
+ * files the run would publish (`<result>.<ext>`).
+ */
+export async function checkRun(
+  definition: PipelineDefinition,
+  engine: Engine,
+  options: Pick<PipelineRunOptions, 'inputs' | 'localFiles'>,
+): Promise<{ inputs: Record<string, InputValue>; results: string[] }> {
+  const inputs = readInputs(definition, options.inputs);
+  const { outputs, files } = preflight(definition, engine, inputs, options.localFiles, path.resolve(engine.deps.workspaces.root, `pipeline-${randomUUID()}`));
+  for (const file of files) {
+    const readable = await access(path.resolve(file.path), constants.R_OK).then(() => true, () => false);
+    if (!readable) throw stepError(file.step, paramError(`Input file not found or not readable: ${file.source}`), file.item);
+  }
+  return { inputs, results: definition.results.flatMap((result) => resultNames(result.name, outputs.get(result.step)!)) };
+}
+
+/** The names a result is published under: `<name>.<ext>`, or `<name>-<n>.<ext>` for a step with `each`. */
+function resultNames(name: string, value: string | string[]): string[] {
+  return Array.isArray(value) ? value.map((file, index) => `${name}-${index + 1}${path.extname(file)}`) : [`${name}${path.extname(value)}`];
 }
 
 /**
@@ -228,9 +267,10 @@ async function publishResults(definition: PipelineDefinition, scope: Scope, stor
   const outputs: Record<string, string | string[]> = {};
   for (const result of definition.results) {
     const value = scope.outputs.get(result.step)!;
+    const names = resultNames(result.name, value);
     const published: string[] = [];
     for (const [index, file] of filesOf(result.step).entries()) {
-      const name = `${result.name}${Array.isArray(value) ? `-${index + 1}` : ''}${path.extname(file)}`;
+      const name = names[index]!;
       const relative = resultDir ? path.posix.join(resultDir, name) : name;
       const left = remaining.get(file)!;
       remaining.set(file, left - 1);
@@ -284,7 +324,7 @@ export async function planPipeline(
 ): Promise<PipelinePlan> {
   const inputs = readInputs(definition, options.inputs, { refuseUnknown: options.refuseUnknownInputs ?? false });
   const workDir = path.resolve(engine.deps.workspaces.root, `pipeline-${randomUUID()}`);
-  const fields = preflight(definition, engine, inputs, options.localFiles, workDir);
+  const { fields } = preflight(definition, engine, inputs, options.localFiles, workDir);
   const byName = new Map(definition.steps.map((step) => [step.name, step]));
   const stages: PlannedStep[][] = [];
   for (const stage of definition.stages) {

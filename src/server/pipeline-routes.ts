@@ -56,7 +56,8 @@ export async function registerPipelineRoutes(app: FastifyInstance, options: Pipe
   app.post('/pipelines/:name', { onRequest: options.onRequest }, async (request, reply) => {
     const { name } = request.params as { name: string };
     // An unknown or broken pipeline is refused before the body is read.
-    await loadPipelineByName(config.pipelinesDir, name, registry);
-    return submitJob(request, reply, 'pipeline', name, options.submit);
+    const definition = await loadPipelineByName(config.pipelinesDir, name, registry);
+    const urlFields = definition.inputs.filter((input) => input.type === 'url' || input.type === 'urls').map((input) => input.name);
+    return submitJob(request, reply, 'pipeline', name, options.submit, urlFields);
   });
 }

@@ -151,9 +151,9 @@ describe('pipeline definitions', () => {
   it('reports YAML syntax errors with their line, and a shape that is not a pipeline', () => {
     assert.match(problems('name: p\nsteps:\n  a: [1\n')[0]!, /^p\.yaml:\d+: /);
     assert.deepEqual(problems('- a\n- b\n'), ["p.yaml:1: a pipeline must be a mapping with name, description, inputs, steps and results"]);
-    const found = problems('name: p\nsurprise: 1\ninputs:\n  x:\n    type: number\nsteps: {}\n');
+    const found = problems('name: p\nsurprise: 1\ninputs:\n  x:\n    type: float\nsteps: {}\n');
     assert.ok(found.includes("p.yaml:2: field 'surprise': unknown key 'surprise' (expected name, description, inputs, steps, results)"), found.join('\n'));
-    assert.ok(found.includes("p.yaml:5: field 'inputs.x.type': unknown type 'number' (expected string, integer, url, urls)"), found.join('\n'));
+    assert.ok(found.includes("p.yaml:5: field 'inputs.x.type': unknown type 'float' (expected string, integer, number, url, urls)"), found.join('\n'));
     assert.ok(found.some((line) => line.includes("field 'steps': expected a mapping of step names to steps")), found.join('\n'));
     assert.ok(found.some((line) => line.includes("field 'results'")), found.join('\n'));
   });
@@ -194,6 +194,42 @@ describe('pipeline inputs', () => {
     refused({ images: 'a', voice: 'v' }, /^Missing required input `text` of pipeline 'p'$/);
     refused({ text: 't', images: 'a', voice: 'v', count: 'two' }, /^Expected input `count` to be an integer, got `two`$/);
     refused({ text: 't', images: 'a', voice: 'v', colour: 'red' }, /^Unknown input `colour` of pipeline 'p'/, true);
+  });
+});
+
+describe('number inputs', () => {
+  const withNumber = (use: string, declaration = 'number') => `name: n
+inputs:
+  speed: ${declaration}
+steps:
+  a:
+    op: generate-subtitles
+    with:
+${use}
+results:
+  out: "{{ steps.a.output }}"
+`;
+
+  it('reads decimals and whole numbers, and refuses anything else with a 400 naming the input', () => {
+    const definition = parsePipeline(withNumber('      text: "At {{ inputs.speed }}"', '{ type: number, default: "0.5" }'), 'n.yaml', registry);
+    assert.deepEqual(definition.inputs, [{ name: 'speed', type: 'number', default: 0.5 }]);
+    assert.deepEqual(readInputs(definition, {}), { speed: 0.5 });
+    for (const [raw, value] of [['1.25', 1.25], [' -3 ', -3], ['.5', 0.5], [7, 7], [2.5, 2.5]] as const) assert.equal(readInputs(definition, { speed: raw }).speed, value);
+    for (const raw of ['fast', '1,5', '1e3', 'Infinity', '0x10', '1.2.3']) {
+      assert.throws(
+        () => readInputs(definition, { speed: raw }),
+        (error: unknown) => error instanceof MediaflowError && error.status === 400 && error.message === `Expected input \`speed\` to be a number, got \`${raw}\``,
+        raw,
+      );
+    }
+  });
+
+  it('passes into text and number parameters, not into integer ones; a default must be a number', () => {
+    assert.deepEqual(problems(withNumber('      text: "{{ inputs.speed }}"')), []);
+    const [intoInteger] = problems(withNumber('      text: hi\n      words_per_line: "{{ inputs.speed }}"'));
+    assert.match(intoInteger!, /field 'with\.words_per_line': parameter 'words_per_line' takes an integer, but \{\{ inputs\.speed \}\} is of type number/);
+    const [badDefault] = problems(withNumber('      text: hi', '{ type: number, default: fast }'));
+    assert.match(badDefault!, /field 'inputs\.speed\.default': default does not fit type number/);
   });
 });
 

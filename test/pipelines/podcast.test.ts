@@ -90,6 +90,11 @@ describe('pipeline podcast', () => {
     assert.equal(res.status, 400);
     assert.equal(res.body.error, "Missing required input `intro` of pipeline 'podcast'");
 
+    // An undeclared field is a typo to report, as on the CLI; a job's own fields (metadata) are not inputs.
+    res = await server.post('/pipelines/podcast/', { ...fields, fromat: 'ogg', metadata: 'batch 7' });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error, "Unknown input `fromat` of pipeline 'podcast' (inputs: intro, segments, outro, format)");
+
     // Checked before anything runs: the step's own validation, prefixed with the step.
     res = await server.post('/pipelines/podcast/', { ...fields, format: 'xyz' });
     assert.equal(res.status, 400);

@@ -1,0 +1,40 @@
+import { randomUUID } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Engine, JobOptions, JobResult } from '../engine/engine.js';
+import { paramError } from '../engine/errors.js';
+import { FORMAT_KEYWORD } from '../engine/plugin.js';
+import { LocalOutputStore } from '../engine/storage.js';
+import { dashed } from './main.js';
+import { ensureWritableDir } from './out-dir.js';
+
+/**
+ * Refuses an `--output` name whose extension is not the result's: the content follows the
+ * operation's format, so `out.mkv` holding an MP4 would mislead every player that trusts names.
+ */
+function checkName(engine: Engine, operation: string, raw: Record<string, unknown>, localFiles: JobOptions['localFiles'], file: string): void {
+  const { plugin, params } = engine.prepare(operation, raw, localFiles);
+  const ext = path.extname(engine.outputOf(plugin, params).path);
+  if (path.extname(file).toLowerCase() === ext.toLowerCase()) return;
+  const format = Object.entries(plugin.params.properties).find(([, schema]) => (schema as Record<string, unknown>)[FORMAT_KEYWORD])?.[0];
+  throw paramError(`Expected \`--output\` to end in ${ext}, the kind of file ${plugin.name} makes here, got \`${file}\`${format ? ` (--${dashed(format)} chooses another)` : ''}`);
+}
+
+/**
+ * Runs one operation and puts its result at exactly `file` (`--output`), replacing any file
+ * there: the result is published in this run's work folder, then moved, so `file` appears whole
+ * or not at all.
+ */
+export async function runToFile(engine: Engine, operation: string, raw: Record<string, unknown>, file: string, options: JobOptions): Promise<JobResult> {
+  checkName(engine, operation, raw, options.localFiles, file);
+  if ((await stat(file).catch(() => undefined))?.isDirectory()) throw paramError(`Cannot write to --output ${file}: it is a folder`);
+  await ensureWritableDir(path.dirname(path.resolve(file)), '--output');
+  const staging = new LocalOutputStore(path.join(engine.deps.workspaces.root, `output-${randomUUID()}`));
+  try {
+    const result = await engine.run(operation, raw, { ...options, store: staging });
+    await new LocalOutputStore(path.dirname(path.resolve(file))).publish(staging.locate(result.path), path.basename(file));
+    return { ...result, path: file };
+  } finally {
+    await engine.deps.workspaces.remove(staging.root);
+  }
+}
