@@ -9,7 +9,8 @@ tmp=$(mktemp -d)
 server=
 cleanup() {
   # The server's own exit status (143 after the kill) is not this check's.
-  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  # npm does not pass the signal on to the server it started: stop the whole process group.
+  if [ -n "$server" ]; then kill -- -"$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -28,7 +29,8 @@ echo "production install: node_modules ${megabytes} MB"
 # dist/ may not change from here on: a start that compiled would touch it.
 touch -d '2000-01-01' dist/index.js
 port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-HOST=127.0.0.1 PORT=$port MEDIAFLOW_DATA_DIR="$tmp/data" npm start >"$tmp/start.log" 2>&1 &
+# In a session of its own (setsid), so that npm and the server it starts can be stopped together.
+HOST=127.0.0.1 PORT=$port MEDIAFLOW_DATA_DIR="$tmp/data" setsid npm start >"$tmp/start.log" 2>&1 &
 server=$!
 node -e '
   const base = process.argv[1];
