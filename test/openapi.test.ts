@@ -31,7 +31,7 @@ const MEDIA_TYPES: Record<string, string> = {
   mp3: 'audio/mpeg', wav: 'audio/wav', aac: 'audio/x-aac', m4a: 'audio/mp4', ogg: 'audio/ogg', flac: 'audio/x-flac', opus: 'audio/ogg',
   mp4: 'video/mp4', mov: 'video/quicktime', mkv: 'video/x-matroska', avi: 'video/x-msvideo', webm: 'video/webm',
   png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', bmp: 'image/bmp', tiff: 'image/tiff', gif: 'image/gif',
-  srt: 'application/x-subrip', txt: 'text/plain',
+  srt: 'application/x-subrip', vtt: 'text/vtt', ass: 'text/x-ssa', txt: 'text/plain',
 };
 
 /** Every output path (with `{id}`) a plugin may answer with: each choice of each enum parameter, the others at their sample values. */

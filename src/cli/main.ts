@@ -13,6 +13,7 @@ import { LocalOutputStore } from '../engine/storage.js';
 import { pluginFlags } from '../engine/plugin-loader.js';
 import { builtinRegistry, loadRegistry } from '../plugins/index.js';
 import { startServer } from '../server/start.js';
+import { fontsCommand } from './fonts-command.js';
 import { hintFor } from './hints.js';
 import { ensureWritableDir } from './out-dir.js';
 import { runToFile } from './output-file.js';
@@ -154,6 +155,7 @@ export function buildProgram(registry: Registry = builtinRegistry()): Command {
   program.addCommand(workerCommand(registry));
   program.addCommand(runCommand(registry));
   program.addCommand(pluginsCommand(registry, pkg.version));
+  program.addCommand(fontsCommand());
   program.addCommand(quickstartCommand(registry));
   for (const plugin of registry.list()) program.addCommand(operationCommand(plugin, registry));
   // Every command takes --plugin; main() has read them all from argv before the commands were made.

@@ -17,6 +17,7 @@ import { inputSpecOf, type BuildContext, type InputSpec, type LocalInput, type O
 import { probeFile, type MediaFacts } from './probe.js';
 import type { Registry } from './registry.js';
 import type { Slots } from './slots.js';
+import { subtitleAsAss } from './subtitle-ass.js';
 import { subtitleToUtf8 } from './subtitle-encoding.js';
 import type { OutputStore, Workspaces } from './storage.js';
 
@@ -255,14 +256,25 @@ export class Engine {
     const undecodable = await Promise.all(
       requests.map((request, index) => (request.kind === 'subtitle' ? subtitleToUtf8(path.join(dir, files[index]!), request.source) : undefined)),
     );
-    const facts = await time('probeMs', () => this.probeAll(dir, files, requests.map((r) => r.source), options.signal, undecodable));
-    const inputs: Record<string, LocalInput[]> = {};
-    requests.forEach((request, index) => {
-      checkKind(request.source, facts[index]!, request.kind, config);
-      // Subtitles ffprobe reads but whose text is in no encoding that can be told.
-      if (undecodable[index]) throw undecodable[index];
-      (inputs[request.param] ??= []).push({ file: files[index]!, source: request.source, facts: facts[index]! });
+    // Subtitles reach builders as ASS text too (subtitle-ass.ts), converted within the probe stage.
+    const locals = await time('probeMs', async () => {
+      const facts = await this.probeAll(dir, files, requests.map((r) => r.source), options.signal, undecodable);
+      const probed = requests.map((request, index): LocalInput => {
+        checkKind(request.source, facts[index]!, request.kind, config);
+        // Subtitles ffprobe reads but whose text is in no encoding that can be told.
+        if (undecodable[index]) throw undecodable[index];
+        return { file: files[index]!, source: request.source, facts: facts[index]! };
+      });
+      const limits = { timeoutMs: 60_000, ...(options.signal ? { signal: options.signal } : {}) };
+      await Promise.all(
+        probed.map(async (local, index) => {
+          if (requests[index]!.kind === 'subtitle') local.ass = await subtitleAsAss(this.deps.binaries.ffmpeg, dir, local.file, inputArgs(local, 'subtitle'), limits);
+        }),
+      );
+      return probed;
     });
+    const inputs: Record<string, LocalInput[]> = {};
+    requests.forEach((request, index) => (inputs[request.param] ??= []).push(locals[index]!));
     const kinds = new Map(requests.map((request, index) => [files[index]!, request.kind]));
     // A plugin's own code runs inside callPlugin: what it throws fails this job only, named after it.
     const outputSpec = this.outputOf(plugin, params);

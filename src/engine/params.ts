@@ -1,6 +1,7 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { paramError, unsupportedFormat } from './errors.js';
-import { FORMAT_KEYWORD, inputSpecOf } from './plugin.js';
+import { installedFont } from './fonts.js';
+import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf } from './plugin.js';
 
 type Raw = Record<string, unknown>;
 interface SchemaFields {
@@ -95,7 +96,8 @@ function coerce(key: string, schema: SchemaFields & TSchema, text: string): unkn
         const form = typeof schema.description === 'string' ? schema.description.replace(/^[A-Z](?=[a-z ])/, (c) => c.toLowerCase()) : `text matching ${schema.pattern}`;
         throw paramError(`Expected \`${key}\` to be ${form.replace(/\.$/, '')}, got \`${show(text)}\``);
       }
-      return value;
+      // The family as fontconfig spells it: only installed names reach an ASS style.
+      return (schema as Record<string, unknown>)[FONT_KEYWORD] ? installedFont(key, value.trim()) : value;
     }
   }
 }

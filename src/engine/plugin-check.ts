@@ -1,4 +1,5 @@
-import { CONTRACT_VERSION, FORMAT_KEYWORD, INPUT_KEYWORD, inputSpecOf, type OutputSpec, type PluginDefinition, type TObject } from './plugin.js';
+import { distance } from './edit-distance.js';
+import { CONTRACT_VERSION, FONT_KEYWORD, FORMAT_KEYWORD, INPUT_KEYWORD, inputSpecOf, type OutputSpec, type PluginDefinition, type TObject } from './plugin.js';
 
 /**
  * The checks a plugin passes when it is registered, beyond its shape: the contract it targets, a
@@ -15,10 +16,10 @@ const INPUT_KINDS = ['audio', 'video', 'image', 'subtitle', 'media'];
  * would otherwise be dropped in silence (the field turning required), and a keyword no front end
  * enforces (`format`, `multipleOf`) would promise a check that never happens.
  */
-const KNOWN_KEYWORDS = ['type', 'description', 'enum', 'default', 'examples', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', INPUT_KEYWORD, FORMAT_KEYWORD];
+const KNOWN_KEYWORDS = ['type', 'description', 'enum', 'default', 'examples', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', INPUT_KEYWORD, FORMAT_KEYWORD, FONT_KEYWORD];
 
 /** Names the CLI takes for itself: a plugin cannot be a subcommand of the same name. */
-export const RESERVED_NAMES = ['serve', 'run', 'plugins', 'help'];
+export const RESERVED_NAMES = ['serve', 'run', 'plugins', 'fonts', 'help'];
 
 const show = (value: unknown) => (typeof value === 'string' ? `'${value}'` : JSON.stringify(value) ?? String(value));
 
@@ -46,17 +47,6 @@ interface PropertyFields {
   minLength?: unknown;
   maxLength?: unknown;
   pattern?: unknown;
-}
-
-/** Edit distance of two short words, to suggest the keyword a misspelt one meant. */
-function distance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    row = next;
-  }
-  return row[b.length]!;
 }
 
 /** The first keyword of a parameter's schema that mediaflow does not read, as a phrase. */

@@ -24,6 +24,8 @@ export interface InputSpec {
 /** The schema keywords mediaflow adds to JSON Schema. */
 export const INPUT_KEYWORD = 'x-mediaflow-input';
 export const FORMAT_KEYWORD = 'x-mediaflow-format';
+/** Marks a parameter whose value must be a font family installed on the server (GET /fonts). */
+export const FONT_KEYWORD = 'x-mediaflow-font';
 
 /** Schema helpers: each returns a TypeBox schema that HTTP, CLI, pipelines and docs all read. */
 export const Param = {
@@ -41,6 +43,12 @@ export const Param = {
     Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options }),
   /** A whole number within bounds; `examples` are values the API docs offer to try. */
   integer: (options: { minimum: number; maximum: number; default?: number; examples?: number[]; description: string }) => Type.Integer(options),
+  /** A number (fractions allowed) within bounds. */
+  number: (options: { minimum: number; maximum: number; default?: number; examples?: number[]; description: string }) => Type.Number(options),
+  /** A yes/no switch: `true`/`false` (also `1`/`0`, `yes`/`no`, `on`/`off` from forms and flags). */
+  boolean: (options: { default?: boolean; description: string }) => Type.Boolean(options),
+  /** A font family installed on the server (GET /fonts lists them); another name is a 400 naming close matches. */
+  font: (description: string) => Type.String({ description, maxLength: 200, [FONT_KEYWORD]: true }),
   /** Free text, bounded in length; `pattern` (a regular expression) restricts its form, which `description` should say in words. */
   text: (options: { description: string; maxLength: number; minLength?: number; default?: string; examples?: string[]; pattern?: string }) => Type.String(options),
 };
@@ -57,6 +65,11 @@ export interface LocalInput {
   /** The URL or path the user gave. */
   source: string;
   facts: MediaFacts;
+  /**
+   * Inputs of kind `subtitle` only: the subtitles as ASS text, as ffmpeg converts them for libass
+   * (SRT and WebVTT cues as events of one `Default` style; ASS and SSA with their own styles).
+   */
+  ass?: string;
 }
 
 /** Everything a builder gets. Builders are pure: they return a plan, they do not run anything. */

@@ -1,6 +1,7 @@
+import { captionStyleFields, captionStyleOf, restyle } from './shared/caption-style.js';
 import { qualityParam, argv, audioCodecFor, CONTRACT_VERSION, definePlugin, escapeFilterValue, even, muxerFor, Param, Type, videoEncoder, VIDEO_CONTAINERS } from '../sdk.js';
 
-/** The subtitles converted to ASS, in the job's workspace. */
+/** The subtitles as ASS, styled, in the job's workspace. */
 const ASS_FILE = 'subtitles.ass';
 
 export default definePlugin({
@@ -9,35 +10,38 @@ export default definePlugin({
   path: '/add-subtitles/',
   summary: 'Burn a subtitle file into a video',
   description:
-    "SRT, ASS/SSA and WebVTT subtitles, in any common character encoding, are drawn into the picture with libass (shaped text, fonts chosen per character). The audio is copied when the container takes it. Characters no installed font has are listed in the answer's `warnings`.",
+    "SRT, ASS/SSA and WebVTT subtitles, in any common character encoding, are drawn into the picture with libass (shaped text, fonts chosen per character). The audio is copied when the container takes it. Characters no installed font has are listed in the answer's `warnings`. " +
+    'The optional style fields (font, size, colours, outline, background box, position, wrapping width) apply to every cue of SRT and WebVTT files; an ASS file keeps what of its own styles no field overrides.',
   params: Type.Object({
     video_url: Param.url('video', 'URL of the video'),
     subtitle_url: Param.url('subtitle', 'URL of the subtitle file (.srt, .ass, .ssa, .vtt)'),
     format: Param.format(VIDEO_CONTAINERS, { default: 'mp4', description: 'Output video format' }),
     quality: qualityParam(),
+    ...captionStyleFields,
   }),
   output: (p) => ({ field: 'output_video', path: `{id}/video_with_subtitles.${p.format}` }),
   build: ({ params, inputs, output, input }) => {
     const video = inputs.video_url![0]!;
     const subtitles = inputs.subtitle_url![0]!;
-    // Two steps, because only the `ass` filter takes `shaping`: ffmpeg 5's `subtitles` filter leaves
-    // libass on simple shaping, which draws Devanagari without its conjuncts, Thai tone marks over
-    // the vowels they should stack on, and Arabic vowel marks beside their letters. So the subtitles
-    // (SRT, WebVTT or ASS, opened as the probe saw them) are first written out as ASS, which is what
-    // the `subtitles` filter converted them to itself.
-    const converted = argv(input(subtitles), ['-map', '0:s:0', '-c:s', 'ass', '-f', 'ass', ASS_FILE]);
+    // Only the `ass` filter takes `shaping` (ffmpeg 5's `subtitles` filter leaves libass on simple
+    // shaping, which draws Devanagari without its conjuncts and Thai tone marks over the wrong
+    // vowels), and it reads ASS only: the engine hands subtitle inputs over as ASS, which is what the
+    // `subtitles` filter converted them to itself. The style fields are applied to that script's
+    // styles and the result written under a generated name: no style value enters the filter graph.
+    const size = video.facts.video;
+    // The engine converts every subtitle input (LocalInput.ass).
+    const script = restyle(subtitles.ass!, captionStyleOf(params), size?.height ?? 1080);
     // Complex shaping (HarfBuzz) with fontconfig's fallback fonts: every script the fonts cover is drawn shaped.
     // The name is generated; it is escaped all the same, so the graph stays intact whatever names come later.
     const burn = `ass=filename=${escapeFilterValue(ASS_FILE)}:shaping=complex`;
     // x264 in 4:2:0 refuses odd sizes: a picture of odd width or height gets one black column or row.
     const encoder = videoEncoder(params.format, { quality: params.quality });
-    const size = video.facts.video;
     const odd = encoder.includes('libx264') && size && (size.width % 2 !== 0 || size.height % 2 !== 0);
     const filter = odd ? `${burn},pad=${even(size.width)}:${even(size.height)}:0:0:color=black` : burn;
     return {
       ...(video.facts.duration ? { expectedSeconds: video.facts.duration } : {}),
+      files: { [ASS_FILE]: script },
       commands: [
-        converted,
         argv(
           // libass names each character no font has at warning level; the engine reports them as the answer's `warnings`.
           ['-loglevel', 'warning'],

@@ -1,4 +1,6 @@
-import { CONTRACT_VERSION, definePlugin, Param, Type } from '../sdk.js';
+import { CONTRACT_VERSION, definePlugin, Optional, Param, paramError, Type } from '../sdk.js';
+import { toAss, type CueWord } from './shared/ass-captions.js';
+import { captionStyleFields, captionStyleOf, colourParam } from './shared/caption-style.js';
 
 /** Closing quotes and brackets that may follow a sentence's final punctuation. */
 const CLOSERS = `"'”’)\\]»」』）〕】》〉`;
@@ -9,14 +11,13 @@ const SENTENCE_END = new RegExp(`[.!?…‼⁇⁈⁉。！？｡．؟।][${CLOS
  * Myanmar), and CJK full stops: a token holding any of them is cut into words by `Intl.Segmenter`.
  */
 const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}。！？｡]/u;
+/** The highlight colour when none is given: gold, clear on white text and on most pictures. */
+const HIGHLIGHT = '#FFD700';
 /** ICU's dictionary-based word breaks; one fixed locale, so the cues do not depend on the server's. */
 const SEGMENTER = new Intl.Segmenter('en', { granularity: 'word' });
 
 /** A word of a cue, and whether a space separated it from the word before it in the text. */
-interface Word {
-  text: string;
-  spaced: boolean;
-}
+type Word = CueWord;
 
 /**
  * The words of a token written without spaces. Punctuation and other non-word segments stay
@@ -49,20 +50,23 @@ function words(text: string): Word[] {
 /** A cue's text: its words, with a space only where the text had one. */
 const joined = (cue: Word[]): string => cue.map((word, i) => (i > 0 && word.spaced ? ` ${word.text}` : word.text)).join('');
 
-/** Cues of at most `perLine` words, each ending early at the end of a sentence. */
-export function cues(text: string, perLine: number): string[] {
-  const result: string[] = [];
+/** The words of cues of at most `perLine` words, each ending early at the end of a sentence. */
+export function cueWords(text: string, perLine: number): Word[][] {
+  const result: Word[][] = [];
   let current: Word[] = [];
   for (const word of words(text)) {
     current.push(word);
     if (current.length >= perLine || SENTENCE_END.test(word.text)) {
-      result.push(joined(current));
+      result.push(current);
       current = [];
     }
   }
-  if (current.length > 0) result.push(joined(current));
+  if (current.length > 0) result.push(current);
   return result;
 }
+
+/** Cues of at most `perLine` words, each ending early at the end of a sentence, as text. */
+export const cues = (text: string, perLine: number): string[] => cueWords(text, perLine).map(joined);
 
 /** `HH:MM:SS,mmm` */
 export function srtTime(totalSeconds: number): string {
@@ -76,23 +80,50 @@ export function toSrt(lines: string[], seconds: number): string {
   return lines.map((line, i) => `${i + 1}\n${srtTime(i * seconds)} --> ${srtTime((i + 1) * seconds)}\n${line}\n`).join('\n');
 }
 
+/**
+ * A whole WebVTT document, cues as in `toSrt` (times with a full stop). `&`, `<` and `>` are
+ * written as entities: in cue text they would begin an entity or a tag (or a `-->`).
+ */
+export function toVtt(lines: string[], seconds: number): string {
+  const escape = (line: string) => line.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
+  const cueText = lines.map((line, i) => `${srtTime(i * seconds).replace(',', '.')} --> ${srtTime((i + 1) * seconds).replace(',', '.')}\n${escape(line)}\n`);
+  return `WEBVTT\n\n${cueText.join('\n')}`;
+}
+
+/** The fields that only an ASS file can carry. */
+const ASS_ONLY = [...Object.keys(captionStyleFields), 'highlight', 'highlight_color'];
+
 export default definePlugin({
   contract: CONTRACT_VERSION,
   name: 'generate-subtitles',
   path: '/generate-subtitles/',
-  summary: 'Build an .srt file from a block of text',
+  summary: 'Build an .srt file (or WebVTT, or styled ASS) from a block of text',
   description:
-    'Cues hold at most words_per_line words and end early at sentence punctuation; each lasts seconds_per_line. Chinese, Japanese and Thai, written without spaces, are cut into words by Intl.Segmenter.',
+    'Cues hold at most words_per_line words and end early at sentence punctuation; each lasts seconds_per_line. Chinese, Japanese and Thai, written without spaces, are cut into words by Intl.Segmenter. ' +
+    'format ass takes the caption style fields, and highlight=word: each word of a cue takes highlight_color in turn (ASS karaoke \\k tags), for a time in proportion to its length.',
   params: Type.Object({
     text: Param.text({ description: 'The text to turn into subtitles', maxLength: 1_000_000 }),
     words_per_line: Param.integer({ minimum: 1, maximum: 100, default: 8, description: 'Most words in one subtitle line' }),
     seconds_per_line: Param.integer({ minimum: 1, maximum: 3600, default: 3, description: 'Seconds each subtitle line lasts' }),
+    format: Param.format(['srt', 'vtt', 'ass'], { default: 'srt', description: 'Subtitle format: srt, vtt (WebVTT) or ass (styled; takes the style fields below)' }),
+    ...captionStyleFields,
+    highlight: Optional(Param.choice(['word'], { description: 'format ass: word highlights each word of a cue in turn, karaoke-style' })),
+    highlight_color: colourParam('the highlighted word (format ass with highlight=word; default #FFD700)'),
   }),
-  output: () => ({ field: 'subtitle_file_url', path: '{id}/generated_subtitles.srt' }),
+  output: (p) => ({ field: 'subtitle_file_url', path: `{id}/generated_subtitles.${p.format}` }),
+  // Style fields would be lost in silence in SRT and WebVTT, which carry none.
+  check: ({ params }) => {
+    const styled = ASS_ONLY.find((key) => (params as Record<string, unknown>)[key] !== undefined);
+    if (styled && params.format !== 'ass') throw paramError(`Expected \`format\` to be ass when \`${styled}\` is given: ${params.format} files carry no styles`);
+  },
   // No ffmpeg here: the plan only writes the output file.
-  build: ({ params, output }) => ({
-    files: { [output]: toSrt(cues(params.text, params.words_per_line), params.seconds_per_line) },
-    commands: [],
-  }),
+  build: ({ params, output }) => {
+    const { text, words_per_line: perLine, seconds_per_line: seconds } = params;
+    const content =
+      params.format === 'ass'
+        ? toAss(cueWords(text, perLine), seconds, { style: captionStyleOf(params), ...(params.highlight ? { highlight: params.highlight_color ?? HIGHLIGHT } : {}) })
+        : (params.format === 'vtt' ? toVtt : toSrt)(cues(text, perLine), seconds);
+    return { files: { [output]: content }, commands: [] };
+  },
   message: () => 'Subtitle file generated successfully',
 });

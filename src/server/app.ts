@@ -13,6 +13,7 @@ import type { Engine } from '../engine/engine.js';
 import { MediaflowError, paramError } from '../engine/errors.js';
 import { inputSpecOf } from '../engine/plugin.js';
 import { binaryVersion } from '../engine/ffmpeg.js';
+import { installedFonts } from '../engine/fonts.js';
 import type { Registry } from '../engine/registry.js';
 import type { JobService } from '../engine/jobs/service.js';
 import { apiKeyCheck, metricsCheck } from './auth.js';
@@ -113,9 +114,11 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
     setHeaders: (res) => res.setHeader('X-Content-Type-Options', 'nosniff'),
   });
   // Generated subtitles are UTF-8; say so, or browsers guess another charset and garble accents and CJK.
+  // ASS has no registered type: it is served as the `text/x-ssa` players and editors use.
   app.addHook('onSend', async (request, reply, payload) => {
-    const type = reply.getHeader('content-type');
-    if (request.url.startsWith('/uploads/') && typeof type === 'string' && /^application\/x-subrip\s*$/i.test(type)) {
+    const subtitle = /\.(srt|vtt|ass)$/i.exec(request.url.split('?')[0]!)?.[1]?.toLowerCase();
+    if (request.url.startsWith('/uploads/') && subtitle && reply.statusCode < 300) {
+      const type = { srt: 'application/x-subrip', vtt: 'text/vtt', ass: 'text/x-ssa' }[subtitle];
       void reply.header('content-type', `${type}; charset=utf-8`);
     }
     return payload;
@@ -139,6 +142,9 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
       operations: registry.list().map((p) => p.name),
     };
   });
+
+  // The families a caption `font` may name; open like /health (it describes the server, it holds no data).
+  app.get('/fonts', async () => ({ fonts: installedFonts() }));
 
   // The key is checked when the request arrives, before its body is read or parsed: a client without
   // it gets a 401 whatever it sends, and costs no parsing.

@@ -5,7 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../engine/config.js';
 import { sampleParams } from '../engine/plugin-check.js';
-import { FORMAT_KEYWORD, inputSpecOf, type PluginDefinition, type TSchema } from '../engine/plugin.js';
+import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf, type PluginDefinition, type TSchema } from '../engine/plugin.js';
 import type { Registry } from '../engine/registry.js';
 import { DOCS_PAGE } from './docs-page.js';
 
@@ -117,6 +117,8 @@ const UPLOAD_MEDIA_TYPES: Record<string, string> = {
   gif: 'image/gif',
   srt: 'application/x-subrip',
   vtt: 'text/vtt',
+  // Not in the `mime` table: the server sets it (app.ts).
+  ass: 'text/x-ssa',
   txt: 'text/plain',
   json: 'application/json',
 };
@@ -186,6 +188,7 @@ function fieldSchema(property: TSchema, encoding: 'form' | 'json', example: unkn
   const schema: Json = {};
   for (const keyword of SCHEMA_KEYWORDS) if (source[keyword] !== undefined) schema[keyword] = source[keyword];
   if (source[FORMAT_KEYWORD]) schema['x-mediaflow-format'] = true;
+  if (source[FONT_KEYWORD]) schema['x-mediaflow-font'] = true;
   if (schema.examples === undefined && example !== undefined) schema.examples = [example];
   if (bodyLimit !== undefined && typeof schema.maxLength === 'number') {
     schema.maxLength = Math.min(schema.maxLength, bodyLimit);
@@ -438,6 +441,23 @@ function serverRoutes(registry: Registry, secured: boolean, metricsToken: boolea
   const nameParameter = { name: 'name', in: 'path', required: true, description: 'The pipeline: a file <name>.yaml, .yml or .json in the pipelines folder', schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$' } };
   const anyObject = { type: 'object', additionalProperties: true };
   return {
+    '/fonts': {
+      get: {
+        operationId: 'fonts',
+        summary: 'The font families installed on the server: the values a caption `font` field may take',
+        tags: ['server'],
+        responses: {
+          '200': {
+            description: 'Family names as fontconfig knows them, sorted; read once per process (restart after installing fonts)',
+            content: json({
+              type: 'object',
+              required: ['fonts'],
+              properties: { fonts: { type: 'array', items: { type: 'string' }, examples: [['DejaVu Sans', 'Noto Sans', 'Noto Sans CJK JP']] } },
+            }),
+          },
+        },
+      },
+    },
     '/health': {
       get: {
         operationId: 'health',
