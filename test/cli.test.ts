@@ -76,10 +76,12 @@ describe('cli', () => {
       // Help text wraps at 80 columns; compare with whitespace collapsed.
       const flat = stdout.replace(/\s+/g, ' ');
       const flags = [...Object.keys(plugin.params.properties).map((key) => `--${dashed(key)}`), '--out-dir'];
+      // A flag takes `<value>`, or `[true|false]` for a boolean.
+      const at = (flag: string, from = 0) => Math.max(flat.indexOf(`${flag} <`, from), flat.indexOf(`${flag} [`, from));
       for (const [index, flag] of flags.entries()) {
-        const start = flat.indexOf(`${flag} <`);
+        const start = at(flag);
         assert.ok(start >= 0, `${operation} --help shows ${flag}: ${stdout}`);
-        const next = flags[index + 1] ? flat.indexOf(`${flags[index + 1]} <`, start) : flat.length;
+        const next = flags[index + 1] ? at(flags[index + 1]!, start) : flat.length;
         const block = flat.slice(start, next);
         const schema = (plugin.params.properties as Record<string, { default?: unknown }>)[flag.slice(2).replace(/-/g, '_')];
         const fallback = flag === '--out-dir' ? '.' : schema?.default;
