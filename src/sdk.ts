@@ -10,6 +10,7 @@ export {
   argv,
   definePlugin,
   escapeFilterValue,
+  imageStep,
   type BuildContext,
   type InputKind,
   type InputSpec,
@@ -18,8 +19,13 @@ export {
   type Plan,
   type PluginDefinition,
   type Static,
+  type Step,
+  type StepContext,
   type TObject,
 } from './engine/plugin.js';
+export { libvipsReads } from './engine/libvips.js';
+/** The sharp (libvips) pipeline an `imageStep` transform receives and returns. */
+export type { Sharp } from 'sharp';
 export { concatList, concatListArgs } from './engine/input-policy.js';
 export type { AudioFacts, MediaFacts, VideoFacts } from './engine/probe.js';
 export { mediaError, paramError, unsupportedFormat, MediaflowError } from './engine/errors.js';

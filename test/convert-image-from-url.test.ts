@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
+import sharp from 'sharp';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
@@ -75,9 +76,15 @@ describe('convert_image_from_url', () => {
       const frame = await decode(file);
       assert.deepEqual([frame.width, frame.height], [333, 251]);
       const source = await decode(await fixture('yellow-333x251.jpg'));
+      // The last column of a 4:2:0 JPEG of odd width has half a chroma sample, which decoders
+      // upsample differently (ffmpeg reads 239,240,122 where libjpeg, in libvips, reads 244,244,84):
+      // a pixel keeps its colour when it is near the source as either decoder reads it.
+      const libvipsSource = await sharp(await fixture('yellow-333x251.jpg')).raw().toBuffer({ resolveWithObject: true });
+      const libvipsPixel = (x: number, y: number) => [...libvipsSource.data.subarray((y * 333 + x) * 3, (y * 333 + x + 1) * 3)];
       assert.ok(isYellow(frame.pixel(166, 125)), `${target} centre is ${frame.pixel(166, 125)}`);
       for (const [x, y] of [[0, 0], [166, 125], [332, 0], [0, 250], [332, 250]] as const) {
-        assert.ok(near(frame.pixel(x, y), source.pixel(x, y), 24), `${target} pixel ${x},${y}: ${source.pixel(x, y)} became ${frame.pixel(x, y)}`);
+        const kept = near(frame.pixel(x, y), source.pixel(x, y), 24) || near(frame.pixel(x, y), libvipsPixel(x, y), 24);
+        assert.ok(kept, `${target} pixel ${x},${y}: ${source.pixel(x, y)} (libvips: ${libvipsPixel(x, y)}) became ${frame.pixel(x, y)}`);
       }
     });
   }

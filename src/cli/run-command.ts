@@ -47,7 +47,7 @@ export function parseInputFlags(flags: string[]): Record<string, string | string
 /** An argument as a shell would need it written. */
 const shellQuote = (arg: string) => (/^[A-Za-z0-9_/.,:=+@%^-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
 
-/** The plan `--dry-run` prints: stages in order, what runs at the same time, each step's ffmpeg argv. */
+/** The plan `--dry-run` prints: stages in order, what runs at the same time, each step's in-process work and ffmpeg argv. */
 export function formatPlan(plan: PipelinePlan): string {
   const lines = [`Pipeline ${plan.pipeline}${plan.description ? `: ${plan.description.trim()}` : ''}`];
   lines.push('Inputs:');
@@ -67,7 +67,8 @@ export function formatPlan(plan: PipelinePlan): string {
       }
       for (const run of step.runs) {
         const prefix = run.item !== undefined ? `item ${run.item}: ` : '';
-        if (run.commands.length === 0) lines.push(`    ${prefix}no ffmpeg: the operation writes its output itself`);
+        for (const step of run.steps) lines.push(`    ${prefix}in process: ${step}`);
+        if (run.commands.length === 0 && run.steps.length === 0) lines.push(`    ${prefix}no ffmpeg: the operation writes its output itself`);
         for (const command of run.commands) lines.push(`    ${prefix}${command.map(shellQuote).join(' ')}`);
       }
     }

@@ -8,10 +8,12 @@ import { mediaError, MediaflowError, paramError } from './errors.js';
 import { ByteBudget, download, type FetchLimits } from './fetcher.js';
 import type { Fetch, InputCache } from './input-cache.js';
 import { ffmpegCommandLine, runFfmpeg } from './ffmpeg.js';
+import { setLibvipsSlots } from './libvips.js';
 import { codePointName, glyphWarnings, missingGlyphs } from './missing-glyphs.js';
 import { checkKind, inputArgs } from './input-policy.js';
 import type { Logger } from './logger.js';
 import { parseParams } from './params.js';
+import { runSteps, SAFE_NAME } from './plan-steps.js';
 import { callPlugin, checkedMessage, checkedOutput, checkedPlan } from './plugin-call.js';
 import { inputSpecOf, type BuildContext, type InputSpec, type LocalInput, type OutputSpec, type Plan, type PluginDefinition } from './plugin.js';
 import { probeFile, type MediaFacts } from './probe.js';
@@ -74,7 +76,9 @@ export interface JobPlan {
   output: OutputSpec;
   /** Files the plan writes into the workspace before its commands (lists, subtitles). */
   files: string[];
-  /** Each ffmpeg command in order, binary first; empty when the plugin writes its output itself. */
+  /** The labels of the in-process steps that run before the commands (libvips work). */
+  steps: string[];
+  /** Each ffmpeg command in order, binary first; empty when the plugin writes its output in its steps. */
   commands: string[][];
 }
 
@@ -111,8 +115,6 @@ export interface EngineDeps {
   cache?: InputCache;
 }
 
-const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-
 /** A file extension from a URL or path, if it is short and plain; generated names never carry user text otherwise. */
 function safeExtension(source: string): string {
   let pathname = source;
@@ -127,7 +129,9 @@ function safeExtension(source: string): string {
 
 /** The one way in: every front end (HTTP, CLI, pipelines) runs operations through `run`. */
 export class Engine {
-  constructor(readonly deps: EngineDeps) {}
+  constructor(readonly deps: EngineDeps) {
+    setLibvipsSlots(deps.config.concurrency);
+  }
 
   /** The plugin for an operation name, or a 404-style error. */
   plugin(operation: string): PluginDefinition {
@@ -195,7 +199,7 @@ export class Engine {
       const { plan, inputs, outputSpec, outputName } = await this.buildIn(dir, plugin, params, requests, options, time);
       observer?.planned?.(plugin.name, plan, Object.values(inputs).flat());
       options.onProgress?.({ stage: 'process' });
-      const logged = await time('processMs', () => this.execPlan(dir, plan, options));
+      const logged = await time('processMs', () => this.execPlan(dir, plugin.name, plan, inputs, options));
       await this.ensureOutput(dir, outputName);
       const missing = missingGlyphs(logged);
       if (missing.length > 0) logger.warn({ job: id, operation: plugin.name, codePoints: missing.map(codePointName) }, 'no installed font has glyphs for these characters: they render as empty boxes');
@@ -231,6 +235,7 @@ export class Engine {
         params,
         output: outputSpec,
         files: Object.keys(plan.files ?? {}),
+        steps: (plan.steps ?? []).map((step) => step.label),
         commands: plan.commands.map((args) => ffmpegCommandLine(this.deps.binaries.ffmpeg, args)),
       };
     } finally {
@@ -365,11 +370,19 @@ export class Engine {
     return results;
   }
 
-  /** Writes the plan's files and runs its commands in order; returns what the commands logged (see runFfmpeg). */
-  private async execPlan(dir: string, plan: Plan, options: JobOptions): Promise<string> {
+  /** Writes the plan's files, runs its steps, then its commands in order; returns what the commands logged (see runFfmpeg). */
+  private async execPlan(dir: string, pluginName: string, plan: Plan, inputs: Record<string, LocalInput[]>, options: JobOptions): Promise<string> {
     for (const [name, content] of Object.entries(plan.files ?? {})) {
       if (!SAFE_NAME.test(name)) throw new MediaflowError('MF_ERR_INTERNAL', `Plan names an unsafe file '${name}'`);
       await writeFile(path.join(dir, name), content, 'utf8');
+    }
+    if (plan.steps?.length) {
+      await runSteps(pluginName, dir, plan.steps, {
+        timeoutMs: this.deps.config.jobTimeoutMs,
+        maxPixels: this.deps.config.maxPixels,
+        sources: new Map(Object.values(inputs).flat().map((input) => [input.file, input.source])),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
     }
     const last = plan.commands.length - 1;
     let logged = '';

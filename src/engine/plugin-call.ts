@@ -9,8 +9,8 @@ import type { OutputSpec, Plan, PluginDefinition } from './plugin.js';
  * `Plugin '<name>' failed: <short message>` whose cause (with the stack) reaches the log.
  */
 
-/** The hooks the engine calls. */
-export type PluginHook = 'output' | 'check' | 'build' | 'message';
+/** The hooks the engine calls, and the in-process steps of a plan (`step`). */
+export type PluginHook = 'output' | 'check' | 'build' | 'message' | 'step';
 
 /** A value thrown by a plugin or returned wrongly: what went wrong, for the 500's cause. */
 export class PluginHookError extends Error {
@@ -65,7 +65,7 @@ export function callPlugin<T>(plugin: PluginDefinition, hook: PluginHook, run: (
   }
 }
 
-/** What `build()` returned, checked: an argv (string[]) or a plan ({ commands, files?, expectedSeconds? }). */
+/** What `build()` returned, checked: an argv (string[]) or a plan ({ commands, files?, steps?, expectedSeconds? }). */
 export function checkedPlan(plugin: PluginDefinition, value: unknown): Plan | string[] {
   const isArgv = (v: unknown): v is string[] => Array.isArray(v) && v.every((a) => typeof a === 'string');
   const fail = (what: string): never => {
@@ -78,6 +78,9 @@ export function checkedPlan(plugin: PluginDefinition, value: unknown): Plan | st
   if (!Array.isArray(plan.commands) || !plan.commands.every(isArgv)) return fail('a plan whose commands are not lists of strings');
   if (plan.files !== undefined && (typeof plan.files !== 'object' || plan.files === null || !Object.values(plan.files).every((c) => typeof c === 'string'))) {
     return fail('a plan whose files are not { name: text }');
+  }
+  if (plan.steps !== undefined && (!Array.isArray(plan.steps) || !plan.steps.every((step) => typeof step?.label === 'string' && typeof step.run === 'function'))) {
+    return fail('a plan whose steps are not { label, run }');
   }
   if (plan.expectedSeconds !== undefined && (typeof plan.expectedSeconds !== 'number' || !Number.isFinite(plan.expectedSeconds))) {
     return fail('a plan whose expectedSeconds is not a number');

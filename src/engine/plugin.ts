@@ -1,4 +1,5 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import type { Sharp } from 'sharp';
 import type { MediaFacts } from './probe.js';
 
 /**
@@ -84,14 +85,47 @@ export interface BuildContext<P> {
 }
 
 /**
- * What to do: files to write in the workspace (generated names only), then ffmpeg commands in
- * order (each the arguments after the binary). A plan with no commands writes its output itself.
+ * What to do: files to write in the workspace (generated names only), then in-process steps, then
+ * ffmpeg commands in order (each the arguments after the binary). A plan with no commands writes
+ * its output in its steps.
  */
 export interface Plan {
   files?: Record<string, string>;
+  /** Work done inside mediaflow's process before the commands (see `Step`); `--dry-run` lists their labels. */
+  steps?: Step[];
   commands: string[][];
   /** Seconds of output expected, to report progress as a ratio. */
   expectedSeconds?: number;
+}
+
+/**
+ * Work a plan does in process instead of, or before, ffmpeg: a picture through libvips (`imageStep`)
+ * costs no process start and no filter graph. It runs in the job's slot, under its cancellation and
+ * time limit; what it throws fails only its job, as a plugin hook's throw does.
+ */
+export interface Step {
+  /** What it does, one line: `--dry-run` prints it where it would print an ffmpeg argv. */
+  label: string;
+  run: (context: StepContext) => Promise<void>;
+}
+
+/** What a step gets. Files are named as in the plan: inputs' `file`, the `output`, generated names. */
+export interface StepContext {
+  /** Aborted when the job is cancelled or passes its time limit (`MEDIAFLOW_JOB_TIMEOUT`). */
+  signal: AbortSignal;
+  /** The workspace file of a generated name, as an absolute path (another name is refused). */
+  path: (name: string) => string;
+  /**
+   * Reads a picture of the workspace with libvips (sharp) under the server's limits (pixels,
+   * accepted formats, EXIF orientation applied, first frame only), lets `transform` describe the
+   * work, and writes `output`. libvips' failures are 422s, its time limit a 504.
+   */
+  image: (input: string, transform: (image: Sharp) => Sharp, output: string) => Promise<void>;
+}
+
+/** A step that reads `input` with libvips, transforms it and writes `output` (see StepContext.image). */
+export function imageStep(label: string, input: string, output: string, transform: (image: Sharp) => Sharp): Step {
+  return { label, run: (context) => context.image(input, transform, output) };
 }
 
 /** Where the output goes: the response field and the path under uploads, with `{id}` for the job's UUID. */

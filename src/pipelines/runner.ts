@@ -297,10 +297,10 @@ export interface PlannedStep {
   with: Record<string, string>;
   each?: { over: string; items: number };
   /**
-   * For steps that use only pipeline inputs: each run's ffmpeg commands (one entry per item), with
-   * the inputs fetched and probed. Empty commands: the operation writes its output itself.
+   * For steps that use only pipeline inputs: each run's in-process steps (their labels) and ffmpeg
+   * commands (one entry per item), with the inputs fetched and probed.
    */
-  runs?: Array<{ item?: number; commands: string[][]; files: string[] }>;
+  runs?: Array<{ item?: number; steps: string[]; commands: string[][]; files: string[] }>;
 }
 
 export interface PipelinePlan {
@@ -348,7 +348,7 @@ export async function planPipeline(
           } catch (error) {
             throw stepError(step, error, step.each ? { index, count: stepFields.length } : undefined);
           }
-          entry.runs.push({ ...(step.each ? { item: index + 1 } : {}), commands: plan.commands, files: plan.files });
+          entry.runs.push({ ...(step.each ? { item: index + 1 } : {}), steps: plan.steps, commands: plan.commands, files: plan.files });
         }
       }
       planned.push(entry);

@@ -1,5 +1,5 @@
-import { argv, CONTRACT_VERSION, definePlugin, Param, Type } from '../sdk.js';
-import { flattenOntoBlack, JPEG_OUTPUT } from './shared/still-image.js';
+import { argv, CONTRACT_VERSION, definePlugin, imageStep, libvipsReads, Param, Type, type BuildContext, type Plan, type Sharp } from '../sdk.js';
+import { BLACK, flattenOntoBlack, JPEG_LIBVIPS, JPEG_OUTPUT } from './shared/still-image.js';
 
 const FORMATS = ['png', 'jpg', 'jpeg', 'webp', 'bmp', 'tiff', 'gif'] as const;
 type ImageFormat = (typeof FORMATS)[number];
@@ -24,6 +24,39 @@ const ENCODE = {
   gif: () => ['-c:v', 'gif'],
 } satisfies Record<Exclude<ImageFormat, 'jpg' | 'jpeg' | 'bmp'>, (alpha: boolean) => string[]>;
 
+/**
+ * What libvips writes for each target it has: the same encodings as the ffmpeg commands. BMP has
+ * no libvips writer and stays with ffmpeg.
+ */
+const LIBVIPS_WRITE: Partial<Record<ImageFormat, (picture: Sharp) => Sharp>> = {
+  jpg: (picture) => picture.flatten({ background: BLACK }).jpeg(JPEG_LIBVIPS),
+  jpeg: (picture) => picture.flatten({ background: BLACK }).jpeg(JPEG_LIBVIPS),
+  png: (picture) => picture.png(),
+  webp: (picture) => picture.webp({ quality: 90 }),
+  tiff: (picture) => picture.tiff({ compression: 'deflate' }),
+  // libvips makes the palette from the picture itself, as palettegen does.
+  gif: (picture) => picture.gif(),
+};
+
+/** The ffmpeg command, for BMP and for pictures libvips does not read here; `npm run bench` compares against it. */
+export function convertWithFfmpeg({ params, inputs, output, input }: BuildContext<{ target_format: ImageFormat }>): string[] {
+  const image = inputs.image_url![0]!;
+  const { width, height } = image.facts.video!;
+  const format = params.target_format;
+  const alpha = ALPHA.test(image.facts.video!.pixFmt);
+  const flattened = FLATTENED[format];
+  if (flattened) {
+    // Only a picture that may hold transparency is flattened: the detour through RGBA costs a
+    // generation of colour at odd-sized edges, which a JPEG going to JPEG need not pay.
+    const filter = alpha ? ['-filter_complex', flattenOntoBlack('setsar=1', width, height)] : ['-vf', 'setsar=1'];
+    return argv(input(image), filter, flattened, [output]);
+  }
+  // GIF has 256 colours: a palette made from the picture itself keeps it faithful.
+  const gifPalette = format === 'gif' ? ['-filter_complex', '[0:v]split[a][b];[a]palettegen=reserve_transparent=1[p];[b][p]paletteuse'] : null;
+  const encode = ENCODE[format as keyof typeof ENCODE](alpha);
+  return argv(input(image), gifPalette, ['-frames:v', '1', '-update', '1'], encode, ['-f', 'image2', output]);
+}
+
 export default definePlugin({
   contract: CONTRACT_VERSION,
   name: 'convert_image_from_url',
@@ -35,22 +68,12 @@ export default definePlugin({
     target_format: Param.format(FORMATS, { description: 'Target image format' }),
   }),
   output: (p) => ({ field: 'output_file', path: `{id}_converted.${p.target_format}` }),
-  build: ({ params, inputs, output, input }) => {
+  build: (context): Plan | string[] => {
+    const { params, inputs, output } = context;
     const image = inputs.image_url![0]!;
-    const { width, height } = image.facts.video!;
-    const format = params.target_format;
-    const alpha = ALPHA.test(image.facts.video!.pixFmt);
-    const flattened = FLATTENED[format];
-    if (flattened) {
-      // Only a picture that may hold transparency is flattened: the detour through RGBA costs a
-      // generation of colour at odd-sized edges, which a JPEG going to JPEG need not pay.
-      const filter = alpha ? ['-filter_complex', flattenOntoBlack('setsar=1', width, height)] : ['-vf', 'setsar=1'];
-      return argv(input(image), filter, flattened, [output]);
-    }
-    // GIF has 256 colours: a palette made from the picture itself keeps it faithful.
-    const gifPalette = format === 'gif' ? ['-filter_complex', '[0:v]split[a][b];[a]palettegen=reserve_transparent=1[p];[b][p]paletteuse'] : null;
-    const encode = ENCODE[format as keyof typeof ENCODE](alpha);
-    return argv(input(image), gifPalette, ['-frames:v', '1', '-update', '1'], encode, ['-f', 'image2', output]);
+    const write = LIBVIPS_WRITE[params.target_format];
+    if (!write || !libvipsReads(image.facts)) return convertWithFfmpeg(context);
+    return { commands: [], steps: [imageStep(`libvips: ${image.file} (first frame) written as ${params.target_format} -> ${output}`, image.file, output, write)] };
   },
   message: (p) => `Image converted to ${p.target_format} successfully.`,
 });
