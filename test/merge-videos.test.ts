@@ -15,6 +15,12 @@ async function frameHashes(file: string): Promise<string[]> {
   return stdout.split('\n').filter((line) => line && !line.startsWith('#')).map((line) => line.split(',').pop()!.trim());
 }
 
+/** MD5 of every packet's data in one stream (`v:0`, `a:0`), in file order: a copy keeps them byte for byte. */
+async function packetHashes(file: string, stream: string): Promise<string[]> {
+  const { stdout } = await execa('ffprobe', ['-v', 'error', '-select_streams', stream, '-show_data_hash', 'md5', '-show_entries', 'packet=data_hash', '-of', 'json', file]);
+  return (JSON.parse(stdout) as { packets: Array<{ data_hash: string }> }).packets.map((packet) => packet.data_hash);
+}
+
 /** Presentation times of the video packets, in seconds, in file order. */
 async function videoTimes(file: string): Promise<number[]> {
   const { stdout } = await execa('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time', '-of', 'csv=p=0', file]);
@@ -77,6 +83,20 @@ describe('merge-videos', () => {
     assert.ok(toneLevel(head, 440) > 0.05 && toneLevel(head, 660) < 0.01, 'first two seconds are the first clip\'s sound');
     assert.ok(toneLevel(tail, 660) > 0.05 && toneLevel(tail, 440) < 0.01, 'last three seconds are the second clip\'s sound');
     assert.deepEqual(await server.workLeftovers(), []);
+  });
+
+  it("keeps the inputs' packets byte for byte, video and audio, whether an input is remuxed first or not", async () => {
+    for (const names of [
+      ['clip-2s-640x360-25fps.mp4', 'clip-3s-640x360-25fps.mp4'],
+      ['clip-2s-640x360-25fps.mp4', 'clip-3s-640x360-25fps-90k.mp4', 'clip-2s-640x360-25fps.mp4'],
+    ]) {
+      const { file } = await merge(names);
+      for (const stream of ['v:0', 'a:0']) {
+        const expected = (await Promise.all(names.map(async (name) => packetHashes(await fixture(name), stream)))).flat();
+        assert.ok(expected.length > 50, `${stream}: ${expected.length} packets`);
+        assert.deepEqual(await packetHashes(file, stream), expected, `${names.join(' + ')}: ${stream}`);
+      }
+    }
   });
 
   it('joins compatible inputs whose time bases differ without breaking the timeline', async () => {

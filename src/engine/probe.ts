@@ -25,6 +25,8 @@ export interface MediaFacts {
   subtitle?: { codec: string };
   /** An image is a single picture (png, jpeg, webp, ...), not a video stream. */
   isImage: boolean;
+  /** Streams in the container, of every kind (cover art and data tracks too), when ffprobe read it. */
+  streamCount?: number;
 }
 
 export interface VideoFacts {
@@ -35,6 +37,10 @@ export interface VideoFacts {
   fps: number;
   pixFmt: string;
   profile?: string;
+  /** The stream's time base as ffprobe gives it (`1/12800`), when ffprobe read it. */
+  timeBase?: string;
+  /** MD5 of the codec's setup data (H.264's SPS and PPS), when the stream has some: equal hashes, interchangeable streams. */
+  extradataHash?: string;
 }
 
 export interface AudioFacts {
@@ -43,6 +49,8 @@ export interface AudioFacts {
   channels: number;
   channelLayout?: string;
   profile?: string;
+  /** The stream's time base (`1/48000`). */
+  timeBase?: string;
 }
 
 interface ProbeStream {
@@ -57,6 +65,8 @@ interface ProbeStream {
   sample_rate?: string;
   channels?: number;
   channel_layout?: string;
+  time_base?: string;
+  extradata_hash?: string;
   disposition?: { attached_pic?: number };
 }
 
@@ -82,7 +92,7 @@ export function factsFromProbe(output: ProbeOutput): MediaFacts {
   const subtitle = streams.find((s) => s.codec_type === 'subtitle');
   const formatName = output.format?.format_name ?? 'unknown';
   const duration = Number(output.format?.duration);
-  const facts: MediaFacts = { formatName, isImage: Boolean(video) && !audio && IMAGE_FORMAT.test(formatName) };
+  const facts: MediaFacts = { formatName, isImage: Boolean(video) && !audio && IMAGE_FORMAT.test(formatName), streamCount: streams.length };
   if (Number.isFinite(duration) && duration > 0) facts.duration = duration;
   if (video) {
     facts.video = {
@@ -92,6 +102,8 @@ export function factsFromProbe(output: ProbeOutput): MediaFacts {
       fps: rate(video.avg_frame_rate) || rate(video.r_frame_rate),
       pixFmt: video.pix_fmt ?? 'unknown',
       ...(video.profile ? { profile: video.profile } : {}),
+      ...(video.time_base ? { timeBase: video.time_base } : {}),
+      ...(video.extradata_hash ? { extradataHash: video.extradata_hash } : {}),
     };
   }
   if (audio) {
@@ -101,6 +113,7 @@ export function factsFromProbe(output: ProbeOutput): MediaFacts {
       channels: audio.channels ?? 0,
       ...(audio.channel_layout ? { channelLayout: audio.channel_layout } : {}),
       ...(audio.profile ? { profile: audio.profile } : {}),
+      ...(audio.time_base ? { timeBase: audio.time_base } : {}),
     };
   }
   if (subtitle) facts.subtitle = { codec: subtitle.codec_name ?? 'unknown' };
@@ -322,7 +335,7 @@ export async function probeFile(ffprobe: string, file: string, options: ProbeOpt
   try {
     // -max_pixels makes every decoder refuse a larger picture before allocating it (SVG, TIFF, video).
     // Below the default the probe still sizes the input, so checkKind can refuse it by name.
-    const args = ['-max_pixels', String(Math.max(maxPixels, DEFAULT_MAX_PIXELS)), '-show_format', '-show_streams', '-of', 'json', ...lockedInputOptions(ALL_DEMUXERS), file];
+    const args = ['-max_pixels', String(Math.max(maxPixels, DEFAULT_MAX_PIXELS)), '-show_format', '-show_streams', '-show_data_hash', 'md5', '-of', 'json', ...lockedInputOptions(ALL_DEMUXERS), file];
     stdout = await runFfprobe(ffprobe, args, options);
   } catch (error) {
     if (error instanceof Error && 'stderrTail' in error) {

@@ -17,8 +17,27 @@ import {
 /** Codecs mp4 takes as they are; other inputs are re-encoded even when they match each other. */
 const MP4_VIDEO = ['h264', 'hevc', 'av1', 'mpeg4'];
 const MP4_AUDIO = ['aac', 'mp3'];
-/** The video timescale inputs share before they are joined by copy: a multiple of the usual frame rates' time bases. */
+/** The video timescale remuxed inputs get when the first input's is no plain `1/N`: a multiple of the usual frame rates' time bases. */
 const TIMESCALE = 90000;
+
+/**
+ * Whether the concat demuxer can read an input as it is, in a join whose video time base is
+ * `videoTimeBase`: an MP4/MOV (the mov demuxer) holding only the streams that are joined (a data
+ * or subtitle track would be mapped into the wrong place), whose video time base is the join's
+ * and whose audio time base is its sample rate's (what a remuxed input's audio gets). The concat
+ * demuxer reads every file's timestamps in the first file's time bases, so any difference would
+ * break the timeline.
+ */
+function joinsAsIs(video: LocalInput, videoTimeBase: string): boolean {
+  const { facts } = video;
+  const joined = facts.audio ? 2 : 1;
+  return (
+    facts.formatName.split(',')[0] === 'mov' &&
+    facts.streamCount === joined &&
+    facts.video!.timeBase === videoTimeBase &&
+    (!facts.audio || facts.audio.timeBase === `1/${facts.audio.sampleRate}`)
+  );
+}
 
 /** Inputs that share codecs, size, frame rate and audio layout can be joined by copying packets. */
 export function compatible(videos: LocalInput[]): boolean {
@@ -55,21 +74,28 @@ export default definePlugin({
     const videos = inputs.video_urls!;
     const expectedSeconds = videos.reduce((sum, v) => sum + (v.facts.duration ?? 0), 0);
     if (compatible(videos)) {
-      // The concat demuxer reads every file's timestamps in the first file's time base, so inputs
-      // whose time bases differ (an mp4 with another track timescale, an mkv's milliseconds) would
-      // come out with a broken timeline. Each input is first copied into a mov with one video
+      // One ffmpeg run when every input joins as it is; an input that does not (another time base,
+      // another container, extra streams) is first copied into a mov with the join's video
       // timescale (audio's is its sample rate, which compatible inputs share), keeping only the
-      // streams compared above; then those are joined.
-      const parts = videos.map((_, i) => `part${i}.mov`);
+      // streams compared above. Packets are copied either way, never re-encoded.
+      const firstTimeBase = videos[0]!.facts.video!.timeBase;
+      const videoTimeBase = firstTimeBase && /^1\/\d+$/.test(firstTimeBase) ? firstTimeBase : `1/${TIMESCALE}`;
       const withAudio = Boolean(videos[0]!.facts.audio);
-      const remux = videos.map((v, i) =>
-        argv(input(v), ['-map', '0:v:0'], withAudio ? ['-map', '0:a:0'] : null, ['-c', 'copy', '-video_track_timescale', String(TIMESCALE), '-f', 'mov', parts[i]!]),
+      const parts = videos.map((v, i) => (joinsAsIs(v, videoTimeBase) ? v.file : `part${i}.mov`));
+      const remux = videos.flatMap((v, i) =>
+        parts[i] === v.file
+          ? []
+          : [argv(input(v), ['-map', '0:v:0'], withAudio ? ['-map', '0:a:0'] : null, ['-c', 'copy', '-video_track_timescale', videoTimeBase.slice(2), '-f', 'mov', parts[i]!])],
       );
       const files = { 'videos.txt': concatList(parts.map((file) => ({ file }))) };
+      // The concat demuxer turns H.264 into Annex B, which writes each input's SPS and PPS into its
+      // first key frame: needed when the inputs' differ, a change of every input's first packet when
+      // they are the same, so then packets go through untouched.
+      const sameSetup = videos.every((v) => v.facts.video!.extradataHash !== undefined && v.facts.video!.extradataHash === videos[0]!.facts.video!.extradataHash);
       return {
         files,
         expectedSeconds,
-        commands: [...remux, argv(concatListArgs('videos.txt', 'video'), ['-map', '0', '-c', 'copy'], muxerFor('mp4'), [output])],
+        commands: [...remux, argv(sameSetup ? ['-auto_convert', '0'] : null, concatListArgs('videos.txt', 'video'), ['-map', '0', '-c', 'copy'], muxerFor('mp4'), [output])],
       };
     }
     const first = videos[0]!.facts.video!;
