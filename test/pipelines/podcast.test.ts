@@ -72,8 +72,8 @@ describe('pipeline podcast', () => {
     assert.deepEqual(await server.workLeftovers(), []);
 
     const list = (await (await fetch(`${server.base}/pipelines`)).json()) as { pipelines: Array<{ name: string; path: string; inputs: Array<Record<string, unknown>>; results: string[] }> };
-    assert.deepEqual(list.pipelines.map((p) => p.name), ['podcast', 'text-to-short']);
-    const podcast = list.pipelines[0]!;
+    assert.deepEqual(list.pipelines.map((p) => p.name), ['captioned-short', 'podcast', 'text-to-short']);
+    const podcast = list.pipelines.find((p) => p.name === 'podcast')!;
     assert.equal(podcast.path, '/pipelines/podcast/');
     assert.deepEqual(podcast.results, ['episode']);
     assert.deepEqual(podcast.inputs.map((i) => [i.name, i.type, i.required]), [
