@@ -31,8 +31,10 @@ const ENCODE = {
 const LIBVIPS_WRITE: Partial<Record<ImageFormat, (picture: Sharp) => Sharp>> = {
   jpg: (picture) => picture.flatten({ background: BLACK }).jpeg(JPEG_LIBVIPS),
   jpeg: (picture) => picture.flatten({ background: BLACK }).jpeg(JPEG_LIBVIPS),
-  png: (picture) => picture.png(),
-  webp: (picture) => picture.webp({ quality: 90 }),
+  // Adaptive row filters, as ffmpeg's PNG encoder chooses them: without them the file is 1.2 times larger.
+  png: (picture) => picture.png({ adaptiveFiltering: true }),
+  // Effort 2 of 6 takes half the time of libwebp's default (4) for 3% more bytes, still 0.94 times ffmpeg's (`npm run bench`).
+  webp: (picture) => picture.webp({ quality: 90, effort: 2 }),
   tiff: (picture) => picture.tiff({ compression: 'deflate' }),
   // libvips makes the palette from the picture itself, as palettegen does.
   gif: (picture) => picture.gif(),
