@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { access, constants, link, realpath, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import PQueue from 'p-queue';
 import { checkUrl } from './address-guard.js';
 import type { Binaries } from './binaries.js';
 import type { Config } from './config.js';
@@ -16,7 +17,7 @@ import { parseParams } from './params.js';
 import { runSteps, SAFE_NAME } from './plan-steps.js';
 import { callPlugin, checkedMessage, checkedOutput, checkedPlan } from './plugin-call.js';
 import { inputSpecOf, type BuildContext, type InputSpec, type LocalInput, type OutputSpec, type Plan, type PluginDefinition } from './plugin.js';
-import { probeFile, type MediaFacts } from './probe.js';
+import { probeFile } from './probe.js';
 import type { Registry } from './registry.js';
 import type { Slots } from './slots.js';
 import { subtitleAsAss } from './subtitle-ass.js';
@@ -252,35 +253,37 @@ export class Engine {
     options: Pick<JobOptions, 'signal' | 'onProgress'>,
     time: <T>(name: string, work: () => Promise<T>) => Promise<T>,
   ): Promise<{ plan: Plan; inputs: Record<string, LocalInput[]>; outputSpec: OutputSpec; outputName: string }> {
-    const { config } = this.deps;
     options.signal?.throwIfAborted();
     options.onProgress?.({ stage: 'download' });
-    const files = await time('downloadMs', () => this.fetchAll(dir, requests, options.signal));
-    options.onProgress?.({ stage: 'probe' });
-    // ffmpeg and libass read subtitles in UTF-8 only: other encodings are converted before anything reads them.
-    const undecodable = await Promise.all(
-      requests.map((request, index) => (request.kind === 'subtitle' ? subtitleToUtf8(path.join(dir, files[index]!), request.source) : undefined)),
-    );
-    // Subtitles reach builders as ASS text too (subtitle-ass.ts), converted within the probe stage.
-    const locals = await time('probeMs', async () => {
-      const facts = await this.probeAll(dir, files, requests.map((r) => r.source), options.signal, undecodable);
-      const probed = requests.map((request, index): LocalInput => {
-        checkKind(request.source, facts[index]!, request.kind, config);
-        // Subtitles ffprobe reads but whose text is in no encoding that can be told.
-        if (undecodable[index]) throw undecodable[index];
-        return { file: files[index]!, source: request.source, facts: facts[index]! };
-      });
-      const limits = { timeoutMs: 60_000, ...(options.signal ? { signal: options.signal } : {}) };
-      await Promise.all(
-        probed.map(async (local, index) => {
-          if (requests[index]!.kind === 'subtitle') local.ass = await subtitleAsAss(this.deps.binaries.ffmpeg, dir, local.file, inputArgs(local, 'subtitle'), limits);
+    // Each input is probed as soon as it has arrived, while the others still download (four
+    // probes at most, so a hundred images do not start a hundred processes); the probe stage is
+    // what remains of the probing once the last input is in.
+    const probes = new PQueue({ concurrency: 4 });
+    const probing: Array<Promise<LocalInput>> = [];
+    const stopProbes = new AbortController();
+    const probeSignal = options.signal ? AbortSignal.any([options.signal, stopProbes.signal]) : stopProbes.signal;
+    try {
+      await time('downloadMs', () =>
+        this.fetchAll(dir, requests, options.signal, (index, file) => {
+          probing[index] = probes.add(() => this.probeInput(dir, file, requests[index]!, probeSignal));
+          // Told below, in the inputs' order, once every download has ended.
+          probing[index].catch(() => {});
         }),
       );
-      return probed;
-    });
+    } catch (error) {
+      // A failed download fails the job: no probe outlives it in its workspace.
+      stopProbes.abort(error);
+      await Promise.allSettled(probing);
+      throw error;
+    }
+    options.onProgress?.({ stage: 'probe' });
+    const settled = await time('probeMs', () => Promise.allSettled(probing));
+    const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed) throw failed.reason;
+    const locals = settled.map((result) => (result as PromiseFulfilledResult<LocalInput>).value);
     const inputs: Record<string, LocalInput[]> = {};
     requests.forEach((request, index) => (inputs[request.param] ??= []).push(locals[index]!));
-    const kinds = new Map(requests.map((request, index) => [files[index]!, request.kind]));
+    const kinds = new Map(requests.map((request, index) => [locals[index]!.file, request.kind]));
     // A plugin's own code runs inside callPlugin: what it throws fails this job only, named after it.
     const outputSpec = this.outputOf(plugin, params);
     const outputName = `output${path.extname(outputSpec.path)}`;
@@ -309,7 +312,7 @@ export class Engine {
   }
 
   /** Downloads (or links) every input in parallel; the first failure cancels the rest. */
-  private async fetchAll(dir: string, requests: InputRequest[], signal?: AbortSignal): Promise<string[]> {
+  private async fetchAll(dir: string, requests: InputRequest[], signal: AbortSignal | undefined, arrived: (index: number, file: string) => void): Promise<string[]> {
     const { config } = this.deps;
     const limits = this.fetchLimits();
     const failFast = new AbortController();
@@ -326,6 +329,7 @@ export class Engine {
         // Bodies reused from the cache (hits, 304s) were not downloaded again.
         if (result.cache === 'miss' || result.cache === 'bypass') this.deps.observer?.downloaded(result.bytes);
       }
+      arrived(index, name);
       return name;
     };
     const settled = await Promise.allSettled(
@@ -345,29 +349,33 @@ export class Engine {
   }
 
   /**
-   * Probes inputs, a few at a time so a hundred images do not start a hundred processes. An input
-   * no demuxer reads fails with its error from `undecodable` when it has one: a subtitle input in
-   * no encoding that can be told, and no media either, is binary data, and is told as such.
+   * Makes one arrived input ready for the builder: subtitles converted to UTF-8 (ffmpeg and libass
+   * read no other encoding), probed, checked against its kind, and subtitles given as ASS text too
+   * (subtitle-ass.ts). An input no demuxer reads fails with the subtitle decoder's error when there
+   * is one: a subtitle input in no encoding that can be told, and no media either, is binary data,
+   * and is told as such.
    */
-  private async probeAll(dir: string, files: string[], sources: string[], signal: AbortSignal | undefined, undecodable: ReadonlyArray<Error | undefined>): Promise<MediaFacts[]> {
-    const results: MediaFacts[] = new Array(files.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < files.length) {
-        const index = next++;
-        results[index] = await probeFile(this.deps.binaries.ffprobe, files[index]!, {
-          cwd: dir,
-          timeoutMs: 60_000,
-          maxPixels: this.deps.config.maxPixels,
-          source: sources[index]!,
-          ...(signal ? { signal } : {}),
-        }).catch((error: unknown) => {
-          throw (!signal?.aborted && undecodable[index]) || error;
-        });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(4, files.length) }, worker));
-    return results;
+  private async probeInput(dir: string, file: string, request: InputRequest, signal: AbortSignal | undefined): Promise<LocalInput> {
+    const { config, binaries } = this.deps;
+    signal?.throwIfAborted();
+    const undecodable = request.kind === 'subtitle' ? await subtitleToUtf8(path.join(dir, file), request.source) : undefined;
+    const facts = await probeFile(binaries.ffprobe, file, {
+      cwd: dir,
+      timeoutMs: 60_000,
+      maxPixels: config.maxPixels,
+      source: request.source,
+      ...(signal ? { signal } : {}),
+    }).catch((error: unknown) => {
+      throw (!signal?.aborted && undecodable) || error;
+    });
+    checkKind(request.source, facts, request.kind, config);
+    // Subtitles ffprobe reads but whose text is in no encoding that can be told.
+    if (undecodable) throw undecodable;
+    const local: LocalInput = { file, source: request.source, facts };
+    if (request.kind === 'subtitle') {
+      local.ass = await subtitleAsAss(binaries.ffmpeg, dir, file, inputArgs(local, 'subtitle'), { timeoutMs: 60_000, ...(signal ? { signal } : {}) });
+    }
+    return local;
   }
 
   /** Writes the plan's files, runs its steps, then its commands in order; returns what the commands logged (see runFfmpeg). */
