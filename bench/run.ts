@@ -8,7 +8,9 @@
  * - floor: plain ffmpeg running the very commands the plugin built, on local files;
  * - naive: the obvious implementation (always re-encode with ffmpeg's defaults), where one exists.
  * Ratios are what count: end-to-end ÷ floor (service overhead) and naive ÷ end-to-end (speed-up).
- * The table is printed and written as JSON to bench/results/.
+ * The image operations, which run in process with libvips, are measured against the ffmpeg
+ * commands they ran before (bench/images.ts). Every target of issue 13 is then printed as a ratio
+ * of this run, met or short. The table is printed and written as JSON to bench/results/.
  */
 import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
@@ -26,6 +28,7 @@ import { builtinRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';
 import { startServeProcess } from '../test/helpers/serve-process.js';
 import { ensureFixtures } from './fixtures.js';
+import { againstFfmpeg, ffmpegWorkspace, imageCases, memoryOver, throughput } from './images.js';
 import { PeakMemory, rssMiB } from './memory.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
@@ -156,9 +159,6 @@ async function main() {
     },
     { op: 'merge-audio-video', route: '/merge-audio-video/', fields: { video_url: u('a-30s-720p.mp4'), audio_url: u('voice-30s.mp3') } },
     { op: 'generate-subtitles', route: '/generate-subtitles/', fields: { text: 'The quick brown fox. '.repeat(200) } },
-    { op: 'crop_image_to_short', route: '/crop_image_to_short/', fields: { image_url: u('photo-1080p.jpg') } },
-    { op: 'convert_image_from_url', route: '/convert_image_from_url/', fields: { image_url: u('photo-1080p.jpg'), target_format: 'png' } },
-    { op: 'resize_image', route: '/resize_image/', fields: { image_url: u('photo-1080p.jpg'), width: '1280', height: '720' } },
   ];
 
   const replayDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-bench-floor-'));
@@ -246,27 +246,40 @@ async function main() {
   const eight = await downloadMs(8);
   const downloads = { oneMs: one, eightMs: eight, ratio: round(eight / one, 2) };
 
-  // Throughput: image operations, as many at once as cores, against one after the other.
-  const resize = () => post('/resize_image/', { image_url: u('photo-1080p.jpg'), width: '1280', height: '720' });
-  const jobs = 8;
-  let started = performance.now();
-  for (let i = 0; i < jobs; i++) await resize();
-  const sequentialMs = performance.now() - started;
-  started = performance.now();
-  const lanes = os.availableParallelism();
-  await Promise.all(Array.from({ length: lanes }, async () => {
-    for (let i = 0; i < jobs / lanes; i++) await resize();
-  }));
-  const parallelMs = performance.now() - started;
-  const throughput = { jobs, lanes, sequentialMs: Math.round(sequentialMs), parallelMs: Math.round(parallelMs), speedup: round(sequentialMs / parallelMs, 2) };
+  // Image operations (libvips in process) against the ffmpeg commands they ran before, on the
+  // same 1080p JPEG: each end to end and as the bare ffmpeg command, then the outputs compared.
+  const workspace = await ffmpegWorkspace(local('photo-1080p.jpg'));
+  const images: Array<Record<string, unknown>> = [];
+  for (const c of imageCases(u('photo-1080p.jpg'))) {
+    process.stderr.write(`${c.op}...\n`);
+    let ours = '';
+    const e2e = await measure(async () => (ours = Object.values(await post(c.route, c.fields)).find((v) => v.startsWith('http'))!));
+    const ffmpegCommand = await measure(() => workspace.run(c));
+    images.push({ operation: c.op, e2e, ffmpegCommand, ratio: round(e2e.medianMs / ffmpegCommand.medianMs), ...(await againstFfmpeg(c, outputPath(ours), workspace)) });
+  }
+  // Throughput with as many jobs at once as slots (the default: one per core), the image cases in
+  // turn: ours over HTTP against the bare ffmpeg commands, which today's requests cost at least.
+  const lanes = config.concurrency;
+  const jobs = 12 * lanes;
+  const rotation = imageCases(u('photo-1080p.jpg'));
+  const oursPerSecond = await throughput(jobs, lanes, (i) => { const c = rotation[i % rotation.length]!; return post(c.route, c.fields); });
+  const ffmpegPerSecond = await throughput(jobs, lanes, (i) => workspace.run(rotation[i % rotation.length]!, `t${i}-${rotation[i % rotation.length]!.output}`));
+  const imageThroughput = { jobs, lanes, oursPerSecond: round(oursPerSecond, 1), ffmpegPerSecond: round(ffmpegPerSecond, 1), ratio: round(oursPerSecond / ffmpegPerSecond, 2) };
+  await workspace.close();
 
   await app.close();
+  // A serve process of its own, so its resident memory is the server's alone.
+  // BENCH_MEMORY_OPS (a multiple of 10) runs longer, to see where the resident size settles.
+  const memoryOps = Number(process.env.BENCH_MEMORY_OPS ?? 1000);
+  process.stderr.write(`memory over ${memoryOps} image operations...\n`);
+  const imageMemory = await memoryOver(memoryOps, u('photo-1080p.jpg'));
   await fixtures.close();
 
   // Streaming: a separate serve process fetches a 2 GB input; its memory must stay flat.
   const streaming = await streamingRss();
+  const targets = targetsOf(rows, images, imageThroughput, imageMemory);
 
-  const result = { machine: { cpus: os.cpus()[0]?.model, cores: os.availableParallelism(), memoryGiB: Math.round(os.totalmem() / 1024 ** 3), node: process.version }, runs: RUNS, date: new Date().toISOString(), rows, slideshow, qualities, copies, downloads, throughput, streaming };
+  const result = { machine: { cpus: os.cpus()[0]?.model, cores: os.availableParallelism(), memoryGiB: Math.round(os.totalmem() / 1024 ** 3), node: process.version }, runs: RUNS, date: new Date().toISOString(), targets, rows, images, imageThroughput, imageMemory, slideshow, qualities, copies, downloads, streaming };
   await rm(dataDir, { recursive: true, force: true });
   await rm(replayDir, { recursive: true, force: true });
   await mkdir(path.resolve(import.meta.dirname, 'results'), { recursive: true });
@@ -315,7 +328,41 @@ async function streamingRss() {
   return { inputBytes: size, status: res.status, seconds: round(seconds, 1), peakRssMiB: Math.round(peak) };
 }
 
-function printTable(result: { rows: Array<Record<string, any>>; slideshow: object; qualities: object[]; copies: object; downloads: object; throughput: object; streaming: object; machine: object }) {
+interface Target {
+  target: string;
+  measured: number;
+  /** `<=` or `>=`, and the bound. */
+  goal: string;
+  met: boolean;
+}
+
+/** Each target of issue 13 as a ratio measured in this run. */
+function targetsOf(rows: Array<Record<string, any>>, images: Array<Record<string, any>>, imageThroughput: { ratio: number }, imageMemory: { secondHalfGrowth: number }): Target[] {
+  const at = (measured: number, op: '<' | '<=' | '>=', bound: number, target: string): Target => ({
+    target,
+    measured,
+    goal: `${op} ${bound}`,
+    met: op === '<' ? measured < bound : op === '<=' ? measured <= bound : measured >= bound,
+  });
+  const image = (op: string) => images.find((r) => r.operation === op)!;
+  const targets = [
+    at(image('resize_image').ratio, '<', 1, 'resize_image 1080p JPEG: e2e p50 ÷ the ffmpeg command'),
+    at(image('crop_image_to_short').ratio, '<', 1, 'crop_image_to_short 1080p JPEG: e2e p50 ÷ the ffmpeg command'),
+    at(imageThroughput.ratio, '>=', 3, 'image throughput, 2 slots: ours ÷ the ffmpeg commands'),
+    ...images.flatMap((r) => [at(r.ssim, '>=', 0.99, `${r.operation}: SSIM against the ffmpeg output`), at(r.sizeRatio, '<=', 1.05, `${r.operation}: size ÷ the ffmpeg output's`)]),
+    at(imageMemory.secondHalfGrowth, '<=', 1.05, 'server RSS over the image operations: at the end ÷ halfway'),
+  ];
+  const merge = rows.find((r) => r.operation === 'merge-videos')!;
+  targets.push(at(merge.speedup, '>=', 50, 'merge-videos 2 × 30 s 720p: naive re-encode ÷ e2e'));
+  // Jobs by how long they take end to end: the fixed cost matters for the short ones.
+  for (const r of rows.filter((r) => r.floor)) {
+    if (r.e2e.medianMs < 1000) targets.push(at(r.overhead, '<=', 1.3, `${r.operation} (sub-second): e2e ÷ ffmpeg floor`));
+    else if (r.e2e.medianMs > 5000) targets.push(at(r.overhead, '<=', 1.05, `${r.operation} (over 5 s): e2e ÷ ffmpeg floor`));
+  }
+  return targets;
+}
+
+function printTable(result: { targets: Target[]; rows: Array<Record<string, any>>; images: object[]; imageThroughput: object; imageMemory: object; slideshow: object; qualities: object[]; copies: object; downloads: object; streaming: object; machine: object }) {
   const pad = (s: unknown, n: number) => String(s ?? '-').padEnd(n);
   console.log(`\nmachine: ${JSON.stringify(result.machine)}`);
   console.log(`${pad('operation', 24)}${pad('e2e med ms', 12)}${pad('floor med', 11)}${pad('e2e/floor', 11)}${pad('+ms', 8)}${pad('naive med', 11)}${pad('naive/e2e', 11)}${pad('MiB ours', 10)}${pad('MiB naive', 10)}`);
@@ -324,8 +371,11 @@ function printTable(result: { rows: Array<Record<string, any>>; slideshow: objec
       `${pad(r.operation, 24)}${pad(r.e2e.medianMs, 12)}${pad(r.floor?.medianMs, 11)}${pad(r.overhead, 11)}${pad(r.overheadMs, 8)}${pad(r.naive?.medianMs, 11)}${pad(r.speedup, 11)}${pad(r.e2e.peakMiB, 10)}${pad(r.naive?.peakMiB, 10)}`,
     );
   }
-  for (const key of ['slideshow', 'copies', 'downloads', 'throughput', 'streaming'] as const) console.log(`${key}: ${JSON.stringify(result[key])}`);
+  for (const image of result.images) console.log(`image: ${JSON.stringify(image)}`);
+  for (const key of ['imageThroughput', 'imageMemory', 'slideshow', 'copies', 'downloads', 'streaming'] as const) console.log(`${key}: ${JSON.stringify(result[key])}`);
   for (const q of result.qualities) console.log(`quality: ${JSON.stringify(q)}`);
+  console.log('\ntargets (issue 13):');
+  for (const t of result.targets) console.log(`${t.met ? 'met ' : 'SHORT'} ${pad(t.target, 72)}${pad(t.measured, 10)}${t.goal}`);
 }
 
 await main();
