@@ -48,6 +48,6 @@ describe('mediaflow quickstart', () => {
     const file = path.join(import.meta.dirname, 'quickstart.test.ts');
     const run = await runCli(['quickstart', '--out-dir', file]);
     assert.equal(run.exitCode, 2, run.stderr);
-    assert.equal(run.stderr, `mediaflow: --out-dir ${file} is a file, not a folder`);
+    assert.equal(run.stderr, `mediaflow: Cannot write to --out-dir ${file}: it is a file, not a folder`);
   });
 });

@@ -1,13 +1,13 @@
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Command } from 'commander';
 import { execa } from 'execa';
 import { resolveBinaries } from '../engine/binaries.js';
 import { loadConfig } from '../engine/config.js';
 import { anyLocalPath } from '../engine/engine.js';
-import { paramError } from '../engine/errors.js';
 import type { Registry } from '../engine/registry.js';
 import { cliEngine, fail } from './main.js';
+import { ensureWritableDir } from './out-dir.js';
 
 /** Sample media, each made by one ffmpeg run from lavfi's generators: nothing is downloaded. */
 const SAMPLES: Record<string, string[]> = {
@@ -50,7 +50,7 @@ export function quickstartCommand(registry: Registry): Command {
       let madeSamples = false;
       try {
         const { ffmpeg } = resolveBinaries();
-        if ((await stat(outDir).catch(() => undefined))?.isDirectory() === false) throw paramError(`--out-dir ${flags.outDir} is a file, not a folder`);
+        await ensureWritableDir(outDir, '--out-dir');
         await mkdir(samplesDir, { recursive: true });
         madeSamples = true;
         for (const [name, input] of Object.entries(SAMPLES)) {
