@@ -13,7 +13,7 @@ import { MediaflowError } from '../engine/errors.js';
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /** Constant-time comparison of a credential with the configured secret. */
-const matches = (given: unknown, secret: string) => typeof given === 'string' && timingSafeEqual(digest(given), digest(secret));
+export const matches = (given: unknown, secret: string) => typeof given === 'string' && timingSafeEqual(digest(given), digest(secret));
 
 /** The token of an `Authorization: Bearer <token>` header. */
 const bearer = (request: FastifyRequest) => /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];

@@ -1,15 +1,12 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { matches } from './auth.js';
 
 /** Where the queue dashboard lives. */
 export const DASHBOARD_PATH = '/admin/queues';
-
-const digest = (value: string) => createHash('sha256').update(value).digest();
-const same = (given: string, key: string) => timingSafeEqual(digest(given), digest(key));
 
 /**
  * Whether a request carries the API key: the X-API-Key header, or (so a browser can open the
@@ -17,11 +14,11 @@ const same = (given: string, key: string) => timingSafeEqual(digest(given), dige
  */
 function carriesKey(request: FastifyRequest, key: string): boolean {
   const header = request.headers['x-api-key'];
-  if (typeof header === 'string') return same(header, key);
+  if (typeof header === 'string') return matches(header, key);
   const basic = /^Basic\s+(\S+)$/i.exec(request.headers.authorization ?? '')?.[1];
   if (!basic) return false;
   const decoded = Buffer.from(basic, 'base64').toString('utf8');
-  return same(decoded.slice(decoded.indexOf(':') + 1), key);
+  return matches(decoded.slice(decoded.indexOf(':') + 1), key);
 }
 
 /**
