@@ -311,14 +311,14 @@ export class Engine {
     };
   }
 
-  /** Downloads (or links) every input in parallel; the first failure cancels the rest. */
-  private async fetchAll(dir: string, requests: InputRequest[], signal: AbortSignal | undefined, arrived: (index: number, file: string) => void): Promise<string[]> {
+  /** Downloads (or links) every input in parallel, telling `arrived` of each; the first failure cancels the rest. */
+  private async fetchAll(dir: string, requests: InputRequest[], signal: AbortSignal | undefined, arrived: (index: number, file: string) => void): Promise<void> {
     const { config } = this.deps;
     const limits = this.fetchLimits();
     const failFast = new AbortController();
     const combined = signal ? AbortSignal.any([signal, failFast.signal]) : failFast.signal;
     const budget = new ByteBudget(config.maxRequestBytes, config.maxRequestBytes);
-    const fetchOne = async (request: InputRequest, index: number): Promise<string> => {
+    const fetchOne = async (request: InputRequest, index: number): Promise<void> => {
       const name = `in${index}${safeExtension(request.source)}`;
       if (request.stored !== undefined) await this.deps.store.copyTo(request.stored, path.join(dir, name));
       else if (request.localPath !== undefined) await linkLocal(request.source, request.localPath, path.join(dir, name));
@@ -330,7 +330,6 @@ export class Engine {
         if (result.cache === 'miss' || result.cache === 'bypass') this.deps.observer?.downloaded(result.bytes);
       }
       arrived(index, name);
-      return name;
     };
     const settled = await Promise.allSettled(
       requests.map((request, index) =>
@@ -345,7 +344,6 @@ export class Engine {
       signal?.throwIfAborted();
       throw failFast.signal.reason ?? failure.reason;
     }
-    return settled.map((result) => (result as PromiseFulfilledResult<string>).value);
   }
 
   /**
