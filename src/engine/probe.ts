@@ -2,6 +2,8 @@ import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { mediaError } from './errors.js';
 import { runFfprobe, type RunOptions } from './ffmpeg.js';
+import { factsFromMovie, readTopLevel } from './iso-media.js';
+import { mpegAudioFacts } from './mpeg-audio.js';
 import { ALL_DEMUXERS, DEFAULT_MAX_PIXELS, lockedInputOptions } from './input-policy.js';
 
 export { DEFAULT_MAX_PIXELS };
@@ -258,45 +260,13 @@ export function headerFacts(head: Buffer): MediaFacts | undefined {
   return undefined;
 }
 
-/**
- * Where an ISO media (MP4/MOV) file ends inside one of its top-level boxes, or undefined when every
- * box is whole: a file cut short in transfer or on purpose.
- */
-async function truncatedBox(file: string): Promise<string | undefined> {
-  const handle = await open(file, 'r');
-  try {
-    const { size } = await handle.stat();
-    const header = Buffer.alloc(16);
-    let offset = 0;
-    while (offset + 8 <= size) {
-      const { bytesRead } = await handle.read(header, 0, 16, offset);
-      if (bytesRead < 8) return undefined;
-      const type = header.toString('latin1', 4, 8);
-      // Past the boxes (trailing junk is not a box): nothing more can be said.
-      if (!/^[\x20-\x7e]{4}$/.test(type)) return undefined;
-      let boxSize = header.readUInt32BE(0);
-      if (boxSize === 1) {
-        if (bytesRead < 16) return type;
-        boxSize = Number(header.readBigUInt64BE(8));
-      } else if (boxSize === 0) {
-        return undefined; // runs to the end of the file
-      }
-      if (boxSize < 8) return undefined;
-      if (offset + boxSize > size) return type;
-      offset += boxSize;
-    }
-    return offset < size ? 'box header' : undefined;
-  } finally {
-    await handle.close();
-  }
-}
-
-async function readHead(file: string): Promise<Buffer> {
+/** A file's first bytes (HEAD_BYTES at most) and its size. */
+async function readHead(file: string): Promise<{ head: Buffer; size: number }> {
   const handle = await open(file, 'r');
   try {
     const buffer = Buffer.alloc(HEAD_BYTES);
     const { bytesRead } = await handle.read(buffer, 0, HEAD_BYTES, 0);
-    return buffer.subarray(0, bytesRead);
+    return { head: buffer.subarray(0, bytesRead), size: (await handle.stat()).size };
   } finally {
     await handle.close();
   }
@@ -312,7 +282,7 @@ const withoutFileName = (text: string, file: string) => text.split(`${file}: `).
 export async function probeFile(ffprobe: string, file: string, options: ProbeOptions): Promise<MediaFacts> {
   const input = options.source ? `Input ${options.source}` : 'Input';
   const absolute = path.resolve(options.cwd, file);
-  const head = await readHead(absolute);
+  const { head, size } = await readHead(absolute);
   if (head.length === 0) throw mediaError(`${input} is empty`);
   const refers = indirection(head);
   if (refers) throw mediaError(`${input} is ${refers}, which refers to other files; only self-contained media files are accepted`);
@@ -326,11 +296,15 @@ export async function probeFile(ffprobe: string, file: string, options: ProbeOpt
       video: { codec: declared.codec, width: declared.width, height: declared.height, fps: 0, pixFmt: 'unknown' },
     };
   }
-  const quick = headerFacts(head);
+  const quick = headerFacts(head) ?? mpegAudioFacts(head, size);
   if (quick) return quick;
-  // ISO media (MP4, MOV, M4A, 3GP) names its boxes' sizes: a file cut short is told as such, not as ffprobe's confusion.
+  // ISO media (MP4, MOV, M4A, 3GP) names its boxes' sizes: a file cut short is told as such, not
+  // as ffprobe's confusion. Its common case (H.264 and AAC) is read from its header here.
   const isoMedia = head.length >= 8 && head.toString('latin1', 4, 8) === 'ftyp';
-  if (isoMedia) await refuseTruncated(input, absolute);
+  if (isoMedia) {
+    const movie = await isoMediaFacts(input, absolute, true);
+    if (movie) return movie;
+  }
   let stdout: string;
   try {
     // -max_pixels makes every decoder refuse a larger picture before allocating it (SVG, TIFF, video).
@@ -350,11 +324,13 @@ export async function probeFile(ffprobe: string, file: string, options: ProbeOpt
   if (facts.video && !facts.audio && (facts.video.width <= 0 || facts.video.height <= 0)) {
     throw mediaError(`${input} has pictures that could not be decoded: their size is invalid or larger than the limit of ${Math.max(maxPixels, DEFAULT_MAX_PIXELS)} pixels (MEDIAFLOW_MAX_PIXELS)`);
   }
-  if (!isoMedia && facts.formatName.startsWith('mov,')) await refuseTruncated(input, absolute);
+  if (!isoMedia && facts.formatName.startsWith('mov,')) await isoMediaFacts(input, absolute, false);
   return facts;
 }
 
-async function refuseTruncated(input: string, file: string): Promise<void> {
-  const box = await truncatedBox(file);
-  if (box) throw mediaError(`${input} is truncated: the file ends inside its '${box}' box`);
+/** An ISO media file's facts from its movie header, when `readMovie` and it is the common case; a truncated file is a 422. */
+async function isoMediaFacts(input: string, file: string, readMovie: boolean): Promise<MediaFacts | undefined> {
+  const top = await readTopLevel(file, readMovie);
+  if ('truncatedIn' in top) throw mediaError(`${input} is truncated: the file ends inside its '${top.truncatedIn}' box`);
+  return top.moov && factsFromMovie(top.moov);
 }

@@ -1,0 +1,61 @@
+import type { MediaFacts } from './probe.js';
+
+/**
+ * Facts of an MP3 file read in process, the same facts ffprobe gives, when its first frame carries
+ * a Xing or Info header with the frame count (LAME, ffmpeg and most encoders write one): that count
+ * is the duration ffprobe reports. Anything else (no such header, a picture in the ID3 tag, which
+ * ffprobe lists as a stream, other layers) returns undefined and ffprobe reads the file.
+ */
+
+/** The mp3 demuxer's time base, the same for every file. */
+const MP3_TIME_BASE = '1/14112000';
+
+/** Sample rates of MPEG-1, by index; MPEG-2 halves them and MPEG-2.5 quarters them. */
+const MPEG1_RATES = [44100, 48000, 32000];
+
+/** The ID3v2 tag's length, header and footer included (0 without one), or undefined when it hides something ffprobe would list. */
+function id3Length(head: Buffer): number | undefined {
+  if (head.toString('latin1', 0, 3) !== 'ID3') return 0;
+  if (head.length < 10) return undefined;
+  const size = ((head[6]! & 0x7f) << 21) | ((head[7]! & 0x7f) << 14) | ((head[8]! & 0x7f) << 7) | (head[9]! & 0x7f);
+  const length = 10 + size + (head[5]! & 0x10 ? 10 : 0);
+  const tag = head.subarray(10, length);
+  // Attached pictures (APIC, PIC in ID3v2.2) are a video stream to ffprobe.
+  return tag.includes('APIC', 0, 'latin1') || tag.includes('PIC', 0, 'latin1') ? undefined : length;
+}
+
+/** Facts of an MP3 whose first bytes are `head`, of `fileSize` bytes in all; undefined when ffprobe should read it. */
+export function mpegAudioFacts(head: Buffer, fileSize: number): MediaFacts | undefined {
+  const start = id3Length(head);
+  if (start === undefined || start + 4 > head.length) return undefined;
+  const header = head.readUInt32BE(start);
+  const version = (header >>> 19) & 3; // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
+  const layer = (header >>> 17) & 3; // 1: Layer III
+  const crc = ((header >>> 16) & 1) === 0;
+  const bitrateIndex = (header >>> 12) & 0xf;
+  const rateIndex = (header >>> 10) & 3;
+  const mono = ((header >>> 6) & 3) === 3;
+  if (header >>> 21 !== 0x7ff || version === 1 || layer !== 1 || crc || bitrateIndex === 0 || bitrateIndex === 15 || rateIndex === 3) return undefined;
+  const sampleRate = MPEG1_RATES[rateIndex]! / (version === 3 ? 1 : version === 2 ? 2 : 4);
+  const samplesPerFrame = version === 3 ? 1152 : 576;
+  const sideInfo = version === 3 ? (mono ? 17 : 32) : mono ? 9 : 17;
+  const at = start + 4 + sideInfo;
+  if (at + 16 > head.length) return undefined;
+  const tag = head.toString('latin1', at, at + 4);
+  const flags = head.readUInt32BE(at + 4);
+  // The frame count, and the byte count to check it by.
+  if ((tag !== 'Xing' && tag !== 'Info') || (flags & 3) !== 3) return undefined;
+  const frames = head.readUInt32BE(at + 8);
+  const declaredBytes = head.readUInt32BE(at + 12);
+  const actualBytes = fileSize - start;
+  // ffmpeg distrusts the count when the sizes differ by more than a sixteenth, and so does this.
+  if (frames === 0 || Math.abs(actualBytes - declaredBytes) > Math.min(actualBytes, declaredBytes) / 16) return undefined;
+  return {
+    formatName: 'mp3',
+    isImage: false,
+    streamCount: 1,
+    // ffprobe gives durations in whole microseconds.
+    duration: Math.round((frames * samplesPerFrame * 1e6) / sampleRate) / 1e6,
+    audio: { codec: 'mp3', sampleRate, channels: mono ? 1 : 2, channelLayout: mono ? 'mono' : 'stereo', timeBase: MP3_TIME_BASE },
+  };
+}
