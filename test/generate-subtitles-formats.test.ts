@@ -110,9 +110,12 @@ describe('generate-subtitles: srt, vtt and styled ass with word highlighting', (
       [{ format: 'txt' }, /^Unsupported format 'txt'. Supported formats: srt, vtt, ass.$/],
     ];
     for (const [fields, error] of cases) {
-      const res = await server.post('/generate-subtitles/', { text: 'Hello there', ...fields });
-      assert.equal(res.status, 400, JSON.stringify(fields));
-      assert.match(res.body.error!, error);
+      // Asynchronous requests are refused alike, before a job exists: no 202 for a job bound to fail.
+      for (const headers of [{}, { prefer: 'respond-async' }]) {
+        const res = await server.post('/generate-subtitles/', { text: 'Hello there', ...fields }, { headers });
+        assert.equal(res.status, 400, `${JSON.stringify(fields)} ${JSON.stringify(headers)}`);
+        assert.match(res.body.error!, error);
+      }
     }
   });
 });

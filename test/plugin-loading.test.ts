@@ -242,6 +242,7 @@ describe('third-party plugins: registration checks', () => {
       [{ params: Type.Object({ size: Param.integer({ minimum: 1, maximum: 9, examples: [20], description: 'Size' }) }) }, "parameter 'size' has example 20, which is above its maximum 9"],
       [{ build: 'not a function' }, 'build() is missing (it must be a function)'],
       [{ check: 42 }, 'check must be a function'],
+      [{ checkParams: 'yes' }, 'checkParams must be a function'],
       [{ output: () => ({ field: 'output_file', path: 'fixed-name.jpg' }) }, "output() returned path 'fixed-name.jpg'; it must contain {id}, the job's random id"],
       [{ output: () => ({ field: 'output_file', path: '{id}/../../etc/passwd' }) }, /^output\(\) returned path '\{id\}\/\.\.\/\.\.\/etc\/passwd'; it must be a relative path/],
       [{ output: () => ({ field: 'message', path: '{id}.jpg' }) }, /^output\(\) returned field 'message'/],

@@ -150,6 +150,7 @@ export class Engine {
   prepare(operation: string, raw: Record<string, unknown>, localFiles?: LocalFilePolicy) {
     const plugin = this.plugin(operation);
     const params = parseParams(plugin.params, raw);
+    if (plugin.checkParams) callPlugin(plugin, 'checkParams', () => plugin.checkParams!(params));
     const inputs: InputRequest[] = [];
     for (const [param, schema] of Object.entries(plugin.params.properties)) {
       const spec = inputSpecOf(schema);

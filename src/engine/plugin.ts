@@ -148,6 +148,12 @@ export interface PluginDefinition<S extends TObject = TObject> {
   version?: string;
   params: S;
   output: (params: Static<S>) => OutputSpec;
+  /**
+   * Checks a combination of parameters the schema cannot express, before anything is queued or
+   * downloaded: throw `paramError` (400), and an asynchronous request is refused at once, not
+   * accepted and failed.
+   */
+  checkParams?: (params: Static<S>) => void;
   /** Checks probed inputs beyond their kind; throw `mediaError` for unusable ones. */
   check?: (context: BuildContext<Static<S>>) => void;
   build: (context: BuildContext<Static<S>>) => Plan | string[];

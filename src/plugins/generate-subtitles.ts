@@ -112,7 +112,7 @@ export default definePlugin({
   }),
   output: (p) => ({ field: 'subtitle_file_url', path: `{id}/generated_subtitles.${p.format}` }),
   // Style fields would be lost in silence in SRT and WebVTT, which carry none.
-  check: ({ params }) => {
+  checkParams: (params) => {
     const styled = ASS_ONLY.find((key) => (params as Record<string, unknown>)[key] !== undefined);
     if (styled && params.format !== 'ass') throw paramError(`Expected \`format\` to be ass when \`${styled}\` is given: ${params.format} files carry no styles`);
   },
