@@ -90,7 +90,9 @@ const CHANNEL_LAYOUTS: Record<number, string> = { 1: 'mono', 2: 'stereo' };
 function h264Facts(entry: Box): Omit<VideoFacts, 'fps' | 'timeBase'> | undefined {
   const avcC = only(boxes(entry.body.subarray(78)), 'avcC')?.body;
   if (!avcC || avcC[0] !== 1 || (avcC[5]! & 0x1f) !== 1) return undefined; // exactly one SPS
-  const sps = readSequenceParameters(avcC.subarray(8, 8 + avcC.readUInt16BE(6)));
+  const spsEnd = 8 + avcC.readUInt16BE(6);
+  if (spsEnd > avcC.length) return undefined;
+  const sps = readSequenceParameters(avcC.subarray(8, spsEnd));
   if (!sps) return undefined;
   const { width, height, pixFmt, profile } = sps;
   // ffprobe hashes the codec's setup data, which for MP4 is the avcC box's body.
