@@ -9,10 +9,12 @@ import { execa } from 'execa';
 import { resolveBinaries } from '../src/engine/binaries.js';
 import { ffmpegCommandLine } from '../src/engine/ffmpeg.js';
 import { inputArgs } from '../src/engine/input-policy.js';
-import type { LocalInput } from '../src/engine/plugin.js';
+import type { BuildContext, LocalInput, PluginDefinition } from '../src/engine/plugin.js';
+import { Registry } from '../src/engine/registry.js';
 import { probeFile } from '../src/engine/probe.js';
 import { convertWithFfmpeg } from '../src/plugins/convert-image-from-url.js';
 import { cropWithFfmpeg } from '../src/plugins/crop-image-to-short.js';
+import { builtinPlugins } from '../src/plugins/index.js';
 import { resizeWithFfmpeg } from '../src/plugins/resize-image.js';
 import { startServeProcess } from '../test/helpers/serve-process.js';
 import { rssMiB } from './memory.js';
@@ -48,6 +50,27 @@ export const imageCases = (url: string): ImageCase[] => [
     ffmpeg: (image, output) => convertWithFfmpeg({ ...context(image, output), params: { target_format: 'png' } }),
   },
 ];
+
+/** The image operations' ffmpeg commands, by operation: what their `build` returned before libvips. */
+const FFMPEG_BUILDS: Record<string, (context: BuildContext<any>) => string[]> = {
+  resize_image: resizeWithFfmpeg,
+  crop_image_to_short: cropWithFfmpeg,
+  convert_image_from_url: convertWithFfmpeg,
+};
+
+/**
+ * The built-ins as they were before libvips: the image operations build their ffmpeg commands for
+ * every picture. A server on this registry answers image requests the way mediaflow did, the
+ * reference for the throughput target ("3 times today's").
+ */
+export function registryBeforeLibvips(): Registry {
+  const registry = new Registry();
+  for (const plugin of builtinPlugins) {
+    const build = FFMPEG_BUILDS[plugin.name];
+    registry.register(build ? ({ ...plugin, build } as PluginDefinition) : plugin, 'built-in');
+  }
+  return registry;
+}
 
 /** A workspace holding the picture as `in0.jpg`, probed as the engine probes it, and a runner of ffmpeg argvs in it. */
 export async function ffmpegWorkspace(picture: string) {
