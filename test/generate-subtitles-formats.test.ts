@@ -111,7 +111,7 @@ describe('generate-subtitles: srt, vtt and styled ass with word highlighting', (
     ];
     for (const [fields, error] of cases) {
       // Asynchronous requests are refused alike, before a job exists: no 202 for a job bound to fail.
-      for (const headers of [{}, { prefer: 'respond-async' }]) {
+      for (const headers of [{}, { prefer: 'respond-async' }] as Array<Record<string, string>>) {
         const res = await server.post('/generate-subtitles/', { text: 'Hello there', ...fields }, { headers });
         assert.equal(res.status, 400, `${JSON.stringify(fields)} ${JSON.stringify(headers)}`);
         assert.match(res.body.error!, error);
