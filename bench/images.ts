@@ -90,10 +90,11 @@ export async function ffmpegWorkspace(picture: string) {
   };
 }
 
-/** SSIM (All) of two pictures of one size, by ffmpeg's ssim filter. */
-export async function ssim(a: string, b: string): Promise<number> {
+/** SSIM of two pictures of one size by ffmpeg's ssim filter: over all planes, and of luma (Y) alone. */
+export async function ssim(a: string, b: string): Promise<{ all: number; luma: number }> {
   const run = await execa(resolveBinaries().ffmpeg, ['-hide_banner', '-nostdin', '-i', a, '-i', b, '-lavfi', '[0:v]format=yuv444p[a];[1:v]format=yuv444p[b];[a][b]ssim', '-f', 'null', '-'], { reject: false });
-  return Number(/All:([\d.]+)/.exec(String(run.stderr))?.[1] ?? NaN);
+  const value = (plane: string) => Number(new RegExp(`${plane}:([\\d.]+)`).exec(String(run.stderr))?.[1] ?? NaN);
+  return { all: value('All'), luma: value('Y') };
 }
 
 /** SSIM and size of our output against the ffmpeg command's, for one case. */
@@ -102,7 +103,8 @@ export async function againstFfmpeg(c: ImageCase, ours: string, workspace: Await
   const reference = path.join(workspace.dir, `reference-${c.output}`);
   const kept = path.join(workspace.dir, `ours-${c.output}`);
   await copyFile(ours, kept);
-  return { ssim: await ssim(kept, reference), sizeRatio: Number(((await stat(kept)).size / (await stat(reference)).size).toFixed(3)) };
+  const { all, luma } = await ssim(kept, reference);
+  return { ssim: all, ssimLuma: luma, sizeRatio: Number(((await stat(kept)).size / (await stat(reference)).size).toFixed(3)) };
 }
 
 /** Jobs per second of `job`, `lanes` at a time, over `count` jobs in all. */
