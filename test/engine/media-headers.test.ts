@@ -7,6 +7,7 @@ import { describe, it, before, after } from '../helpers/lifecycle.js';
 import { runFfprobe } from '../../src/engine/ffmpeg.js';
 import { factsFromMovie, readTopLevel } from '../../src/engine/iso-media.js';
 import { mpegAudioFacts } from '../../src/engine/mpeg-audio.js';
+import { waveFacts } from '../../src/engine/wave-audio.js';
 import { factsFromProbe, probeFile, type MediaFacts } from '../../src/engine/probe.js';
 
 const picture = (filter: string) => ['-f', 'lavfi', '-i', filter];
@@ -29,6 +30,9 @@ const CASES: Array<{ name: string; args: string[]; quick: boolean }> = [
   { name: 'stereo-44k.mp3', args: [...tone(44100, 2), '-ac', '2', '-c:a', 'libmp3lame', '-b:a', '128k'], quick: true },
   { name: 'vbr-mono-22k.mp3', args: [...tone(22050, 3), '-ac', '1', '-c:a', 'libmp3lame', '-q:a', '4'], quick: true },
   { name: 'mpeg25-8k.mp3', args: [...tone(8000, 2), '-ac', '1', '-c:a', 'libmp3lame', '-b:a', '16k'], quick: true },
+  { name: 'stereo-s16.wav', args: [...tone(44100, 1.5), '-ac', '2', '-c:a', 'pcm_s16le'], quick: true },
+  { name: 'mono-s16-22k.wav', args: [...tone(22050, 2), '-ac', '1', '-c:a', 'pcm_s16le'], quick: true },
+  { name: 'mono-u8-8k.wav', args: [...tone(8000, 1), '-ac', '1', '-c:a', 'pcm_u8'], quick: true },
   // Left to ffprobe:
   { name: 'hevc.mp4', args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=none'], quick: false },
   { name: 'mp3-in.mp4', args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), ...tone(44100), ...x264(), '-c:a', 'libmp3lame', '-shortest'], quick: false },
@@ -37,6 +41,8 @@ const CASES: Array<{ name: string; args: string[]; quick: boolean }> = [
   { name: 'timecode.mov', args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), ...x264(), '-timecode', '01:00:00:00'], quick: false },
   { name: 'interlaced.mp4', args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), ...x264('-flags', '+ildct+ilme', '-x264-params', 'interlaced=1')], quick: false },
   { name: 'gray.mp4', args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), ...x264('-pix_fmt', 'gray')], quick: false },
+  { name: 'extensible-s24.wav', args: [...tone(48000), '-ac', '2', '-c:a', 'pcm_s24le'], quick: false },
+  { name: 'surround-5.1.wav', args: [...tone(48000), '-ac', '6', '-c:a', 'pcm_s16le'], quick: false },
   { name: 'constant-bitrate-no-header.mp3', args: [...tone(44100, 2), '-c:a', 'libmp3lame', '-b:a', '64k', '-write_xing', '0'], quick: false },
 ];
 
@@ -49,12 +55,13 @@ async function ffprobeFacts(dir: string, name: string): Promise<MediaFacts> {
 /** The in-process reading alone, without the fall-back to ffprobe. */
 async function quickFacts(file: string): Promise<MediaFacts | undefined> {
   const head = await readFile(file);
+  if (file.endsWith('.wav')) return waveFacts(head, head.length);
   if (head.toString('latin1', 4, 8) !== 'ftyp') return mpegAudioFacts(head, (await stat(file)).size);
   const top = await readTopLevel(file, true);
   return 'moov' in top && top.moov ? factsFromMovie(top.moov) : undefined;
 }
 
-describe('facts read from MP4/MOV and MP3 headers in process', () => {
+describe('facts read from MP4/MOV, MP3 and WAV headers in process', () => {
   let dir: string;
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-headers-'));
@@ -90,5 +97,11 @@ describe('facts read from MP4/MOV and MP3 headers in process', () => {
     const bytes = await readFile(file);
     assert.ok(mpegAudioFacts(bytes, bytes.length));
     assert.equal(mpegAudioFacts(bytes, bytes.length * 2), undefined, 'twice the size the header declares');
+  });
+
+  it('leave a WAV whose data chunk runs past the end of the file to ffprobe', async () => {
+    const bytes = await readFile(path.join(dir, 'stereo-s16.wav'));
+    assert.ok(waveFacts(bytes, bytes.length));
+    assert.equal(waveFacts(bytes.subarray(0, bytes.length - 100), bytes.length - 100), undefined);
   });
 });
