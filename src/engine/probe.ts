@@ -4,6 +4,7 @@ import { mediaError } from './errors.js';
 import { runFfprobe, type RunOptions } from './ffmpeg.js';
 import { factsFromMovie, readTopLevel } from './iso-media.js';
 import { mpegAudioFacts } from './mpeg-audio.js';
+import { subtitleFacts } from './subtitle-format.js';
 import { waveFacts } from './wave-audio.js';
 import { ALL_DEMUXERS, DEFAULT_MAX_PIXELS, lockedInputOptions } from './input-policy.js';
 
@@ -297,7 +298,7 @@ export async function probeFile(ffprobe: string, file: string, options: ProbeOpt
       video: { codec: declared.codec, width: declared.width, height: declared.height, fps: 0, pixFmt: 'unknown' },
     };
   }
-  const quick = headerFacts(head) ?? mpegAudioFacts(head, size) ?? waveFacts(head, size);
+  const quick = headerFacts(head) ?? mpegAudioFacts(head, size) ?? waveFacts(head, size) ?? subtitleFacts(head);
   if (quick) return quick;
   // ISO media (MP4, MOV, M4A, 3GP) names its boxes' sizes: a file cut short is told as such, not
   // as ffprobe's confusion. Its common case (H.264 and AAC) is read from its header here.

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -7,6 +7,7 @@ import { describe, it, before, after } from '../helpers/lifecycle.js';
 import { runFfprobe } from '../../src/engine/ffmpeg.js';
 import { factsFromMovie, readTopLevel } from '../../src/engine/iso-media.js';
 import { mpegAudioFacts } from '../../src/engine/mpeg-audio.js';
+import { subtitleFacts } from '../../src/engine/subtitle-format.js';
 import { waveFacts } from '../../src/engine/wave-audio.js';
 import { factsFromProbe, probeFile, type MediaFacts } from '../../src/engine/probe.js';
 
@@ -46,6 +47,18 @@ const CASES: Array<{ name: string; args: string[]; quick: boolean }> = [
   { name: 'constant-bitrate-no-header.mp3', args: [...tone(44100, 2), '-c:a', 'libmp3lame', '-b:a', '64k', '-write_xing', '0'], quick: false },
 ];
 
+const SRT = '1\n00:00:00,500 --> 00:00:02,000\nHello\n\n2\n00:00:02,500 --> 00:00:04,000\nthere\n';
+
+/** Subtitle files, written as text: read in process when their first lines say what they are, as ffmpeg's probes read them. */
+const TEXTS: Array<{ name: string; text: string; quick: boolean }> = [
+  { name: 'plain.srt', text: SRT, quick: true },
+  { name: 'bom-crlf-blank-lines.srt', text: `\uFEFF\r\n\r\n${SRT.replaceAll('\n', '\r\n')}`, quick: true },
+  { name: 'cues.vtt', text: 'WEBVTT\n\n00:00.500 --> 00:02.000\nHello\n', quick: true },
+  { name: 'styled.ass', text: '[Script Info]\nScriptType: v4.00+\n\n[V4+ Styles]\nFormat: Name, Fontname, Fontsize\nStyle: Default,Arial,20\n\n[Events]\nFormat: Layer, Start, End, Style, Text\nDialogue: 0,0:00:00.50,0:00:02.00,Default,Hello\n', quick: true },
+  // Words after the cue number: ffmpeg's probe allows them, this reading leaves the file to ffprobe.
+  { name: 'numbered-with-words.srt', text: SRT.replace('1\n', '1 (first)\n'), quick: false },
+];
+
 /** The facts ffprobe gives, as the engine read them before this reader existed. */
 async function ffprobeFacts(dir: string, name: string): Promise<MediaFacts> {
   const stdout = await runFfprobe('ffprobe', ['-show_format', '-show_streams', '-show_data_hash', 'md5', '-of', 'json', name], { cwd: dir, timeoutMs: 30_000 });
@@ -56,21 +69,23 @@ async function ffprobeFacts(dir: string, name: string): Promise<MediaFacts> {
 async function quickFacts(file: string): Promise<MediaFacts | undefined> {
   const head = await readFile(file);
   if (file.endsWith('.wav')) return waveFacts(head, head.length);
+  if (/\.(srt|vtt|ass)$/.test(file)) return subtitleFacts(head);
   if (head.toString('latin1', 4, 8) !== 'ftyp') return mpegAudioFacts(head, (await stat(file)).size);
   const top = await readTopLevel(file, true);
   return 'moov' in top && top.moov ? factsFromMovie(top.moov) : undefined;
 }
 
-describe('facts read from MP4/MOV, MP3 and WAV headers in process', () => {
+describe('facts read from MP4/MOV, MP3, WAV and subtitle headers in process', () => {
   let dir: string;
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-headers-'));
     await Promise.all(CASES.map(({ name, args }) => execa('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args, path.join(dir, name)])));
+    await Promise.all(TEXTS.map(({ name, text }) => writeFile(path.join(dir, name), text)));
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
   it('are exactly what ffprobe reports, and read in process for the common cases only', async () => {
-    for (const { name, quick } of CASES) {
+    for (const { name, quick } of [...CASES, ...TEXTS]) {
       const file = path.join(dir, name);
       const expected = await ffprobeFacts(dir, name);
       assert.equal((await quickFacts(file)) !== undefined, quick, `${name}: read in process`);
