@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
+import { ffprobeSeconds } from './ffprobe-seconds.js';
 import { readSequenceParameters } from './h264-sps.js';
 import type { AudioFacts, MediaFacts, VideoFacts } from './probe.js';
 
@@ -172,8 +173,7 @@ export function factsFromMovie(moov: Buffer): MediaFacts | undefined {
     if (traks.length === 0 || videoTracks.length + audioTracks.length !== traks.length || videoTracks.length > 1 || audioTracks.length > 1) return undefined;
     const movie = timing(mvhd.body);
     if (movie.timescale <= 0 || movie.duration <= 0 || movie.duration === 0xffffffff) return undefined;
-    // ffprobe gives the movie's duration in whole microseconds.
-    const facts: MediaFacts = { formatName: MOV_FORMAT, isImage: false, streamCount: traks.length, duration: Math.round((movie.duration * 1e6) / movie.timescale) / 1e6 };
+    const facts: MediaFacts = { formatName: MOV_FORMAT, isImage: false, streamCount: traks.length, duration: ffprobeSeconds(movie.duration, movie.timescale) };
     const [video] = videoTracks;
     if (video) {
       if (video.entry.type !== 'avc1' && video.entry.type !== 'avc3') return undefined;

@@ -1,3 +1,4 @@
+import { ffprobeSeconds } from './ffprobe-seconds.js';
 import type { MediaFacts } from './probe.js';
 
 /**
@@ -54,8 +55,7 @@ export function mpegAudioFacts(head: Buffer, fileSize: number): MediaFacts | und
     formatName: 'mp3',
     isImage: false,
     streamCount: 1,
-    // ffprobe gives durations in whole microseconds.
-    duration: Math.round((frames * samplesPerFrame * 1e6) / sampleRate) / 1e6,
+    duration: ffprobeSeconds(frames * samplesPerFrame, sampleRate),
     audio: { codec: 'mp3', sampleRate, channels: mono ? 1 : 2, channelLayout: mono ? 'mono' : 'stereo', timeBase: MP3_TIME_BASE },
   };
 }

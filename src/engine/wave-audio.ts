@@ -1,3 +1,4 @@
+import { ffprobeSeconds } from './ffprobe-seconds.js';
 import type { MediaFacts } from './probe.js';
 
 /**
@@ -36,8 +37,7 @@ export function waveFacts(head: Buffer, fileSize: number): MediaFacts | undefine
         formatName: 'wav',
         isImage: false,
         streamCount: 1,
-        // ffprobe gives durations in whole microseconds.
-        duration: Math.round((samples * 1e6) / format.sampleRate) / 1e6,
+        duration: ffprobeSeconds(samples, format.sampleRate),
         // A plain fmt chunk names no channel layout, and ffprobe reports none.
         audio: { codec: format.codec, sampleRate: format.sampleRate, channels: format.channels, timeBase: `1/${format.sampleRate}` },
       };
