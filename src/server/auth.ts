@@ -20,7 +20,8 @@ export const matches = (given: unknown, secret: string) => typeof given === 'str
 const bearer = (request: FastifyRequest) => /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
 
 /** Whether a credential matches one of the secrets; every one is compared, so the time does not tell which. */
-const matchesAny = (given: unknown, secrets: readonly string[]) => secrets.map((secret) => matches(given, secret)).includes(true);
+const matchesAny = (given: unknown, secrets: readonly string[]) =>
+  secrets.map((secret) => matches(given, secret)).includes(true);
 
 /** The `onRequest` check of the routes behind the API key (CONTRACT.md's 401 text). */
 export function apiKeyCheck(config: Pick<Config, 'apiKey' | 'apiKeys'>) {

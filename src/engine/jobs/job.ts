@@ -115,7 +115,8 @@ export const resultPaths = (result: StoredResult | null): string[] =>
 export const outputIdOf = (record: Pick<JobRecord, 'id' | 'output_id'>): string => record.output_id ?? record.id;
 
 /** What the idempotency index of the store is keyed by: the key, within its owner's keys when there is one. */
-export const idempotencyIndex = (key: string, owner: string | undefined): string => (owner === undefined ? key : `${owner}:${key}`);
+export const idempotencyIndex = (key: string, owner: string | undefined): string =>
+  owner === undefined ? key : `${owner}:${key}`;
 
 /** The marker that stands for a webhook URL's query in the view. */
 export const REDACTED_QUERY = '(query redacted)';

@@ -177,7 +177,8 @@ export class JobService {
     }
     // Its own UUID, not derived from the job id: whoever has an output URL cannot read or cancel the job.
     const outputId = randomUUID();
-    await checkJob({ id, output_id: outputId, kind: submission.kind, name: submission.name, fields: submission.fields, own_bases: submission.ownBases }, engine, config);
+    const { kind, name, fields, ownBases } = submission;
+    await checkJob({ id, output_id: outputId, kind, name, fields, own_bases: ownBases }, engine, config);
     const now = new Date().toISOString();
     const record: JobRecord = {
       id,
