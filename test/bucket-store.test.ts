@@ -36,7 +36,7 @@ describe('the S3 output store (real AWS SDK against s3rver on loopback)', () => 
 
   it('streams a file up in parts and serves the same bytes at a presigned URL, with its content type', async () => {
     const config = configOf();
-    const store = new BucketOutputStore(s3ClientOf(config), { bucket: s3.bucket, prefix: '', urlTtlSeconds: 600, partSize: 5 * 1024 * 1024 });
+    const store = new BucketOutputStore(s3ClientOf(config), { bucket: s3.bucket, prefix: '', endpoint: s3.endpoint, urlTtlSeconds: 600, partSize: 5 * 1024 * 1024 });
     const data = randomBytes(12 * 1024 * 1024);
     const file = path.join(dir, 'big.mp4');
     await writeFile(file, data);
@@ -87,6 +87,32 @@ describe('the S3 output store (real AWS SDK against s3rver on loopback)', () => 
     const publicStore = bucketStoreOf(configOf({ MEDIAFLOW_S3_PUBLIC_URL: 'https://cdn.example.com' }))!;
     assert.equal(publicStore.pathOfUrl('https://cdn.example.com/uploads/abc_cropped.jpg'), 'abc_cropped.jpg');
     assert.equal(publicStore.pathOfUrl('https://cdn.example.com/elsewhere/abc_cropped.jpg'), undefined);
+  });
+
+  it("recognises presigned URLs only on the endpoint's host (path-style, or the bucket's virtual host)", () => {
+    const store = bucketStoreOf(configOf())!;
+    const endpoint = new URL(s3.endpoint);
+    const key = `/${s3.bucket}/uploads/job-2/generated_subtitles.srt?X-Amz-Signature=x`;
+    assert.equal(store.pathOfUrl(`${s3.endpoint}${key}`), 'job-2/generated_subtitles.srt');
+    // Anything else carrying the same path and a signature is another server's file.
+    for (const other of [
+      `http://localhost:${endpoint.port}${key}`,
+      `http://127.0.0.1:${Number(endpoint.port) + 1}${key}`,
+      `https://127.0.0.1:${endpoint.port}${key}`,
+      `http://attacker.example${key}`,
+      `http://${s3.bucket}.attacker.example/uploads/a.srt?X-Amz-Signature=x`,
+    ]) {
+      assert.equal(store.pathOfUrl(other), undefined, other);
+    }
+    const named = bucketStoreOf(configOf({ MEDIAFLOW_S3_ENDPOINT: 'http://localhost:9000' }))!;
+    assert.equal(named.pathOfUrl(`http://${s3.bucket}.localhost:9000/uploads/a.srt?X-Amz-Signature=x`), 'a.srt', "the bucket's virtual host");
+    assert.equal(named.pathOfUrl(`http://${s3.bucket}.localhost:9001/uploads/a.srt?X-Amz-Signature=x`), undefined, 'another port');
+    // AWS (no endpoint): the regional S3 host, as the SDK signs for it.
+    const aws = bucketStoreOf(loadConfig({ MEDIAFLOW_S3_BUCKET: 'media', MEDIAFLOW_S3_REGION: 'eu-west-3' }))!;
+    assert.equal(aws.pathOfUrl('https://media.s3.eu-west-3.amazonaws.com/uploads/a.srt?X-Amz-Signature=x'), 'a.srt');
+    assert.equal(aws.pathOfUrl('https://s3.eu-west-3.amazonaws.com/media/uploads/a.srt?X-Amz-Signature=x'), 'a.srt');
+    assert.equal(aws.pathOfUrl('https://media.s3.eu-west-3.amazonaws.com.attacker.example/uploads/a.srt?X-Amz-Signature=x'), undefined);
+    assert.equal(aws.pathOfUrl('https://s3.us-east-1.amazonaws.com/media/uploads/a.srt?X-Amz-Signature=x'), undefined, 'another region');
   });
 
   it('removes outputs, sweeps only those older than the retention, and checks the bucket', async () => {
@@ -157,5 +183,18 @@ describe('a server publishing to S3', () => {
     assert.equal(store.pathOfUrl(again), store.pathOfUrl(url));
     const health = (await (await fetch(`${server.base}/health`)).json()) as { storage: { kind: string; ok: boolean } };
     assert.deepEqual(health.storage, { kind: 's3', ok: true });
+  });
+
+  it('does not read a lookalike of a bucket URL on another host from the bucket: it is fetched, and loopback is refused', async () => {
+    const store = bucketStoreOf(server.config)!;
+    await store.publish(await fixture('clip-2s-480x270-black.mp4'), 'secret_merged.mp4');
+    const endpoint = new URL(s3.endpoint);
+    const objectPath = `/${s3.bucket}/uploads/secret_merged.mp4?X-Amz-Signature=forged`;
+    for (const lookalike of [`http://localhost:${endpoint.port}${objectPath}`, `http://127.0.0.1:${Number(endpoint.port) + 1}${objectPath}`]) {
+      const res = await server.post('/convert-video/', { video_url: lookalike, format: 'mp4' });
+      // Read from the bucket, this was a 200 with the bucket's video; fetched, the address policy refuses it.
+      assert.equal(res.status, 400, `${lookalike}: ${JSON.stringify(res.body)}`);
+      assert.match(res.body.error!, /is not allowed: .*(loopback|private|reserved)/i, lookalike);
+    }
   });
 });

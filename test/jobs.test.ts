@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -129,9 +129,18 @@ const serveAs = (name: string, type: string, held?: Promise<void>): Route => asy
 /** A slideshow that takes ffmpeg minutes: one picture shown for an hour at 60 fps. */
 const longJob = (files: FileServer) => ({ image_urls: files.url('/f/small-300x200.png'), seconds_per_image: '3600', fps: '60' });
 
-/** The entries under uploads/ that belong to a job (its `<id>/` folder or `<id>_...` files). */
+/** The `{id}` of a job's outputs, from its record: a UUID of its own, not the job id. */
+async function outputIdOf(server: TestServer, id: string): Promise<string> {
+  const record = JSON.parse(await readFile(path.join(server.dataDir, 'jobs', `${id}.json`), 'utf8')) as { output_id: string };
+  assert.match(record.output_id, new RegExp(`^${UUID}$`));
+  assert.notEqual(record.output_id, id);
+  return record.output_id;
+}
+
+/** The entries under uploads/ that belong to a job (its `<output id>/` folder or `<output id>_...` files). */
 async function uploadsOf(server: TestServer, id: string): Promise<string[]> {
-  return (await readdir(path.join(server.dataDir, 'uploads')).catch(() => [] as string[])).filter((name) => name.startsWith(id));
+  const outputId = await outputIdOf(server, id);
+  return (await readdir(path.join(server.dataDir, 'uploads')).catch(() => [] as string[])).filter((name) => name.startsWith(outputId));
 }
 
 const jobRecords = async (server: TestServer) => (await readdir(path.join(server.dataDir, 'jobs')).catch(() => [] as string[])).filter((n) => n.endsWith('.json'));
@@ -185,12 +194,12 @@ describe('asynchronous jobs', () => {
     assert.equal(job.error, null);
     assert.equal(job.metadata, null);
     assert.equal(job.webhook, null);
-    // The result is exactly the synchronous success body; the output's {id} is the job's id.
+    // The result is exactly the synchronous success body; the output's {id} is the job's output id.
     const sync = await server.post('/resize_image/', resizeFields(files));
     assert.equal(sync.status, 200);
     assert.deepEqual(Object.keys(job.result!).sort(), Object.keys(sync.body).sort());
     assert.equal(job.result!.message, sync.body.message);
-    assert.equal(job.result!.output_file, `${server.base}/uploads/${id}_resized.jpg`);
+    assert.equal(job.result!.output_file, `${server.base}/uploads/${await outputIdOf(server, id)}_resized.jpg`);
 
     const file = await download(job.result!.output_file as string, work);
     const video = videoOf(await probe(file))!;
@@ -215,7 +224,7 @@ describe('asynchronous jobs', () => {
     assert.equal(body.metadata, metadata);
     assert.equal(body.error, null);
     assert.equal(body.result!.message, 'Image resized successfully');
-    assert.equal(body.result!.output_file, `${server.base}/uploads/${id}_resized.jpg`);
+    assert.equal(body.result!.output_file, `${server.base}/uploads/${await outputIdOf(server, id)}_resized.jpg`);
     assert.equal(body.webhook!.url, hook);
     const file = await download(body.result!.output_file as string, work);
     assert.deepEqual([videoOf(await probe(file))!.width, videoOf(await probe(file))!.height], [160, 90]);
@@ -472,7 +481,7 @@ describe('asynchronous jobs', () => {
     assert.equal(typeof job.result!.message, 'string');
     const outputs = job.result!.outputs as Record<string, string>;
     assert.deepEqual(Object.keys(outputs), ['episode']);
-    assert.match(outputs.episode!, new RegExp(`^${server.base}/uploads/${id}/episode\\.mp3$`));
+    assert.equal(outputs.episode!, `${server.base}/uploads/${await outputIdOf(server, id)}/episode.mp3`);
     const info = await probe(await download(outputs.episode!, work));
     assert.equal(audioOf(info)?.codec_name, 'mp3');
     assert.ok(Math.abs(durationOf(info) - 6) < 0.2, `duration ${durationOf(info)}`);

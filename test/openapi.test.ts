@@ -253,7 +253,7 @@ describe('OpenAPI document and docs', () => {
     assert.deepEqual(document.components.schemas.Error.required, ['error']);
     assert.ok(document.components.responses.Busy.headers['Retry-After']);
     // This server has an API key: the operations say so.
-    assert.deepEqual(document.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Needed when the server has MEDIAFLOW_API_KEY set' });
+    assert.deepEqual(document.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Needed when the server has MEDIAFLOW_API_KEY or MEDIAFLOW_API_KEYS set' });
     assert.deepEqual(document.paths['/thumbnail/'].post.security, [{ apiKey: [] }]);
   });
 

@@ -70,7 +70,8 @@ describe('Redis mode across processes', () => {
     const w = await worker();
     const done = await waitForJob(second.base, id);
     assert.equal(done.status, 'succeeded');
-    assert.match(String(done.result!.output_file), new RegExp(`/uploads/${id}_resized\\.jpg$`));
+    assert.match(String(done.result!.output_file), /\/uploads\/[0-9a-f-]{36}_resized\.jpg$/);
+    assert.ok(!String(done.result!.output_file).includes(id), 'the output is named apart from the job');
     // A synchronous request on the second API is worked by the worker and answered as usual.
     const form = new FormData();
     for (const [key, value] of Object.entries(resize(30))) form.append(key, value);

@@ -25,15 +25,22 @@ export interface BucketSettings {
   prefix: string;
   /** Base of public object URLs; none: presigned GET URLs. */
   publicUrl?: string;
+  /** The S3 API's address, where presigned URLs point (`regionalEndpoint` for AWS). */
+  endpoint: string;
   urlTtlSeconds: number;
   /** Bytes per uploaded part (S3's minimum is 5 MiB). */
   partSize?: number;
 }
 
+const regionOf = (config: Config) => config.s3Region ?? process.env.AWS_REGION ?? 'us-east-1';
+
+/** The S3 API's address: MEDIAFLOW_S3_ENDPOINT, else AWS's in the bucket's region (as the SDK addresses it). */
+const endpointOf = (config: Config) => config.s3Endpoint ?? `https://s3.${regionOf(config)}.amazonaws.com`;
+
 /** The S3 client of the configuration: credentials from the standard AWS chain (environment, profile, role). */
 export function s3ClientOf(config: Config): S3Client {
   const options: S3ClientConfig = {
-    region: config.s3Region ?? process.env.AWS_REGION ?? 'us-east-1',
+    region: regionOf(config),
     forcePathStyle: config.s3ForcePathStyle,
     // Checksums only where S3 requires them: S3-compatible servers (MinIO, R2, s3rver) do not all
     // accept the SDK's default CRC32 trailers on every upload.
@@ -158,11 +165,14 @@ export class BucketOutputStore implements OutputStore {
       const base = new URL(`${this.settings.publicUrl}/`);
       if (url.origin === base.origin && url.pathname.startsWith(base.pathname)) candidates.push(url.pathname.slice(base.pathname.length));
     }
-    // Presigned URLs: path-style `/<bucket>/<key>` or virtual-hosted `<bucket>.<host>/<key>`.
-    if (url.searchParams.has('X-Amz-Signature')) {
+    // Presigned URLs: path-style `<endpoint>/<bucket>/<key>` or virtual-hosted `<bucket>.<endpoint host>/<key>`.
+    // Only on the endpoint's host: a lookalike path elsewhere is another server's file, fetched
+    // (or refused) by the address policy like any URL, never answered from the bucket.
+    const endpoint = new URL(this.settings.endpoint);
+    if (url.searchParams.has('X-Amz-Signature') && url.protocol === endpoint.protocol) {
       const pathStyle = `/${this.settings.bucket}/`;
-      if (url.pathname.startsWith(pathStyle)) candidates.push(url.pathname.slice(pathStyle.length));
-      if (url.hostname.startsWith(`${this.settings.bucket}.`)) candidates.push(url.pathname.slice(1));
+      if (url.host === endpoint.host && url.pathname.startsWith(pathStyle)) candidates.push(url.pathname.slice(pathStyle.length));
+      if (url.host === `${this.settings.bucket}.${endpoint.host}`) candidates.push(url.pathname.slice(1));
     }
     for (const encoded of candidates) {
       let key: string;
@@ -210,6 +220,7 @@ export function bucketStoreOf(config: Config): BucketOutputStore | undefined {
   return new BucketOutputStore(s3ClientOf(config), {
     bucket: config.s3Bucket,
     prefix: config.s3Prefix,
+    endpoint: endpointOf(config),
     urlTtlSeconds: Math.round(config.s3UrlTtlMs / 1000),
     ...(config.s3PublicUrl ? { publicUrl: config.s3PublicUrl } : {}),
   });

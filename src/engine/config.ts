@@ -17,6 +17,8 @@ export interface Config {
   concurrency: number;
   maxQueue: number;
   apiKey?: string;
+  /** More API keys; with two or more keys in all, each key sees only the jobs it submitted. */
+  apiKeys: string[];
   maxInputBytes: number;
   maxInputs: number;
   /** Milliseconds for one input's whole download. */
@@ -104,6 +106,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'concurrency', env: 'MEDIAFLOW_CONCURRENCY', flag: 'concurrency', kind: 'int', description: 'ffmpeg jobs at once (default: CPU count)' },
   { key: 'maxQueue', env: 'MEDIAFLOW_MAX_QUEUE', flag: 'max-queue', kind: 'int', description: 'jobs waiting before 503' },
   { key: 'apiKey', env: 'MEDIAFLOW_API_KEY', flag: 'api-key', kind: 'string', description: 'when set, requests need X-API-Key' },
+  { key: 'apiKeys', env: 'MEDIAFLOW_API_KEYS', flag: 'api-keys', kind: 'list', keepCase: true, description: 'more API keys (comma list); with several, each key sees only its own jobs' },
   { key: 'metricsToken', env: 'MEDIAFLOW_METRICS_TOKEN', flag: 'metrics-token', kind: 'string', description: 'Bearer token /metrics needs (default: the API key, if set)' },
   { key: 'corsOrigins', env: 'MEDIAFLOW_CORS_ORIGINS', flag: 'cors-origins', kind: 'list', description: 'browser origins allowed to call the API (CORS; comma list; default: none)' },
   { key: 'maxInputBytes', env: 'MEDIAFLOW_MAX_INPUT_BYTES', flag: 'max-input-bytes', kind: 'int', description: 'largest input download, bytes' },
@@ -140,6 +143,10 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'plugins', env: 'MEDIAFLOW_PLUGINS', flag: 'plugin', kind: 'list', keepCase: true, description: 'operation plugins to load: package names or paths (comma list; the flag is repeatable)' },
 ];
 
+/** Every API key configured (MEDIAFLOW_API_KEY and MEDIAFLOW_API_KEYS), once each. */
+export const apiKeysOf = (config: Pick<Config, 'apiKey' | 'apiKeys'>): string[] =>
+  [...new Set([...(config.apiKey ? [config.apiKey] : []), ...config.apiKeys])];
+
 /** The defaults of CONTRACT.md. */
 export function defaultConfig(): Config {
   return {
@@ -151,6 +158,7 @@ export function defaultConfig(): Config {
     allowedHosts: [],
     concurrency: Math.max(1, os.availableParallelism()),
     maxQueue: 100,
+    apiKeys: [],
     maxInputBytes: 1024 ** 3,
     maxInputs: 50,
     maxRequestBytes: 4 * 1024 ** 3,

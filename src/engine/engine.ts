@@ -32,7 +32,7 @@ export interface JobProgress {
 }
 
 export interface JobOptions {
-  /** The output's identifier (`{id}` in its path); a job passes its own, so a re-run writes to the same place. */
+  /** The output's identifier (`{id}` in its path); a job passes its output id, so a re-run writes to the same place. */
   id?: string;
   /** Cancels the job: off the queue if waiting, ffmpeg killed if running. */
   signal?: AbortSignal;

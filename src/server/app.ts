@@ -16,7 +16,7 @@ import { binaryVersion } from '../engine/ffmpeg.js';
 import { installedFonts } from '../engine/fonts.js';
 import type { Registry } from '../engine/registry.js';
 import type { JobService } from '../engine/jobs/service.js';
-import { apiKeyCheck, metricsCheck } from './auth.js';
+import { apiKeyCheck, keyOwner, metricsCheck } from './auth.js';
 import { registerDashboard } from './dashboard.js';
 import { registerJobRoutes } from './job-routes.js';
 import { submitJob, type SubmitContext } from './job-submission.js';
@@ -77,6 +77,11 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   const engine = container.resolve<Engine>(TOKENS.Engine);
   const binaries = container.resolve<Binaries>(TOKENS.Binaries);
   const jobs = await wireJobs(container, 'api', metrics.jobObserver);
+  // Any client may give a webhook_url: unsigned, a receiver cannot tell this server's deliveries
+  // from forged ones sent by whoever learnt its URL.
+  if (!config.webhookSecret) {
+    app.log.warn('webhooks are sent unsigned: set MEDIAFLOW_WEBHOOK_SECRET so receivers can verify them (docs/security.md)');
+  }
   metrics.watchJobs(jobs);
   // Browsers on the listed origins may call the API (off unless MEDIAFLOW_CORS_ORIGINS lists some).
   if (config.corsOrigins.length > 0) {
@@ -149,7 +154,8 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   // The key is checked when the request arrives, before its body is read or parsed: a client without
   // it gets a 401 whatever it sends, and costs no parsing.
   const checkKey = apiKeyCheck(config);
-  const submit: SubmitContext = { jobs, config, baseUrl: (request) => baseUrl(request, config) };
+  const ownerOf = keyOwner(config);
+  const submit: SubmitContext = { jobs, config, baseUrl: (request) => baseUrl(request, config), ownerOf };
   for (const plugin of registry.list()) {
     const urlFields = Object.entries(plugin.params.properties).flatMap(([key, schema]) => (inputSpecOf(schema) ? [key] : []));
     app.post(plugin.path, { onRequest: checkKey }, (request, reply) => submitJob(request, reply, 'operation', plugin.name, submit, urlFields));
@@ -164,7 +170,7 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
     });
   }
   await registerPipelineRoutes(app, { config, registry, onRequest: checkKey, submit });
-  registerJobRoutes(app, jobs, checkKey);
+  registerJobRoutes(app, jobs, checkKey, ownerOf);
   if (config.dashboard) {
     const queues = jobs.backend.bullQueues;
     if (!queues || !config.apiKey) throw paramError('MEDIAFLOW_DASHBOARD needs MEDIAFLOW_REDIS_URL (the queues it shows) and MEDIAFLOW_API_KEY (it is never open)');

@@ -7,9 +7,15 @@ const HEARTBEAT_MS = 15_000;
 
 /**
  * `GET /jobs/<id>`, `GET /jobs/<id>/events` (Server-Sent Events) and `DELETE /jobs/<id>`, behind
- * the API key like every route that holds data.
+ * the API key like every route that holds data; with several keys, each sees only its own jobs
+ * (`ownerOf`), another key's being a 404.
  */
-export function registerJobRoutes(app: FastifyInstance, jobs: JobService, onRequest: (request: FastifyRequest) => Promise<void>): void {
+export function registerJobRoutes(
+  app: FastifyInstance,
+  jobs: JobService,
+  onRequest: (request: FastifyRequest) => Promise<void>,
+  ownerOf: (request: FastifyRequest) => string | undefined,
+): void {
   const idOf = (request: FastifyRequest) => (request.params as { id: string }).id;
   // Open streams end when the server closes; otherwise they would hold it open.
   const streams = new Set<() => void>();
@@ -17,14 +23,14 @@ export function registerJobRoutes(app: FastifyInstance, jobs: JobService, onRequ
     for (const close of streams) close();
   });
 
-  app.get('/jobs/:id', { onRequest }, async (request) => jobs.view(await jobs.require(idOf(request))));
+  app.get('/jobs/:id', { onRequest }, async (request) => jobs.view(await jobs.require(idOf(request), ownerOf(request))));
 
-  app.delete('/jobs/:id', { onRequest }, async (request) => jobs.view(await jobs.cancel(idOf(request))));
+  app.delete('/jobs/:id', { onRequest }, async (request) => jobs.view(await jobs.cancel(idOf(request), ownerOf(request))));
 
   app.get('/jobs/:id/events', { onRequest }, async (request, reply) => {
     const id = idOf(request);
     // Unknown ids are a 404 in the usual shape, before the stream starts.
-    const first = await jobs.require(id);
+    const first = await jobs.require(id, ownerOf(request));
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {

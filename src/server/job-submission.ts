@@ -68,6 +68,8 @@ export interface SubmitContext {
   jobs: JobService;
   config: Config;
   baseUrl: (request: FastifyRequest) => string;
+  /** The owner of the request's jobs (auth.ts keyOwner): set with several API keys. */
+  ownerOf: (request: FastifyRequest) => string | undefined;
 }
 
 /**
@@ -82,6 +84,7 @@ export async function submitJob(request: FastifyRequest, reply: FastifyReply, ki
   const raw = await readFields(request, urlFields);
   const { options, fields } = await readJobOptions(request, raw, config);
   const base = context.baseUrl(request);
+  const owner = context.ownerOf(request);
   const { record, created } = await jobs.submit({
     kind,
     name,
@@ -91,6 +94,7 @@ export async function submitJob(request: FastifyRequest, reply: FastifyReply, ki
     // the same network may use the latter. Either way only published outputs are read.
     ownBases: [...new Set([base, `${request.protocol}://${request.host}`])],
     ...options,
+    ...(owner === undefined ? {} : { owner }),
   });
   if (!created) request.log.info({ job: record.id, key: options.idempotencyKey }, 'idempotent replay');
   if (options.mode === 'async') {

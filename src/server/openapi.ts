@@ -615,7 +615,12 @@ function jobSchemas(): Json {
           description: 'The delivery to `webhook_url`, or null when the request had none',
           required: ['url', 'attempts', 'last_status', 'delivered_at'],
           properties: {
-            url: { type: 'string', format: 'uri' },
+            url: {
+              type: 'string',
+              description:
+                'The `webhook_url` as scheme, host and path: its user info is left out and a query shows as `?(query redacted)` (it often holds the receiver\'s token). Deliveries go to the full URL.',
+              examples: ['https://hooks.example.com/zap?(query redacted)'],
+            },
             attempts: { type: 'integer', minimum: 0, description: 'Deliveries tried so far' },
             last_status: { type: ['integer', 'null'], description: "The HTTP status of the last attempt's answer, or null (none yet, or no answer)" },
             delivered_at: dateTime('When a 2xx answer came, or null', true),
@@ -660,8 +665,11 @@ function webhooks(): Json {
 }
 
 /** The OpenAPI 3.1 document for a registry (and, when it is given, the server's configuration). */
-export function openApiDocument(registry: Registry, config?: Pick<Config, 'apiKey' | 'publicUrl'> & Partial<Pick<Config, 'bodyLimit' | 'metricsToken'>>): Json {
-  const secured = Boolean(config?.apiKey);
+export function openApiDocument(
+  registry: Registry,
+  config?: Pick<Config, 'apiKey' | 'publicUrl'> & Partial<Pick<Config, 'apiKeys' | 'bodyLimit' | 'metricsToken'>>,
+): Json {
+  const secured = Boolean(config?.apiKey) || Boolean(config?.apiKeys?.length);
   const third = registry.list().filter((plugin) => registry.sourceOf(plugin.name) !== 'built-in');
   const paths: Json = {};
   for (const plugin of registry.list()) paths[plugin.path] = operation(plugin, registry, secured, config?.bodyLimit);
@@ -739,7 +747,7 @@ export function openApiDocument(registry: Registry, config?: Pick<Config, 'apiKe
         ),
       },
       securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Needed when the server has MEDIAFLOW_API_KEY set' },
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Needed when the server has MEDIAFLOW_API_KEY or MEDIAFLOW_API_KEYS set' },
         apiKeyBearer: { type: 'http', scheme: 'bearer', description: 'The API key as a Bearer token: taken by /metrics only (what Prometheus sends)' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'MEDIAFLOW_METRICS_TOKEN, for /metrics' },
       },

@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 export interface Delivery {
   at: number;
   path: string;
+  /** The request target as sent: path and query. */
+  url: string;
   headers: http.IncomingHttpHeaders;
   body: string;
   /** The body parsed as JSON (the job object). */
@@ -49,7 +51,7 @@ export async function startWebhookReceiver(plan: (path: string, n: number) => Be
         // recorded as is
       }
       const answered = typeof behaviour === 'number' ? behaviour : typeof behaviour === 'object' ? 302 : behaviour;
-      deliveries.push({ at: Date.now(), path, headers: req.headers, body, json, answered });
+      deliveries.push({ at: Date.now(), path, url: req.url ?? '/', headers: req.headers, body, json, answered });
       for (const wake of waiters.splice(0)) wake();
       if (behaviour === 'hang') hanging.add(res);
       else if (behaviour === 'reset') req.socket.destroy();

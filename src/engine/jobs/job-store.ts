@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { TEMP_PREFIX } from '../storage.js';
-import { isTerminal, JOB_STATUSES, type JobRecord, type JobStatus } from './job.js';
+import { idempotencyIndex, isTerminal, JOB_STATUSES, type JobRecord, type JobStatus } from './job.js';
 
 /** Where job records live. The embedded store keeps files under the data directory; Redis would be another. */
 export interface JobStore {
@@ -12,8 +12,8 @@ export interface JobStore {
    */
   create(record: JobRecord): Promise<JobRecord>;
   get(id: string): Promise<JobRecord | undefined>;
-  /** The record that holds an idempotency key. */
-  byKey(key: string): Promise<JobRecord | undefined>;
+  /** The record that holds an idempotency key, by its index (`idempotencyIndex`: the key within its owner's). */
+  byKey(index: string): Promise<JobRecord | undefined>;
   /** Applies `change` to the stored record and stores it; undefined when there is no such record. */
   update(id: string, change: (record: JobRecord) => void): Promise<JobRecord | undefined>;
   /** Deletes a record (one the queue refused). */
@@ -27,6 +27,10 @@ export interface JobStore {
 }
 
 const owesDelivery = (record: JobRecord) => record.webhook !== null && record.webhook.next_attempt_at !== null;
+
+/** The idempotency index entry of a record, if it has a key. */
+export const indexOf = (record: JobRecord): string | undefined =>
+  record.idempotency ? idempotencyIndex(record.idempotency.key, record.owner) : undefined;
 
 /**
  * Records as one JSON file each under a folder, written to a temp name and renamed, so a kill -9
@@ -55,7 +59,8 @@ export class FileJobStore implements JobStore {
       try {
         const record = JSON.parse(await readFile(file, 'utf8')) as JobRecord;
         store.records.set(record.id, record);
-        if (record.idempotency) store.keys.set(record.idempotency.key, record.id);
+        const index = indexOf(record);
+        if (index !== undefined) store.keys.set(index, record.id);
       } catch {
         // A file that is not a record (edited by hand, say) is left alone rather than stop the server.
       }
@@ -64,7 +69,7 @@ export class FileJobStore implements JobStore {
   }
 
   async create(record: JobRecord): Promise<JobRecord> {
-    const key = record.idempotency?.key;
+    const key = indexOf(record);
     const holder = key === undefined ? undefined : this.keys.get(key);
     if (holder !== undefined) return structuredClone(this.records.get(holder)!);
     this.records.set(record.id, structuredClone(record));
@@ -78,8 +83,8 @@ export class FileJobStore implements JobStore {
     return record && structuredClone(record);
   }
 
-  async byKey(key: string): Promise<JobRecord | undefined> {
-    const id = this.keys.get(key);
+  async byKey(index: string): Promise<JobRecord | undefined> {
+    const id = this.keys.get(index);
     return id === undefined ? undefined : this.get(id);
   }
 
@@ -87,7 +92,8 @@ export class FileJobStore implements JobStore {
     const record = this.records.get(id);
     if (!record) return;
     this.records.delete(id);
-    if (record.idempotency) this.keys.delete(record.idempotency.key);
+    const index = indexOf(record);
+    if (index !== undefined) this.keys.delete(index);
     await this.write(id);
   }
 

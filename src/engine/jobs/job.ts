@@ -36,8 +36,19 @@ export interface WebhookState {
 }
 
 export interface JobRecord {
-  /** A random UUID v4; also the `{id}` of the job's output paths. */
+  /** A random UUID v4: the handle of `GET /jobs/<id>`, its events and `DELETE`. */
   id: string;
+  /**
+   * Another random UUID v4: the `{id}` of the job's output paths (and a pipeline's result folder),
+   * so an output URL does not reveal the job id, which reads and cancels the job. The same on
+   * every run of the job. Absent in records made before it existed: their outputs use `id`.
+   */
+  output_id?: string;
+  /**
+   * Who submitted the job when several API keys are configured: a SHA-256 of the key (never the
+   * key). Only that key sees the job and its idempotency key. Absent with one key or none.
+   */
+  owner?: string;
   kind: JobKind;
   /** The operation's or pipeline's name. */
   name: string;
@@ -100,16 +111,31 @@ export async function resultBody(result: StoredResult, urlOf: UrlOf): Promise<Re
 export const resultPaths = (result: StoredResult | null): string[] =>
   result === null ? [] : 'field' in result ? [result.path] : Object.values(result.outputs).flat();
 
-/** A URL with any password in it masked: the view is shown to whoever holds the job id. */
-function withoutPassword(url: string): string {
+/** The `{id}` of a job's output paths: its own output id, or the job id for records older than it. */
+export const outputIdOf = (record: Pick<JobRecord, 'id' | 'output_id'>): string => record.output_id ?? record.id;
+
+/** What the idempotency index of the store is keyed by: the key, within its owner's keys when there is one. */
+export const idempotencyIndex = (key: string, owner: string | undefined): string =>
+  owner === undefined ? key : `${owner}:${key}`;
+
+/** The marker that stands for a webhook URL's query in the view. */
+export const REDACTED_QUERY = '(query redacted)';
+
+/**
+ * A webhook URL as the view shows it: scheme, host and path only. Its user info and query often
+ * hold the receiver's secret (Zapier's and n8n's `?token=`), and the view is shown to whoever holds
+ * the job id: the user info is dropped and a query becomes `?(query redacted)`. Delivery uses the
+ * full URL.
+ */
+export function redactedUrl(url: string): string {
+  let parsed: URL;
   try {
-    const parsed = new URL(url);
-    if (!parsed.password) return url;
-    parsed.password = '***';
-    return parsed.href;
+    parsed = new URL(url);
   } catch {
-    return url;
+    // Checked at submission, so never expected; nothing of an unreadable URL is shown.
+    return REDACTED_QUERY;
   }
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}${parsed.search ? `?${REDACTED_QUERY}` : ''}`;
 }
 
 /** The public view of a record; URLs are made at each view, so presigned ones are always fresh. */
@@ -128,6 +154,6 @@ export async function jobView(record: JobRecord, urlOf: UrlOf): Promise<JobView>
     result: record.result ? await resultBody(record.result, urlOf) : null,
     error: record.error,
     metadata: record.metadata,
-    webhook: webhook ? { url: withoutPassword(webhook.url), attempts: webhook.attempts, last_status: webhook.last_status, delivered_at: webhook.delivered_at } : null,
+    webhook: webhook ? { url: redactedUrl(webhook.url), attempts: webhook.attempts, last_status: webhook.last_status, delivered_at: webhook.delivered_at } : null,
   };
 }

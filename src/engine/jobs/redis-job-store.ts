@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { isTerminal, JOB_STATUSES, type JobRecord, type JobStatus } from './job.js';
-import type { JobStore } from './job-store.js';
+import { indexOf, type JobStore } from './job-store.js';
 import { redisCall, REDIS_PREFIX } from './redis.js';
 
 /**
@@ -39,10 +39,11 @@ export class RedisJobStore implements JobStore {
 
   async create(record: JobRecord): Promise<JobRecord> {
     return redisCall(async () => {
-      if (record.idempotency) {
-        const index = this.keyOf(record.idempotency.key);
+      const entry = indexOf(record);
+      if (entry !== undefined) {
+        const index = this.keyOf(entry);
         if ((await this.redis.set(index, record.id, 'NX')) !== 'OK') {
-          const holder = await this.byKey(record.idempotency.key);
+          const holder = await this.byKey(entry);
           if (holder) return holder;
           // The index outlived its record: it is this request's now.
           await this.redis.set(index, record.id);
@@ -58,8 +59,8 @@ export class RedisJobStore implements JobStore {
     return text === null ? undefined : (JSON.parse(text) as JobRecord);
   }
 
-  async byKey(key: string): Promise<JobRecord | undefined> {
-    const id = await redisCall(() => this.redis.get(this.keyOf(key)));
+  async byKey(index: string): Promise<JobRecord | undefined> {
+    const id = await redisCall(() => this.redis.get(this.keyOf(index)));
     return id === null ? undefined : this.get(id);
   }
 
@@ -72,7 +73,8 @@ export class RedisJobStore implements JobStore {
         change(record);
         const done = isTerminal(record.status) && !owesDelivery(record);
         const ttl = done && this.retentionMs > 0 ? String(this.retentionMs) : '0';
-        const index = record.idempotency ? this.keyOf(record.idempotency.key) : '';
+        const entry = indexOf(record);
+        const index = entry === undefined ? '' : this.keyOf(entry);
         const written = await this.redis.eval(UPDATE, 3, this.key(id), this.open, index, text, JSON.stringify(record), ttl, done ? '0' : '1', id);
         if (written === 1) return record;
         // Another process changed the record meanwhile: apply the change to its version.
@@ -84,7 +86,8 @@ export class RedisJobStore implements JobStore {
     const record = await this.get(id);
     await redisCall(async () => {
       const multi = this.redis.multi().del(this.key(id)).srem(this.open, id);
-      if (record?.idempotency) multi.del(this.keyOf(record.idempotency.key));
+      const entry = record && indexOf(record);
+      if (entry) multi.del(this.keyOf(entry));
       await multi.exec();
     });
   }

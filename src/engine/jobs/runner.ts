@@ -4,11 +4,11 @@ import { paramError } from '../errors.js';
 import { ownUploadPath } from '../own-uploads.js';
 import { loadPipelineByName } from '../../pipelines/loader.js';
 import { checkPipeline, runPipeline } from '../../pipelines/runner.js';
-import type { JobRecord, StoredResult } from './job.js';
+import { outputIdOf, type JobRecord, type StoredResult } from './job.js';
 import { operationProgress, PipelineProgress, type ProgressReport } from './progress.js';
 
 /** What a job needs to be checked or run. */
-export type JobSpec = Pick<JobRecord, 'id' | 'kind' | 'name' | 'fields' | 'own_bases'>;
+export type JobSpec = Pick<JobRecord, 'id' | 'output_id' | 'kind' | 'name' | 'fields' | 'own_bases'>;
 
 /**
  * The local-file policy of a job: URLs under the server's own `/uploads/` are read from the
@@ -52,7 +52,7 @@ export async function runJob(
   const localFiles = ownUploads(engine, job.own_bases);
   if (job.kind === 'operation') {
     const result = await engine.run(job.name, job.fields, {
-      id: job.id,
+      id: outputIdOf(job),
       signal: options.signal,
       localFiles,
       onProgress: (progress) => options.onProgress(operationProgress(progress)),
@@ -67,7 +67,7 @@ export async function runJob(
     inputs: job.fields,
     localFiles,
     store: engine.deps.store,
-    resultDir: job.id,
+    resultDir: outputIdOf(job),
     signal: options.signal,
     onEvent: (event) => options.onProgress(progress.update(event)),
   });

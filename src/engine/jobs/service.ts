@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js';
 import { WebhookDeliveries, type DeliveryOutcome } from '../webhooks/deliveries.js';
 import type { JobBackend } from './backend.js';
 import type { JobEvents } from './events.js';
-import { isTerminal, jobView, resultBody, resultPaths, type JobKind, type JobRecord, type JobStatus, type JobView, type StoredResult } from './job.js';
+import { idempotencyIndex, isTerminal, jobView, resultBody, resultPaths, type JobKind, type JobRecord, type JobStatus, type JobView, type StoredResult } from './job.js';
 import type { JobStore } from './job-store.js';
 import type { JobQueue } from './queue.js';
 import { checkJob, runJob } from './runner.js';
@@ -23,6 +23,8 @@ export interface Submission {
   metadata?: unknown;
   webhookUrl?: string;
   idempotencyKey?: string;
+  /** The submitting API key's hash, when several keys are configured (auth.ts keyOwner). */
+  owner?: string;
 }
 
 /** Hears what jobs do, for metrics. */
@@ -144,10 +146,16 @@ export class JobService {
     return this.store.get(id);
   }
 
-  /** A record, or a 404 for an unknown or expired id. */
-  async require(id: string): Promise<JobRecord> {
+  /**
+   * A record, or a 404 for an unknown or expired id. With several API keys, `owner` (the caller's
+   * key hash) sees only its own jobs: another key's job is a 404 as well, so its existence is not
+   * told either. Without an owner (one key or none), every job is seen.
+   */
+  async require(id: string, owner?: string): Promise<JobRecord> {
     const record = await this.store.get(id);
-    if (!record) throw new MediaflowError('MF_ERR_NOT_FOUND', `Unknown job '${id}' (it may have expired)`);
+    if (!record || (owner !== undefined && record.owner !== owner)) {
+      throw new MediaflowError('MF_ERR_NOT_FOUND', `Unknown job '${id}' (it may have expired)`);
+    }
     return record;
   }
 
@@ -162,14 +170,20 @@ export class JobService {
     if (this.stopping) throw busyError('The server is shutting down; retry later');
     const id = randomUUID();
     const print = fingerprint(submission);
-    if (submission.idempotencyKey !== undefined) {
-      const earlier = await this.byKey(submission.idempotencyKey, print);
+    const { owner, idempotencyKey } = submission;
+    if (idempotencyKey !== undefined) {
+      const earlier = await this.byKey(idempotencyIndex(idempotencyKey, owner), idempotencyKey, print);
       if (earlier) return { record: earlier, created: false };
     }
-    await checkJob({ id, kind: submission.kind, name: submission.name, fields: submission.fields, own_bases: submission.ownBases }, engine, config);
+    // Its own UUID, not derived from the job id: whoever has an output URL cannot read or cancel the job.
+    const outputId = randomUUID();
+    const { kind, name, fields, ownBases } = submission;
+    await checkJob({ id, output_id: outputId, kind, name, fields, own_bases: ownBases }, engine, config);
     const now = new Date().toISOString();
     const record: JobRecord = {
       id,
+      output_id: outputId,
+      ...(owner === undefined ? {} : { owner }),
       kind: submission.kind,
       name: submission.name,
       fields: submission.fields,
@@ -206,8 +220,9 @@ export class JobService {
     return { record: stored, created: true };
   }
 
-  private async byKey(key: string, print: string): Promise<JobRecord | undefined> {
-    const earlier = await this.store.byKey(key);
+  /** The job that holds an idempotency key (by its index), when the fields are the same; a 422 when not. */
+  private async byKey(index: string, key: string, print: string): Promise<JobRecord | undefined> {
+    const earlier = await this.store.byKey(index);
     return earlier && this.sameFields(earlier, key, print);
   }
 
@@ -263,8 +278,8 @@ export class JobService {
    * Cancels a queued or running job: off the queue, or its ffmpeg killed and its files removed.
    * Resolves with the record once it is final; a job that had already finished is a 409.
    */
-  async cancel(id: string): Promise<JobRecord> {
-    const record = await this.require(id);
+  async cancel(id: string, owner?: string): Promise<JobRecord> {
+    const record = await this.require(id, owner);
     if (isTerminal(record.status)) {
       throw new MediaflowError('MF_ERR_JOB_STATE', `Job '${id}' has already finished (${record.status})`);
     }
