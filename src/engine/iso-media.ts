@@ -265,10 +265,10 @@ export type TopLevel = { truncatedIn: string } | { moov: Buffer | undefined };
 
 /**
  * Walks the top-level boxes of an ISO media (MP4, MOV, M4A, 3GP) file. A file cut short in transfer
- * or on purpose ends inside one of them, which is told by name. Otherwise, when `readMovie` is set,
- * the body of its one `moov` box is read (none when there are several, or it is over 16 MiB).
+ * or on purpose ends inside one of them, which is told by name. Otherwise the body of its one
+ * `moov` box is read (none when there are several, or it is over 16 MiB).
  */
-export async function readTopLevel(file: string, readMovie: boolean): Promise<TopLevel> {
+export async function readTopLevel(file: string): Promise<TopLevel> {
   const handle = await open(file, 'r');
   try {
     const { size } = await handle.stat();
@@ -296,7 +296,7 @@ export async function readTopLevel(file: string, readMovie: boolean): Promise<To
     }
     if (offset < size && offset + 8 > size) return { truncatedIn: 'box header' };
     const [movie] = movies;
-    if (!readMovie || movies.length !== 1 || !movie || movie.size > MAX_MOOV_BYTES) return { moov: undefined };
+    if (movies.length !== 1 || !movie || movie.size > MAX_MOOV_BYTES) return { moov: undefined };
     const body = Buffer.alloc(movie.size);
     const { bytesRead } = await handle.read(body, 0, movie.size, movie.offset);
     return { moov: bytesRead === movie.size ? body : undefined };

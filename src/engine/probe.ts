@@ -372,7 +372,7 @@ function withExtent(facts: MediaFacts, extent: number | undefined): MediaFacts {
  * samples reach (`movieExtent`); a truncated file is a 422.
  */
 async function isoMediaFacts(input: string, file: string): Promise<{ facts?: MediaFacts; extent?: number }> {
-  const top = await readTopLevel(file, true);
+  const top = await readTopLevel(file);
   if ('truncatedIn' in top) throw mediaError(`${input} is truncated: the file ends inside its '${top.truncatedIn}' box`);
   if (!top.moov) return {};
   const extent = movieExtent(top.moov);
