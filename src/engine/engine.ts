@@ -12,6 +12,7 @@ import { ffmpegCommandLine, runFfmpeg } from './ffmpeg.js';
 import { setLibvipsSlots } from './libvips.js';
 import { codePointName, glyphWarnings, missingGlyphs } from './missing-glyphs.js';
 import { checkKind, inputArgs } from './input-policy.js';
+import { cappedPlan, checkOutputLength } from './output-caps.js';
 import type { Logger } from './logger.js';
 import { parseParams } from './params.js';
 import { runSteps, SAFE_NAME } from './plan-steps.js';
@@ -151,6 +152,8 @@ export class Engine {
     const plugin = this.plugin(operation);
     const params = parseParams(plugin.params, raw);
     if (plugin.checkParams) callPlugin(plugin, 'checkParams', () => plugin.checkParams!(params));
+    // An output too long is refused from the parameters alone where they say its length: a 400 at once.
+    if (plugin.outputSeconds) checkOutputLength(callPlugin(plugin, 'outputSeconds', () => plugin.outputSeconds!(params)), this.deps.config.maxDurationMs, 'params');
     const inputs: InputRequest[] = [];
     for (const [param, schema] of Object.entries(plugin.params.properties)) {
       const spec = inputSpecOf(schema);
@@ -295,7 +298,9 @@ export class Engine {
       input: (input) => inputArgs(input, kinds.get(input.file)),
     };
     if (plugin.check) callPlugin(plugin, 'check', () => plugin.check!(context));
-    const plan = normalisePlan(callPlugin(plugin, 'build', () => checkedPlan(plugin, plugin.build(context))));
+    const built = normalisePlan(callPlugin(plugin, 'build', () => checkedPlan(plugin, plugin.build(context))));
+    checkOutputLength(built.expectedSeconds, this.deps.config.maxDurationMs, 'inputs');
+    const plan = cappedPlan(built, locals, this.deps.config.maxDurationMs);
     return { plan, inputs, outputSpec, outputName };
   }
 

@@ -196,15 +196,79 @@ export function factsFromMovie(moov: Buffer): MediaFacts | undefined {
   }
 }
 
+/** The largest composition offset of a `ctts` box, in the track's timescale (version 1 offsets are signed). */
+function largestOffset(ctts: Buffer): number {
+  const entries = ctts.readUInt32BE(4);
+  let largest = 0;
+  for (let i = 0; i < entries; i++) {
+    const offset = ctts[0] === 1 ? ctts.readInt32BE(12 + i * 8) : ctts.readUInt32BE(12 + i * 8);
+    largest = Math.max(largest, offset);
+  }
+  return largest;
+}
+
+/** Seconds of empty edits (`media_time` -1) in an `elst` box: a wait before the track's samples begin. */
+function emptyEdits(elst: Buffer, movieTimescale: number): number {
+  const wide = elst[0] === 1;
+  const entrySize = wide ? 20 : 12;
+  let ticks = 0;
+  for (let i = 0; i < elst.readUInt32BE(4); i++) {
+    const at = 8 + i * entrySize;
+    const mediaTime = wide ? Number(elst.readBigInt64BE(at + 8)) : elst.readInt32BE(at + 4);
+    if (mediaTime === -1) ticks += wide ? Number(elst.readBigUInt64BE(at)) : elst.readUInt32BE(at);
+  }
+  return ticks / movieTimescale;
+}
+
+/**
+ * How far a movie's samples really reach, in seconds, whatever its headers claim: per track, the
+ * sample durations (`stts`) summed, plus the largest composition offset (`ctts`) and any empty
+ * edits before the samples, in the track's own timescale; the longest track's. A header may claim
+ * 1 s while its last frame is timed at 10 h, and ffmpeg writes what the timestamps say. Any codec
+ * counts; undefined when there is no track with a sample table, or a box does not add up.
+ */
+export function movieExtent(moov: Buffer): number | undefined {
+  try {
+    const parts = boxes(moov);
+    const mvhd = only(parts, 'mvhd');
+    const movieTimescale = mvhd ? timing(mvhd.body).timescale : 0;
+    let longest: number | undefined;
+    for (const trak of parts.filter((box) => box.type === 'trak')) {
+      const inTrak = boxes(trak.body);
+      const mdia = only(inTrak, 'mdia');
+      const inMedia = mdia ? boxes(mdia.body) : [];
+      const mdhd = only(inMedia, 'mdhd');
+      const minf = only(inMedia, 'minf');
+      const stbl = minf && only(boxes(minf.body), 'stbl');
+      const inTable = stbl ? boxes(stbl.body) : [];
+      const stts = only(inTable, 'stts')?.body;
+      const timescale = mdhd ? timing(mdhd.body).timescale : 0;
+      if (!stts || timescale <= 0) continue;
+      let ticks = 0;
+      for (let i = 0; i < stts.readUInt32BE(4); i++) ticks += stts.readUInt32BE(8 + i * 8) * stts.readUInt32BE(12 + i * 8);
+      const ctts = only(inTable, 'ctts')?.body;
+      if (ctts) ticks += largestOffset(ctts);
+      const edts = only(inTrak, 'edts');
+      const elst = edts && only(boxes(edts.body), 'elst')?.body;
+      const wait = elst && movieTimescale > 0 ? emptyEdits(elst, movieTimescale) : 0;
+      longest = Math.max(longest ?? 0, wait + ticks / timescale);
+    }
+    return longest;
+  } catch (error) {
+    if (error instanceof RangeError) return undefined;
+    throw error;
+  }
+}
+
 /** What the top level of an ISO media file says: the box it ends inside of, or its movie header. */
 export type TopLevel = { truncatedIn: string } | { moov: Buffer | undefined };
 
 /**
  * Walks the top-level boxes of an ISO media (MP4, MOV, M4A, 3GP) file. A file cut short in transfer
- * or on purpose ends inside one of them, which is told by name. Otherwise, when `readMovie` is set,
- * the body of its one `moov` box is read (none when there are several, or it is over 16 MiB).
+ * or on purpose ends inside one of them, which is told by name. Otherwise the body of its one
+ * `moov` box is read (none when there are several, or it is over 16 MiB).
  */
-export async function readTopLevel(file: string, readMovie: boolean): Promise<TopLevel> {
+export async function readTopLevel(file: string): Promise<TopLevel> {
   const handle = await open(file, 'r');
   try {
     const { size } = await handle.stat();
@@ -232,7 +296,7 @@ export async function readTopLevel(file: string, readMovie: boolean): Promise<To
     }
     if (offset < size && offset + 8 > size) return { truncatedIn: 'box header' };
     const [movie] = movies;
-    if (!readMovie || movies.length !== 1 || !movie || movie.size > MAX_MOOV_BYTES) return { moov: undefined };
+    if (movies.length !== 1 || !movie || movie.size > MAX_MOOV_BYTES) return { moov: undefined };
     const body = Buffer.alloc(movie.size);
     const { bytesRead } = await handle.read(body, 0, movie.size, movie.offset);
     return { moov: bytesRead === movie.size ? body : undefined };

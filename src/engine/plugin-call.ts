@@ -3,14 +3,14 @@ import { outputProblem } from './plugin-check.js';
 import type { OutputSpec, Plan, PluginDefinition } from './plugin.js';
 
 /**
- * Calls into a plugin's code (`output`, `checkParams`, `check`, `build`, `message`) so that whatever it throws
+ * Calls into a plugin's code (`output`, `checkParams`, `outputSeconds`, `check`, `build`, `message`) so that whatever it throws
  * fails only the job it runs for, named after the plugin (STYLE.md: Rollup-style context): a
  * MediaflowError keeps its status (a `mediaError` stays a 422), anything else becomes a 500
  * `Plugin '<name>' failed: <short message>` whose cause (with the stack) reaches the log.
  */
 
 /** The hooks the engine calls, and the in-process steps of a plan (`step`). */
-export type PluginHook = 'output' | 'checkParams' | 'check' | 'build' | 'message' | 'step';
+export type PluginHook = 'output' | 'checkParams' | 'outputSeconds' | 'check' | 'build' | 'message' | 'step';
 
 /** A value thrown by a plugin or returned wrongly: what went wrong, for the 500's cause. */
 export class PluginHookError extends Error {

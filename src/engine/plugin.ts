@@ -94,7 +94,11 @@ export interface Plan {
   /** Work done inside mediaflow's process before the commands (see `Step`); `--dry-run` lists their labels. */
   steps?: Step[];
   commands: string[][];
-  /** Seconds of output expected, to report progress as a ratio. */
+  /**
+   * Seconds of output expected: progress is reported as a ratio of it, a plan expecting more than
+   * MEDIAFLOW_MAX_DURATION is refused (422), and the final command is capped at it plus a margin
+   * (`-t`, `-frames:v`; the limit itself when absent), so a lying input cannot make it longer.
+   */
   expectedSeconds?: number;
 }
 
@@ -154,6 +158,12 @@ export interface PluginDefinition<S extends TObject = TObject> {
    * accepted and failed.
    */
   checkParams?: (params: Static<S>) => void;
+  /**
+   * Seconds of output the parameters alone ask for (a slideshow: images x seconds each), when they
+   * say; more than MEDIAFLOW_MAX_DURATION is refused with a 400 before anything is queued. Once
+   * inputs are probed, the plan's `expectedSeconds` is checked against the limit too (422).
+   */
+  outputSeconds?: (params: Static<S>) => number | undefined;
   /** Checks probed inputs beyond their kind; throw `mediaError` for unusable ones. */
   check?: (context: BuildContext<Static<S>>) => void;
   build: (context: BuildContext<Static<S>>) => Plan | string[];

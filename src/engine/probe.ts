@@ -2,10 +2,11 @@ import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { mediaError } from './errors.js';
 import { runFfprobe, type RunOptions } from './ffmpeg.js';
-import { factsFromMovie, readTopLevel } from './iso-media.js';
+import { factsFromMovie, movieExtent, readTopLevel } from './iso-media.js';
 import { mpegAudioFacts } from './mpeg-audio.js';
 import { subtitleFacts } from './subtitle-format.js';
 import { waveFacts } from './wave-audio.js';
+import { ffprobeSeconds } from './ffprobe-seconds.js';
 import { ALL_DEMUXERS, DEFAULT_MAX_PIXELS, lockedInputOptions } from './input-policy.js';
 
 export { DEFAULT_MAX_PIXELS };
@@ -22,7 +23,10 @@ export interface ProbeOptions extends RunOptions {
 export interface MediaFacts {
   /** ffprobe's format name, e.g. `mov,mp4,m4a,3gp,3g2,mj2` or `png_pipe`. */
   formatName: string;
-  /** Seconds, when the container says. */
+  /**
+   * Seconds, when the container says; for MP4/MOV (its sample tables) and Matroska/WebM (its last
+   * packets), how far the streams really reach when that is clearly longer than the header claims.
+   */
   duration?: number;
   video?: VideoFacts;
   audio?: AudioFacts;
@@ -77,6 +81,23 @@ interface ProbeStream {
 interface ProbeOutput {
   format?: { format_name?: string; duration?: string };
   streams?: ProbeStream[];
+  /** The packets of `TAIL_ARGS`' interval (Matroska only). */
+  packets?: Array<{ pts_time?: string; duration_time?: string }>;
+}
+
+/**
+ * What ffprobe is asked besides for a Matroska/WebM file, whose header's Duration is only a claim:
+ * the packets from its last index entry (a seek far past any end lands on the last cue) to the
+ * end, at most 10,000 of them, whose last timestamp tells how far the file really reaches. This
+ * costs no extra process and reads only the file's tail; a file without cues is read through
+ * without decoding, and the output caps bound whatever this does not see.
+ */
+const TAIL_ARGS = ['-show_entries', 'packet=pts_time,duration_time', '-read_intervals', '99999999%+#10000'];
+
+/** Seconds up to the end of the last of ffprobe's packets, if it listed any. */
+function packetsExtent(output: ProbeOutput): number | undefined {
+  const ends = (output.packets ?? []).map((packet) => Number(packet.pts_time) + (Number(packet.duration_time) || 0)).filter(Number.isFinite);
+  return ends.length > 0 ? Math.max(...ends) : undefined;
 }
 
 /** `30000/1001` → 29.97; `0/0` → 0. */
@@ -123,6 +144,9 @@ export function factsFromProbe(output: ProbeOutput): MediaFacts {
   if (subtitle) facts.subtitle = { codec: subtitle.codec_name ?? 'unknown' };
   return facts;
 }
+
+/** The first four bytes of an EBML document: Matroska and WebM. */
+const EBML_MAGIC = 0x1a45dfa3;
 
 /** Bytes read from the start of a file to recognise it before any tool opens it. */
 const HEAD_BYTES = 256 * 1024;
@@ -303,15 +327,14 @@ export async function probeFile(ffprobe: string, file: string, options: ProbeOpt
   // ISO media (MP4, MOV, M4A, 3GP) names its boxes' sizes: a file cut short is told as such, not
   // as ffprobe's confusion. Its common case (H.264 and AAC) is read from its header here.
   const isoMedia = head.length >= 8 && head.toString('latin1', 4, 8) === 'ftyp';
-  if (isoMedia) {
-    const movie = await isoMediaFacts(input, absolute, true);
-    if (movie) return movie;
-  }
+  const movie = isoMedia ? await isoMediaFacts(input, absolute) : undefined;
+  if (movie?.facts) return movie.facts;
   let stdout: string;
   try {
     // -max_pixels makes every decoder refuse a larger picture before allocating it (SVG, TIFF, video).
     // Below the default the probe still sizes the input, so checkKind can refuse it by name.
-    const args = ['-max_pixels', String(Math.max(maxPixels, DEFAULT_MAX_PIXELS)), '-show_format', '-show_streams', '-show_data_hash', 'md5', '-of', 'json', ...lockedInputOptions(ALL_DEMUXERS), file];
+    const tail = head.length >= 4 && head.readUInt32BE(0) === EBML_MAGIC ? TAIL_ARGS : [];
+    const args = ['-max_pixels', String(Math.max(maxPixels, DEFAULT_MAX_PIXELS)), '-show_format', '-show_streams', '-show_data_hash', 'md5', ...tail, '-of', 'json', ...lockedInputOptions(ALL_DEMUXERS), file];
     stdout = await runFfprobe(ffprobe, args, options);
   } catch (error) {
     if (error instanceof Error && 'stderrTail' in error) {
@@ -321,18 +344,38 @@ export async function probeFile(ffprobe: string, file: string, options: ProbeOpt
     }
     throw error;
   }
-  const facts = factsFromProbe(JSON.parse(stdout) as ProbeOutput);
+  const output = JSON.parse(stdout) as ProbeOutput;
+  const facts = withExtent(factsFromProbe(output), packetsExtent(output));
   // A picture ffprobe could not size: broken, or over -max_pixels (video beside audio may still serve the audio).
   if (facts.video && !facts.audio && (facts.video.width <= 0 || facts.video.height <= 0)) {
     throw mediaError(`${input} has pictures that could not be decoded: their size is invalid or larger than the limit of ${Math.max(maxPixels, DEFAULT_MAX_PIXELS)} pixels (MEDIAFLOW_MAX_PIXELS)`);
   }
-  if (!isoMedia && facts.formatName.startsWith('mov,')) await isoMediaFacts(input, absolute, false);
-  return facts;
+  if (!facts.formatName.startsWith('mov,')) return facts;
+  return withExtent(facts, (movie ?? (await isoMediaFacts(input, absolute))).extent);
 }
 
-/** An ISO media file's facts from its movie header, when `readMovie` and it is the common case; a truncated file is a 422. */
-async function isoMediaFacts(input: string, file: string, readMovie: boolean): Promise<MediaFacts | undefined> {
-  const top = await readTopLevel(file, readMovie);
+/** How much longer than its header's claim a file's samples may reach before the claim is not believed (AAC priming, a last frame). */
+const EXTENT_TOLERANCE_SECONDS = 1;
+
+/**
+ * Facts whose duration is the samples' real extent where that is clearly longer than the header's
+ * claim (a lying header), so the duration limit and the output caps see the real length. A normal
+ * file's claim stays as it is, equal to ffprobe's.
+ */
+function withExtent(facts: MediaFacts, extent: number | undefined): MediaFacts {
+  if (extent === undefined || extent <= (facts.duration ?? 0) + EXTENT_TOLERANCE_SECONDS) return facts;
+  return { ...facts, duration: ffprobeSeconds(extent * 1e6, 1e6) };
+}
+
+/**
+ * An ISO media file's movie header read: its facts when it is the common case, and how far its
+ * samples reach (`movieExtent`); a truncated file is a 422.
+ */
+async function isoMediaFacts(input: string, file: string): Promise<{ facts?: MediaFacts; extent?: number }> {
+  const top = await readTopLevel(file);
   if ('truncatedIn' in top) throw mediaError(`${input} is truncated: the file ends inside its '${top.truncatedIn}' box`);
-  return top.moov && factsFromMovie(top.moov);
+  if (!top.moov) return {};
+  const extent = movieExtent(top.moov);
+  const facts = factsFromMovie(top.moov);
+  return { ...(facts ? { facts: withExtent(facts, extent) } : {}), ...(extent !== undefined ? { extent } : {}) };
 }

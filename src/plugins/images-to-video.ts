@@ -56,6 +56,9 @@ export default definePlugin({
     height: Optional(Param.integer({ minimum: 16, maximum: 7680, description: 'Frame height (default: the first image\'s, within 8K)' })),
   }),
   output: (p) => ({ field: 'output_file', path: `{id}/output.${p.format}` }),
+  // The images times their seconds: a long slideshow is refused before any image is fetched.
+  // (A list parameter arrives as the array of its URLs.)
+  outputSeconds: (p) => (p.image_urls as unknown as string[]).length * p.seconds_per_image,
   build: ({ params, inputs, output, input }) => {
     const images = inputs.image_urls!;
     const first = images[0]!.facts.video!;

@@ -71,7 +71,7 @@ async function quickFacts(file: string): Promise<MediaFacts | undefined> {
   if (file.endsWith('.wav')) return waveFacts(head, head.length);
   if (/\.(srt|vtt|ass)$/.test(file)) return subtitleFacts(head);
   if (head.toString('latin1', 4, 8) !== 'ftyp') return mpegAudioFacts(head, (await stat(file)).size);
-  const top = await readTopLevel(file, true);
+  const top = await readTopLevel(file);
   return 'moov' in top && top.moov ? factsFromMovie(top.moov) : undefined;
 }
 
@@ -95,7 +95,7 @@ describe('facts read from MP4/MOV, MP3, WAV and subtitle headers in process', ()
   });
 
   it('leave a movie header that does not add up to ffprobe instead of throwing', async () => {
-    const top = await readTopLevel(path.join(dir, 'high-aac-stereo.mp4'), true);
+    const top = await readTopLevel(path.join(dir, 'high-aac-stereo.mp4'));
     assert.ok('moov' in top && top.moov);
     const moov = top.moov;
     // Every prefix, and every single corrupted length field, is either read or refused: never a crash.
