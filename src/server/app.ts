@@ -9,6 +9,7 @@ import type { Config } from '../engine/config.js';
 import { createContainer, TOKENS, wireJobs } from '../engine/container.js';
 import type { Engine } from '../engine/engine.js';
 import { MediaflowError, paramError } from '../engine/errors.js';
+import { checkNesting } from '../engine/nesting.js';
 import { inputSpecOf } from '../engine/plugin.js';
 import { binaryVersion } from '../engine/ffmpeg.js';
 import { installedFonts } from '../engine/fonts.js';
@@ -97,6 +98,8 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   // any type other than the three encodings.
   app.removeContentTypeParser('text/plain');
   registerUrlencoded(app, config.bodyLimit);
+  // Every parsed body, on every route, before any code walks it.
+  app.addHook('preValidation', async (request) => checkNesting(request.body));
   await app.register(multipart, {
     limits: { fieldSize: config.bodyLimit, fields: 200, parts: 201, files: 1, fileSize: 0 },
   });

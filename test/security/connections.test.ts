@@ -2,6 +2,10 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { loadConfig } from '../../src/engine/config.js';
+import { MediaflowError } from '../../src/engine/errors.js';
+import { builtinRegistry } from '../../src/plugins/index.js';
+import { buildServer } from '../../src/server/app.js';
 import { after, describe, it } from '../helpers/lifecycle.js';
 import { floodConnections, openDescriptors, slowBodies } from '../helpers/flood.js';
 import { eventually, startServeProcess, type ServeProcess } from '../helpers/serve-process.js';
@@ -17,7 +21,8 @@ const health = (serve: ServeProcess) =>
 /**
  * Connections as an attacker opens them, against a real `mediaflow serve` whose open-file limit is
  * lowered to 1024: an idle flood from one address, the same flood with the connection limits off
- * (so the process really runs out of descriptors), and bodies that trickle in. The server must answer /health throughout and after, and never exit.
+ * (so the process really runs out of descriptors), bodies that trickle in, and JSON nested 20,000
+ * levels deep. The server must answer /health throughout and after, and never exit.
  */
 describe('connections', () => {
   const dirs: string[] = [];
@@ -99,5 +104,47 @@ describe('connections', () => {
     }
     assert.equal(await health(serve), 200);
     assert.equal(serve.child.exitCode, null);
+  });
+
+  it('JSON nested 20,000 levels deep is a 400 naming the limit, and the server stays up', async () => {
+    const serve = await start({});
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    for (const body of [`{"text": "hi", "metadata": ${deep}}`, `{"text": "hi", "words": ${deep}}`]) {
+      const res = await fetch(`${serve.base}/generate-subtitles/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': `deep-${body.length}`, prefer: 'respond-async' },
+        body,
+      });
+      const answer = (await res.json()) as { error: string };
+      assert.equal(res.status, 400, JSON.stringify(answer));
+      assert.match(answer.error, /nested at most 32 levels deep/);
+    }
+    // A body within the limit still works.
+    const ok = await fetch(`${serve.base}/generate-subtitles/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'One two three.', metadata: { a: { b: { c: [1, [2, [3]]] } } } }),
+    });
+    assert.equal(ok.status, 200, await ok.text());
+    assert.equal(await health(serve), 200);
+  });
+
+  it('a submission that does not come over HTTP is held to the same nesting limit before its fingerprint', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-conn-'));
+    dirs.push(dir);
+    const { app, jobs } = await buildServer({ config: loadConfig({ MEDIAFLOW_DATA_DIR: dir }), registry: builtinRegistry(), logger: false });
+    try {
+      let deep: unknown = [];
+      for (let i = 0; i < 20_000; i++) deep = [deep];
+      const submission = { kind: 'operation' as const, name: 'generate-subtitles', baseUrl: 'http://127.0.0.1', ownBases: [], mode: 'async' as const };
+      await assert.rejects(jobs.submit({ ...submission, fields: { text: 'hi', words: deep }, idempotencyKey: 'deep' }), (error) => {
+        assert.ok(error instanceof MediaflowError, String(error));
+        assert.equal(error.status, 400);
+        assert.match(error.message, /nested at most 32 levels deep/);
+        return true;
+      });
+    } finally {
+      await app.close();
+    }
   });
 });
