@@ -250,10 +250,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   for (const key of ['concurrency', 'jobAttempts', 'webhookAttempts'] as const) {
     if (result[key] < 1) throw configError(SETTINGS.find((s) => s.key === key)!, String(result[key]), 'at least 1');
   }
-  // Node refuses a headers limit longer than the whole request's.
-  if (result.requestTimeoutMs > 0 && result.headersTimeoutMs > result.requestTimeoutMs) {
-    throw configError(SETTINGS.find((s) => s.key === 'headersTimeoutMs')!, `${result.headersTimeoutMs / 1000}s`, `at most MEDIAFLOW_REQUEST_TIMEOUT (${result.requestTimeoutMs / 1000}s)`);
-  }
   if (result.headersTimeoutMs < 1000) throw configError(SETTINGS.find((s) => s.key === 'headersTimeoutMs')!, `${result.headersTimeoutMs / 1000}s`, 'at least 1s');
   // S3 refuses presigned URLs valid for longer than 7 days.
   if (result.s3UrlTtlMs > 7 * 86_400_000 || result.s3UrlTtlMs < 1000) {

@@ -43,14 +43,15 @@ export function defaultMaxConnections(openFiles = openFileLimit() ?? USUAL_OPEN_
  * a few times per limit, at most once a second (Node's default is every 30 s).
  */
 export function timeLimitOptions(config: Config): FastifyHttpOptions<HttpServer> {
-  const shortest = Math.min(config.headersTimeoutMs, config.requestTimeoutMs || Infinity);
+  // The headers are part of the request: their limit is at most the whole request's (Node insists).
+  const headersTimeout = Math.min(config.headersTimeoutMs, config.requestTimeoutMs || Infinity);
   return {
     keepAliveTimeout: config.keepAliveTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
     http: {
-      headersTimeout: config.headersTimeoutMs,
+      headersTimeout,
       requestTimeout: config.requestTimeoutMs,
-      connectionsCheckingInterval: Math.min(1000, Math.max(100, Math.floor(shortest / 4))),
+      connectionsCheckingInterval: Math.min(1000, Math.max(100, Math.floor(headersTimeout / 4))),
     },
   };
 }
