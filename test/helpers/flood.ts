@@ -21,17 +21,21 @@ export interface Flood {
   end: () => Promise<void>;
 }
 
+/** The `i`-th of the loopback addresses the sockets come from, taken in turn. */
+const fromOf = (from: string | string[], i: number) => (Array.isArray(from) ? from[i % from.length]! : from);
+
 /**
- * Opens `count` idle sockets to `port` from `localAddress` (another loopback address, so a
- * per-client limit sees one client), waiting until each connected or failed. Nothing is sent.
+ * Opens `count` idle sockets to `port` from `from` (other loopback addresses than the server's
+ * 127.0.0.1; one address is one client to a per-client limit, several are taken in turn), waiting
+ * until each connected or failed. Nothing is sent.
  */
-export async function floodConnections(port: number, count: number, localAddress = '127.0.0.2'): Promise<Flood> {
+export async function floodConnections(port: number, count: number, from: string | string[] = '127.0.0.2'): Promise<Flood> {
   const sockets: net.Socket[] = [];
   let connected = 0;
   let closed = 0;
   await Promise.all(
-    Array.from({ length: count }, () => {
-      const socket = net.connect({ host: '127.0.0.1', port, localAddress });
+    Array.from({ length: count }, (_, i) => {
+      const socket = net.connect({ host: '127.0.0.1', port, localAddress: fromOf(from, i) });
       sockets.push(socket);
       socket.on('error', () => {});
       socket.once('close', () => closed++);
@@ -64,14 +68,14 @@ export interface SlowBody {
  * `count` sockets each send a POST whose declared body of 10,000 bytes arrives one byte every
  * `everyMs`: a request that never finishes arriving unless the server sets it a time limit.
  */
-export function slowBodies(port: number, path: string, count: number, everyMs: number, localAddress = '127.0.0.2'): SlowBody {
+export function slowBodies(port: number, path: string, count: number, everyMs: number, from: string | string[] = '127.0.0.2'): SlowBody {
   const started = Date.now();
   const results: Array<{ status?: number; closedAfterMs?: number }> = [];
   const timers: NodeJS.Timeout[] = [];
   const sockets = Array.from({ length: count }, (_, i) => {
     const result: { status?: number; closedAfterMs?: number } = {};
     results[i] = result;
-    const socket = net.connect({ host: '127.0.0.1', port, localAddress });
+    const socket = net.connect({ host: '127.0.0.1', port, localAddress: fromOf(from, i) });
     socket.on('error', () => {});
     let answer = '';
     socket.on('data', (chunk: Buffer) => {
