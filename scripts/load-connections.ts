@@ -75,12 +75,20 @@ async function phase(serve: ServeProcess, name: string, run: () => Promise<Recor
   await eventually(async () => (await openDescriptors(pid)) <= before.fds + 5, 10_000, 200);
   const after = { fds: await openDescriptors(pid), rssMiB: Math.round(await rssMiB(pid)) };
   const alive = serve.child.exitCode === null && (await fetch(`${serve.base}/health`).then((r) => r.status, () => 0)) === 200;
-  return { phase: name, alive, health, descriptors: { before: before.fds, peak: peak.fds, after: after.fds }, rssMiB: { before: before.rssMiB, peak: Math.round(peak.rssMiB), after: after.rssMiB }, ...result };
+  return {
+    phase: name,
+    alive,
+    health,
+    descriptors: { before: before.fds, peak: peak.fds, after: after.fds },
+    rssMiB: { before: before.rssMiB, peak: Math.round(peak.rssMiB), after: after.rssMiB },
+    ...result,
+  };
 }
 
 export async function runConnections(): Promise<boolean> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-load-conn-'));
-  const serve = await startServeProcess(dataDir, { MEDIAFLOW_LOG_LEVEL: 'warn', MEDIAFLOW_REQUEST_TIMEOUT: requestTimeout }, { nofile });
+  const env = { MEDIAFLOW_LOG_LEVEL: 'warn', MEDIAFLOW_REQUEST_TIMEOUT: requestTimeout };
+  const serve = await startServeProcess(dataDir, env, { nofile });
   const port = Number(new URL(serve.base).port);
   const reports: Array<Awaited<ReturnType<typeof phase>>> = [];
   let slowStillOpen = 0;
@@ -123,6 +131,8 @@ export async function runConnections(): Promise<boolean> {
   }
   console.log(JSON.stringify({ mode: 'connections', nofile, phases: reports }, null, 2));
   const ok = reports.every((r) => r.alive && r.descriptors.after <= r.descriptors.before + 5) && slowStillOpen === 0;
-  console.log(ok ? 'the server stayed up; descriptors back to the baseline after every phase' : 'the server fell over, or kept descriptors or slow bodies');
+  console.log(
+    ok ? 'the server stayed up; descriptors back to the baseline after every phase' : 'the server fell over, or kept descriptors or slow bodies',
+  );
   return ok;
 }

@@ -14,7 +14,9 @@ export function checkNesting(value: unknown): void {
     const { item, depth } = pending.pop()!;
     if (item === null || typeof item !== 'object') continue;
     if (depth > MAX_NESTING_DEPTH) {
-      throw paramError(`Expected the request's fields to be nested at most ${MAX_NESTING_DEPTH} levels deep (objects and arrays within one another)`);
+      throw paramError(
+        `Expected the request's fields to be nested at most ${MAX_NESTING_DEPTH} levels deep (objects and arrays within one another)`,
+      );
     }
     for (const child of Object.values(item)) pending.push({ item: child, depth: depth + 1 });
   }

@@ -81,7 +81,10 @@ export function limitConnections(server: HttpServer, config: Config, log: Fastif
   const perClient = config.maxConnectionsPerClient;
   if (perClient > 0) {
     const open = new Map<string, number>();
-    const refused = groupedWarning(log, `connections closed: the client holds ${perClient} already (MEDIAFLOW_MAX_CONNECTIONS_PER_CLIENT)`);
+    const refused = groupedWarning(
+      log,
+      `connections closed: the client holds ${perClient} already (MEDIAFLOW_MAX_CONNECTIONS_PER_CLIENT)`,
+    );
     server.on('connection', (socket: Socket) => {
       const address = socket.remoteAddress;
       if (address === undefined) return;
@@ -100,7 +103,10 @@ export function limitConnections(server: HttpServer, config: Config, log: Fastif
     });
   }
 
-  const failed = groupedWarning(log, 'cannot accept connections: out of file descriptors (raise ulimit -n or lower MEDIAFLOW_MAX_CONNECTIONS)');
+  const failed = groupedWarning(
+    log,
+    'cannot accept connections: out of file descriptors (raise ulimit -n or lower MEDIAFLOW_MAX_CONNECTIONS)',
+  );
   // Listening errors (EADDRINUSE) are Fastify's to report; only those after it listens are ours.
   server.once('listening', () =>
     server.on('error', (error: NodeJS.ErrnoException) => {

@@ -53,7 +53,9 @@ export async function floodConnections(port: number, count: number, from: string
     connected,
     closed: () => closed,
     end: async () => {
-      await Promise.all(sockets.map((s) => (s.destroyed ? undefined : new Promise<void>((r) => s.once('close', () => r()).destroy()))));
+      const closing = sockets.filter((s) => !s.destroyed).map((s) => new Promise<void>((r) => s.once('close', () => r())));
+      sockets.forEach((s) => s.destroy());
+      await Promise.all(closing);
     },
   };
 }
@@ -68,7 +70,13 @@ export interface SlowBody {
  * `count` sockets each send a POST whose declared body of 10,000 bytes arrives one byte every
  * `everyMs`: a request that never finishes arriving unless the server sets it a time limit.
  */
-export function slowBodies(port: number, path: string, count: number, everyMs: number, from: string | string[] = '127.0.0.2'): SlowBody {
+export function slowBodies(
+  port: number,
+  path: string,
+  count: number,
+  everyMs: number,
+  from: string | string[] = '127.0.0.2',
+): SlowBody {
   const started = Date.now();
   const results: Array<{ status?: number; closedAfterMs?: number }> = [];
   const timers: NodeJS.Timeout[] = [];
@@ -85,7 +93,8 @@ export function slowBodies(port: number, path: string, count: number, everyMs: n
     });
     socket.once('close', () => (result.closedAfterMs = Date.now() - started));
     socket.once('connect', () => {
-      socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000\r\n\r\n{`);
+      const head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000`;
+      socket.write(`${head}\r\n\r\n{`);
       timers.push(setInterval(() => socket.writable && socket.write(' '), everyMs));
     });
     return socket;

@@ -81,7 +81,8 @@ describe('connections', () => {
     await flood.end();
     assert.ok(await eventually(async () => (await health(serve)) === 200, 10_000, 200), '/health after the flood');
     assert.equal(serve.child.exitCode, null);
-    assert.ok(await eventually(async () => (await openDescriptors(pid)) <= baseline + 10, 10_000, 200), `descriptors: ${await openDescriptors(pid)}`);
+    const settled = await eventually(async () => (await openDescriptors(pid)) <= baseline + 10, 10_000, 200);
+    assert.ok(settled, `descriptors: ${await openDescriptors(pid)}`);
   });
 
   it('bodies that trickle in are cut off at the request time limit (408 or closed) while /health answers', async () => {
@@ -132,11 +133,18 @@ describe('connections', () => {
   it('a submission that does not come over HTTP is held to the same nesting limit before its fingerprint', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-conn-'));
     dirs.push(dir);
-    const { app, jobs } = await buildServer({ config: loadConfig({ MEDIAFLOW_DATA_DIR: dir }), registry: builtinRegistry(), logger: false });
+    const config = loadConfig({ MEDIAFLOW_DATA_DIR: dir });
+    const { app, jobs } = await buildServer({ config, registry: builtinRegistry(), logger: false });
     try {
       let deep: unknown = [];
       for (let i = 0; i < 20_000; i++) deep = [deep];
-      const submission = { kind: 'operation' as const, name: 'generate-subtitles', baseUrl: 'http://127.0.0.1', ownBases: [], mode: 'async' as const };
+      const submission = {
+        kind: 'operation' as const,
+        name: 'generate-subtitles',
+        baseUrl: 'http://127.0.0.1',
+        ownBases: [],
+        mode: 'async' as const,
+      };
       await assert.rejects(jobs.submit({ ...submission, fields: { text: 'hi', words: deep }, idempotencyKey: 'deep' }), (error) => {
         assert.ok(error instanceof MediaflowError, String(error));
         assert.equal(error.status, 400);
