@@ -15,6 +15,8 @@
  *   the server's memory at start, peak and end, and while the first and the second half of the jobs
  *   finished. Exits non-zero when a job is lost, fails or goes unsubmitted, or memory grows.
  * - `both`: `sync`, then `async`.
+ * - `connections` (`npm run load:connections`): a connection flood and slow bodies against a server
+ *   with a lowered open-file limit (scripts/load-connections.ts has the phases and their options).
  *
  * Options (environment): LOAD_MODE (sync), LOAD_REQUESTS (default 240, sync), LOAD_JOBS (200,
  * async), LOAD_CLIENTS (24), LOAD_SECONDS (120: bounds the requests, and in async mode the wait
@@ -30,6 +32,7 @@ import { startFileServer, type FileServer } from '../test/helpers/file-server.js
 import { startServeProcess } from '../test/helpers/serve-process.js';
 import { startWebhookReceiver, type Behaviour } from '../test/helpers/webhook-receiver.js';
 import { rssMiB } from '../bench/memory.js';
+import { runConnections } from './load-connections.js';
 
 const mode = process.env.LOAD_MODE ?? 'sync';
 const total = Number(process.env.LOAD_REQUESTS ?? 240);
@@ -464,7 +467,11 @@ interface JobViewLite {
 }
 
 async function main() {
-  if (!['sync', 'async', 'both'].includes(mode)) throw new Error(`Expected LOAD_MODE to be sync, async or both, got ${mode}`);
+  if (!['sync', 'async', 'both', 'connections'].includes(mode)) throw new Error(`Expected LOAD_MODE to be sync, async, both or connections, got ${mode}`);
+  if (mode === 'connections') {
+    process.exitCode = (await runConnections()) ? 0 : 1;
+    return;
+  }
   await fixtures('landscape-1920x1080.jpg', 'small-300x200.png');
   const files = await startFileServer();
   let ok = true;

@@ -9,7 +9,10 @@ import { fail } from './main.js';
 import { addSettingFlags, overridesOf } from './setting-flags.js';
 
 /** Settings a worker has no use for: it serves no HTTP. */
-const API_ONLY = new Set<keyof Config>(['port', 'host', 'publicUrl', 'trustProxy', 'apiKey', 'apiKeys', 'bodyLimit', 'maxEventLoopDelayMs', 'workers']);
+const API_ONLY = new Set<keyof Config>([
+  'port', 'host', 'publicUrl', 'trustProxy', 'apiKey', 'apiKeys', 'bodyLimit', 'maxEventLoopDelayMs', 'workers',
+  'headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'maxConnections', 'maxConnectionsPerClient',
+]);
 
 /**
  * `mediaflow worker`: works jobs from the shared queue (MEDIAFLOW_REDIS_URL), `--concurrency` at

@@ -40,6 +40,16 @@ export interface Config {
   bodyLimit: number;
   /** Bytes of downloaded inputs kept for reuse by later jobs; 0 turns the cache off. */
   cacheBytes: number;
+  /** Milliseconds a client has to send a request's headers (from the connection or the previous response). */
+  headersTimeoutMs: number;
+  /** Milliseconds a client has to send a whole request, headers and body; 0 turns the limit off. */
+  requestTimeoutMs: number;
+  /** Milliseconds an idle keep-alive connection stays open after a response. */
+  keepAliveTimeoutMs: number;
+  /** Connections open at once; unset: derived from the open-file limit (src/server/connections.ts). */
+  maxConnections?: number;
+  /** Connections one client address may hold open at once; 0 turns the limit off (behind a proxy). */
+  maxConnectionsPerClient: number;
   /** Mean event-loop delay, in ms, above which requests get a 503; 0 turns the check off. */
   maxEventLoopDelayMs: number;
   /** Folder of pipeline definitions (`POST /pipelines/<name>/`, `mediaflow run <name>`). */
@@ -121,6 +131,11 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'retentionMs', env: 'MEDIAFLOW_RETENTION', flag: 'retention', kind: 'duration', description: 'age after which outputs are deleted; 0 keeps them' },
   { key: 'cacheBytes', env: 'MEDIAFLOW_CACHE_BYTES', flag: 'cache-bytes', kind: 'int', description: 'bytes of inputs kept for reuse (HTTP caching rules); 0 turns it off' },
   { key: 'maxEventLoopDelayMs', env: 'MEDIAFLOW_MAX_EVENT_LOOP_DELAY', flag: 'max-event-loop-delay', kind: 'int', description: 'event-loop delay (ms) above which requests get a 503; 0 turns it off' },
+  { key: 'headersTimeoutMs', env: 'MEDIAFLOW_HEADERS_TIMEOUT', flag: 'headers-timeout', kind: 'duration', description: "time a client has to send a request's headers (then 408 or closed)" },
+  { key: 'requestTimeoutMs', env: 'MEDIAFLOW_REQUEST_TIMEOUT', flag: 'request-timeout', kind: 'duration', description: 'time a client has to send a whole request, body included (then 408); 0 turns it off' },
+  { key: 'keepAliveTimeoutMs', env: 'MEDIAFLOW_KEEP_ALIVE_TIMEOUT', flag: 'keep-alive-timeout', kind: 'duration', description: 'idle keep-alive connections are closed after this' },
+  { key: 'maxConnections', env: 'MEDIAFLOW_MAX_CONNECTIONS', flag: 'max-connections', kind: 'int', description: 'connections open at once; more are closed (default: from the open-file limit)' },
+  { key: 'maxConnectionsPerClient', env: 'MEDIAFLOW_MAX_CONNECTIONS_PER_CLIENT', flag: 'max-connections-per-client', kind: 'int', description: 'connections one client address may hold; 0 turns it off (behind a proxy)' },
   { key: 'bodyLimit', env: 'MEDIAFLOW_BODY_LIMIT', flag: 'body-limit', kind: 'int', description: 'largest request body, bytes' },
   { key: 'pipelinesDir', env: 'MEDIAFLOW_PIPELINES_DIR', flag: 'pipelines-dir', kind: 'string', description: 'folder of pipeline definitions' },
   { key: 'jobAttempts', env: 'MEDIAFLOW_JOB_ATTEMPTS', flag: 'job-attempts', kind: 'int', description: 'runs a job may start; a run cut short by a restart counts' },
@@ -171,6 +186,10 @@ export function defaultConfig(): Config {
     retentionMs: 24 * 3_600_000,
     bodyLimit: 1024 * 1024,
     maxEventLoopDelayMs: 1000,
+    headersTimeoutMs: 20_000,
+    requestTimeoutMs: 60_000,
+    keepAliveTimeoutMs: 5000,
+    maxConnectionsPerClient: 64,
     cacheBytes: 1024 ** 3,
     pipelinesDir: './pipelines',
     plugins: [],
@@ -239,6 +258,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   for (const key of ['concurrency', 'jobAttempts', 'webhookAttempts'] as const) {
     if (result[key] < 1) throw configError(SETTINGS.find((s) => s.key === key)!, String(result[key]), 'at least 1');
   }
+  if (result.headersTimeoutMs < 1000) throw configError(SETTINGS.find((s) => s.key === 'headersTimeoutMs')!, `${result.headersTimeoutMs / 1000}s`, 'at least 1s');
   // S3 refuses presigned URLs valid for longer than 7 days.
   if (result.s3UrlTtlMs > 7 * 86_400_000 || result.s3UrlTtlMs < 1000) {
     throw configError(SETTINGS.find((s) => s.key === 's3UrlTtlMs')!, `${result.s3UrlTtlMs / 1000}s`, 'from 1s to 7d');

@@ -1,16 +1,15 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import v8 from 'node:v8';
 import cors from '@fastify/cors';
 import multipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
-import underPressure from '@fastify/under-pressure';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Binaries } from '../engine/binaries.js';
 import type { Config } from '../engine/config.js';
 import { createContainer, TOKENS, wireJobs } from '../engine/container.js';
 import type { Engine } from '../engine/engine.js';
 import { MediaflowError, paramError } from '../engine/errors.js';
+import { checkNesting } from '../engine/nesting.js';
 import { inputSpecOf } from '../engine/plugin.js';
 import { binaryVersion } from '../engine/ffmpeg.js';
 import { installedFonts } from '../engine/fonts.js';
@@ -25,6 +24,8 @@ import { createMetrics } from './metrics.js';
 import { registerApiDocs } from './openapi.js';
 import { frameworkErrors, installErrorHandler } from './error-handler.js';
 import { registerUrlencoded } from './urlencoded.js';
+import { limitConnections, timeLimitOptions } from './connections.js';
+import { installPressureCheck } from './pressure.js';
 
 export interface ServerOptions {
   config: Config;
@@ -65,7 +66,9 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
     genReqId: () => crypto.randomUUID(),
     // A URL that does not decode gets the same `{error}` body as every other error.
     frameworkErrors,
+    ...timeLimitOptions(config),
   });
+  limitConnections(app.server, config, app.log);
   installErrorHandler(app, config.bodyLimit);
   const container = createContainer({
     config,
@@ -95,15 +98,13 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   }
   metrics.install(app, metricsCheck(config));
   // Refuse work with a 503 while the event loop lags or the heap is nearly full, rather than fall over.
-  await app.register(underPressure, {
-    maxEventLoopDelay: config.maxEventLoopDelayMs,
-    maxHeapUsedBytes: Math.floor(v8.getHeapStatistics().heap_size_limit * 0.9),
-    retryAfter: 10,
-  });
+  installPressureCheck(app, config.maxEventLoopDelayMs);
   // Fastify parses text/plain by default; a plain-text body holds no fields, so it is a 415 like
   // any type other than the three encodings.
   app.removeContentTypeParser('text/plain');
   registerUrlencoded(app, config.bodyLimit);
+  // Every parsed body, on every route, before any code walks it.
+  app.addHook('preValidation', async (request) => checkNesting(request.body));
   await app.register(multipart, {
     limits: { fieldSize: config.bodyLimit, fields: 200, parts: 201, files: 1, fileSize: 0 },
   });

@@ -29,7 +29,7 @@ const ERROR_RESPONSES: Record<string, { name: string; description: string }> = {
   '400': {
     name: 'BadRequest',
     description:
-      'Missing or invalid parameter (named in the text), unsupported format, too few or too many URLs, an input URL or `webhook_url` that is malformed, not http(s) or not allowed, or an invalid `metadata` or `Idempotency-Key`',
+      'Missing or invalid parameter (named in the text), unsupported format, too few or too many URLs, an input URL or `webhook_url` that is malformed, not http(s) or not allowed, an invalid `metadata` or `Idempotency-Key`, or fields nested more than 32 levels deep',
   },
   '401': { name: 'Unauthorized', description: 'Missing or wrong `X-API-Key` header, when the server has an API key' },
   '413': { name: 'TooLarge', description: 'The request body or an input is larger than its limit' },

@@ -23,10 +23,15 @@ export interface ServeProcess {
   output: () => string;
 }
 
-/** Runs `mediaflow serve` as a real child process and waits until /health answers. */
-export async function startServeProcess(dataDir: string, env: Record<string, string> = {}): Promise<ServeProcess> {
+/**
+ * Runs `mediaflow serve` as a real child process and waits until /health answers. `nofile` lowers
+ * its open-file limit (soft and hard) through prlimit, which then runs node itself (same pid, no shell).
+ */
+export async function startServeProcess(dataDir: string, env: Record<string, string> = {}, options: { nofile?: number } = {}): Promise<ServeProcess> {
   const port = await freePort();
-  const child = execa('node', [BIN, 'serve', '--port', String(port), '--data-dir', dataDir], {
+  const args = [BIN, 'serve', '--port', String(port), '--data-dir', dataDir];
+  const [file, argv] = options.nofile ? ['prlimit', [`--nofile=${options.nofile}:${options.nofile}`, process.execPath, ...args]] : ['node', args];
+  const child = execa(file, argv, {
     env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_LOG_LEVEL: 'info', MEDIAFLOW_MAX_EVENT_LOOP_DELAY: '0', ...env },
     reject: false,
     all: true,

@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Engine } from '../engine.js';
 import { busyError, isAbort, MediaflowError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { checkNesting } from '../nesting.js';
 import { WebhookDeliveries, type DeliveryOutcome } from '../webhooks/deliveries.js';
 import type { JobBackend } from './backend.js';
 import type { JobEvents } from './events.js';
@@ -54,6 +55,9 @@ const CANCELLED = new DOMException('Job cancelled', 'AbortError');
 
 /** The idempotency fingerprint: what a replay must repeat exactly. */
 function fingerprint(submission: Submission): string {
+  // `canonical` recurses: the nesting limit bounds it, whoever submits (HTTP, CLI, SDK).
+  checkNesting(submission.fields);
+  checkNesting(submission.metadata);
   const canonical = (value: unknown): unknown =>
     value && typeof value === 'object' && !Array.isArray(value)
       ? Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical((value as Record<string, unknown>)[key])]))
