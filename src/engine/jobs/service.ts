@@ -354,7 +354,8 @@ export class JobService {
     // The end and its webhook are kept through a Redis outage, tried again until Redis is back: a job
     // left `running` with its output published would be lost (no queue entry, no webhook).
     const retry = { logger: this.deps.logger, job: id, signal: this.closing.signal };
-    const updated = await untilReachable(() => this.record(id, status, outcome), 'recording the end of a job', retry);
+    const at = new Date().toISOString();
+    const updated = await untilReachable(() => this.record(id, status, outcome, at), 'recording the end of a job', retry);
     if (!updated) return;
     const { name, error, timings } = updated;
     this.deps.logger.info({ job: id, name, status, ...(error ? { error } : {}), ...(timings ? { timings } : {}) }, 'job ended');
@@ -362,11 +363,15 @@ export class JobService {
     await untilReachable(() => this.deliveries.schedule(updated), 'arranging the webhook of a job', retry);
   }
 
-  /** Stores a final state; undefined when the record is gone or had already ended (it ends once). */
-  private async record(id: string, status: JobStatus, outcome: Ending): Promise<JobRecord | undefined> {
+  /**
+   * Stores a final state, ended `at`; undefined when the record is gone or had already ended (it ends
+   * once). A record that ended `at` with this status is this end, stored by a try whose answer was lost.
+   */
+  private async record(id: string, status: JobStatus, outcome: Ending, at: string): Promise<JobRecord | undefined> {
     const current = await this.store.get(id);
+    if (current && current.status === status && current.finished_at === at) return current;
     if (!current || isTerminal(current.status)) return undefined;
-    const ended = { ...current, status, stage: status, finished_at: new Date().toISOString() };
+    const ended = { ...current, status, stage: status, finished_at: at };
     // The webhook's body is fixed now: every attempt sends the same bytes, with the job as it ended.
     const payload = current.webhook ? JSON.stringify(await this.view({ ...ended, result: outcome.result ?? null, error: outcome.error ?? null, progress: status === 'succeeded' ? 100 : current.progress })) : undefined;
     let ends = false;
