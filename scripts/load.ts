@@ -15,6 +15,8 @@
  *   the server's memory at start, peak and end, and while the first and the second half of the jobs
  *   finished. Exits non-zero when a job is lost, fails or goes unsubmitted, or memory grows.
  * - `both`: `sync`, then `async`.
+ * - `restarts` (`npm run load:restarts`): kill -9 and a Redis restart during 50 asynchronous jobs
+ *   with webhooks, in Redis mode (scripts/load-restarts.ts).
  *
  * Options (environment): LOAD_MODE (sync), LOAD_REQUESTS (default 240, sync), LOAD_JOBS (200,
  * async), LOAD_CLIENTS (24), LOAD_SECONDS (120: bounds the requests, and in async mode the wait
@@ -30,6 +32,7 @@ import { startFileServer, type FileServer } from '../test/helpers/file-server.js
 import { startServeProcess } from '../test/helpers/serve-process.js';
 import { startWebhookReceiver, type Behaviour } from '../test/helpers/webhook-receiver.js';
 import { rssMiB } from '../bench/memory.js';
+import { runRestarts } from './load-restarts.js';
 
 const mode = process.env.LOAD_MODE ?? 'sync';
 const total = Number(process.env.LOAD_REQUESTS ?? 240);
@@ -464,13 +467,14 @@ interface JobViewLite {
 }
 
 async function main() {
-  if (!['sync', 'async', 'both'].includes(mode)) throw new Error(`Expected LOAD_MODE to be sync, async or both, got ${mode}`);
+  if (!['sync', 'async', 'both', 'restarts'].includes(mode)) throw new Error(`Expected LOAD_MODE to be sync, async, both or restarts, got ${mode}`);
   await fixtures('landscape-1920x1080.jpg', 'small-300x200.png');
   const files = await startFileServer();
   let ok = true;
   try {
-    if (mode !== 'async') ok = (await runSync(files)) && ok;
-    if (mode !== 'sync') ok = (await runAsync(files)) && ok;
+    if (mode === 'restarts') ok = await runRestarts(files, seconds);
+    if (mode === 'sync' || mode === 'both') ok = (await runSync(files)) && ok;
+    if (mode === 'async' || mode === 'both') ok = (await runAsync(files)) && ok;
   } finally {
     await files.close();
   }
