@@ -17,6 +17,8 @@
  * - `both`: `sync`, then `async`.
  * - `connections` (`npm run load:connections`): a connection flood and slow bodies against a server
  *   with a lowered open-file limit (scripts/load-connections.ts has the phases and their options).
+ * - `restarts` (`npm run load:restarts`): kill -9 and a Redis restart during 50 asynchronous jobs
+ *   with webhooks, in Redis mode (scripts/load-restarts.ts).
  *
  * Options (environment): LOAD_MODE (sync), LOAD_REQUESTS (default 240, sync), LOAD_JOBS (200,
  * async), LOAD_CLIENTS (24), LOAD_SECONDS (120: bounds the requests, and in async mode the wait
@@ -33,6 +35,7 @@ import { startServeProcess } from '../test/helpers/serve-process.js';
 import { startWebhookReceiver, type Behaviour } from '../test/helpers/webhook-receiver.js';
 import { rssMiB } from '../bench/memory.js';
 import { runConnections } from './load-connections.js';
+import { runRestarts } from './load-restarts.js';
 
 const mode = process.env.LOAD_MODE ?? 'sync';
 const total = Number(process.env.LOAD_REQUESTS ?? 240);
@@ -467,7 +470,8 @@ interface JobViewLite {
 }
 
 async function main() {
-  if (!['sync', 'async', 'both', 'connections'].includes(mode)) throw new Error(`Expected LOAD_MODE to be sync, async, both or connections, got ${mode}`);
+  const modes = ['sync', 'async', 'both', 'connections', 'restarts'];
+  if (!modes.includes(mode)) throw new Error(`Expected LOAD_MODE to be one of ${modes.join(', ')}, got ${mode}`);
   if (mode === 'connections') {
     process.exitCode = (await runConnections()) ? 0 : 1;
     return;
@@ -476,8 +480,9 @@ async function main() {
   const files = await startFileServer();
   let ok = true;
   try {
-    if (mode !== 'async') ok = (await runSync(files)) && ok;
-    if (mode !== 'sync') ok = (await runAsync(files)) && ok;
+    if (mode === 'restarts') ok = await runRestarts(files, seconds);
+    if (mode === 'sync' || mode === 'both') ok = (await runSync(files)) && ok;
+    if (mode === 'async' || mode === 'both') ok = (await runAsync(files)) && ok;
   } finally {
     await files.close();
   }

@@ -145,7 +145,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'webhookTimeoutMs', env: 'MEDIAFLOW_WEBHOOK_TIMEOUT', flag: 'webhook-timeout', kind: 'duration', description: 'time a webhook receiver has to answer one attempt' },
   { key: 'redisUrl', env: 'MEDIAFLOW_REDIS_URL', flag: 'redis-url', kind: 'string', description: 'Redis URL: queue, job records and events shared by many processes (BullMQ)' },
   { key: 'workers', env: 'MEDIAFLOW_WORKERS', flag: 'workers', kind: 'int', description: 'jobs this process works at once; 0: API only (default: the concurrency)' },
-  { key: 'stalledIntervalMs', env: 'MEDIAFLOW_STALLED_INTERVAL', flag: 'stalled-interval', kind: 'duration', description: "how soon a dead worker's job goes back to the queue (Redis mode)" },
+  { key: 'stalledIntervalMs', env: 'MEDIAFLOW_STALLED_INTERVAL', flag: 'stalled-interval', kind: 'duration', description: "how soon a dead worker's job goes back to the queue (Redis mode); a job no worker or queue holds, after two such intervals" },
   { key: 'dashboard', env: 'MEDIAFLOW_DASHBOARD', flag: 'dashboard', kind: 'bool', description: 'serve the queue dashboard at /admin/queues (Redis mode; needs the API key)' },
   { key: 's3Bucket', env: 'MEDIAFLOW_S3_BUCKET', flag: 's3-bucket', kind: 'string', description: 'publish outputs to this S3-compatible bucket (credentials: the standard AWS chain)' },
   { key: 's3Endpoint', env: 'MEDIAFLOW_S3_ENDPOINT', flag: 's3-endpoint', kind: 'string', description: 'S3 API address for MinIO, R2, Spaces (default: AWS)' },

@@ -85,5 +85,7 @@ export async function wireJobs(c: DependencyContainer, role: Role, observer?: Jo
     ...(observer ? { observer } : {}),
   });
   c.register(TOKENS.Jobs, { useValue: jobs });
+  // Every process looks for jobs that a Redis outage or a crash left with no worker and no queue entry.
+  jobs.watch(config.stalledIntervalMs);
   return jobs;
 }

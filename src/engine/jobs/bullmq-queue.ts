@@ -6,6 +6,9 @@ import type { JobHandler, JobQueue, QueueDepth } from './queue.js';
 import { commandConnection, redisCall, REDIS_PREFIX, waitingConnection } from './redis.js';
 
 export const JOBS_QUEUE = 'jobs';
+
+/** Whether a BullMQ job in this state is still to be worked (waiting, delayed or active), not over or missing. */
+const live = (state: string): boolean => !['completed', 'failed', 'unknown'].includes(state);
 export const WEBHOOKS_QUEUE = 'webhooks';
 
 export interface BullQueueOptions {
@@ -41,7 +44,9 @@ export class BullJobQueue implements JobQueue {
       if (!options.force && (await this.queue.getWaitingCount()) >= this.options.maxWaiting) {
         throw busyError(`Too many jobs are waiting (${this.options.maxWaiting}); retry later`);
       }
-      // The job id is the record's: adding it twice queues it once.
+      // The job id is the record's: adding it twice queues it once. A finished BullMQ job of that id
+      // would swallow the add, so one left behind (the sweeper runs its record again) goes first.
+      if (options.force && ['completed', 'failed'].includes(await this.queue.getJobState(id))) await this.queue.remove(id);
       await this.queue.add('job', { id }, { jobId: id, removeOnComplete: true, removeOnFail: true });
     });
   }
@@ -58,6 +63,10 @@ export class BullJobQueue implements JobQueue {
         return false;
       }
     });
+  }
+
+  async holds(id: string): Promise<boolean> {
+    return redisCall(async () => live(await this.queue.getJobState(id)));
   }
 
   process(handler: JobHandler): void {
@@ -124,6 +133,10 @@ export class BullDeliveryQueue implements DeliveryQueue {
   async schedule(id: string, at: number): Promise<void> {
     // One BullMQ job per attempt time: scheduling the same attempt twice keeps one.
     await this.queue.add('deliver', { id }, { jobId: `${id}-${at}`, delay: Math.max(0, at - Date.now()), removeOnComplete: true, removeOnFail: true });
+  }
+
+  async holds(id: string, at: number): Promise<boolean> {
+    return live(await this.queue.getJobState(`${id}-${at}`));
   }
 
   process(attempt: (id: string) => Promise<void>): void {

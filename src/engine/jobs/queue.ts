@@ -25,6 +25,8 @@ export interface JobQueue {
   add(id: string, options?: { force?: boolean }): Promise<void>;
   /** Takes a waiting job off the queue; false when it was not waiting (running, or unknown). */
   remove(id: string): Promise<boolean>;
+  /** Whether the job waits in the queue or a live worker has it (the sweeper looks for records that neither holds). */
+  holds(id: string): Promise<boolean>;
   /** Starts working jobs with `handler` (a process with no workers never calls it). */
   process(handler: JobHandler): void;
   /** Stops starting jobs (shutdown); waiting ones stay queued for another worker or the next start. */
@@ -38,6 +40,8 @@ export interface JobQueue {
 export class LocalJobQueue implements JobQueue {
   private readonly queue: PQueue;
   private readonly waitingJobs = new Map<string, AbortController>();
+  /** Jobs the handler works now. */
+  private readonly active = new Set<string>();
   private handler?: JobHandler;
   private readonly pending: string[] = [];
 
@@ -73,6 +77,10 @@ export class LocalJobQueue implements JobQueue {
     return true;
   }
 
+  async holds(id: string): Promise<boolean> {
+    return this.waitingJobs.has(id) || this.active.has(id);
+  }
+
   process(handler: JobHandler): void {
     this.handler = handler;
     for (const id of this.pending.splice(0)) {
@@ -90,9 +98,14 @@ export class LocalJobQueue implements JobQueue {
   private schedule(id: string, controller: AbortController, handler: JobHandler): void {
     this.queue
       .add(
-        () => {
+        async () => {
           this.waitingJobs.delete(id);
-          return handler(id);
+          this.active.add(id);
+          try {
+            return await handler(id);
+          } finally {
+            this.active.delete(id);
+          }
         },
         { signal: controller.signal },
       )

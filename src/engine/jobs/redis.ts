@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import { busyError } from '../errors.js';
+import { MediaflowError } from '../errors.js';
 
 /** Keys and channels of one mediaflow deployment in Redis start with this. */
 export const REDIS_PREFIX = 'mediaflow';
@@ -22,7 +22,8 @@ export async function redisCall<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (isConnectionError(error)) throw busyError('The job queue (Redis) cannot be reached; retry later', 5);
+    // The cause tells a caller that may wait for Redis (a job's end) from a full queue's 503.
+    if (isConnectionError(error)) throw new MediaflowError('MF_ERR_BUSY', 'The job queue (Redis) cannot be reached; retry later', { cause: error, retryAfter: 5 });
     throw error;
   }
 }

@@ -10,6 +10,7 @@ import type { JobEvents } from './events.js';
 import { idempotencyIndex, isTerminal, jobView, resultBody, resultPaths, type JobKind, type JobRecord, type JobStatus, type JobView, type StoredResult } from './job.js';
 import type { JobStore } from './job-store.js';
 import type { JobQueue } from './queue.js';
+import { untilReachable } from './retry.js';
 import { checkJob, runJob } from './runner.js';
 import type { ProgressReport } from './progress.js';
 
@@ -68,9 +69,12 @@ function fingerprint(submission: Submission): string {
   return createHash('sha256').update(JSON.stringify(canonical({ kind, name, fields, metadata: metadata ?? null, webhookUrl: webhookUrl ?? null }))).digest('hex');
 }
 
+/** How a job ended: its outputs, or why it failed. */
+type Ending = { result?: StoredResult; error?: { status: number; error: string }; timings?: Record<string, unknown> };
+
 /** Why a job that kept being interrupted is given up. */
 const interruptedMessage = (attempts: number, limit: number) =>
-  `The job was interrupted ${attempts} time${attempts === 1 ? '' : 's'} (its server or worker stopped while it ran) and is not tried again (MEDIAFLOW_JOB_ATTEMPTS is ${limit})`;
+  `The job was interrupted ${attempts} time${attempts === 1 ? '' : 's'} (its server, worker or Redis stopped while it ran) and is not tried again (MEDIAFLOW_JOB_ATTEMPTS is ${limit})`;
 
 /** A failure as the job keeps it: the synchronous status and text. Unexpected errors are logged, not shown. */
 function errorBody(error: unknown, logger: Logger, id: string): { status: number; error: string } {
@@ -88,6 +92,10 @@ function errorBody(error: unknown, logger: Logger, id: string): { status: number
 export class JobService {
   private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private stopping?: Promise<void>;
+  /** Aborted once the shutdown's grace is over: a job's end waiting for Redis stops waiting (the sweeper takes it up). */
+  private readonly closing = new AbortController();
+  /** Records the last orphan sweep found with no worker and no queue entry, and how each looked then. */
+  private suspects = new Map<string, string>();
   readonly deliveries: WebhookDeliveries;
 
   constructor(private readonly deps: JobServiceDeps) {
@@ -312,6 +320,7 @@ export class JobService {
     let settle!: () => void;
     this.running.set(id, { controller, done: new Promise<void>((resolve) => (settle = resolve)) });
     try {
+      // Redis failing here throws out of the handler: the job was not run, and the sweeper runs it.
       const started = await store.update(id, (r) => {
         // A cancel may have landed since the record was read: then this run does not start.
         if (r.status !== record.status) return;
@@ -323,13 +332,16 @@ export class JobService {
       if (started?.status !== 'running') return 'finished';
       this.publish(started);
       observer?.started((Date.now() - Date.parse(record.created_at)) / 1000);
-      const { result, timings } = await runJob(record, engine, config, { signal: controller.signal, onProgress: this.progressOf(id) });
-      await this.finish(id, 'succeeded', { result, timings });
-    } catch (error) {
-      const reason = controller.signal.reason;
-      if (controller.signal.aborted && reason === SHUTDOWN) return await this.afterShutdown(id);
-      if (controller.signal.aborted || isAbort(error)) await this.finish(id, 'cancelled', {});
-      else await this.finish(id, 'failed', { error: errorBody(error, logger, id) });
+      let ending: Parameters<JobService['finish']>;
+      try {
+        const { result, timings } = await runJob(record, engine, config, { signal: controller.signal, onProgress: this.progressOf(id) });
+        ending = [id, 'succeeded', { result, timings }];
+      } catch (error) {
+        if (controller.signal.aborted && controller.signal.reason === SHUTDOWN) return await this.afterShutdown(id);
+        ending = controller.signal.aborted || isAbort(error) ? [id, 'cancelled', {}] : [id, 'failed', { error: errorBody(error, logger, id) }];
+      }
+      // Outside the run's try: a job that ran is never recorded `failed` because Redis was away as it ended.
+      await this.finish(...ending);
     } finally {
       this.running.delete(id);
       settle();
@@ -357,18 +369,35 @@ export class JobService {
   }
 
   /** Records a final state, tells listeners, and arranges the webhook. */
-  private async finish(
-    id: string,
-    status: JobStatus,
-    outcome: { result?: StoredResult; error?: { status: number; error: string }; timings?: Record<string, unknown> },
-  ): Promise<void> {
+  private async finish(id: string, status: JobStatus, outcome: Ending): Promise<void> {
+    // The end and its webhook are kept through a Redis outage, tried again until Redis is back: a job
+    // left `running` with its output published would be lost (no queue entry, no webhook).
+    const retry = { logger: this.deps.logger, job: id, signal: this.closing.signal };
+    const at = new Date().toISOString();
+    const updated = await untilReachable(() => this.record(id, status, outcome, at), 'recording the end of a job', retry);
+    if (!updated) return;
+    const { name, error, timings } = updated;
+    this.deps.logger.info({ job: id, name, status, ...(error ? { error } : {}), ...(timings ? { timings } : {}) }, 'job ended');
+    this.publish(updated);
+    await untilReachable(() => this.deliveries.schedule(updated), 'arranging the webhook of a job', retry);
+  }
+
+  /**
+   * Stores a final state, ended `at`; undefined when the record is gone or had already ended (it ends
+   * once). A record that ended `at` with this status is this end, stored by a try whose answer was lost.
+   */
+  private async record(id: string, status: JobStatus, outcome: Ending, at: string): Promise<JobRecord | undefined> {
     const current = await this.store.get(id);
-    if (!current || isTerminal(current.status)) return;
-    const ended = { ...current, status, stage: status, finished_at: new Date().toISOString() };
+    if (current && current.status === status && current.finished_at === at) return current;
+    if (!current || isTerminal(current.status)) return undefined;
+    const ended = { ...current, status, stage: status, finished_at: at };
     // The webhook's body is fixed now: every attempt sends the same bytes, with the job as it ended.
     const payload = current.webhook ? JSON.stringify(await this.view({ ...ended, result: outcome.result ?? null, error: outcome.error ?? null, progress: status === 'succeeded' ? 100 : current.progress })) : undefined;
+    let ends = false;
     const updated = await this.store.update(id, (r) => {
+      ends = false;
       if (isTerminal(r.status)) return;
+      ends = true;
       r.status = status;
       r.stage = status;
       r.finished_at = ended.finished_at;
@@ -381,11 +410,7 @@ export class JobService {
         r.webhook.payload = payload;
       }
     });
-    if (!updated) return;
-    const { name, error, timings } = updated;
-    this.deps.logger.info({ job: id, name, status, ...(error ? { error } : {}), ...(timings ? { timings } : {}) }, 'job ended');
-    this.publish(updated);
-    await this.deliveries.schedule(updated);
+    return ends ? updated : undefined;
   }
 
   /**
@@ -417,30 +442,88 @@ export class JobService {
    * as a client that disconnects cancels its job.
    */
   async recover(): Promise<{ requeued: number; failed: number; cancelled: number; deliveries: number }> {
-    const { store, queue } = this;
-    const { config } = this.deps;
     const counts = { requeued: 0, failed: 0, cancelled: 0, deliveries: 0 };
-    const records = (await store.unfinished()).sort((a, b) => a.created_at.localeCompare(b.created_at));
+    const records = (await this.store.unfinished()).sort((a, b) => a.created_at.localeCompare(b.created_at));
     for (const record of records) {
-      if (isTerminal(record.status)) {
-        await this.deliveries.schedule(record);
-        counts.deliveries++;
-      } else if (record.mode === 'sync') {
+      if (!isTerminal(record.status) && record.mode === 'sync') {
         await this.finish(record.id, 'cancelled', {});
         counts.cancelled++;
-      } else if (record.status === 'running' && record.attempts >= config.jobAttempts) {
-        await this.finish(record.id, 'failed', { error: { status: 500, error: interruptedMessage(record.attempts, config.jobAttempts) } });
-        counts.failed++;
-      } else {
-        await store.update(record.id, (r) => {
-          r.status = 'queued';
-          r.stage = 'queued';
-        });
-        await queue.add(record.id, { force: true });
-        counts.requeued++;
+        continue;
       }
+      const taken = await this.resume(record);
+      if (taken) counts[taken]++;
     }
     return counts;
+  }
+
+  /**
+   * Finds records nothing will move on: not finished, with no live worker and no queue entry (Redis
+   * restarted as the job started or ended, say), or finished and owing a webhook attempt that nothing
+   * arranged. Seen so on two sweeps in a row, unchanged, each is taken up as a restart would: run
+   * again within MEDIAFLOW_JOB_ATTEMPTS, failed past it, its webhook arranged. Twice, because a new
+   * record is stored just before its queue entry, and a job's end just before its webhook.
+   */
+  async sweepOrphans(): Promise<{ requeued: number; failed: number; deliveries: number }> {
+    const counts = { requeued: 0, failed: 0, deliveries: 0 };
+    const seen = new Map<string, string>();
+    for (const record of await this.store.unfinished()) {
+      const orphan = isTerminal(record.status)
+        ? await this.deliveries.unarranged(record)
+        : !this.running.has(record.id) && !(await this.queue.holds(record.id));
+      if (!orphan) continue;
+      const { status, attempts, started_at, webhook } = record;
+      const look = JSON.stringify([status, attempts, started_at, webhook?.attempts, webhook?.next_attempt_at]);
+      seen.set(record.id, look);
+      if (this.suspects.get(record.id) !== look) continue;
+      this.deps.logger.warn({ job: record.id, status, attempts }, 'no worker or queue holds this job; taking it up again');
+      const taken = await this.resume(record);
+      if (taken) counts[taken]++;
+    }
+    this.suspects = seen;
+    return counts;
+  }
+
+  /** Sweeps for orphans every `everyMs` until shutdown; a sweep that fails (Redis away) waits for the next. */
+  watch(everyMs: number): void {
+    let sweeping = false;
+    const timer = setInterval(() => {
+      if (sweeping) return;
+      sweeping = true;
+      this.sweepOrphans()
+        .then(
+          (counts) => Object.values(counts).some((n) => n > 0) && this.deps.logger.info(counts, 'took up jobs no worker or queue held'),
+          (error: unknown) => this.deps.logger.warn({ err: error }, 'sweeping for lost jobs failed; trying at the next sweep'),
+        )
+        .finally(() => (sweeping = false));
+    }, everyMs).unref();
+    this.closing.signal.addEventListener('abort', () => clearInterval(timer), { once: true });
+  }
+
+  /**
+   * Takes up a record that no process works on: an owed webhook is arranged; a job is queued again,
+   * or failed once its runs reach MEDIAFLOW_JOB_ATTEMPTS. Undefined when it changed meanwhile.
+   */
+  private async resume(record: JobRecord): Promise<'requeued' | 'failed' | 'deliveries' | undefined> {
+    const { config } = this.deps;
+    if (isTerminal(record.status)) {
+      await this.deliveries.schedule(record);
+      return 'deliveries';
+    }
+    if (record.status === 'running' && record.attempts >= config.jobAttempts) {
+      await this.finish(record.id, 'failed', { error: { status: 500, error: interruptedMessage(record.attempts, config.jobAttempts) } });
+      return 'failed';
+    }
+    let again = false;
+    await this.store.update(record.id, (r) => {
+      // Only as it was seen: a worker that has taken the job meanwhile keeps it.
+      again = r.status === record.status && r.attempts === record.attempts;
+      if (!again) return;
+      r.status = 'queued';
+      r.stage = 'queued';
+    });
+    if (!again) return undefined;
+    await this.queue.add(record.id, { force: true });
+    return 'requeued';
   }
 
   /** Deletes records (and their outputs) that finished more than MEDIAFLOW_RETENTION ago. */
@@ -474,9 +557,11 @@ export class JobService {
     const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)));
     if ((await Promise.race([all(), late])) === 'late') {
       for (const entry of this.running.values()) entry.controller.abort(SHUTDOWN);
+      this.closing.abort();
       await all();
     }
     clearTimeout(timer);
+    this.closing.abort();
     // Last: jobs that ended meanwhile still scheduled their webhooks.
     await this.deliveries.close();
     await this.queue.close();

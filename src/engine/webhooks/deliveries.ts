@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js';
 import type { JobEvents } from '../jobs/events.js';
 import type { JobRecord } from '../jobs/job.js';
 import type { JobStore } from '../jobs/job-store.js';
+import { untilReachable } from '../jobs/retry.js';
 import { retryDelayMs } from './backoff.js';
 import { postWebhook } from './send.js';
 import { parseWebhookSecret, webhookHeaders } from './signing.js';
@@ -55,6 +56,8 @@ export async function checkWebhookUrl(raw: string, config: Config): Promise<void
 export interface DeliveryQueue {
   /** Arranges an attempt for the job's webhook at `at` (ms since the epoch). */
   schedule(id: string, at: number): Promise<void>;
+  /** Whether the attempt due at `at` is arranged or being made (the sweeper arranges it again when not). */
+  holds(id: string, at: number): Promise<boolean>;
   /** Sets the function that makes an attempt. */
   process(attempt: (id: string) => Promise<void>): void;
   close(): Promise<void>;
@@ -63,6 +66,8 @@ export interface DeliveryQueue {
 /** Timers in this process. */
 export class LocalDeliveryQueue implements DeliveryQueue {
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Attempts being made now. */
+  private readonly making = new Set<string>();
   private attempt?: (id: string) => Promise<void>;
   private closed = false;
 
@@ -76,9 +81,14 @@ export class LocalDeliveryQueue implements DeliveryQueue {
       id,
       setTimeout(() => {
         this.timers.delete(id);
-        void this.attempt?.(id);
+        this.making.add(id);
+        void this.attempt?.(id).finally(() => this.making.delete(id));
       }, delay).unref(),
     );
+  }
+
+  async holds(id: string): Promise<boolean> {
+    return this.timers.has(id) || this.making.has(id);
   }
 
   process(attempt: (id: string) => Promise<void>): void {
@@ -112,9 +122,18 @@ export interface DeliveryDeps {
 export class WebhookDeliveries {
   private readonly key: Buffer | undefined;
 
+  /** Aborted at close: what waits for Redis to come back stops waiting (the record still owes the delivery). */
+  private readonly closing = new AbortController();
+
   constructor(private readonly deps: DeliveryDeps) {
     this.key = deps.config.webhookSecret ? parseWebhookSecret(deps.config.webhookSecret) : undefined;
     if (deps.deliver) deps.queue.process((id) => this.attempt(id));
+  }
+
+  /** Whether the record owes an attempt that nothing has arranged (a Redis outage lost it): for the sweeper. */
+  async unarranged(record: JobRecord): Promise<boolean> {
+    const next = record.webhook?.next_attempt_at;
+    return next !== null && next !== undefined && !(await this.deps.queue.holds(record.id, Date.parse(next)));
   }
 
   /** Arranges the next attempt of the record's webhook, if one is owed. */
@@ -126,6 +145,7 @@ export class WebhookDeliveries {
 
   /** Stops scheduling; owed deliveries stay in their records (or on their queue) for later. */
   close(): Promise<void> {
+    this.closing.abort();
     return this.deps.queue.close();
   }
 
@@ -139,7 +159,10 @@ export class WebhookDeliveries {
     const answer = await postWebhook(webhook.url, webhook.payload, headers, { policy: webhookPolicy(config), timeoutMs: config.webhookTimeoutMs });
     const attempts = webhook.attempts + 1;
     const outcome: DeliveryOutcome = answer.ok ? 'delivered' : attempts >= config.webhookAttempts ? 'failed' : 'retry';
-    const updated = await store.update(id, (current) => {
+    // The receiver has had this attempt: its outcome and the next attempt are kept through a Redis
+    // outage, or the delivery would never be tried again (nor marked delivered).
+    const retry = { logger, job: id, signal: this.closing.signal };
+    const updated = await untilReachable(() => store.update(id, (current) => {
       const state = current.webhook!;
       state.attempts = attempts;
       state.last_status = answer.status;
@@ -153,13 +176,13 @@ export class WebhookDeliveries {
         // Nothing more will be sent: the body need not be kept.
         delete state.payload;
       }
-    });
+    }), 'recording a webhook attempt', retry);
     this.deps.onOutcome?.(outcome);
     const log = { job: id, attempt: attempts, status: answer.status, ...(answer.error ? { reason: answer.error } : {}) };
     if (outcome === 'delivered') logger.info(log, 'webhook delivered');
     else logger.warn(log, outcome === 'retry' ? 'webhook attempt failed; will retry' : 'webhook attempts exhausted; giving up');
     if (!updated) return;
     events.publish(updated);
-    await this.schedule(updated);
+    await untilReachable(() => this.schedule(updated), 'arranging the next webhook attempt', retry);
   }
 }
