@@ -23,10 +23,14 @@ export interface ServeProcess {
   output: () => string;
 }
 
-/** Runs `mediaflow serve` as a real child process and waits until /health answers. */
-export async function startServeProcess(dataDir: string, env: Record<string, string> = {}): Promise<ServeProcess> {
+/**
+ * Runs `mediaflow serve` as a real child process and waits until /health answers. `launcher` is a
+ * command that ends by running node with its remaining arguments (`unshare -m sh on-tmpfs.sh ... --`).
+ */
+export async function startServeProcess(dataDir: string, env: Record<string, string> = {}, launcher: string[] = []): Promise<ServeProcess> {
   const port = await freePort();
-  const child = execa('node', [BIN, 'serve', '--port', String(port), '--data-dir', dataDir], {
+  const [command, ...prefix] = [...launcher, 'node'];
+  const child = execa(command!, [...prefix, BIN, 'serve', '--port', String(port), '--data-dir', dataDir], {
     env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_LOG_LEVEL: 'info', MEDIAFLOW_MAX_EVENT_LOOP_DELAY: '0', ...env },
     reject: false,
     all: true,
