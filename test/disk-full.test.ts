@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, statfs, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, statfs, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from './helpers/lifecycle.js';
@@ -55,6 +55,24 @@ async function fill(proc: ServeProcess, dir: string, leave = 0): Promise<string>
   const left = await statfs(inside(proc, dir));
   assert.ok(left.bavail * left.bsize <= leave, `filled to ${left.bavail * left.bsize} bytes free`);
   return filler;
+}
+
+/**
+ * Keeps a full file system full: a write in flight when it filled up may still free a page (its
+ * rename drops the record's old version), which the filler then takes. Returns the stop function.
+ */
+function keepFull(filler: string): () => Promise<void> {
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      await appendFile(filler, Buffer.alloc(4096)).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+  };
 }
 
 /** Names in a folder as the process sees it, the filler left out. */
@@ -133,7 +151,10 @@ describe('A full disk', { skip: unavailable !== undefined } as never, () => {
     assert.equal((await fetch(`${proc.base}/health`)).status, 200);
 
     await rm(filler);
-    const id = await submitJob(proc.base, '/convert-video/', fields, headers);
+    // Sent at once, the same request still makes one job.
+    const ids = await Promise.all([1, 2, 3, 4].map(() => submitJob(proc.base, '/convert-video/', fields, headers)));
+    const id = ids[0]!;
+    assert.deepEqual(new Set(ids), new Set([id]));
     const job = await waitForJob(proc.base, id, undefined, { ms: 60_000 });
     assert.equal(job.status, 'succeeded', JSON.stringify(job));
     const output = await fetch(String((job.result as Record<string, unknown>).output_file));
@@ -186,8 +207,9 @@ describe('A full disk', { skip: unavailable !== undefined } as never, () => {
     }, 60_000, 20);
     assert.ok(processing, 'the job reached ffmpeg');
     const filler = await fill(proc, jobsDir);
+    const stopFilling = keepFull(filler);
 
-    const done = await answer;
+    const done = await answer.finally(stopFilling);
     assert.equal(done.status, 200, JSON.stringify(done.body));
     assert.match(String(done.body.output_file), /\.mp4$/);
     assert.equal((await getJob(proc.base, id)).status, 'succeeded');

@@ -46,7 +46,7 @@ class Serial {
 }
 
 export interface FileJobStoreOptions {
-  /** Told of a write that failed (it is tried again): the store has no logger of its own. */
+  /** Told of a record's write that failed (it is tried again, quietly): the store has no logger of its own. */
   onWriteError?: (error: unknown, id: string) => void;
 }
 
@@ -172,8 +172,9 @@ export class FileJobStore implements JobStore {
       await this.write(id);
       this.unsaved.delete(id);
     } catch (error) {
+      // Once per record until it lands: a disk full for an hour is not a log line every 2 s.
+      if (!this.unsaved.has(id)) this.options.onWriteError?.(error, id);
       this.unsaved.add(id);
-      this.options.onWriteError?.(error, id);
       this.retry ??= setTimeout(() => {
         this.retry = undefined;
         for (const unsaved of this.unsaved) void this.save(unsaved);
