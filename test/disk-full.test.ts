@@ -30,7 +30,8 @@ function whyNoTmpfs(): string | undefined {
     execFileSync('unshare', [...UNSHARE, 'sh', SCRIPT, '64k', probe, '--', 'true'], { stdio: 'pipe' });
     return undefined;
   } catch (error) {
-    return `\`unshare ${UNSHARE.join(' ')}\` with a tmpfs mount failed (${String((error as { stderr?: Buffer }).stderr ?? error).trim()}): run as root or with user namespaces`;
+    const reason = String((error as { stderr?: Buffer }).stderr ?? error).trim();
+    return `\`unshare ${UNSHARE.join(' ')}\` with a tmpfs mount failed (${reason}): run as root or with user namespaces`;
   } finally {
     execFileSync('rm', ['-rf', probe]);
   }
@@ -40,7 +41,7 @@ const unavailable = whyNoTmpfs();
 if (unavailable) console.warn(`skipping the full-disk cases: ${unavailable}`);
 
 /** A serve process whose `mounts` (size, folder) are tmpfs in its own mount namespace. */
-function serveOnTmpfs(dataDir: string, mounts: Array<[string, string]>, env: Record<string, string>): Promise<ServeProcess> {
+function serveOnTmpfs(dataDir: string, mounts: Array<[string, string]>, env: Record<string, string>) {
   return startServeProcess(dataDir, env, ['unshare', ...UNSHARE, 'sh', SCRIPT, ...mounts.flat(), '--']);
 }
 
@@ -76,7 +77,8 @@ function keepFull(filler: string): () => Promise<void> {
 }
 
 /** Names in a folder as the process sees it, the filler left out. */
-const entries = async (proc: ServeProcess, dir: string) => (await readdir(inside(proc, dir)).catch(() => [] as string[])).filter((name) => name !== FILLER);
+const entries = async (proc: ServeProcess, dir: string) =>
+  (await readdir(inside(proc, dir)).catch(() => [] as string[])).filter((name) => name !== FILLER);
 
 /** The stored job records of a process (status by id), and whatever else is in the folder. */
 async function stored(proc: ServeProcess, jobsDir: string): Promise<{ records: Map<string, string>; others: string[] }> {
@@ -87,16 +89,17 @@ async function stored(proc: ServeProcess, jobsDir: string): Promise<{ records: M
       others.push(name);
       continue;
     }
-    const record = JSON.parse(await readFile(path.join(inside(proc, jobsDir), name), 'utf8')) as { id: string; status: string };
+    const text = await readFile(path.join(inside(proc, jobsDir), name), 'utf8');
+    const record = JSON.parse(text) as { id: string; status: string };
     records.set(record.id, record.status);
   }
   return { records, others };
 }
 
-async function post(base: string, route: string, fields: Record<string, string>, headers: Record<string, string> = {}, ms = 120_000) {
+async function post(base: string, route: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
   const form = new FormData();
   for (const [key, value] of Object.entries(fields)) form.append(key, value);
-  const res = await fetch(`${base}${route}`, { method: 'POST', body: form, headers, signal: AbortSignal.timeout(ms) });
+  const res = await fetch(`${base}${route}`, { method: 'POST', body: form, headers, signal: AbortSignal.timeout(120_000) });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -136,7 +139,8 @@ describe('A full disk', { skip: unavailable !== undefined } as never, () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
-  it('at submission: a 507, no record and no key kept; the same request with its Idempotency-Key then makes a job that runs', { timeout: 120_000 } as never, async () => {
+  const atSubmission = 'at submission: a 507, no record and no key kept; the same request and key later make a job that runs';
+  it(atSubmission, { timeout: 120_000 } as never, async () => {
     const dir = await dataDir();
     const proc = await serve(dir, [['16m', dir]], NO_GUARD);
     const jobsDir = path.join(dir, 'jobs');
@@ -164,7 +168,8 @@ describe('A full disk', { skip: unavailable !== undefined } as never, () => {
     assert.deepEqual([...(await stored(proc, jobsDir)).records], [[id, 'succeeded']]);
   });
 
-  it('at output: ffmpeg out of space is a 507, with no partial file in uploads/ or work/', { timeout: 120_000 } as never, async () => {
+  const atOutput = 'at output: ffmpeg out of space is a 507, with no partial file in uploads/ or work/';
+  it(atOutput, { timeout: 120_000 } as never, async () => {
     const dir = await dataDir();
     const proc = await serve(dir, [['16m', dir]], NO_GUARD);
     // Room for the 712 KB input and the job's record, not for the ~600 KB output besides.
@@ -186,7 +191,8 @@ describe('A full disk', { skip: unavailable !== undefined } as never, () => {
     assert.equal((await post(proc.base, '/convert-video/', fields)).status, 200);
   });
 
-  it("at a job's end: the job still ends (answered, told) and its record reaches the disk once there is space", { timeout: 180_000 } as never, async () => {
+  const atEnd = "at a job's end: the job still ends (answered, told) and its record reaches the disk once there is space";
+  it(atEnd, { timeout: 180_000 } as never, async () => {
     const dir = await dataDir();
     const jobsDir = path.join(dir, 'jobs');
     await mkdir(jobsDir);
@@ -200,7 +206,8 @@ describe('A full disk', { skip: unavailable !== undefined } as never, () => {
     let id = '';
     const processing = await eventually(async () => {
       for (const name of await entries(proc, jobsDir)) {
-        const record = JSON.parse(await readFile(path.join(inside(proc, jobsDir), name), 'utf8').catch(() => '{}')) as { id?: string; stage?: string };
+        const text = await readFile(path.join(inside(proc, jobsDir), name), 'utf8').catch(() => '{}');
+        const record = JSON.parse(text) as { id?: string; stage?: string };
         if (record.stage === 'process') id = record.id!;
       }
       return id !== '';
@@ -217,28 +224,32 @@ describe('A full disk', { skip: unavailable !== undefined } as never, () => {
     assert.equal((await stored(proc, jobsDir)).records.get(id), 'running');
 
     await rm(filler);
-    assert.ok(await eventually(async () => (await stored(proc, jobsDir)).records.get(id) === 'succeeded', 15_000), 'the record was written once there was space');
+    const written = await eventually(async () => (await stored(proc, jobsDir)).records.get(id) === 'succeeded', 15_000);
+    assert.ok(written, 'the record was written once there was space');
     assert.deepEqual((await stored(proc, jobsDir)).others, [], 'no temp file');
   });
 
-  it('/health reports low disk: 503 below MEDIAFLOW_MIN_FREE_DISK, and new jobs get a 507', { timeout: 60_000 } as never, async () => {
+  it('/health reports low disk: 503 below MEDIAFLOW_MIN_FREE_DISK, and new jobs get a 507', async () => {
     const dir = await dataDir();
     const min = 4 * 1024 * 1024;
     const proc = await serve(dir, [['16m', dir]], { MEDIAFLOW_MIN_FREE_DISK: String(min) });
-    const healthy = (await (await fetch(`${proc.base}/health`)).json()) as { disk: { free_bytes: number; min_free_bytes: number; ok: boolean } };
+    type Health = { status: string; disk: { free_bytes: number; min_free_bytes: number; ok: boolean } };
+    const healthy = (await (await fetch(`${proc.base}/health`)).json()) as Health;
     assert.equal(healthy.disk.ok, true);
     assert.equal(healthy.disk.min_free_bytes, min);
-    assert.ok(healthy.disk.free_bytes > min && healthy.disk.free_bytes <= 16 * 1024 * 1024, String(healthy.disk.free_bytes));
+    const { free_bytes: free } = healthy.disk;
+    assert.ok(free > min && free <= 16 * 1024 * 1024, String(free));
 
     const filler = await fill(proc, dir, 1024 * 1024);
     const low = await fetch(`${proc.base}/health`);
     assert.equal(low.status, 503);
     assert.equal(low.headers.get('retry-after'), '5');
-    const body = (await low.json()) as { status: string; disk: { free_bytes: number; ok: boolean } };
+    const body = (await low.json()) as Health;
     assert.equal(body.status, 'unavailable');
     assert.equal(body.disk.ok, false);
     assert.ok(body.disk.free_bytes <= 1024 * 1024);
-    const refused = await post(proc.base, '/convert-video/', { video_url: files.url('/f/clip-3s-640x360-25fps.mp4') }, { prefer: 'respond-async' });
+    const fields = { video_url: files.url('/f/clip-3s-640x360-25fps.mp4') };
+    const refused = await post(proc.base, '/convert-video/', fields, { prefer: 'respond-async' });
     assertInsufficientStorage(refused, /below MEDIAFLOW_MIN_FREE_DISK/);
     assert.deepEqual((await stored(proc, path.join(dir, 'jobs'))).records.size, 0);
 

@@ -38,7 +38,7 @@ export interface Config {
   bodyLimit: number;
   /** Bytes of downloaded inputs kept for reuse by later jobs; 0 turns the cache off. */
   cacheBytes: number;
-  /** Free bytes the data directory's disk must keep: below them /health is 503 and new jobs get a 507; 0 turns it off. */
+  /** Free bytes the data directory's disk must keep: below, /health is 503 and new jobs get a 507; 0: off. */
   minFreeDiskBytes: number;
   /** Mean event-loop delay, in ms, above which requests get a 503; 0 turns the check off. */
   maxEventLoopDelayMs: number;

@@ -27,7 +27,11 @@ export interface ServeProcess {
  * Runs `mediaflow serve` as a real child process and waits until /health answers. `launcher` is a
  * command that ends by running node with its remaining arguments (`unshare -m sh on-tmpfs.sh ... --`).
  */
-export async function startServeProcess(dataDir: string, env: Record<string, string> = {}, launcher: string[] = []): Promise<ServeProcess> {
+export async function startServeProcess(
+  dataDir: string,
+  env: Record<string, string> = {},
+  launcher: string[] = [],
+): Promise<ServeProcess> {
   const port = await freePort();
   const [command, ...prefix] = [...launcher, 'node'];
   const child = execa(command!, [...prefix, BIN, 'serve', '--port', String(port), '--data-dir', dataDir], {
