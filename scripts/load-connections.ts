@@ -14,7 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { floodConnections, openDescriptors, slowBodies } from '../test/helpers/flood.js';
-import { eventually, startServeProcess, type ServeProcess } from '../test/helpers/serve-process.js';
+import { eventually, startServeProcess, withFileLimit, type ServeProcess } from '../test/helpers/serve-process.js';
 import { rssMiB } from '../bench/memory.js';
 
 const nofile = Number(process.env.LOAD_NOFILE ?? 1024);
@@ -88,7 +88,7 @@ async function phase(serve: ServeProcess, name: string, run: () => Promise<Recor
 export async function runConnections(): Promise<boolean> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-load-conn-'));
   const env = { MEDIAFLOW_LOG_LEVEL: 'warn', MEDIAFLOW_REQUEST_TIMEOUT: requestTimeout };
-  const serve = await startServeProcess(dataDir, env, { nofile });
+  const serve = await startServeProcess(dataDir, env, withFileLimit(nofile));
   const port = Number(new URL(serve.base).port);
   const reports: Array<Awaited<ReturnType<typeof phase>>> = [];
   let slowStillOpen = 0;

@@ -50,6 +50,8 @@ export interface Config {
   maxConnections?: number;
   /** Connections one client address may hold open at once; 0 turns the limit off (behind a proxy). */
   maxConnectionsPerClient: number;
+  /** Free bytes the data directory's disk must keep: below, /health is 503 and new jobs get a 507; 0: off. */
+  minFreeDiskBytes: number;
   /** Mean event-loop delay, in ms, above which requests get a 503; 0 turns the check off. */
   maxEventLoopDelayMs: number;
   /** Folder of pipeline definitions (`POST /pipelines/<name>/`, `mediaflow run <name>`). */
@@ -130,6 +132,7 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'logLevel', env: 'MEDIAFLOW_LOG_LEVEL', flag: 'log-level', kind: 'string', description: 'log level: fatal, error, warn, info, debug, silent' },
   { key: 'retentionMs', env: 'MEDIAFLOW_RETENTION', flag: 'retention', kind: 'duration', description: 'age after which outputs are deleted; 0 keeps them' },
   { key: 'cacheBytes', env: 'MEDIAFLOW_CACHE_BYTES', flag: 'cache-bytes', kind: 'int', description: 'bytes of inputs kept for reuse (HTTP caching rules); 0 turns it off' },
+  { key: 'minFreeDiskBytes', env: 'MEDIAFLOW_MIN_FREE_DISK', flag: 'min-free-disk', kind: 'int', description: 'free bytes the data directory must keep; below them /health is 503 and new jobs get 507; 0 turns it off' },
   { key: 'maxEventLoopDelayMs', env: 'MEDIAFLOW_MAX_EVENT_LOOP_DELAY', flag: 'max-event-loop-delay', kind: 'int', description: 'event-loop delay (ms) above which requests get a 503; 0 turns it off' },
   { key: 'headersTimeoutMs', env: 'MEDIAFLOW_HEADERS_TIMEOUT', flag: 'headers-timeout', kind: 'duration', description: "time a client has to send a request's headers (then 408 or closed)" },
   { key: 'requestTimeoutMs', env: 'MEDIAFLOW_REQUEST_TIMEOUT', flag: 'request-timeout', kind: 'duration', description: 'time a client has to send a whole request, body included (then 408); 0 turns it off' },
@@ -191,6 +194,8 @@ export function defaultConfig(): Config {
     keepAliveTimeoutMs: 5000,
     maxConnectionsPerClient: 64,
     cacheBytes: 1024 ** 3,
+    // Room for a few outputs and every record write: one job's work files alone can take this much.
+    minFreeDiskBytes: 256 * 1024 ** 2,
     pipelinesDir: './pipelines',
     plugins: [],
     jobAttempts: 2,

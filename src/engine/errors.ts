@@ -34,6 +34,12 @@ export const ERROR_STATUS = {
   MF_ERR_BUSY: 503,
   /** Processing ran past its time limit. */
   MF_ERR_TIMEOUT: 504,
+  /**
+   * The server's disk (or its quota) is full, or below MEDIAFLOW_MIN_FREE_DISK: a job record, a
+   * download or an output could not be written. 507 Insufficient Storage (RFC 4918): the request
+   * was fine and may be sent again once space is freed.
+   */
+  MF_ERR_STORAGE: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -63,6 +69,26 @@ export const downloadError = (url: string, reason: string, cause?: unknown) =>
 export const tooLargeError = (message: string) => new MediaflowError('MF_ERR_TOO_LARGE', message);
 export const busyError = (message: string, retryAfter = 5) => new MediaflowError('MF_ERR_BUSY', message, { retryAfter });
 export const timeoutError = (message: string) => new MediaflowError('MF_ERR_TIMEOUT', message);
+
+/** The system error codes of a full disk (ENOSPC) and of a full quota (EDQUOT). */
+const DISK_FULL_CODES: Record<string, string> = { ENOSPC: 'no space left on device', EDQUOT: 'disk quota exceeded' };
+
+/**
+ * The 507 for a thrown value that is, or was caused by, a full disk or quota; undefined for any
+ * other. The message names the reason only: the system error's own text carries the server's path.
+ */
+export function diskFullError(error: unknown): MediaflowError | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    if (cause instanceof MediaflowError && cause.code === 'MF_ERR_STORAGE') return cause;
+    const reason = DISK_FULL_CODES[(cause as NodeJS.ErrnoException).code ?? ''];
+    if (reason) return storageError(reason, error);
+  }
+  return undefined;
+}
+
+/** A 507: the server could not store what the request needs (`reason`: why, without paths). */
+export const storageError = (reason: string, cause?: unknown) =>
+  new MediaflowError('MF_ERR_STORAGE', `The server is out of disk space (${reason}); retry later`, { cause });
 
 /** The message CONTRACT.md prescribes for a value outside a format allowlist. */
 export const unsupportedFormat = (format: string, supported: readonly string[]) =>

@@ -6,7 +6,7 @@ import type { LookupFunction } from 'node:net';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { checkRedirect, checkResolved, checkUrl, type AddressPolicy } from './address-guard.js';
-import { downloadError, MediaflowError, tooLargeError } from './errors.js';
+import { diskFullError, downloadError, MediaflowError, tooLargeError } from './errors.js';
 
 /** Limits of one download. */
 export interface FetchLimits extends AddressPolicy {
@@ -179,6 +179,9 @@ export async function download(
     }
   } catch (error) {
     if (error instanceof MediaflowError) throw error;
+    // Writing the body failed, not the download: the server's disk is full (507, not 502).
+    const full = diskFullError(error);
+    if (full) throw full;
     if (options.signal?.aborted) throw options.signal.reason ?? error;
     if (timeout.aborted) throw downloadError(rawUrl, `timed out after ${limits.timeoutMs / 1000} s`, error);
     const cause = (error as { cause?: unknown }).cause;

@@ -1,5 +1,8 @@
 import { execa, type ResultPromise } from 'execa';
-import { MediaflowError } from './errors.js';
+import { MediaflowError, storageError } from './errors.js';
+
+/** How ffmpeg reports a full disk or quota (strerror of ENOSPC and EDQUOT). */
+const DISK_FULL = /No space left on device|Disk quota exceeded/i;
 
 /** One failed ffmpeg or ffprobe run, with flat fields for logs and a short, path-free message for users. */
 export class FfmpegError extends MediaflowError {
@@ -26,7 +29,12 @@ export class FfmpegError extends MediaflowError {
       : fields.isCanceled
         ? `${fields.tool} was cancelled`
         : `${fields.tool} failed: ${fields.stderrTail || `exit code ${fields.exitCode ?? fields.signal}`}`;
-    super(fields.timedOut ? 'MF_ERR_TIMEOUT' : 'MF_ERR_MEDIA', reason);
+    // ffmpeg that could not write its output for want of space failed on the server's disk, not on the media.
+    const full = !fields.timedOut && !fields.isCanceled && DISK_FULL.exec(fields.stderrTail);
+    super(
+      fields.timedOut ? 'MF_ERR_TIMEOUT' : full ? 'MF_ERR_STORAGE' : 'MF_ERR_MEDIA',
+      full ? storageError(full[0].toLowerCase()).message : reason,
+    );
     this.name = 'FfmpegError';
     this.command = fields.command;
     if (fields.exitCode !== undefined) this.exitCode = fields.exitCode;

@@ -1,9 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { copyFile, link, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { FetchResult } from './fetcher.js';
 import { TEMP_PREFIX } from './storage.js';
+import { writeWhole } from './whole-file.js';
 
 /** What the cache keeps about one URL. */
 interface Entry {
@@ -156,9 +157,7 @@ export class InputCache {
   }
 
   private async saveMeta(key: string, entry: Entry): Promise<void> {
-    const temp = path.join(this.dir, `${TEMP_PREFIX}${randomUUID()}`);
-    await writeFile(temp, JSON.stringify(entry));
-    await rename(temp, this.metaOf(key));
+    await writeWhole(this.metaOf(key), JSON.stringify(entry));
   }
 
   /** Drops least recently used entries until the cache fits, never the one just stored. */

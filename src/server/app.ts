@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Binaries } from '../engine/binaries.js';
 import type { Config } from '../engine/config.js';
 import { createContainer, TOKENS, wireJobs } from '../engine/container.js';
+import { diskSpace } from '../engine/disk-space.js';
 import type { Engine } from '../engine/engine.js';
 import { MediaflowError, paramError } from '../engine/errors.js';
 import { checkNesting } from '../engine/nesting.js';
@@ -133,15 +134,26 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   const versions = Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
   const store = engine.deps.store;
   app.get('/health', async (_request, reply) => {
-    const [[ffmpeg, ffprobe], backend, storage] = await Promise.all([versions, reach(() => jobs.backend.ping()), reach(() => store.check())]);
+    const [[ffmpeg, ffprobe], backend, storage, disk] = await Promise.all([
+      versions,
+      reach(() => jobs.backend.ping()),
+      reach(() => store.check()),
+      // The code only (ENOENT, EACCES): the system's message names the data directory, and /health is open.
+      diskSpace(config.dataDir, config.minFreeDiskBytes).catch((error: NodeJS.ErrnoException) => ({
+        ok: false,
+        error: `cannot measure free space (${error.code ?? 'unknown'})`,
+      })),
+    ]);
     const depth = backend.ok ? await jobs.queue.depth().catch(() => undefined) : undefined;
-    const healthy = backend.ok && storage.ok;
+    // Low disk is unavailable, not degraded: a job taken now would fail part way with a 507.
+    const healthy = backend.ok && storage.ok && disk.ok;
     if (!healthy) void reply.status(503).header('retry-after', '5');
     return {
       status: healthy ? 'ok' : 'unavailable',
       role: jobs.backend.works ? 'api+worker' : 'api',
       jobs: { backend: jobs.backend.kind, ...backend },
       storage: { kind: store.servedHere ? 'local' : 's3', ...storage },
+      disk,
       ffmpeg: { version: ffmpeg, source: binaries.ffmpegSource },
       ffprobe: { version: ffprobe, source: binaries.ffprobeSource },
       queue: { ...depth, concurrency: config.concurrency, max_waiting: config.maxQueue },

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isAbort, MediaflowError } from '../engine/errors.js';
+import { diskFullError, isAbort, MediaflowError } from '../engine/errors.js';
 
 /** Statuses and texts for Fastify's and its plugins' own errors, in CONTRACT.md's terms. */
 function fromFramework(error: FastifyError, bodyLimit: number): { status: number; message: string } | undefined {
@@ -36,7 +36,9 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
 
 /** Every error leaves as `{error}` JSON with CONTRACT.md's status; unexpected ones are logged and answered briefly. */
 export function installErrorHandler(app: FastifyInstance, bodyLimit: number): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  app.setErrorHandler((thrown: FastifyError, request, reply) => {
+    // A full disk on any route (a job record, an upload being read) says so with a 507, not a bare 500.
+    const error = (diskFullError(thrown) ?? thrown) as FastifyError;
     if (error instanceof MediaflowError) {
       if (error.retryAfter !== undefined) void reply.header('Retry-After', String(error.retryAfter));
       const level = error.status >= 500 ? 'error' : 'info';

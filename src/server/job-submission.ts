@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../engine/config.js';
+import { requireDiskSpace } from '../engine/disk-space.js';
 import { errorWithStatus, MediaflowError, paramError } from '../engine/errors.js';
 import type { JobKind, JobRecord } from '../engine/jobs/job.js';
 import type { JobService } from '../engine/jobs/service.js';
@@ -82,6 +83,8 @@ export interface SubmitContext {
 export async function submitJob(request: FastifyRequest, reply: FastifyReply, kind: JobKind, name: string, context: SubmitContext, urlFields: readonly string[] = []) {
   const { jobs, config } = context;
   const raw = await readFields(request, urlFields);
+  // Read first, so the answer never races an unread body.
+  await requireDiskSpace(config.dataDir, config.minFreeDiskBytes);
   const { options, fields } = await readJobOptions(request, raw, config);
   const base = context.baseUrl(request);
   const owner = context.ownerOf(request);

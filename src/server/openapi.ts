@@ -42,6 +42,10 @@ const ERROR_RESPONSES: Record<string, { name: string; description: string }> = {
   '502': { name: 'DownloadFailed', description: '`Failed to download <url>: <reason>`: DNS, connection, HTTP status >= 400 or time-out' },
   '503': { name: 'Busy', description: 'Queue full, server under pressure or shutting down; retry after `Retry-After` seconds' },
   '504': { name: 'Timeout', description: 'Processing ran past its time limit (MEDIAFLOW_JOB_TIMEOUT)' },
+  '507': {
+    name: 'InsufficientStorage',
+    description: "The server's disk or quota is full (a job record, a download or an output could not be written), or below MEDIAFLOW_MIN_FREE_DISK at submission; nothing half-written is kept: send the same request again later",
+  },
 };
 
 /** A dependency in /health: what it is, whether it answers, and why not. */
@@ -465,20 +469,31 @@ function serverRoutes(registry: Registry, secured: boolean, metricsToken: boolea
         tags: ['server'],
         responses: Object.fromEntries(
           [
-            ['200', 'Up: the job backend and the storage answer'],
-            ['503', 'Unavailable: the job backend (Redis) or the storage does not answer; `jobs.error` or `storage.error` says why (with `Retry-After`)'],
+            ['200', 'Up: the job backend and the storage answer, and the data directory has MEDIAFLOW_MIN_FREE_DISK free'],
+            ['503', 'Unavailable: the job backend (Redis) or the storage does not answer (`jobs.error` or `storage.error` says why), or the data directory has less than MEDIAFLOW_MIN_FREE_DISK free (`disk.ok` false); with `Retry-After`'],
           ].map(([status, description]) => [
             status,
             {
               description,
               content: json({
                 type: 'object',
-                required: ['status', 'role', 'jobs', 'storage'],
+                required: ['status', 'role', 'jobs', 'storage', 'disk'],
                 properties: {
                   status: { type: 'string', enum: [status === '200' ? 'ok' : 'unavailable'] },
                   role: { type: 'string', enum: ['api', 'api+worker'], description: '`api` with `--workers 0`' },
                   jobs: reachability({ backend: { type: 'string', enum: ['embedded', 'redis'] } }),
                   storage: reachability({ kind: { type: 'string', enum: ['local', 's3'] } }),
+                  disk: {
+                    type: 'object',
+                    description: "Free space of the data directory's file system",
+                    required: ['ok'],
+                    properties: {
+                      free_bytes: { type: 'integer' },
+                      min_free_bytes: { type: 'integer', description: 'MEDIAFLOW_MIN_FREE_DISK (0: not checked)' },
+                      ok: { type: 'boolean' },
+                      error: { type: 'string' },
+                    },
+                  },
                   ffmpeg: anyObject,
                   ffprobe: anyObject,
                   queue: anyObject,

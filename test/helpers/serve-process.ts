@@ -16,6 +16,9 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** A launcher (see startServeProcess) that lowers the open-file limit, soft and hard, through prlimit (same pid, no shell). */
+export const withFileLimit = (nofile: number): string[] => ['prlimit', `--nofile=${nofile}:${nofile}`];
+
 export interface ServeProcess {
   base: string;
   child: ResultPromise;
@@ -24,14 +27,17 @@ export interface ServeProcess {
 }
 
 /**
- * Runs `mediaflow serve` as a real child process and waits until /health answers. `nofile` lowers
- * its open-file limit (soft and hard) through prlimit, which then runs node itself (same pid, no shell).
+ * Runs `mediaflow serve` as a real child process and waits until /health answers. `launcher` is a
+ * command that ends by running node with its remaining arguments (`unshare -m sh on-tmpfs.sh ... --`).
  */
-export async function startServeProcess(dataDir: string, env: Record<string, string> = {}, options: { nofile?: number } = {}): Promise<ServeProcess> {
+export async function startServeProcess(
+  dataDir: string,
+  env: Record<string, string> = {},
+  launcher: string[] = [],
+): Promise<ServeProcess> {
   const port = await freePort();
-  const args = [BIN, 'serve', '--port', String(port), '--data-dir', dataDir];
-  const [file, argv] = options.nofile ? ['prlimit', [`--nofile=${options.nofile}:${options.nofile}`, process.execPath, ...args]] : ['node', args];
-  const child = execa(file, argv, {
+  const [command, ...prefix] = [...launcher, 'node'];
+  const child = execa(command!, [...prefix, BIN, 'serve', '--port', String(port), '--data-dir', dataDir], {
     env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_LOG_LEVEL: 'info', MEDIAFLOW_MAX_EVENT_LOOP_DELAY: '0', ...env },
     reject: false,
     all: true,

@@ -8,7 +8,7 @@ import { builtinRegistry } from '../../src/plugins/index.js';
 import { buildServer } from '../../src/server/app.js';
 import { after, describe, it } from '../helpers/lifecycle.js';
 import { floodConnections, openDescriptors, slowBodies } from '../helpers/flood.js';
-import { eventually, startServeProcess, type ServeProcess } from '../helpers/serve-process.js';
+import { eventually, startServeProcess, withFileLimit, type ServeProcess } from '../helpers/serve-process.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const portOf = (serve: ServeProcess) => Number(new URL(serve.base).port);
@@ -30,7 +30,7 @@ describe('connections', () => {
   const start = async (env: Record<string, string>) => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-conn-'));
     dirs.push(dir);
-    const serve = await startServeProcess(dir, { MEDIAFLOW_LOG_LEVEL: 'warn', ...env }, { nofile: 1024 });
+    const serve = await startServeProcess(dir, { MEDIAFLOW_LOG_LEVEL: 'warn', ...env }, withFileLimit(1024));
     serves.push(serve);
     return serve;
   };

@@ -44,7 +44,10 @@ export async function createJobBackend(config: Config, role: Role, logger: Logge
     }
     return {
       kind: 'embedded',
-      store: await FileJobStore.open(path.join(config.dataDir, 'jobs')),
+      store: await FileJobStore.open(path.join(config.dataDir, 'jobs'), {
+        onWriteError: (error, id) =>
+          logger.error({ job: id, err: error }, 'writing the job record failed; it is kept in memory and written again'),
+      }),
       queue: new LocalJobQueue(workers, config.maxQueue),
       events: new LocalJobEvents(),
       deliveries: new LocalDeliveryQueue(),

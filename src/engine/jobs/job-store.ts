@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { TEMP_PREFIX } from '../storage.js';
+import { writeWhole } from '../whole-file.js';
 import { idempotencyIndex, isTerminal, JOB_STATUSES, type JobRecord, type JobStatus } from './job.js';
 
 /** Where job records live. The embedded store keeps files under the data directory; Redis would be another. */
@@ -32,22 +32,53 @@ const owesDelivery = (record: JobRecord) => record.webhook !== null && record.we
 export const indexOf = (record: JobRecord): string | undefined =>
   record.idempotency ? idempotencyIndex(record.idempotency.key, record.owner) : undefined;
 
+/** How long after a failed write (a full disk) the records it left unsaved are written again. */
+const RETRY_WRITE_MS = 2000;
+
+/** Tasks that run one after another for each key; a failed task does not stop the next. */
+class Serial {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const result = (this.tails.get(key) ?? Promise.resolve()).then(task);
+    // The failure itself reaches this task's caller; the next task only waits for it to end.
+    const tail = result.catch(() => undefined);
+    this.tails.set(key, tail);
+    void tail.then(() => this.tails.get(key) === tail && this.tails.delete(key));
+    return result;
+  }
+}
+
+export interface FileJobStoreOptions {
+  /** Told of a record's write that failed (it is tried again, quietly): the store has no logger of its own. */
+  onWriteError?: (error: unknown, id: string) => void;
+}
+
 /**
- * Records as one JSON file each under a folder, written to a temp name and renamed, so a kill -9
- * at any moment leaves each file whole (the old or the new version). All records are also held in
- * memory: reads never touch the disk, and the idempotency index is rebuilt at open.
+ * Records as one JSON file each under a folder, each written whole or not at all (writeWhole). All
+ * records are also held in memory: reads never touch the disk, and the idempotency index is rebuilt
+ * at open. A new record is in memory only once it is on disk; a change to one is in memory at once,
+ * and on disk as soon as the disk takes it (see `save`).
  */
 export class FileJobStore implements JobStore {
   private readonly records = new Map<string, JobRecord>();
   private readonly keys = new Map<string, string>();
   /** Writes of one record, in order: a later version never lands under an earlier one. */
-  private readonly writes = new Map<string, Promise<void>>();
+  private readonly writes = new Serial();
+  /** Creates with one idempotency key, one at a time: a second finds the first's record, or none if it failed. */
+  private readonly creates = new Serial();
+  /** Records whose last write failed, to be written again. */
+  private readonly unsaved = new Set<string>();
+  private retry: NodeJS.Timeout | undefined;
 
-  private constructor(readonly dir: string) {}
+  private constructor(
+    readonly dir: string,
+    private readonly options: FileJobStoreOptions,
+  ) {}
 
   /** Opens (creating) the folder and loads every record in it; temp files of a killed writer are removed. */
-  static async open(dir: string): Promise<FileJobStore> {
-    const store = new FileJobStore(dir);
+  static async open(dir: string, options: FileJobStoreOptions = {}): Promise<FileJobStore> {
+    const store = new FileJobStore(dir, options);
     await mkdir(dir, { recursive: true });
     for (const name of await readdir(dir)) {
       const file = path.join(dir, name);
@@ -70,11 +101,22 @@ export class FileJobStore implements JobStore {
 
   async create(record: JobRecord): Promise<JobRecord> {
     const key = indexOf(record);
-    const holder = key === undefined ? undefined : this.keys.get(key);
-    if (holder !== undefined) return structuredClone(this.records.get(holder)!);
+    if (key === undefined) return this.insert(record);
+    return this.creates.run(key, async () => {
+      const holder = this.keys.get(key);
+      return holder === undefined ? this.insert(record) : structuredClone(this.records.get(holder)!);
+    });
+  }
+
+  /**
+   * Stores a new record on disk, then in memory: a write that fails (a full disk) throws and leaves
+   * neither the record nor its idempotency key, so the same request sent again makes a new job.
+   */
+  private async insert(record: JobRecord): Promise<JobRecord> {
+    await this.write(record.id, record);
     this.records.set(record.id, structuredClone(record));
-    if (key !== undefined) this.keys.set(key, record.id);
-    await this.write(record.id);
+    const index = indexOf(record);
+    if (index !== undefined) this.keys.set(index, record.id);
     return structuredClone(record);
   }
 
@@ -94,7 +136,7 @@ export class FileJobStore implements JobStore {
     this.records.delete(id);
     const index = indexOf(record);
     if (index !== undefined) this.keys.delete(index);
-    await this.write(id);
+    await this.save(id);
   }
 
   async update(id: string, change: (record: JobRecord) => void): Promise<JobRecord | undefined> {
@@ -103,7 +145,7 @@ export class FileJobStore implements JobStore {
     const next = structuredClone(current);
     change(next);
     this.records.set(id, next);
-    await this.write(id);
+    await this.save(id);
     return structuredClone(next);
   }
 
@@ -125,23 +167,38 @@ export class FileJobStore implements JobStore {
     return counts;
   }
 
-  /** Writes the record's current version (or deletes its file when it is gone), after any earlier write of it. */
-  private write(id: string): Promise<void> {
+  /**
+   * Writes a changed (or removed) record's current version. A write that fails (a full disk) does
+   * not fail the change: failing it would leave a job that ended neither told (waiters, SSE,
+   * webhook) nor recorded. This process carries on from memory and writes the record again every
+   * few seconds until the disk takes it. Until then the disk holds the previous version, which is
+   * what a restart would find: a job still `running` there runs again, so none is lost.
+   */
+  private async save(id: string): Promise<void> {
+    try {
+      await this.write(id);
+      this.unsaved.delete(id);
+    } catch (error) {
+      // Once per record until it lands: a disk full for an hour is not a log line every 2 s.
+      if (!this.unsaved.has(id)) this.options.onWriteError?.(error, id);
+      this.unsaved.add(id);
+      this.retry ??= setTimeout(() => {
+        this.retry = undefined;
+        for (const unsaved of this.unsaved) void this.save(unsaved);
+      }, RETRY_WRITE_MS).unref();
+    }
+  }
+
+  /**
+   * Writes `record`, or else the record's version in memory when the write's turn comes (deleting
+   * its file when it is gone), after any earlier write of it.
+   */
+  private write(id: string, record?: JobRecord): Promise<void> {
     const file = path.join(this.dir, `${id}.json`);
-    const previous = this.writes.get(id) ?? Promise.resolve();
-    const next = previous.then(async () => {
-      const record = this.records.get(id);
-      if (!record) return rm(file, { force: true });
-      const temp = path.join(this.dir, `${TEMP_PREFIX}${randomUUID()}`);
-      await writeFile(temp, JSON.stringify(record));
-      await rename(temp, file);
+    return this.writes.run(id, async () => {
+      const current = record ?? this.records.get(id);
+      if (!current) return rm(file, { force: true });
+      await writeWhole(file, JSON.stringify(current));
     });
-    // The chain continues past a failed write; the failure itself reaches this write's caller.
-    const settled = next.catch(() => undefined);
-    this.writes.set(id, settled);
-    void settled.then(() => {
-      if (this.writes.get(id) === settled) this.writes.delete(id);
-    });
-    return next;
   }
 }

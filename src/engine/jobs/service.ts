@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { Engine } from '../engine.js';
-import { busyError, isAbort, MediaflowError } from '../errors.js';
+import { busyError, diskFullError, isAbort, MediaflowError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { checkNesting } from '../nesting.js';
 import { WebhookDeliveries, type DeliveryOutcome } from '../webhooks/deliveries.js';
@@ -77,9 +77,11 @@ const interruptedMessage = (attempts: number, limit: number) =>
   `The job was interrupted ${attempts} time${attempts === 1 ? '' : 's'} (its server, worker or Redis stopped while it ran) and is not tried again (MEDIAFLOW_JOB_ATTEMPTS is ${limit})`;
 
 /** A failure as the job keeps it: the synchronous status and text. Unexpected errors are logged, not shown. */
-function errorBody(error: unknown, logger: Logger, id: string): { status: number; error: string } {
+function errorBody(thrown: unknown, logger: Logger, id: string): { status: number; error: string } {
   // A server-side failure (a plugin's bug, say) keeps its details, stack and cause, in the log only.
-  if (!(error instanceof MediaflowError) || error.status >= 500) logger.error({ job: id, err: error }, 'job failed');
+  if (!(thrown instanceof MediaflowError) || thrown.status >= 500) logger.error({ job: id, err: thrown }, 'job failed');
+  // A full disk wherever it struck (a download, a work file, publishing) is a 507, not a 500.
+  const error = diskFullError(thrown) ?? thrown;
   if (error instanceof MediaflowError) return { status: error.status, error: error.message };
   return { status: 500, error: 'Internal server error' };
 }

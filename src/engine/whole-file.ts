@@ -1,0 +1,20 @@
+import { randomUUID } from 'node:crypto';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { TEMP_PREFIX } from './storage.js';
+
+/**
+ * Writes `data` to `file` whole or not at all: to a temp name beside it, then renamed over it, so a
+ * kill -9 at any moment leaves the old or the new version. A write that fails (a full disk) removes
+ * its temp file, so nothing half-written stays behind and the space it took is given back.
+ */
+export async function writeWhole(file: string, data: string): Promise<void> {
+  const temp = path.join(path.dirname(file), `${TEMP_PREFIX}${randomUUID()}`);
+  try {
+    await writeFile(temp, data);
+    await rename(temp, file);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
