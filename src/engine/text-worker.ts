@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
 
 /**
@@ -10,6 +11,13 @@ export interface TextTask {
   name: string;
   args: unknown[];
 }
+
+/**
+ * Below the event loop's priority: on a busy machine the scheduler then gives a core to the main
+ * thread (requests, /health) before this text work. On Linux a nice value is per thread, so this
+ * lowers only this thread; elsewhere it would lower the whole process, so it is not done there.
+ */
+if (process.platform === 'linux') os.setPriority(0, 10);
 
 parentPort!.on('message', async ({ id, module, name, args }: TextTask) => {
   try {

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { ERROR_STATUS, MediaflowError, type ErrorCode } from './errors.js';
 import type { TextTask } from './text-worker.js';
@@ -5,7 +6,8 @@ import type { TextTask } from './text-worker.js';
 /**
  * A small pool of worker threads for CPU-bound text work (subtitle encodings, ASS scripts of
  * megabytes): on the main thread it would stall every other request and /health for seconds.
- * At most one thread per job slot, started on first use; idle threads do not keep the process alive.
+ * At most one thread per job slot, and one core is left to the event loop; threads start on first
+ * use, and idle ones do not keep the process alive.
  */
 
 /**
@@ -29,9 +31,9 @@ const idle: Worker[] = [];
 const busy = new Map<Worker, Pending>();
 const waiting: Pending[] = [];
 
-/** How many threads the pool may hold (the engine passes its job slots). */
-export function setTextWorkers(threads: number): void {
-  size = Math.max(1, threads);
+/** How many threads the pool may hold: the engine passes its job slots, capped at the cores less one. */
+export function setTextWorkers(slots: number): void {
+  size = Math.max(1, Math.min(slots, os.availableParallelism() - 1));
 }
 
 /** A thread's failure as the caller's error: mediaflow's own errors keep their code (and status). */
@@ -95,19 +97,26 @@ function drain(): void {
 export function offThread<T>(module: URL, name: string, args: unknown[], signal?: AbortSignal): Promise<T> {
   signal?.throwIfAborted();
   return new Promise<T>((resolve, reject) => {
-    const pending: Pending = { task: { id: nextId++, module: module.href, name, args }, resolve: resolve as (value: unknown) => void, reject, signal };
-    signal?.addEventListener(
-      'abort',
-      () => {
-        const index = waiting.indexOf(pending);
-        if (index >= 0) {
-          waiting.splice(index, 1);
-          reject(signal.reason);
-        }
-        for (const [worker, task] of busy) if (task === pending) void worker.terminate();
-      },
-      { once: true },
-    );
+    const onAbort = () => {
+      const index = waiting.indexOf(pending);
+      if (index >= 0) {
+        waiting.splice(index, 1);
+        reject(signal!.reason);
+      }
+      for (const [worker, task] of busy) if (task === pending) void worker.terminate();
+    };
+    // The job's signal outlives the task: its listener goes once the task has settled.
+    const settle = <A>(finish: (value: A) => void) => (value: A) => {
+      signal?.removeEventListener('abort', onAbort);
+      finish(value);
+    };
+    const pending: Pending = {
+      task: { id: nextId++, module: module.href, name, args },
+      resolve: settle(resolve as (value: unknown) => void),
+      reject: settle(reject),
+      signal,
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
     waiting.push(pending);
     drain();
   });
