@@ -337,15 +337,21 @@ export class Engine {
     const budget = new ByteBudget(config.maxRequestBytes, config.maxRequestBytes);
     // Subtitles are decoded and parsed whole as text: they have a much smaller limit than media.
     const subtitleBytes = Math.min(config.maxSubtitleBytes, limits.maxBytes);
-    const subtitleLimits: FetchLimits = { ...limits, maxBytes: subtitleBytes, maxBytesSetting: 'MEDIAFLOW_MAX_SUBTITLE_BYTES' };
+    const subtitleLimits: FetchLimits = {
+      ...limits,
+      maxBytes: subtitleBytes,
+      maxBytesSetting: 'MEDIAFLOW_MAX_SUBTITLE_BYTES',
+    };
     const fetchOne = async (request: InputRequest, index: number): Promise<void> => {
       const name = `in${index}${safeExtension(request.source)}`;
       const subtitle = request.kind === 'subtitle';
       if (request.stored !== undefined) await this.deps.store.copyTo(request.stored, path.join(dir, name));
       else if (request.localPath !== undefined) await linkLocal(request.source, request.localPath, path.join(dir, name));
       else {
-        const fetch: Fetch = (destination, headers) =>
-          download(request.source, destination, subtitle ? subtitleLimits : limits, { signal: combined, budget, headers });
+        const fetch: Fetch = (destination, headers) => {
+          const options = { signal: combined, budget, headers };
+          return download(request.source, destination, subtitle ? subtitleLimits : limits, options);
+        };
         const target = path.join(dir, name);
         const result = this.deps.cache ? await this.deps.cache.fetch(request.source, target, fetch) : { ...(await fetch(target, {})), cache: 'bypass' };
         // Bodies reused from the cache (hits, 304s) were not downloaded again.
@@ -382,7 +388,8 @@ export class Engine {
   private async probeInput(dir: string, file: string, request: InputRequest, signal: AbortSignal | undefined): Promise<LocalInput> {
     const { config, binaries } = this.deps;
     signal?.throwIfAborted();
-    const undecodable = request.kind === 'subtitle' ? await subtitleToUtf8(path.join(dir, file), request.source, signal) : undefined;
+    const undecodable =
+      request.kind === 'subtitle' ? await subtitleToUtf8(path.join(dir, file), request.source, signal) : undefined;
     const facts = await probeFile(binaries.ffprobe, file, {
       cwd: dir,
       timeoutMs: 60_000,

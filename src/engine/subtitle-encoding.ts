@@ -110,7 +110,13 @@ export async function cleanSubtitleFile(file: string): Promise<boolean> {
  * to throw once the probe has had its say: a binary file may be other media (an MP3 given as
  * subtitles), which the probe names better.
  */
-export async function subtitleToUtf8(file: string, source: string, signal?: AbortSignal): Promise<MediaflowError | undefined> {
+export async function subtitleToUtf8(
+  file: string,
+  source: string,
+  signal?: AbortSignal,
+): Promise<MediaflowError | undefined> {
   if (await offThread<boolean>(new URL(import.meta.url), 'cleanSubtitleFile', [file], signal)) return undefined;
-  return mediaError(`Input ${source} is not a subtitle file: its character encoding could not be detected (binary data, or text in an unknown encoding)`);
+  return mediaError(
+    `Input ${source} is not a subtitle file: its character encoding could not be detected (binary data, or text in an unknown encoding)`,
+  );
 }

@@ -52,7 +52,8 @@ export default definePlugin({
       steps: [
         {
           label: `worker thread: ${subtitles.file} styled -> ${ASS_FILE}`,
-          run: (context) => context.offThread(new URL(import.meta.url), 'writeRestyled', [...restyled, context.path(ASS_FILE)]),
+          run: (context) =>
+            context.offThread(new URL(import.meta.url), 'writeRestyled', [...restyled, context.path(ASS_FILE)]),
         },
       ],
       commands: [

@@ -135,7 +135,12 @@ export default definePlugin({
   },
   // No ffmpeg here: a step writes the output, in a worker thread (see writeSubtitles).
   build: ({ params, output }) => ({
-    steps: [{ label: `worker thread: subtitles -> ${output}`, run: (context) => context.offThread(new URL(import.meta.url), 'writeSubtitles', [params, context.path(output)]) }],
+    steps: [
+      {
+        label: `worker thread: subtitles -> ${output}`,
+        run: (context) => context.offThread(new URL(import.meta.url), 'writeSubtitles', [params, context.path(output)]),
+      },
+    ],
     commands: [],
   }),
   message: () => 'Subtitle file generated successfully',
