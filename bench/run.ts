@@ -24,6 +24,7 @@ import { loadConfig } from '../src/engine/config.js';
 import { createContainer, TOKENS } from '../src/engine/container.js';
 import type { Engine } from '../src/engine/engine.js';
 import { ffmpegCommandLine } from '../src/engine/ffmpeg.js';
+import { runSteps } from '../src/engine/plan-steps.js';
 import type { Plan } from '../src/engine/plugin.js';
 import { builtinRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';
@@ -179,6 +180,10 @@ async function main() {
     const dir = await mkdtemp(path.join(replayDir, `${c.op}-`));
     for (const input of inputs) await symlink(local(decodeURIComponent(new URL(input.source).pathname.split('/').pop()!)), path.join(dir, input.file));
     for (const [name, content] of Object.entries(plan.files ?? {})) await writeFile(path.join(dir, name), content);
+    // Steps before commands prepare their files (add-subtitles' styled script, written in a worker thread).
+    if (plan.commands.length > 0 && plan.steps?.length) {
+      await runSteps(c.op, dir, plan.steps, { timeoutMs: 60_000, maxPixels: 100_000_000, sources: new Map() });
+    }
     const floor = plan.commands.length === 0
       ? undefined
       : await measure(async () => {

@@ -27,6 +27,10 @@ export interface Config {
   firstByteTimeoutMs: number;
   /** Bytes all inputs of one request may add up to. */
   maxRequestBytes: number;
+  /** Largest subtitle input, in bytes: its text is decoded and parsed whole, unlike media. */
+  maxSubtitleBytes: number;
+  /** Largest text field (generate-subtitles' `text`...), in bytes of UTF-8. */
+  maxTextBytes: number;
   /** Milliseconds one ffmpeg run may take. */
   jobTimeoutMs: number;
   maxPixels: number;
@@ -124,6 +128,8 @@ export const SETTINGS: readonly Setting[] = [
   { key: 'maxInputBytes', env: 'MEDIAFLOW_MAX_INPUT_BYTES', flag: 'max-input-bytes', kind: 'int', description: 'largest input download, bytes' },
   { key: 'maxInputs', env: 'MEDIAFLOW_MAX_INPUTS', flag: 'max-inputs', kind: 'int', description: 'URLs in one request' },
   { key: 'maxRequestBytes', env: 'MEDIAFLOW_MAX_REQUEST_BYTES', flag: 'max-request-bytes', kind: 'int', description: 'bytes all inputs of one request may add up to' },
+  { key: 'maxSubtitleBytes', env: 'MEDIAFLOW_MAX_SUBTITLE_BYTES', flag: 'max-subtitle-bytes', kind: 'int', description: 'largest subtitle input, bytes' },
+  { key: 'maxTextBytes', env: 'MEDIAFLOW_MAX_TEXT_BYTES', flag: 'max-text-bytes', kind: 'int', description: 'largest text field, bytes of UTF-8' },
   { key: 'downloadTimeoutMs', env: 'MEDIAFLOW_DOWNLOAD_TIMEOUT', flag: 'download-timeout', kind: 'duration', description: "one input's whole download" },
   { key: 'firstByteTimeoutMs', env: 'MEDIAFLOW_FIRST_BYTE_TIMEOUT', flag: 'first-byte-timeout', kind: 'duration', description: 'wait for the first byte of an input' },
   { key: 'jobTimeoutMs', env: 'MEDIAFLOW_JOB_TIMEOUT', flag: 'job-timeout', kind: 'duration', description: 'time one ffmpeg run may take' },
@@ -180,6 +186,8 @@ export function defaultConfig(): Config {
     maxInputBytes: 1024 ** 3,
     maxInputs: 50,
     maxRequestBytes: 4 * 1024 ** 3,
+    maxSubtitleBytes: 5 * 1024 ** 2,
+    maxTextBytes: 1024 ** 2,
     downloadTimeoutMs: 120_000,
     firstByteTimeoutMs: 30_000,
     jobTimeoutMs: 1_800_000,

@@ -5,8 +5,8 @@ import PQueue from 'p-queue';
 import { checkUrl } from './address-guard.js';
 import type { Binaries } from './binaries.js';
 import type { Config } from './config.js';
-import { mediaError, MediaflowError, paramError } from './errors.js';
-import { ByteBudget, download, type FetchLimits } from './fetcher.js';
+import { mediaError, MediaflowError, paramError, tooLargeError } from './errors.js';
+import { ByteBudget, download, inputTooLarge, type FetchLimits } from './fetcher.js';
 import type { Fetch, InputCache } from './input-cache.js';
 import { ffmpegCommandLine, runFfmpeg } from './ffmpeg.js';
 import { setLibvipsSlots } from './libvips.js';
@@ -23,6 +23,7 @@ import type { Registry } from './registry.js';
 import type { Slots } from './slots.js';
 import { subtitleAsAss } from './subtitle-ass.js';
 import { subtitleToUtf8 } from './subtitle-encoding.js';
+import { setTextWorkers } from './text-workers.js';
 import type { OutputStore, Workspaces } from './storage.js';
 
 /** Where a job is, for progress displays. */
@@ -133,6 +134,7 @@ function safeExtension(source: string): string {
 export class Engine {
   constructor(readonly deps: EngineDeps) {
     setLibvipsSlots(deps.config.concurrency);
+    setTextWorkers(deps.config.concurrency);
   }
 
   /** The plugin for an operation name, or a 404-style error. */
@@ -154,6 +156,7 @@ export class Engine {
     if (plugin.checkParams) callPlugin(plugin, 'checkParams', () => plugin.checkParams!(params));
     // An output too long is refused from the parameters alone where they say its length: a 400 at once.
     if (plugin.outputSeconds) checkOutputLength(callPlugin(plugin, 'outputSeconds', () => plugin.outputSeconds!(params)), this.deps.config.maxDurationMs, 'params');
+    this.checkTextBytes(params);
     const inputs: InputRequest[] = [];
     for (const [param, schema] of Object.entries(plugin.params.properties)) {
       const spec = inputSpecOf(schema);
@@ -169,6 +172,19 @@ export class Engine {
       throw paramError(`Too many inputs: ${inputs.length} given, the limit is ${this.deps.config.maxInputs} (MEDIAFLOW_MAX_INPUTS)`);
     }
     return { plugin, params, inputs };
+  }
+
+  /**
+   * Refuses a text field over MEDIAFLOW_MAX_TEXT_BYTES (413): a schema's maxLength counts
+   * characters, up to four bytes each, and every byte of text is work for a builder.
+   */
+  private checkTextBytes(params: Record<string, unknown>): void {
+    const limit = this.deps.config.maxTextBytes;
+    for (const [key, value] of Object.entries(params)) {
+      if (typeof value === 'string' && value.length > limit / 4 && Buffer.byteLength(value) > limit) {
+        throw tooLargeError(`\`${key}\` is larger than the limit of ${limit} bytes of UTF-8 (MEDIAFLOW_MAX_TEXT_BYTES)`);
+      }
+    }
   }
 
   /** Runs one operation end to end and publishes its output. */
@@ -324,16 +340,31 @@ export class Engine {
     const failFast = new AbortController();
     const combined = signal ? AbortSignal.any([signal, failFast.signal]) : failFast.signal;
     const budget = new ByteBudget(config.maxRequestBytes, config.maxRequestBytes);
+    // Subtitles are decoded and parsed whole as text: they have a much smaller limit than media.
+    const subtitleBytes = Math.min(config.maxSubtitleBytes, limits.maxBytes);
+    const subtitleLimits: FetchLimits = {
+      ...limits,
+      maxBytes: subtitleBytes,
+      maxBytesSetting: 'MEDIAFLOW_MAX_SUBTITLE_BYTES',
+    };
     const fetchOne = async (request: InputRequest, index: number): Promise<void> => {
       const name = `in${index}${safeExtension(request.source)}`;
+      const subtitle = request.kind === 'subtitle';
       if (request.stored !== undefined) await this.deps.store.copyTo(request.stored, path.join(dir, name));
       else if (request.localPath !== undefined) await linkLocal(request.source, request.localPath, path.join(dir, name));
       else {
-        const fetch: Fetch = (destination, headers) => download(request.source, destination, limits, { signal: combined, budget, headers });
+        const fetch: Fetch = (destination, headers) => {
+          const options = { signal: combined, budget, headers };
+          return download(request.source, destination, subtitle ? subtitleLimits : limits, options);
+        };
         const target = path.join(dir, name);
         const result = this.deps.cache ? await this.deps.cache.fetch(request.source, target, fetch) : { ...(await fetch(target, {})), cache: 'bypass' };
         // Bodies reused from the cache (hits, 304s) were not downloaded again.
         if (result.cache === 'miss' || result.cache === 'bypass') this.deps.observer?.downloaded(result.bytes);
+      }
+      // Own outputs, local files and cached bodies (a URL once fetched as media) arrive whole: measured here.
+      if (subtitle && (await stat(path.join(dir, name))).size > subtitleBytes) {
+        throw inputTooLarge(request.source, subtitleBytes, 'MEDIAFLOW_MAX_SUBTITLE_BYTES');
       }
       arrived(index, name);
     };
@@ -362,7 +393,8 @@ export class Engine {
   private async probeInput(dir: string, file: string, request: InputRequest, signal: AbortSignal | undefined): Promise<LocalInput> {
     const { config, binaries } = this.deps;
     signal?.throwIfAborted();
-    const undecodable = request.kind === 'subtitle' ? await subtitleToUtf8(path.join(dir, file), request.source) : undefined;
+    const undecodable =
+      request.kind === 'subtitle' ? await subtitleToUtf8(path.join(dir, file), request.source, signal) : undefined;
     const facts = await probeFile(binaries.ffprobe, file, {
       cwd: dir,
       timeoutMs: 60_000,

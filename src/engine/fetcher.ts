@@ -11,6 +11,8 @@ import { diskFullError, downloadError, MediaflowError, tooLargeError } from './e
 /** Limits of one download. */
 export interface FetchLimits extends AddressPolicy {
   maxBytes: number;
+  /** The setting behind `maxBytes`, for the 413's message (MEDIAFLOW_MAX_INPUT_BYTES unless told). */
+  maxBytesSetting?: string;
   timeoutMs: number;
   firstByteTimeoutMs: number;
   maxRedirects: number;
@@ -41,11 +43,11 @@ export interface FetchResult {
   headers?: http.IncomingHttpHeaders;
 }
 
-const formatBytes = (bytes: number) =>
+export const formatBytes = (bytes: number) =>
   bytes >= 1024 ** 3 ? `${+(bytes / 1024 ** 3).toFixed(2)} GiB` : bytes >= 1024 ** 2 ? `${+(bytes / 1024 ** 2).toFixed(2)} MiB` : `${bytes} bytes`;
 
-const inputTooLarge = (url: string, limit: number) =>
-  tooLargeError(`Input ${url} is larger than the limit of ${formatBytes(limit)} (MEDIAFLOW_MAX_INPUT_BYTES)`);
+export const inputTooLarge = (url: string, limit: number, setting = 'MEDIAFLOW_MAX_INPUT_BYTES') =>
+  tooLargeError(`Input ${url} is larger than the limit of ${formatBytes(limit)} (${setting})`);
 const requestTooLarge = (limit: number) =>
   tooLargeError(`The inputs of this request add up to more than the limit of ${formatBytes(limit)} (MEDIAFLOW_MAX_REQUEST_BYTES)`);
 
@@ -158,7 +160,7 @@ export async function download(
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > limits.maxBytes) {
         res.destroy();
-        throw inputTooLarge(rawUrl, limits.maxBytes);
+        throw inputTooLarge(rawUrl, limits.maxBytes, limits.maxBytesSetting);
       }
       if (Number.isFinite(declared) && options.budget && !options.budget.fits(declared)) {
         res.destroy();
@@ -168,7 +170,7 @@ export async function download(
       const meter = new Transform({
         transform(chunk: Buffer, _encoding, done) {
           bytes += chunk.length;
-          if (bytes > limits.maxBytes) return done(inputTooLarge(rawUrl, limits.maxBytes));
+          if (bytes > limits.maxBytes) return done(inputTooLarge(rawUrl, limits.maxBytes, limits.maxBytesSetting));
           if (options.budget && !options.budget.take(chunk.length)) return done(requestTooLarge(options.budget.limit));
           done(null, chunk);
         },

@@ -3,6 +3,7 @@ import { MediaflowError } from './errors.js';
 import { transformImage } from './libvips.js';
 import { pluginFailure } from './plugin-call.js';
 import type { Step, StepContext } from './plugin.js';
+import { offThread } from './text-workers.js';
 
 /** Names a plan may give workspace files: generated, never a path. */
 export const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -50,6 +51,7 @@ export async function runSteps(plugin: string, dir: string, steps: readonly Step
         timeoutSeconds: (deadline - performance.now()) / 1000,
         ...(limits.sources.has(input) ? { source: limits.sources.get(input)! } : {}),
       }),
+    offThread: (module, name, args) => offThread(module, name, args, signal),
   };
   try {
     for (const step of steps) {

@@ -125,6 +125,13 @@ export interface StepContext {
    * work, and writes `output`. libvips' failures are 422s, its time limit a 504.
    */
   image: (input: string, transform: (image: Sharp) => Sharp, output: string) => Promise<void>;
+  /**
+   * Runs `name`, a function exported by `module` (the plugin's own file URL, `new URL(import.meta.url)`
+   * or a sibling's), in a worker thread of the server's small pool, with `args` copied across
+   * (plain data and workspace paths), and resolves with what it returns. For CPU work on text of
+   * megabytes, which on the main thread would stall every request and /health; ended on cancel.
+   */
+  offThread: <T>(module: URL, name: string, args: unknown[]) => Promise<T>;
 }
 
 /** A step that reads `input` with libvips, transforms it and writes `output` (see StepContext.image). */

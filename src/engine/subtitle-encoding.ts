@@ -3,7 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import chardet from 'chardet';
 import iconv from 'iconv-lite';
+import { stripEmbeddedFiles } from './ass-embedded.js';
 import { mediaError, type MediaflowError } from './errors.js';
+import { subtitleFacts } from './subtitle-format.js';
+import { offThread } from './text-workers.js';
 
 /**
  * Subtitle files come in whatever encoding their author's editor saved: UTF-16 from Windows tools,
@@ -77,23 +80,43 @@ async function startsBinary(file: string): Promise<boolean> {
 
 /**
  * Rewrites a subtitle input in UTF-8 when it is in another encoding or starts with a byte-order
- * mark. The new file replaces the old name (write, then rename) rather than being written through
- * it: a workspace input may be a hard link to the input cache or to a user's own file.
- * A file that is not text in an encoding that can be told is left as it is, and the 422 it deserves
- * is returned for the caller to throw once the probe has had its say: a binary file may be other
- * media (an MP3 given as subtitles), which the probe names better.
+ * mark, and an ASS or SSA script without its embedded files (ass-embedded.ts). The new file
+ * replaces the old name (write, then rename) rather than being written through it: a workspace
+ * input may be a hard link to the input cache or to a user's own file.
+ * Runs in a text worker thread (see `subtitleToUtf8`). False when the file is not text in an
+ * encoding that can be told.
  */
-export async function subtitleToUtf8(file: string, source: string): Promise<MediaflowError | undefined> {
+export async function cleanSubtitleFile(file: string): Promise<boolean> {
   // A video given as subtitles (up to MEDIAFLOW_MAX_INPUT_BYTES) is told by its start, not read whole.
   const decoded = (await startsBinary(file)) ? undefined : decodeSubtitle(await readFile(file));
-  if (!decoded) return mediaError(`Input ${source} is not a subtitle file: its character encoding could not be detected (binary data, or text in an unknown encoding)`);
-  if (decoded.wasUtf8) return undefined;
+  if (!decoded) return false;
+  const isAss = subtitleFacts(Buffer.from(decoded.text.slice(0, 4096)))?.formatName === 'ass';
+  const text = isAss ? stripEmbeddedFiles(decoded.text) : decoded.text;
+  if (decoded.wasUtf8 && text.length === decoded.text.length) return true;
   const temp = `${file}.${randomUUID()}.tmp`;
   try {
-    await writeFile(temp, decoded.text, 'utf8');
+    await writeFile(temp, text, 'utf8');
     await rename(temp, file);
   } finally {
     await rm(temp, { force: true });
   }
-  return undefined;
+  return true;
+}
+
+/**
+ * `cleanSubtitleFile` in a text worker thread: detecting and converting megabytes of text takes
+ * the CPU for a while, which must not stall other requests. A file that is not text in an
+ * encoding that can be told is left as it is, and the 422 it deserves is returned for the caller
+ * to throw once the probe has had its say: a binary file may be other media (an MP3 given as
+ * subtitles), which the probe names better.
+ */
+export async function subtitleToUtf8(
+  file: string,
+  source: string,
+  signal?: AbortSignal,
+): Promise<MediaflowError | undefined> {
+  if (await offThread<boolean>(new URL(import.meta.url), 'cleanSubtitleFile', [file], signal)) return undefined;
+  return mediaError(
+    `Input ${source} is not a subtitle file: its character encoding could not be detected (binary data, or text in an unknown encoding)`,
+  );
 }

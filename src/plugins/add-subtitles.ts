@@ -1,8 +1,17 @@
-import { captionStyleFields, captionStyleOf, restyle } from './shared/caption-style.js';
+import { writeFile } from 'node:fs/promises';
+import { captionStyleFields, captionStyleOf, restyle, type CaptionStyle } from './shared/caption-style.js';
 import { qualityParam, argv, audioCodecFor, CONTRACT_VERSION, definePlugin, escapeFilterValue, even, muxerFor, Param, Type, videoEncoder, VIDEO_CONTAINERS } from '../sdk.js';
 
 /** The subtitles as ASS, styled, in the job's workspace. */
 const ASS_FILE = 'subtitles.ass';
+
+/**
+ * Writes the subtitle script with the style fields applied. Run in a worker thread
+ * (StepContext.offThread): a subtitle input of megabytes is tens of thousands of lines to rewrite.
+ */
+export async function writeRestyled(ass: string, style: CaptionStyle, frameHeight: number, file: string): Promise<void> {
+  await writeFile(file, restyle(ass, style, frameHeight), 'utf8');
+}
 
 export default definePlugin({
   contract: CONTRACT_VERSION,
@@ -29,8 +38,8 @@ export default definePlugin({
     // `subtitles` filter converted them to itself. The style fields are applied to that script's
     // styles and the result written under a generated name: no style value enters the filter graph.
     const size = video.facts.video;
-    // The engine converts every subtitle input (LocalInput.ass).
-    const script = restyle(subtitles.ass!, captionStyleOf(params), size?.height ?? 1080);
+    // The engine converts every subtitle input (LocalInput.ass); a step restyles it off the event loop.
+    const restyled = [subtitles.ass!, captionStyleOf(params), size?.height ?? 1080];
     // Complex shaping (HarfBuzz) with fontconfig's fallback fonts: every script the fonts cover is drawn shaped.
     // The name is generated; it is escaped all the same, so the graph stays intact whatever names come later.
     const burn = `ass=filename=${escapeFilterValue(ASS_FILE)}:shaping=complex`;
@@ -40,7 +49,13 @@ export default definePlugin({
     const filter = odd ? `${burn},pad=${even(size.width)}:${even(size.height)}:0:0:color=black` : burn;
     return {
       ...(video.facts.duration ? { expectedSeconds: video.facts.duration } : {}),
-      files: { [ASS_FILE]: script },
+      steps: [
+        {
+          label: `worker thread: ${subtitles.file} styled -> ${ASS_FILE}`,
+          run: (context) =>
+            context.offThread(new URL(import.meta.url), 'writeRestyled', [...restyled, context.path(ASS_FILE)]),
+        },
+      ],
       commands: [
         argv(
           // libass names each character no font has at warning level; the engine reports them as the answer's `warnings`.

@@ -1,4 +1,5 @@
-import { CONTRACT_VERSION, definePlugin, Optional, Param, paramError, Type } from '../sdk.js';
+import { writeFile } from 'node:fs/promises';
+import { CONTRACT_VERSION, definePlugin, Optional, Param, paramError, Type, type Static } from '../sdk.js';
 import { toAss, type CueWord } from './shared/ass-captions.js';
 import { captionStyleFields, captionStyleOf, colourParam } from './shared/caption-style.js';
 
@@ -93,6 +94,30 @@ export function toVtt(lines: string[], seconds: number): string {
 /** The fields that only an ASS file can carry. */
 const ASS_ONLY = [...Object.keys(captionStyleFields), 'highlight', 'highlight_color'];
 
+/** The operation's fields (also what `writeSubtitles` receives, validated). */
+const PARAMS = Type.Object({
+  text: Param.text({ description: 'The text to turn into subtitles', maxLength: 1_000_000 }),
+  words_per_line: Param.integer({ minimum: 1, maximum: 100, default: 8, description: 'Most words in one subtitle line' }),
+  seconds_per_line: Param.integer({ minimum: 1, maximum: 3600, default: 3, description: 'Seconds each subtitle line lasts' }),
+  format: Param.format(['srt', 'vtt', 'ass'], { default: 'srt', description: 'Subtitle format: srt, vtt (WebVTT) or ass (styled; takes the style fields below)' }),
+  ...captionStyleFields,
+  highlight: Optional(Param.choice(['word'], { description: 'format ass: word highlights each word of a cue in turn, karaoke-style' })),
+  highlight_color: colourParam('the highlighted word (format ass with highlight=word; default #FFD700)'),
+});
+
+/**
+ * Writes the subtitle document of `params` to `file`. Run in a worker thread (StepContext.offThread):
+ * a megabyte of text makes tens of thousands of cues, seconds of CPU with word highlighting.
+ */
+export async function writeSubtitles(params: Static<typeof PARAMS>, file: string): Promise<void> {
+  const { text, words_per_line: perLine, seconds_per_line: seconds } = params;
+  const content =
+    params.format === 'ass'
+      ? toAss(cueWords(text, perLine), seconds, { style: captionStyleOf(params), ...(params.highlight ? { highlight: params.highlight_color ?? HIGHLIGHT } : {}) })
+      : (params.format === 'vtt' ? toVtt : toSrt)(cues(text, perLine), seconds);
+  await writeFile(file, content, 'utf8');
+}
+
 export default definePlugin({
   contract: CONTRACT_VERSION,
   name: 'generate-subtitles',
@@ -101,29 +126,22 @@ export default definePlugin({
   description:
     'Cues hold at most words_per_line words and end early at sentence punctuation; each lasts seconds_per_line. Chinese, Japanese and Thai, written without spaces, are cut into words by Intl.Segmenter. ' +
     'format ass takes the caption style fields, and highlight=word: each word of a cue takes highlight_color in turn (ASS karaoke \\k tags), for a time in proportion to its length.',
-  params: Type.Object({
-    text: Param.text({ description: 'The text to turn into subtitles', maxLength: 1_000_000 }),
-    words_per_line: Param.integer({ minimum: 1, maximum: 100, default: 8, description: 'Most words in one subtitle line' }),
-    seconds_per_line: Param.integer({ minimum: 1, maximum: 3600, default: 3, description: 'Seconds each subtitle line lasts' }),
-    format: Param.format(['srt', 'vtt', 'ass'], { default: 'srt', description: 'Subtitle format: srt, vtt (WebVTT) or ass (styled; takes the style fields below)' }),
-    ...captionStyleFields,
-    highlight: Optional(Param.choice(['word'], { description: 'format ass: word highlights each word of a cue in turn, karaoke-style' })),
-    highlight_color: colourParam('the highlighted word (format ass with highlight=word; default #FFD700)'),
-  }),
+  params: PARAMS,
   output: (p) => ({ field: 'subtitle_file_url', path: `{id}/generated_subtitles.${p.format}` }),
   // Style fields would be lost in silence in SRT and WebVTT, which carry none.
   checkParams: (params) => {
     const styled = ASS_ONLY.find((key) => (params as Record<string, unknown>)[key] !== undefined);
     if (styled && params.format !== 'ass') throw paramError(`Expected \`format\` to be ass when \`${styled}\` is given: ${params.format} files carry no styles`);
   },
-  // No ffmpeg here: the plan only writes the output file.
-  build: ({ params, output }) => {
-    const { text, words_per_line: perLine, seconds_per_line: seconds } = params;
-    const content =
-      params.format === 'ass'
-        ? toAss(cueWords(text, perLine), seconds, { style: captionStyleOf(params), ...(params.highlight ? { highlight: params.highlight_color ?? HIGHLIGHT } : {}) })
-        : (params.format === 'vtt' ? toVtt : toSrt)(cues(text, perLine), seconds);
-    return { files: { [output]: content }, commands: [] };
-  },
+  // No ffmpeg here: a step writes the output, in a worker thread (see writeSubtitles).
+  build: ({ params, output }) => ({
+    steps: [
+      {
+        label: `worker thread: subtitles -> ${output}`,
+        run: (context) => context.offThread(new URL(import.meta.url), 'writeSubtitles', [params, context.path(output)]),
+      },
+    ],
+    commands: [],
+  }),
   message: () => 'Subtitle file generated successfully',
 });

@@ -183,10 +183,11 @@ export class JobService {
     const { engine, config } = this.deps;
     if (this.stopping) throw busyError('The server is shutting down; retry later');
     const id = randomUUID();
-    const print = fingerprint(submission);
     const { owner, idempotencyKey } = submission;
+    // Hashed only when a key asks for it: the fields may hold a megabyte of text, hashed on the event loop.
+    const print = idempotencyKey === undefined ? undefined : fingerprint(submission);
     if (idempotencyKey !== undefined) {
-      const earlier = await this.byKey(idempotencyIndex(idempotencyKey, owner), idempotencyKey, print);
+      const earlier = await this.byKey(idempotencyIndex(idempotencyKey, owner), idempotencyKey, print!);
       if (earlier) return { record: earlier, created: false };
     }
     // Its own UUID, not derived from the job id: whoever has an output URL cannot read or cancel the job.
@@ -205,7 +206,7 @@ export class JobService {
       own_bases: submission.ownBases,
       mode: submission.mode,
       metadata: submission.metadata ?? null,
-      idempotency: submission.idempotencyKey === undefined ? null : { key: submission.idempotencyKey, fingerprint: print },
+      idempotency: submission.idempotencyKey === undefined ? null : { key: submission.idempotencyKey, fingerprint: print! },
       status: 'queued',
       stage: 'queued',
       progress: 0,
@@ -222,7 +223,7 @@ export class JobService {
     const stored = await store.create(record);
     if (stored.id !== id) {
       // Another request with the same key was stored between the look-up above and this one.
-      return { record: this.sameFields(stored, submission.idempotencyKey!, print), created: false };
+      return { record: this.sameFields(stored, submission.idempotencyKey!, print!), created: false };
     }
     try {
       await queue.add(id);
