@@ -300,10 +300,7 @@ export class JobService {
     const record = await store.get(id);
     if (!record || isTerminal(record.status)) return 'finished';
     // A job found `running` was taken back from a worker that died (BullMQ's stalled jobs).
-    if (record.status === 'running' && record.attempts >= config.jobAttempts) {
-      await this.finish(id, 'failed', { error: { status: 500, error: interruptedMessage(record.attempts, config.jobAttempts) } });
-      return 'finished';
-    }
+    if (await this.givenUp(record)) return 'finished';
     const controller = new AbortController();
     let settle!: () => void;
     this.running.set(id, { controller, done: new Promise<void>((resolve) => (settle = resolve)) });
@@ -350,6 +347,17 @@ export class JobService {
         })
         .then((updated) => updated?.status === 'running' && this.publish(updated), () => undefined);
     };
+  }
+
+  /**
+   * The one rule for a job that keeps being interrupted: found `running` (its process or worker stopped
+   * while it ran) after MEDIAFLOW_JOB_ATTEMPTS runs, it is `failed`, saying why. True when it was given up.
+   */
+  private async givenUp(record: JobRecord): Promise<boolean> {
+    const limit = this.deps.config.jobAttempts;
+    if (record.status !== 'running' || record.attempts < limit) return false;
+    await this.finish(record.id, 'failed', { error: { status: 500, error: interruptedMessage(record.attempts, limit) } });
+    return true;
   }
 
   /** Records a final state, tells listeners, and arranges the webhook. */
@@ -414,7 +422,6 @@ export class JobService {
    */
   async recover(): Promise<{ requeued: number; failed: number; cancelled: number; deliveries: number }> {
     const { store, queue } = this;
-    const { config } = this.deps;
     const counts = { requeued: 0, failed: 0, cancelled: 0, deliveries: 0 };
     const records = (await store.unfinished()).sort((a, b) => a.created_at.localeCompare(b.created_at));
     for (const record of records) {
@@ -424,8 +431,7 @@ export class JobService {
       } else if (record.mode === 'sync') {
         await this.finish(record.id, 'cancelled', {});
         counts.cancelled++;
-      } else if (record.status === 'running' && record.attempts >= config.jobAttempts) {
-        await this.finish(record.id, 'failed', { error: { status: 500, error: interruptedMessage(record.attempts, config.jobAttempts) } });
+      } else if (await this.givenUp(record)) {
         counts.failed++;
       } else {
         await store.update(record.id, (r) => {
