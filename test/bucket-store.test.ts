@@ -85,7 +85,8 @@ describe('the S3 output store (real AWS SDK against s3rver on loopback)', () => 
       const file = path.join(dir, name);
       await writeFile(file, 'x');
       await store.publish(file, `job-types/${name}`);
-      const head = await s3ClientOf(config).send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `uploads/job-types/${name}` }));
+      const key = `uploads/job-types/${name}`;
+      const head = await s3ClientOf(config).send(new HeadObjectCommand({ Bucket: s3.bucket, Key: key }));
       assert.equal(head.ContentType, type, name);
     }
   });

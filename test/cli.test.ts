@@ -252,7 +252,8 @@ describe('cli', () => {
     // Commander stores `--line-2` under `line2`; the value was read back from `line_2` and silently dropped.
     const plugin = path.resolve(import.meta.dirname, 'fixtures/plugins/two-lines.js');
     const file = path.join(await mkdtemp(path.join(tmp, 'two-lines-')), 'lines.txt');
-    const result = await runCli(['two-lines', '--plugin', plugin, '--first-line-text', 'one', '--line-2', 'two', '-o', file]);
+    const flags = ['--first-line-text', 'one', '--line-2', 'two', '-o', file];
+    const result = await runCli(['two-lines', '--plugin', plugin, ...flags]);
     assert.equal(result.exitCode, 0, result.stderr);
     assert.equal(await readFile(file, 'utf8'), 'one\ntwo\n');
   });

@@ -36,7 +36,7 @@ const MEDIA_TYPES: Record<string, string> = {
   json: 'application/json',
 };
 
-/** Written as UTF-8 (generated subtitles, text): said so, or browsers guess another charset and garble accents and CJK. */
+/** Written as UTF-8 (generated subtitles, text): said so, or browsers guess another charset and garble accents. */
 const UTF8 = new Set(['srt', 'vtt', 'ass', 'txt', 'json']);
 
 const extensionOf = (file: string) => path.posix.extname(file).slice(1).toLowerCase();
@@ -45,4 +45,5 @@ const extensionOf = (file: string) => path.posix.extname(file).slice(1).toLowerC
 export const mediaTypeOf = (file: string): string => MEDIA_TYPES[extensionOf(file)] ?? 'application/octet-stream';
 
 /** The Content-Type a file is sent with: its media type, with `; charset=utf-8` for text. */
-export const contentTypeOf = (file: string): string => `${mediaTypeOf(file)}${UTF8.has(extensionOf(file)) ? '; charset=utf-8' : ''}`;
+export const contentTypeOf = (file: string): string =>
+  `${mediaTypeOf(file)}${UTF8.has(extensionOf(file)) ? '; charset=utf-8' : ''}`;

@@ -177,7 +177,9 @@ export function imageHeader(head: Buffer): ImageHeader | undefined {
   }
   if (head.length >= 4 && head[0] === 0xff && head[1] === 0xd8) {
     const frame = jpegStartOfFrame(head);
-    if (frame !== undefined) return at('jpeg_pipe', 'mjpeg', head.readUInt16BE(frame + 7), head.readUInt16BE(frame + 5));
+    if (frame !== undefined) {
+      return at('jpeg_pipe', 'mjpeg', head.readUInt16BE(frame + 7), head.readUInt16BE(frame + 5));
+    }
   }
   return undefined;
 }

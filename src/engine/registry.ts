@@ -36,7 +36,9 @@ function shapeProblem(plugin: PluginDefinition): string | undefined {
   const contract = contractProblem(plugin.contract);
   if (contract) return contract;
   if (typeof plugin.name !== 'string' || !/^[a-z][a-z0-9_-]*$/.test(plugin.name)) return 'name must be lower-case letters, digits, - or _';
-  if (RESERVED_COMMANDS.includes(commandKey(plugin.name))) return `name '${plugin.name}' is a command of mediaflow itself`;
+  if (RESERVED_COMMANDS.includes(commandKey(plugin.name))) {
+    return `name '${plugin.name}' is a command of mediaflow itself`;
+  }
   if (typeof plugin.path !== 'string' || !/^(\/[A-Za-z0-9_-]+)+\/?$/.test(plugin.path)) {
     return `path ${typeof plugin.path === 'string' ? `'${plugin.path}' ` : ''}must start with / and hold only letters, digits, -, _ and single /`;
   }

@@ -7,7 +7,11 @@
  */
 
 /** The CLI's own subcommands (`help` is commander's). */
-export const RESERVED_COMMANDS: readonly string[] = ['serve', 'worker', 'run', 'plugins', 'fonts', 'quickstart', 'help'];
+export const RESERVED_COMMANDS: readonly string[] = [
+  'serve', 'worker', 'run', 'plugins', 'fonts', 'quickstart', 'help',
+];
 
 /** The first segments of the server's own routes; a plugin's path may be neither one nor under one. */
-export const RESERVED_PATHS: readonly string[] = ['/uploads', '/health', '/fonts', '/metrics', '/pipelines', '/jobs', '/admin', '/openapi.json', '/docs'];
+export const RESERVED_PATHS: readonly string[] = [
+  '/uploads', '/health', '/fonts', '/metrics', '/pipelines', '/jobs', '/admin', '/openapi.json', '/docs',
+];

@@ -4,7 +4,8 @@
  */
 export function shortMessage(error: unknown): string {
   const text = error instanceof Error ? error.message : typeof error === 'string' ? error : `threw ${String(error)}`;
-  const line = (text.split('\n').find((l) => l.trim() !== '') ?? '').trim() || (error instanceof Error ? error.name : 'unknown error');
+  const first = (text.split('\n').find((l) => l.trim() !== '') ?? '').trim();
+  const line = first || (error instanceof Error ? error.name : 'unknown error');
   const scrubbed = line.replace(/(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+){2,}[\\/]?/g, '<path>');
   return scrubbed.length > 200 ? `${scrubbed.slice(0, 197)}...` : scrubbed;
 }

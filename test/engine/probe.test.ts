@@ -27,7 +27,7 @@ describe('facts from picture headers', () => {
     }
   });
 
-  it('read a JPEG\'s start-of-frame past a marker without a length (TEM), for its size and its pixels alike', async () => {
+  it('read a JPEG\'s start-of-frame past a marker without a length (TEM), for size and pixels alike', async () => {
     // The size and the pixel format were read by two walks of the segments; only one stepped over TEM (ff 01).
     const jpeg = await readFile(await fixture('yellow-333x251.jpg'));
     const withTem = Buffer.concat([jpeg.subarray(0, 2), Buffer.from([0xff, 0x01]), jpeg.subarray(2)]);

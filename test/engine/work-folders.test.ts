@@ -13,16 +13,19 @@ const DEAD = 'pid-4194305';
 
 describe('work folder clean-up at start', () => {
   it("ends the ffmpeg a killed server left running in its job's workspace, before removing the workspace", async () => {
-    // The check wanted a folder below the workspace, but ffmpeg runs in the workspace itself: the orphan encoded on.
+    // The check wanted a folder below the workspace, but ffmpeg runs in the workspace itself: it encoded on.
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-work-folders-'));
     const root = path.join(dataDir, 'work');
     const workspace = path.join(root, '0b6c3c1e-killed-job');
     await mkdir(workspace, { recursive: true });
-    const orphan = execa(resolveBinaries().ffmpeg, ['-nostdin', '-v', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc2=rate=5', '-f', 'null', '-'], { cwd: workspace, reject: false });
+    const endless = ['-nostdin', '-v', 'error', '-re', '-f', 'lavfi', '-i', 'testsrc2=rate=5', '-f', 'null', '-'];
+    const orphan = execa(resolveBinaries().ffmpeg, endless, { cwd: workspace, reject: false });
+    const cwdOf = (pid: number | undefined) => readlink(`/proc/${pid}/cwd`).catch(() => '');
     try {
-      assert.ok(await eventually(async () => (await readlink(`/proc/${orphan.pid}/cwd`).catch(() => '')) === workspace), 'ffmpeg runs in the workspace');
+      assert.ok(await eventually(async () => (await cwdOf(orphan.pid)) === workspace), 'ffmpeg runs in the workspace');
       assert.equal(await new Workspaces(root).clearLeftovers(), 1);
-      assert.ok(await eventually(() => orphan.signalCode !== null || orphan.exitCode !== null, 5_000), 'the orphan was ended');
+      const ended = () => orphan.signalCode !== null || orphan.exitCode !== null;
+      assert.ok(await eventually(ended, 5_000), 'the orphan was ended');
       assert.equal(orphan.signalCode, 'SIGKILL');
       assert.deepEqual(await readdir(root), []);
     } finally {

@@ -356,7 +356,8 @@ export class JobService {
   private async givenUp(record: JobRecord): Promise<boolean> {
     const limit = this.deps.config.jobAttempts;
     if (record.status !== 'running' || record.attempts < limit) return false;
-    await this.finish(record.id, 'failed', { error: { status: 500, error: interruptedMessage(record.attempts, limit) } });
+    const error = { status: 500, error: interruptedMessage(record.attempts, limit) };
+    await this.finish(record.id, 'failed', { error });
     return true;
   }
 
