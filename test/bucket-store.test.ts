@@ -68,6 +68,29 @@ describe('the S3 output store (real AWS SDK against s3rver on loopback)', () => 
     assert.equal(head.ContentType, 'image/jpeg');
   });
 
+  it('stores each output with the media type the local server sends it with', async () => {
+    // The S3 store kept a table of its own: no .bmp or .tif(f) (sent as application/octet-stream), .ass as text/plain.
+    const config = configOf();
+    const store = bucketStoreOf(config)!;
+    const expected: Record<string, string> = {
+      'image.tiff': 'image/tiff',
+      'image.tif': 'image/tiff',
+      'image.bmp': 'image/bmp',
+      'subs.ass': 'text/x-ssa; charset=utf-8',
+      'subs.srt': 'application/x-subrip; charset=utf-8',
+      'sound.aac': 'audio/x-aac',
+      'sound.flac': 'audio/x-flac',
+    };
+    for (const [name, type] of Object.entries(expected)) {
+      const file = path.join(dir, name);
+      await writeFile(file, 'x');
+      await store.publish(file, `job-types/${name}`);
+      const key = `uploads/job-types/${name}`;
+      const head = await s3ClientOf(config).send(new HeadObjectCommand({ Bucket: s3.bucket, Key: key }));
+      assert.equal(head.ContentType, type, name);
+    }
+  });
+
   it('reads an own output back (copyTo), maps its URLs back to store paths, and refuses what is not one', async () => {
     const store = bucketStoreOf(configOf())!;
     const file = path.join(dir, 'subs.srt');

@@ -248,6 +248,16 @@ describe('cli', () => {
     assert.match(bad.stderr, /Expected `upper` to be true or false, got `maybe`/);
   });
 
+  it('a parameter whose name holds a digit or several words gets its CLI flag\'s value', async () => {
+    // Commander stores `--line-2` under `line2`; the value was read back from `line_2` and silently dropped.
+    const plugin = path.resolve(import.meta.dirname, 'fixtures/plugins/two-lines.js');
+    const file = path.join(await mkdtemp(path.join(tmp, 'two-lines-')), 'lines.txt');
+    const flags = ['--first-line-text', 'one', '--line-2', 'two', '-o', file];
+    const result = await runCli(['two-lines', '--plugin', plugin, ...flags]);
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.equal(await readFile(file, 'utf8'), 'one\ntwo\n');
+  });
+
   it('keeps its work under MEDIAFLOW_DATA_DIR, and clears what a killed run left there', async () => {
     const dataDir = await mkdtemp(path.join(tmp, 'data-dir-'));
     // A run killed with -9 leaves its work folder (pid-<pid>); no process can have this pid (above Linux's pid_max).

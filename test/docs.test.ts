@@ -37,6 +37,18 @@ describe('the README', () => {
   });
 });
 
+describe('the tests', () => {
+  it('take describe/it from helpers/lifecycle.js, so Node\'s own runner runs them too (README)', async () => {
+    const all = await readdir(path.join(ROOT, 'test'), { recursive: true });
+    const files = all.filter((name) => name.endsWith('.test.ts'));
+    assert.ok(files.length > 30, `${files.length} test files`);
+    for (const name of files) {
+      const text = await readFile(path.join(ROOT, 'test', name), 'utf8');
+      assert.doesNotMatch(text, /from '[v]itest'/, `test/${name} imports vitest`);
+    }
+  });
+});
+
 describe('the README and the plugin guide against the code', () => {
   it("lists every format each operation accepts in the endpoints table, and says how resize_image sizes", async () => {
     const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');

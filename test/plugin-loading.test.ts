@@ -12,6 +12,8 @@ import { pluginFlags } from '../src/engine/plugin-loader.js';
 import { Registry } from '../src/engine/registry.js';
 import { builtinRegistry, loadRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';
+import { buildProgram, dashed } from '../src/cli/main.js';
+import { RESERVED_COMMANDS, RESERVED_PATHS } from '../src/engine/reserved.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, 'fixtures/plugins');
 const fixture = (name: string) => path.join(FIXTURES, name);
@@ -176,9 +178,42 @@ describe('third-party plugins: loading', () => {
     assert.equal(serve.exitCode, 1);
     assert.match(serve.stderr, /^mediaflow: Plugin 'resize-twice' from .*route-collision\.js \(MEDIAFLOW_PLUGINS\) is invalid: path \/Resize_Image is already the route of 'resize_image'/);
     assert.equal(serve.stdout, '');
+    // A plugin named like a command of mediaflow's own is refused by name, instead of breaking commander.
+    const command = await runCli(['plugins', '--plugin', fixture('reserved-command.js')]);
+    assert.equal(command.exitCode, 1);
+    assert.match(command.stderr, /^mediaflow: Plugin 'quickstart' from .*reserved-command\.js \(--plugin\) is invalid/m);
+    assert.match(command.stderr, /: name 'quickstart' is a command of mediaflow itself$/m);
     const flag = await runCli(['resize-image', '--help', '--plugin', fixture('wrong-contract.js')]);
     assert.equal(flag.exitCode, 1);
     assert.match(flag.stderr, /Plugin 'from-the-future' .* targets plugin contract 2/);
+  });
+});
+
+describe('reserved names', () => {
+  it('are exactly the CLI\'s own commands and the first segments of the server\'s own routes', async () => {
+    const registry = builtinRegistry();
+    const operations = new Set(registry.list().map((plugin) => dashed(plugin.name)));
+    const names = buildProgram(registry).commands.map((command) => command.name());
+    const commands = names.filter((name) => !operations.has(name));
+    assert.deepEqual([...commands, 'help'].sort(), [...RESERVED_COMMANDS].sort());
+
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-reserved-'));
+    const config = loadConfig({ MEDIAFLOW_DATA_DIR: dataDir });
+    const { app } = await buildServer({ config, registry, logger: false as never });
+    try {
+      await app.ready();
+      const routes = new Set(registry.list().map((plugin) => plugin.path.replace(/\/+$/, '')));
+      // Top-level lines of the route tree: each a route's first segment (`*` is the /uploads/ wildcard).
+      const tree = app.printRoutes({ commonPrefix: false });
+      const firsts = [...tree.matchAll(/^[├└]── (\/[^/\s]*)/gm)].map(([, first]) => first!);
+      const fixed = firsts.filter((first) => !routes.has(first));
+      const missing = fixed.filter((first) => !RESERVED_PATHS.includes(first));
+      assert.deepEqual(missing, [], 'every fixed route of the server is reserved');
+      assert.ok(fixed.includes('/fonts') && fixed.includes('/health'), fixed.join(' '));
+    } finally {
+      await app.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -219,11 +254,14 @@ describe('third-party plugins: registration checks', () => {
       [{ contract: 0.5 }, /^contract must be the whole number/],
       [{ name: 'Bad Name' }, 'name must be lower-case letters, digits, - or _'],
       [{ name: 'serve' }, "name 'serve' is a command of mediaflow itself"],
+      [{ name: 'worker' }, "name 'worker' is a command of mediaflow itself"],
+      [{ name: 'quickstart' }, "name 'quickstart' is a command of mediaflow itself"],
       [{ name: 'merge_audios' }, "the name is already taken by 'merge-audios' (built-in)"],
       [{ path: 'no-slash' }, /^path 'no-slash' must start with \//],
       [{ path: '/a//b' }, /^path '\/a\/\/b' must start with \//],
       [{ path: '/health' }, "path /health shadows mediaflow's own route /health"],
       [{ path: '/docs/mine' }, "path /docs/mine shadows mediaflow's own route /docs"],
+      [{ path: '/fonts/' }, "path /fonts/ shadows mediaflow's own route /fonts"],
       [{ path: '/openapi.json' }, /^path '\/openapi.json' must start/],
       [{ path: '/merge-audios' }, "path /merge-audios is already the route of 'merge-audios' (built-in)"],
       [{ summary: '' }, 'summary is missing'],

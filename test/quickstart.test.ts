@@ -3,16 +3,16 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { after, before, describe, it } from './helpers/lifecycle.js';
 import { audioOf, durationOf, probe, videoOf } from './helpers/media.js';
 import { runCli } from './helpers/mediaflow.js';
 
 describe('mediaflow quickstart', () => {
   let tmp: string;
-  beforeAll(async () => {
+  before(async () => {
     tmp = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-quickstart-'));
   });
-  afterAll(() => rm(tmp, { recursive: true, force: true }));
+  after(() => rm(tmp, { recursive: true, force: true }));
 
   it('makes sample media, runs all ten operations on it without a network, and prints where each result is', async () => {
     const outDir = path.join(tmp, 'first-try');

@@ -13,6 +13,7 @@ import { LocalOutputStore } from '../engine/storage.js';
 import { pluginFlags } from '../engine/plugin-loader.js';
 import { builtinRegistry, loadRegistry } from '../plugins/index.js';
 import { startServer } from '../server/start.js';
+import { flagKey } from './flag-key.js';
 import { fontsCommand } from './fonts-command.js';
 import { hintFor } from './hints.js';
 import { ensureWritableDir } from './out-dir.js';
@@ -86,7 +87,7 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
     .action(async (flags: Record<string, string | boolean>) => {
       const raw: Record<string, unknown> = {};
       for (const key of Object.keys(plugin.params.properties)) {
-        const value = flags[key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())];
+        const value = flags[flagKey(dashed(key))];
         if (value !== undefined) raw[key] = value;
       }
       const outDir = String(flags.outDir);

@@ -1,11 +1,12 @@
 import { Option, type Command } from 'commander';
 import { SETTINGS, type Config } from '../engine/config.js';
+import { flagKey } from './flag-key.js';
 
 /** Reads a command's flags into configuration overrides, one per setting. */
 export function overridesOf(flags: Record<string, string | boolean>): Partial<Record<keyof Config, string | boolean>> {
   const overrides: Partial<Record<keyof Config, string | boolean>> = {};
   for (const setting of SETTINGS) {
-    const value = flags[setting.flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())];
+    const value = flags[flagKey(setting.flag)];
     if (value !== undefined) overrides[setting.key] = value;
   }
   return overrides;

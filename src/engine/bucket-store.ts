@@ -1,6 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
@@ -8,15 +7,8 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Config } from './config.js';
 import { MediaflowError, paramError } from './errors.js';
+import { contentTypeOf } from './media-types.js';
 import type { OutputStore } from './storage.js';
-
-/** Content types of the outputs the operations write, as the local server sends them. */
-const CONTENT_TYPES: Record<string, string> = {
-  '.mp3': 'audio/mpeg', '.wav': 'audio/wav', '.aac': 'audio/aac', '.m4a': 'audio/mp4', '.ogg': 'audio/ogg', '.opus': 'audio/ogg', '.flac': 'audio/flac',
-  '.mp4': 'video/mp4', '.webm': 'video/webm', '.mkv': 'video/x-matroska', '.mov': 'video/quicktime', '.avi': 'video/x-msvideo',
-  '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.png': 'image/png', '.webp': 'image/webp', '.gif': 'image/gif',
-  '.srt': 'application/x-subrip; charset=utf-8', '.vtt': 'text/vtt; charset=utf-8', '.ass': 'text/plain; charset=utf-8',
-};
 
 /** The settings of a bucket store. */
 export interface BucketSettings {
@@ -90,7 +82,7 @@ export class BucketOutputStore implements OutputStore {
         Bucket: this.settings.bucket,
         Key: this.keyOf(relativePath),
         Body: createReadStream(file),
-        ContentType: CONTENT_TYPES[path.extname(relativePath).toLowerCase()] ?? 'application/octet-stream',
+        ContentType: contentTypeOf(relativePath),
       },
       partSize: this.settings.partSize ?? 8 * 1024 * 1024,
       queueSize: 2,

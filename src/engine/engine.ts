@@ -15,7 +15,7 @@ import { checkKind, inputArgs } from './input-policy.js';
 import { cappedPlan, checkOutputLength } from './output-caps.js';
 import type { Logger } from './logger.js';
 import { parseParams } from './params.js';
-import { runSteps, SAFE_NAME } from './plan-steps.js';
+import { runSteps, workspaceFile } from './plan-steps.js';
 import { callPlugin, checkedMessage, checkedOutput, checkedPlan } from './plugin-call.js';
 import { inputSpecOf, type BuildContext, type InputSpec, type LocalInput, type OutputSpec, type Plan, type PluginDefinition } from './plugin.js';
 import { probeFile } from './probe.js';
@@ -417,8 +417,7 @@ export class Engine {
   /** Writes the plan's files, runs its steps, then its commands in order; returns what the commands logged (see runFfmpeg). */
   private async execPlan(dir: string, pluginName: string, plan: Plan, inputs: Record<string, LocalInput[]>, options: JobOptions): Promise<string> {
     for (const [name, content] of Object.entries(plan.files ?? {})) {
-      if (!SAFE_NAME.test(name)) throw new MediaflowError('MF_ERR_INTERNAL', `Plan names an unsafe file '${name}'`);
-      await writeFile(path.join(dir, name), content, 'utf8');
+      await writeFile(workspaceFile(dir, name), content, 'utf8');
     }
     if (plan.steps?.length) {
       await runSteps(pluginName, dir, plan.steps, {

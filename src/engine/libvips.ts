@@ -2,6 +2,7 @@ import os from 'node:os';
 import type { Sharp, SharpOptions } from 'sharp';
 import { MediaflowError, mediaError } from './errors.js';
 import type { MediaFacts } from './probe.js';
+import { shortMessage } from './short-message.js';
 
 /**
  * libvips (through sharp) for pictures: in process, so no ffmpeg start and no filter graph per
@@ -74,6 +75,6 @@ export async function transformImage(inputPath: string, outputPath: string, tran
     const message = error instanceof Error ? error.message : String(error);
     if (/^timeout:/.test(message)) throw new MediaflowError('MF_ERR_TIMEOUT', 'libvips ran past its time limit and was stopped', { cause: error });
     if (/pixel limit/.test(message)) throw mediaError(`${input} is larger than the limit of ${limits.maxPixels} pixels (MEDIAFLOW_MAX_PIXELS)`, error);
-    throw mediaError(`libvips failed: ${message.split('\n')[0]!.replace(/(?:\/[\w.@+-]+){2,}\/?/g, '<path>').slice(0, 200)}`, error);
+    throw mediaError(`libvips failed: ${shortMessage(error)}`, error);
   }
 }

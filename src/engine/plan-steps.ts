@@ -6,7 +6,13 @@ import type { Step, StepContext } from './plugin.js';
 import { offThread } from './text-workers.js';
 
 /** Names a plan may give workspace files: generated, never a path. */
-export const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** The path of a file a plan names in the workspace `dir`; a 500 for a name that is not a plain file name. */
+export function workspaceFile(dir: string, name: string): string {
+  if (!SAFE_NAME.test(name)) throw new MediaflowError('MF_ERR_INTERNAL', `Plan names an unsafe file '${name}'`);
+  return path.join(dir, name);
+}
 
 export interface StepLimits {
   /** The job's cancellation. */
@@ -38,10 +44,7 @@ export async function runSteps(plugin: string, dir: string, steps: readonly Step
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new MediaflowError('MF_ERR_TIMEOUT', 'Processing ran past its time limit and was stopped')), limits.timeoutMs);
   const signal = limits.signal ? AbortSignal.any([limits.signal, timeout.signal]) : timeout.signal;
-  const workspacePath = (name: string) => {
-    if (!SAFE_NAME.test(name)) throw new MediaflowError('MF_ERR_INTERNAL', `Plan names an unsafe file '${name}'`);
-    return path.join(dir, name);
-  };
+  const workspacePath = (name: string) => workspaceFile(dir, name);
   const context: StepContext = {
     signal,
     path: workspacePath,

@@ -1,6 +1,7 @@
 import { ERROR_STATUS, MediaflowError, type ErrorCode } from './errors.js';
 import { outputProblem } from './plugin-check.js';
 import type { OutputSpec, Plan, PluginDefinition } from './plugin.js';
+import { shortMessage } from './short-message.js';
 
 /**
  * Calls into a plugin's code (`output`, `checkParams`, `outputSeconds`, `check`, `build`, `message`) so that whatever it throws
@@ -38,14 +39,6 @@ function asMediaflowError(error: unknown): MediaflowError | undefined {
     cause: error,
     ...(typeof candidate.retryAfter === 'number' ? { retryAfter: candidate.retryAfter } : {}),
   });
-}
-
-/** A thrown value's message, one line, short, without absolute paths of the server's disk (CONTRACT.md). */
-export function shortMessage(error: unknown): string {
-  const text = error instanceof Error ? error.message : typeof error === 'string' ? error : `threw ${String(error)}`;
-  const line = (text.split('\n').find((l) => l.trim() !== '') ?? '').trim() || (error instanceof Error ? error.name : 'unknown error');
-  const scrubbed = line.replace(/(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+){2,}[\\/]?/g, '<path>');
-  return scrubbed.length > 200 ? `${scrubbed.slice(0, 197)}...` : scrubbed;
 }
 
 /** The error a plugin's failure becomes: its own MediaflowError, or a 500 naming the plugin. */

@@ -18,9 +18,6 @@ const INPUT_KINDS = ['audio', 'video', 'image', 'subtitle', 'media'];
  */
 const KNOWN_KEYWORDS = ['type', 'description', 'enum', 'default', 'examples', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', INPUT_KEYWORD, FORMAT_KEYWORD, FONT_KEYWORD];
 
-/** Names the CLI takes for itself: a plugin cannot be a subcommand of the same name. */
-export const RESERVED_NAMES = ['serve', 'run', 'plugins', 'fonts', 'help'];
-
 const show = (value: unknown) => (typeof value === 'string' ? `'${value}'` : JSON.stringify(value) ?? String(value));
 
 /** Whether the contract a plugin targets is the one this mediaflow implements, and if not, what to do. */

@@ -200,24 +200,35 @@ export function imageHeader(head: Buffer): ImageHeader | undefined {
     return undefined;
   }
   if (head.length >= 4 && head[0] === 0xff && head[1] === 0xd8) {
-    // JPEG: walk the segments to the first start-of-frame.
-    let offset = 2;
-    while (offset + 9 <= head.length) {
-      if (head[offset] !== 0xff) return undefined;
-      const marker = head[offset + 1]!;
-      if (marker === 0xff) {
-        offset++;
-        continue;
-      }
-      if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
-        offset += 2;
-        continue;
-      }
-      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
-        return at('jpeg_pipe', 'mjpeg', head.readUInt16BE(offset + 7), head.readUInt16BE(offset + 5));
-      }
-      offset += 2 + head.readUInt16BE(offset + 2);
+    const frame = jpegStartOfFrame(head);
+    if (frame !== undefined) {
+      return at('jpeg_pipe', 'mjpeg', head.readUInt16BE(frame + 7), head.readUInt16BE(frame + 5));
     }
+  }
+  return undefined;
+}
+
+/**
+ * Where a JPEG's first start-of-frame segment begins (its 0xff), walking the segments from the start
+ * of image; undefined when the head ends first or is not a sequence of segments. Markers without a
+ * length (SOI, TEM, RST0-7) and fill bytes are stepped over. Both the size (imageHeader) and the
+ * precision and components (headerFacts) are read from it.
+ */
+function jpegStartOfFrame(head: Buffer): number | undefined {
+  let offset = 2;
+  while (offset + 9 <= head.length) {
+    if (head[offset] !== 0xff) return undefined;
+    const marker = head[offset + 1]!;
+    if (marker === 0xff) {
+      offset++;
+      continue;
+    }
+    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
+      offset += 2;
+      continue;
+    }
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) return offset;
+    offset += 2 + head.readUInt16BE(offset + 2);
   }
   return undefined;
 }
@@ -266,22 +277,13 @@ export function headerFacts(head: Buffer): MediaFacts | undefined {
     return picture(pixFmt);
   }
   if (header.codec === 'mjpeg') {
-    // Find the start-of-frame again for its precision and component count; only SOF0-SOF2 qualify.
-    let offset = 2;
-    while (offset + 10 <= head.length && head[offset] === 0xff) {
-      const marker = head[offset + 1]!;
-      if (marker === 0xff) {
-        offset++;
-        continue;
-      }
-      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
-        const precision = head[offset + 4];
-        const components = head[offset + 9];
-        if (marker > 0xc2 || precision !== 8 || (components !== 1 && components !== 3)) return undefined;
-        return picture(components === 1 ? 'gray' : 'yuvj420p');
-      }
-      offset += marker === 0xd8 || (marker >= 0xd0 && marker <= 0xd7) ? 2 : 2 + head.readUInt16BE(offset + 2);
-    }
+    // The start-of-frame's precision and component count; only SOF0-SOF2 qualify.
+    const frame = jpegStartOfFrame(head)!;
+    const marker = head[frame + 1]!;
+    const precision = head[frame + 4];
+    const components = head[frame + 9];
+    if (marker > 0xc2 || precision !== 8 || (components !== 1 && components !== 3)) return undefined;
+    return picture(components === 1 ? 'gray' : 'yuvj420p');
   }
   return undefined;
 }

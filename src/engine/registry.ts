@@ -1,8 +1,6 @@
-import { contractProblem, RESERVED_NAMES, sampleOutputProblem, schemaProblem } from './plugin-check.js';
+import { contractProblem, sampleOutputProblem, schemaProblem } from './plugin-check.js';
 import type { PluginDefinition } from './plugin.js';
-
-/** Paths no plugin may take: the server's own routes. */
-const RESERVED_PATHS = ['/uploads', '/health', '/metrics', '/pipelines', '/jobs', '/admin', '/openapi.json', '/docs'];
+import { RESERVED_COMMANDS, RESERVED_PATHS } from './reserved.js';
 
 /** A plugin that cannot be loaded or registered; the message names the plugin (and where it came from) and what is wrong. */
 export class PluginError extends Error {
@@ -38,7 +36,9 @@ function shapeProblem(plugin: PluginDefinition): string | undefined {
   const contract = contractProblem(plugin.contract);
   if (contract) return contract;
   if (typeof plugin.name !== 'string' || !/^[a-z][a-z0-9_-]*$/.test(plugin.name)) return 'name must be lower-case letters, digits, - or _';
-  if (RESERVED_NAMES.includes(commandKey(plugin.name))) return `name '${plugin.name}' is a command of mediaflow itself`;
+  if (RESERVED_COMMANDS.includes(commandKey(plugin.name))) {
+    return `name '${plugin.name}' is a command of mediaflow itself`;
+  }
   if (typeof plugin.path !== 'string' || !/^(\/[A-Za-z0-9_-]+)+\/?$/.test(plugin.path)) {
     return `path ${typeof plugin.path === 'string' ? `'${plugin.path}' ` : ''}must start with / and hold only letters, digits, -, _ and single /`;
   }

@@ -71,11 +71,12 @@ export async function clearDeadProcessFolders(dataDir: string): Promise<number> 
  * ffmpeg runs with its workspace as working directory, which /proc shows (Linux; elsewhere a no-op).
  */
 async function killProcessesIn(dir: string): Promise<void> {
-  const inside = path.resolve(dir) + path.sep;
+  const folder = path.resolve(dir);
   for (const entry of await readdir('/proc').catch(() => [] as string[])) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     const cwd = await readlink(`/proc/${entry}/cwd`).catch(() => '');
-    if (cwd.startsWith(inside)) {
+    // ffmpeg's working directory is the workspace itself (no separator after it), or a folder inside.
+    if (cwd === folder || cwd.startsWith(folder + path.sep)) {
       try {
         process.kill(Number(entry), 'SIGKILL');
       } catch {

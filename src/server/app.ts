@@ -14,6 +14,7 @@ import { checkNesting } from '../engine/nesting.js';
 import { inputSpecOf } from '../engine/plugin.js';
 import { binaryVersion } from '../engine/ffmpeg.js';
 import { installedFonts } from '../engine/fonts.js';
+import { contentTypeOf } from '../engine/media-types.js';
 import type { Registry } from '../engine/registry.js';
 import type { JobService } from '../engine/jobs/service.js';
 import { apiKeyCheck, keyOwner, metricsCheck } from './auth.js';
@@ -120,13 +121,11 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
     decorateReply: false,
     setHeaders: (res) => res.setHeader('X-Content-Type-Options', 'nosniff'),
   });
-  // Generated subtitles are UTF-8; say so, or browsers guess another charset and garble accents and CJK.
-  // ASS has no registered type: it is served as the `text/x-ssa` players and editors use.
+  // Subtitles get the media-type table's type (the `mime` table lacks ASS) and their UTF-8 charset.
   app.addHook('onSend', async (request, reply, payload) => {
-    const subtitle = /\.(srt|vtt|ass)$/i.exec(request.url.split('?')[0]!)?.[1]?.toLowerCase();
-    if (request.url.startsWith('/uploads/') && subtitle && reply.statusCode < 300) {
-      const type = { srt: 'application/x-subrip', vtt: 'text/vtt', ass: 'text/x-ssa' }[subtitle];
-      void reply.header('content-type', `${type}; charset=utf-8`);
+    const file = request.url.split('?')[0]!;
+    if (request.url.startsWith('/uploads/') && /\.(srt|vtt|ass)$/i.test(file) && reply.statusCode < 300) {
+      void reply.header('content-type', contentTypeOf(file));
     }
     return payload;
   });

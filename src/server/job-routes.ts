@@ -52,10 +52,14 @@ export function registerJobRoutes(
     // An event per change: a record published again unchanged (or read, then heard) is not sent twice.
     // Views are made one after another (result URLs may be signed), so events leave in the order they came.
     let last = '';
+    // The stored progress never goes down, but an event can arrive after a newer record was sent (Redis
+    // pub/sub delivers late, or the stream read the store first): one with a lower progress is stale, not sent.
+    let sent = 0;
     let chain = Promise.resolve();
     const send = (record: JobRecord) => {
       chain = chain.then(async () => {
-        if (closed) return;
+        if (closed || (record.progress < sent && !isTerminal(record.status))) return;
+        sent = Math.max(sent, record.progress);
         const data = JSON.stringify(await jobs.view(record));
         if (closed) return;
         if (data !== last) res.write(`data: ${data}\n\n`);
@@ -73,6 +77,6 @@ export function registerJobRoutes(
     const current = (await jobs.get(id)) ?? first;
     send(current);
     ready = true;
-    for (const record of early) if (record.progress >= current.progress || isTerminal(record.status)) send(record);
+    for (const record of early) send(record);
   });
 }

@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../engine/config.js';
+import { mediaTypeOf } from '../engine/media-types.js';
 import { sampleParams } from '../engine/plugin-check.js';
 import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf, type PluginDefinition, type TSchema } from '../engine/plugin.js';
 import type { Registry } from '../engine/registry.js';
@@ -92,41 +93,6 @@ function jobFields(encoding: 'form' | 'json'): Json {
 /** The header parameters of every operation and pipeline run: `Prefer` and `Idempotency-Key`. */
 const JOB_PARAMETERS = [parameterRef('Prefer'), parameterRef('IdempotencyKey')];
 
-/**
- * Media types `/uploads/` answers with, by extension: those of @fastify/static (the `mime` table)
- * for the formats the built-in plugins write; subtitles and text come with `; charset=utf-8`.
- */
-const UPLOAD_MEDIA_TYPES: Record<string, string> = {
-  mp3: 'audio/mpeg',
-  wav: 'audio/wav',
-  aac: 'audio/x-aac',
-  m4a: 'audio/mp4',
-  ogg: 'audio/ogg',
-  oga: 'audio/ogg',
-  opus: 'audio/ogg',
-  flac: 'audio/x-flac',
-  mp4: 'video/mp4',
-  m4v: 'video/x-m4v',
-  mov: 'video/quicktime',
-  mkv: 'video/x-matroska',
-  avi: 'video/x-msvideo',
-  webm: 'video/webm',
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  webp: 'image/webp',
-  bmp: 'image/bmp',
-  tif: 'image/tiff',
-  tiff: 'image/tiff',
-  gif: 'image/gif',
-  srt: 'application/x-subrip',
-  vtt: 'text/vtt',
-  // Not in the `mime` table: the server sets it (app.ts).
-  ass: 'text/x-ssa',
-  txt: 'text/plain',
-  json: 'application/json',
-};
-
 /** The output paths (with `{id}`) a plugin may answer with: its sample params, and each choice of each enum parameter. */
 function outputPaths(plugin: PluginDefinition): string[] {
   const sample = sampleParams(plugin.params);
@@ -145,8 +111,6 @@ function outputPaths(plugin: PluginDefinition): string[] {
   }
   return [...paths];
 }
-
-const mediaTypeOf = (file: string) => UPLOAD_MEDIA_TYPES[path.posix.extname(file).slice(1).toLowerCase()] ?? 'application/octet-stream';
 
 /**
  * The media types of `/uploads/{file}` (outputs directly under uploads) and `/uploads/{dir}/{file}`

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { after, before, describe, it } from '../helpers/lifecycle.js';
 import { resolveBinaries } from '../../src/engine/binaries.js';
 
 /** Resolution only checks that files are executable; these are never run. */
@@ -20,7 +20,7 @@ describe('ffmpeg and ffprobe are resolved as a pair from one source', () => {
   const packaged = () => ({ ffmpeg: '/pkg/ffmpeg', ffprobe: '/pkg/ffprobe' });
   const noPackage = () => undefined;
 
-  beforeAll(async () => {
+  before(async () => {
     tmp = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-binaries-'));
     pathDir = path.join(tmp, 'bin');
     envDir = path.join(tmp, 'custom');
@@ -29,7 +29,7 @@ describe('ffmpeg and ffprobe are resolved as a pair from one source', () => {
     await executable(path.join(envDir, 'ffmpeg'));
     await executable(path.join(envDir, 'ffprobe'));
   });
-  afterAll(() => rm(tmp, { recursive: true, force: true }));
+  after(() => rm(tmp, { recursive: true, force: true }));
 
   it('FFMPEG_PATH first, with the ffprobe beside it rather than the one on PATH', () => {
     const found = resolveBinaries({ FFMPEG_PATH: path.join(envDir, 'ffmpeg'), PATH: pathDir }, packaged);

@@ -34,6 +34,20 @@ describe('libvips (in-process pictures)', () => {
     await assert.rejects(stat(path.join(dir, 'out.png')), 'nothing was written');
   });
 
+  it('shows libvips\' first non-empty line without server paths, POSIX or Windows, as plugins\' failures', async () => {
+    // libvips' own copy of the scrubbing took the first line even when empty, and knew only POSIX paths.
+    const input = await fixture('small-300x200.png');
+    const failing = () => {
+      throw new Error('\nvips_foreignload: C:\\srv\\work\\in.png and /srv/data/work/in.png are not known formats');
+    };
+    const output = path.join(dir, 'never.png');
+    await assert.rejects(transformImage(input, output, failing, limits), (error: Error & { status?: number }) => {
+      assert.equal(error.status, 422);
+      assert.equal(error.message, 'libvips failed: vips_foreignload: <path> and <path> are not known formats');
+      return true;
+    });
+  });
+
   it('refuses a picture over the pixel limit by its header, naming the limit', async () => {
     const input = await fixture('small-300x200.png');
     await assert.rejects(transformImage(input, path.join(dir, 'small.png'), png, { ...limits, maxPixels: 59_999, source: 'http://127.0.0.1/small.png' }), (error: Error & { status?: number }) => {

@@ -27,6 +27,14 @@ describe('facts from picture headers', () => {
     }
   });
 
+  it('read a JPEG\'s start-of-frame past a marker without a length (TEM), for size and pixels alike', async () => {
+    // The size and the pixel format were read by two walks of the segments; only one stepped over TEM (ff 01).
+    const jpeg = await readFile(await fixture('yellow-333x251.jpg'));
+    const withTem = Buffer.concat([jpeg.subarray(0, 2), Buffer.from([0xff, 0x01]), jpeg.subarray(2)]);
+    assert.ok(headerFacts(jpeg));
+    assert.deepEqual(headerFacts(withTem), headerFacts(jpeg));
+  });
+
   it('leaves anything else to ffprobe', () => {
     assert.equal(headerFacts(Buffer.from('not a picture at all')), undefined);
     assert.equal(headerFacts(Buffer.from('GIF89a\x10\x00\x10\x00', 'latin1')), undefined, 'GIF is probed by ffprobe');

@@ -315,10 +315,7 @@ export class JobService {
     const record = await store.get(id);
     if (!record || isTerminal(record.status)) return 'finished';
     // A job found `running` was taken back from a worker that died (BullMQ's stalled jobs).
-    if (record.status === 'running' && record.attempts >= config.jobAttempts) {
-      await this.finish(id, 'failed', { error: { status: 500, error: interruptedMessage(record.attempts, config.jobAttempts) } });
-      return 'finished';
-    }
+    if (await this.givenUp(record)) return 'finished';
     const controller = new AbortController();
     let settle!: () => void;
     this.running.set(id, { controller, done: new Promise<void>((resolve) => (settle = resolve)) });
@@ -369,6 +366,18 @@ export class JobService {
         })
         .then((updated) => updated?.status === 'running' && this.publish(updated), () => undefined);
     };
+  }
+
+  /**
+   * The one rule for a job that keeps being interrupted: found `running` (its process or worker stopped
+   * while it ran) after MEDIAFLOW_JOB_ATTEMPTS runs, it is `failed`, saying why. True when it was given up.
+   */
+  private async givenUp(record: JobRecord): Promise<boolean> {
+    const limit = this.deps.config.jobAttempts;
+    if (record.status !== 'running' || record.attempts < limit) return false;
+    const error = { status: 500, error: interruptedMessage(record.attempts, limit) };
+    await this.finish(record.id, 'failed', { error });
+    return true;
   }
 
   /** Records a final state, tells listeners, and arranges the webhook. */
@@ -507,15 +516,11 @@ export class JobService {
    * or failed once its runs reach MEDIAFLOW_JOB_ATTEMPTS. Undefined when it changed meanwhile.
    */
   private async resume(record: JobRecord): Promise<'requeued' | 'failed' | 'deliveries' | undefined> {
-    const { config } = this.deps;
     if (isTerminal(record.status)) {
       await this.deliveries.schedule(record);
       return 'deliveries';
     }
-    if (record.status === 'running' && record.attempts >= config.jobAttempts) {
-      await this.finish(record.id, 'failed', { error: { status: 500, error: interruptedMessage(record.attempts, config.jobAttempts) } });
-      return 'failed';
-    }
+    if (await this.givenUp(record)) return 'failed';
     let again = false;
     await this.store.update(record.id, (r) => {
       // Only as it was seen: a worker that has taken the job meanwhile keeps it.
