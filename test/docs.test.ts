@@ -10,10 +10,9 @@ import { describe, it } from './helpers/lifecycle.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
-describe('the README', () => {
-  it('documents every setting in its configuration table, with the flag that mirrors it', async () => {
-    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
-    const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## Command line'));
+describe('the README and docs/', () => {
+  it('document every setting in the configuration table, with the flag that mirrors it', async () => {
+    const table = await readFile(path.join(ROOT, 'docs/configuration.md'), 'utf8');
     const rows = new Map(table.split('\n').filter((line) => line.startsWith('| `')).map((line) => [/^\| `([A-Z0-9_]+)`/.exec(line)?.[1], line]));
     for (const setting of SETTINGS) {
       const row = rows.get(setting.env);
@@ -68,7 +67,8 @@ describe('the README and the plugin guide against the code', () => {
 
   it('says which routes stay open when an API key is set, and how /metrics is protected', async () => {
     const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
-    const row = readme.split('\n').find((line) => line.startsWith('| `MEDIAFLOW_API_KEY`'))!;
+    const settings = await readFile(path.join(ROOT, 'docs/configuration.md'), 'utf8');
+    const row = settings.split('\n').find((line) => line.startsWith('| `MEDIAFLOW_API_KEY`'))!;
     for (const route of ['`/health`', '`/uploads/...`', '`/openapi.json`', '`/docs`']) assert.ok(row.includes(route), `${route} is named open`);
     assert.match(row, /`\/metrics` need/);
     assert.match(readme, /`GET \/metrics` .*\n?.*Authorization: Bearer/);
