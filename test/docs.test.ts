@@ -48,7 +48,7 @@ describe('the tests', () => {
   });
 });
 
-describe('the README and the plugin guide against the code', () => {
+describe('the README, docs/ and the plugin guide against the code', () => {
   it("lists every format each operation accepts in the endpoints table, and says how resize_image sizes", async () => {
     const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
     const rows = readme.split('\n').filter((line) => line.startsWith('| ') && line.includes('` | `'));
@@ -62,7 +62,8 @@ describe('the README and the plugin guide against the code', () => {
     }
     const resize = rows.find((line) => line.includes('`/resize_image/`'))!;
     assert.match(resize, /stretched to exactly this size/);
-    assert.match(readme, /\*\*resize_image\*\* stretches the image to exactly `width` x `height`/);
+    const operations = await readFile(path.join(ROOT, 'docs/operations.md'), 'utf8');
+    assert.match(operations, /\*\*resize_image\*\* stretches the image to exactly `width` x `height`/);
   });
 
   it('says which routes stay open when an API key is set, and how /metrics is protected', async () => {
