@@ -36,6 +36,21 @@ describe('the README and docs/', () => {
   });
 });
 
+describe('the code', () => {
+  it('cites only documents of the repository in its comments and messages', async () => {
+    // Spelt in parts, so that this file does not match itself.
+    const outside = new RegExp(['CONTRACT', 'ARCHITECTURE', 'STYLE', 'DEVELOPERS'].map((name) => `${name}\\.md`).join('|'));
+    for (const folder of ['src', 'test', 'scripts', 'bench', 'examples', '.ci']) {
+      const names = (await readdir(path.join(ROOT, folder), { recursive: true })).filter((name) => /\.(ts|js|sh)$|^run$/.test(name));
+      for (const name of names.filter((name) => !name.includes('node_modules'))) {
+        const text = await readFile(path.join(ROOT, folder, name), 'utf8');
+        assert.doesNotMatch(text, outside, `${folder}/${name} cites a document outside the repository`);
+        for (const [page] of text.matchAll(/\bdocs\/[\w-]+\.md/g)) assert.ok(existsSync(path.join(ROOT, page)), `${folder}/${name} cites ${page}`);
+      }
+    }
+  });
+});
+
 describe('the tests', () => {
   it('take describe/it from helpers/lifecycle.js, so Node\'s own runner runs them too (README)', async () => {
     const all = await readdir(path.join(ROOT, 'test'), { recursive: true });
