@@ -34,7 +34,7 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
   void reply.status(status).send({ error: error.message || 'Bad request' });
 }
 
-/** Every error leaves as `{error}` JSON with the README's Errors status; unexpected ones are logged, answered briefly. */
+/** Every error leaves as `{error}` JSON with the README's Errors status; unexpected ones are logged. */
 export function installErrorHandler(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((thrown: FastifyError, request, reply) => {
     // A full disk on any route (a job record, an upload being read) says so with a 507, not a bare 500.
