@@ -56,7 +56,7 @@ describe('the code', () => {
 });
 
 describe('the tests', () => {
-  it('take describe/it from helpers/lifecycle.js, so Node\'s own runner runs them too (README)', async () => {
+  it('take describe/it from helpers/lifecycle.js, so Node\'s own runner runs them too (docs/architecture.md)', async () => {
     const all = await readdir(path.join(ROOT, 'test'), { recursive: true });
     const files = all.filter((name) => name.endsWith('.test.ts'));
     assert.ok(files.length > 30, `${files.length} test files`);
