@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The production install as README's "Deploy" gives it, in a fresh clone of this repository's HEAD:
+# The production install as docs/deploy.md gives it, in a fresh clone of this repository's HEAD:
 # `npm ci --omit=dev`, then `npm start`. Fails when npm warns EBADENGINE, when node_modules passes
 # 150 MB, when a dev dependency is installed, when anything is compiled at start, or when the server
 # does not answer /health and an operation. Everything stays on 127.0.0.1.

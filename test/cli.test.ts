@@ -17,7 +17,7 @@ import { builtinRegistry } from '../src/plugins/index.js';
 const BIN = path.resolve(import.meta.dirname, '../bin/mediaflow.js');
 const pkg = JSON.parse(await readFile(path.resolve(import.meta.dirname, '../package.json'), 'utf8')) as { version: string };
 
-/** CONTRACT.md's CLI names: the route without slashes, underscores as dashes. */
+/** The CLI names of docs/architecture.md: the route without slashes, underscores as dashes. */
 const dashed = (name: string) => name.replace(/^\/+|\/+$/g, '').replace(/_/g, '-');
 
 /** Whether ffmpeg-ffprobe-static (an optional dependency whose install downloads the binaries) is present and would be found. */

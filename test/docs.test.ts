@@ -10,10 +10,9 @@ import { describe, it } from './helpers/lifecycle.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
-describe('the README', () => {
-  it('documents every setting in its configuration table, with the flag that mirrors it', async () => {
-    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
-    const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## Command line'));
+describe('the README and docs/', () => {
+  it('document every setting in the configuration table, with the flag that mirrors it', async () => {
+    const table = await readFile(path.join(ROOT, 'docs/configuration.md'), 'utf8');
     const rows = new Map(table.split('\n').filter((line) => line.startsWith('| `')).map((line) => [/^\| `([A-Z0-9_]+)`/.exec(line)?.[1], line]));
     for (const setting of SETTINGS) {
       const row = rows.get(setting.env);
@@ -37,8 +36,27 @@ describe('the README', () => {
   });
 });
 
+describe('the code', () => {
+  it('cites only documents of the repository in its comments and messages', async () => {
+    // Spelt in parts, so that this file does not match itself.
+    const documents = ['CONTRACT', 'ARCHITECTURE', 'STYLE', 'DEVELOPERS'];
+    const outside = new RegExp(documents.map((name) => `${name}\\.md`).join('|'));
+    for (const folder of ['src', 'test', 'scripts', 'bench', 'examples', '.ci']) {
+      const all = await readdir(path.join(ROOT, folder), { recursive: true });
+      const names = all.filter((name) => /\.(ts|js|sh)$|^run$/.test(name) && !name.includes('node_modules'));
+      for (const name of names) {
+        const text = await readFile(path.join(ROOT, folder, name), 'utf8');
+        assert.doesNotMatch(text, outside, `${folder}/${name} cites a document outside the repository`);
+        for (const [page] of text.matchAll(/\bdocs\/[\w-]+\.md/g)) {
+          assert.ok(existsSync(path.join(ROOT, page)), `${folder}/${name} cites ${page}`);
+        }
+      }
+    }
+  });
+});
+
 describe('the tests', () => {
-  it('take describe/it from helpers/lifecycle.js, so Node\'s own runner runs them too (README)', async () => {
+  it('take describe/it from helpers/lifecycle.js, so Node\'s own runner runs them too (docs/architecture.md)', async () => {
     const all = await readdir(path.join(ROOT, 'test'), { recursive: true });
     const files = all.filter((name) => name.endsWith('.test.ts'));
     assert.ok(files.length > 30, `${files.length} test files`);
@@ -49,7 +67,7 @@ describe('the tests', () => {
   });
 });
 
-describe('the README and the plugin guide against the code', () => {
+describe('the README, docs/ and the plugin guide against the code', () => {
   it("lists every format each operation accepts in the endpoints table, and says how resize_image sizes", async () => {
     const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
     const rows = readme.split('\n').filter((line) => line.startsWith('| ') && line.includes('` | `'));
@@ -63,12 +81,14 @@ describe('the README and the plugin guide against the code', () => {
     }
     const resize = rows.find((line) => line.includes('`/resize_image/`'))!;
     assert.match(resize, /stretched to exactly this size/);
-    assert.match(readme, /\*\*resize_image\*\* stretches the image to exactly `width` x `height`/);
+    const operations = await readFile(path.join(ROOT, 'docs/operations.md'), 'utf8');
+    assert.match(operations, /\*\*resize_image\*\* stretches the image to exactly `width` x `height`/);
   });
 
   it('says which routes stay open when an API key is set, and how /metrics is protected', async () => {
     const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
-    const row = readme.split('\n').find((line) => line.startsWith('| `MEDIAFLOW_API_KEY`'))!;
+    const settings = await readFile(path.join(ROOT, 'docs/configuration.md'), 'utf8');
+    const row = settings.split('\n').find((line) => line.startsWith('| `MEDIAFLOW_API_KEY`'))!;
     for (const route of ['`/health`', '`/uploads/...`', '`/openapi.json`', '`/docs`']) assert.ok(row.includes(route), `${route} is named open`);
     assert.match(row, /`\/metrics` need/);
     assert.match(readme, /`GET \/metrics` .*\n?.*Authorization: Bearer/);

@@ -31,7 +31,7 @@ function multipart(parts: Array<[string, string | Blob]>): FormData {
   return form;
 }
 
-/** CONTRACT.md's error: the status, and JSON holding only `error`, matching `pattern`. */
+/** The README's error: the status, and JSON holding only `error`, matching `pattern`. */
 function assertError(answer: Answer, status: number, pattern: RegExp): void {
   assert.equal(answer.status, status, JSON.stringify(answer.body));
   assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);
@@ -83,7 +83,7 @@ describe('HTTP requests', () => {
     assertError(answer, 400, /^Expected `width` to be one value, got 2/);
     const json = { image_url: [url('a.png'), url('b.png')], width: 10, height: 10 };
     assertError(await request(`${server.base}/resize_image/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(json) }), 400, /^Expected `image_url` to be one URL, got 2/);
-    // A list field sent twice is still one list (CONTRACT.md: repeated fields join).
+    // A list field sent twice is still one list (docs/architecture.md: repeated fields join).
     const listTwice = multipart([
       ['audio_urls', 'ftp://example.com/a.mp3'],
       ['audio_urls', 'ftp://example.com/b.mp3'],

@@ -18,7 +18,7 @@ import { startWebhookReceiver, type Delivery, type WebhookReceiver } from './hel
 const PIPELINES = path.resolve(import.meta.dirname, '../pipelines');
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
-/** Every field of a job as CONTRACT.md lists it, and no other. */
+/** Every field of a job as docs/jobs.md lists it, and no other. */
 const JOB_FIELDS = ['job_id', 'kind', 'name', 'status', 'stage', 'progress', 'created_at', 'started_at', 'finished_at', 'result', 'error', 'metadata', 'webhook'].sort();
 const ASYNC = { prefer: 'respond-async' };
 

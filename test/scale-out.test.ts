@@ -95,7 +95,7 @@ describe('one API, two workers, Redis and S3', () => {
       });
       asyncJobs.push({ id, check: expectAudio(7) });
     }
-    // Ten synchronous requests at once, answered with the interface's exact bodies.
+    // Ten synchronous requests at once, answered with the interface's exact bodies (docs/architecture.md).
     const sync = Array.from({ length: 10 }, (_, n) =>
       fetch(`${api.base}/${n % 2 ? 'resize_image' : 'convert-video'}/`, {
         method: 'POST',

@@ -28,7 +28,7 @@ import { workerCommand } from './worker-command.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-/** `audio_urls` → `audio-urls`; CONTRACT.md names subcommands and flags this way. */
+/** `audio_urls` → `audio-urls`; subcommands and flags are named this way (docs/architecture.md). */
 export const dashed = (name: string) => name.replace(/^\/+|\/+$/g, '').replace(/_/g, '-');
 
 /** The text `--help` shows for one parameter: its description, choices and default. */
@@ -116,7 +116,7 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
   return command;
 }
 
-/** The `serve` command, with a flag per setting of CONTRACT.md's table. */
+/** The `serve` command, with a flag per setting of docs/configuration.md. */
 function serveCommand(registry: Registry): Command {
   const command = addSettingFlags(new Command('serve').description('Start the HTTP server'));
   command.action(async (flags: Record<string, string | boolean>) => {

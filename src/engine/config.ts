@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MediaflowError } from './errors.js';
 
-/** mediaflow's settings: CONTRACT.md's configuration table, plus the limits of the hostile-input work. */
+/** mediaflow's settings: the table of docs/configuration.md, plus the limits of the hostile-input work. */
 export interface Config {
   port: number;
   host: string;
@@ -171,7 +171,7 @@ export const SETTINGS: readonly Setting[] = [
 export const apiKeysOf = (config: Pick<Config, 'apiKey' | 'apiKeys'>): string[] =>
   [...new Set([...(config.apiKey ? [config.apiKey] : []), ...config.apiKeys])];
 
-/** The defaults of CONTRACT.md. */
+/** The defaults, as docs/configuration.md lists them. */
 export function defaultConfig(): Config {
   return {
     port: 8000,

@@ -1,6 +1,6 @@
 /**
  * Every error mediaflow reports to a user, in one place: a stable code, the HTTP status that
- * CONTRACT.md gives the condition, and a message that is safe to show (no server paths).
+ * the README's Errors table gives the condition, and a message that is safe to show (no server paths).
  * Front ends map these to responses and exit codes; anything else is a 500 with details logged.
  */
 
@@ -90,7 +90,7 @@ export function diskFullError(error: unknown): MediaflowError | undefined {
 export const storageError = (reason: string, cause?: unknown) =>
   new MediaflowError('MF_ERR_STORAGE', `The server is out of disk space (${reason}); retry later`, { cause });
 
-/** The message CONTRACT.md prescribes for a value outside a format allowlist. */
+/** The message the interface fixes (docs/architecture.md) for a value outside a format allowlist. */
 export const unsupportedFormat = (format: string, supported: readonly string[]) =>
   paramError(`Unsupported format '${format}'. Supported formats: ${supported.join(', ')}.`);
 

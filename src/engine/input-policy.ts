@@ -23,7 +23,7 @@ export const DEMUXERS: Record<InputKind, readonly string[]> = {
 /** Every demuxer any operation accepts: what ffprobe may use on an input before its kind is known. */
 export const ALL_DEMUXERS = [...new Set(Object.values(DEMUXERS).flat())];
 
-/** CONTRACT.md's default of MEDIAFLOW_MAX_PIXELS. */
+/** The default of MEDIAFLOW_MAX_PIXELS (docs/configuration.md). */
 export const DEFAULT_MAX_PIXELS = 100_000_000;
 
 /** The options that keep ffmpeg/ffprobe on one local file opened by an allowed demuxer. */

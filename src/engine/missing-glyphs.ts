@@ -19,7 +19,7 @@ export function missingGlyphs(stderr: string): number[] {
   return [...found];
 }
 
-/** Which of Debian's font packages draws a code point (README's Deploy section installs them). */
+/** Which of Debian's font packages draws a code point (docs/deploy.md, Fonts, installs them). */
 function fontPackageFor(codePoint: number): string | undefined {
   const within = (ranges: Array<[number, number]>) => ranges.some(([from, to]) => codePoint >= from && codePoint <= to);
   // Private use: no standard font has them; only a font made for them (or an icon font) does.

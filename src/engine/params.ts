@@ -16,7 +16,7 @@ interface SchemaFields {
   description?: string;
 }
 
-/** Splits a comma list: whitespace around items ignored, empty items dropped (CONTRACT.md). */
+/** Splits a comma list: whitespace around items ignored, empty items dropped (docs/architecture.md, "Lists"). */
 export const splitList = (value: string): string[] =>
   value
     .split(',')

@@ -176,7 +176,7 @@ export function sampleParams(schema: TObject): Record<string, unknown> {
 
 /**
  * The first problem of an output spec: a response field name, and a path under uploads that
- * holds the job's `{id}` (so nobody can guess it, CONTRACT.md) and cannot leave the store.
+ * holds the job's `{id}` (so nobody can guess it, docs/architecture.md) and cannot leave the store.
  */
 export function outputProblem(spec: unknown): string | undefined {
   const output = spec as Partial<OutputSpec> | undefined;

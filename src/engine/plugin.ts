@@ -209,7 +209,7 @@ export function definePlugin<S extends TObject>(plugin: PluginDefinition<S>): Pl
 /** The input spec of a parameter schema, if it is an input. */
 export const inputSpecOf = (schema: TSchema): InputSpec | undefined => (schema as Record<string, unknown>)[INPUT_KEYWORD] as InputSpec | undefined;
 
-/** Builds an argv from groups that may be null, flattened, as STYLE.md shows. */
+/** Builds an argv from groups that may be null, flattened (docs/architecture.md, "Code style"). */
 export function argv(...groups: Array<readonly string[] | null | undefined | false>): string[] {
   return groups.filter((group): group is readonly string[] => Array.isArray(group)).flat();
 }

@@ -12,7 +12,7 @@ import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
 import resizeImage from './resize-image.js';
 
-/** The ten operations of the interface, in its order. */
+/** The ten operations of the media-service interface, in its order (docs/architecture.md). */
 export const builtinPlugins = [
   mergeAudios,
   imagesToVideo,

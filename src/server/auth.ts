@@ -23,7 +23,7 @@ const bearer = (request: FastifyRequest) => /^Bearer\s+(\S+)\s*$/i.exec(request.
 const matchesAny = (given: unknown, secrets: readonly string[]) =>
   secrets.map((secret) => matches(given, secret)).includes(true);
 
-/** The `onRequest` check of the routes behind the API key (CONTRACT.md's 401 text). */
+/** The `onRequest` check of the routes behind the API key (its 401 text: docs/architecture.md, "Errors"). */
 export function apiKeyCheck(config: Pick<Config, 'apiKey' | 'apiKeys'>) {
   const keys = apiKeysOf(config);
   return async (request: FastifyRequest) => {

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { diskFullError, isAbort, MediaflowError } from '../engine/errors.js';
 
-/** Statuses and texts for Fastify's and its plugins' own errors, in CONTRACT.md's terms. */
+/** Statuses and texts for Fastify's and its plugins' own errors, with the statuses of the README's Errors table. */
 function fromFramework(error: FastifyError, bodyLimit: number): { status: number; message: string } | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -34,7 +34,7 @@ export function frameworkErrors(error: FastifyError, _request: FastifyRequest, r
   void reply.status(status).send({ error: error.message || 'Bad request' });
 }
 
-/** Every error leaves as `{error}` JSON with CONTRACT.md's status; unexpected ones are logged and answered briefly. */
+/** Every error leaves as `{error}` JSON with the README's Errors status; unexpected ones are logged. */
 export function installErrorHandler(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((thrown: FastifyError, request, reply) => {
     // A full disk on any route (a job record, an upload being read) says so with a 507, not a bare 500.

@@ -14,7 +14,7 @@ import { DOCS_PAGE } from './docs-page.js';
  * The OpenAPI 3.1 document of a server, generated from its registry: the same plugin schemas that
  * validate requests, make CLI flags and check pipelines. `GET /openapi.json` serves it and
  * `GET /docs` shows it (Swagger UI); both stay open when an API key is set (they hold no data).
- * It also describes the asynchronous side (CONTRACT.md, "Jobs"): the job fields and headers every
+ * It also describes the asynchronous side (docs/jobs.md): the job fields and headers every
  * operation and pipeline takes, the `202` answer, the `/jobs/{id}` routes and the `jobFinished` webhook.
  */
 
@@ -25,7 +25,7 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 /** Keywords of a parameter schema copied into the document's Schema Objects (TypeBox's symbols and others stay out). */
 const SCHEMA_KEYWORDS = ['type', 'description', 'enum', 'default', 'examples', 'minimum', 'maximum', 'maxLength', 'minLength', 'pattern'] as const;
 
-/** The error statuses an operation may answer with (CONTRACT.md), each as a reusable response. */
+/** The error statuses an operation may answer with (the README's Errors table), each as a reusable response. */
 const ERROR_RESPONSES: Record<string, { name: string; description: string }> = {
   '400': {
     name: 'BadRequest',
@@ -257,7 +257,7 @@ function operation(plugin: PluginDefinition, registry: Registry, secured: boolea
       requestBody: {
         required: true,
         description:
-          'The fields as multipart/form-data (as the interface), application/x-www-form-urlencoded or application/json; unknown fields are ignored. With `webhook_url` or `Prefer: respond-async` the operation runs as a job (202).',
+          'The fields as multipart/form-data (as the README shows), application/x-www-form-urlencoded or application/json; unknown fields are ignored. With `webhook_url` or `Prefer: respond-async` the operation runs as a job (202).',
         content: {
           'multipart/form-data': { schema: bodySchema(plugin, 'form', bodyLimit), example },
           'application/x-www-form-urlencoded': { schema: bodySchema(plugin, 'form', bodyLimit), example },

@@ -4,7 +4,7 @@ import { describe, it } from '../helpers/lifecycle.js';
 import { loadConfig } from '../../src/engine/config.js';
 
 describe('loadConfig', () => {
-  it('has the defaults of CONTRACT.md', () => {
+  it('has the defaults of docs/configuration.md', () => {
     const config = loadConfig({});
     assert.equal(config.port, 8000);
     assert.equal(config.host, '127.0.0.1');
@@ -21,7 +21,7 @@ describe('loadConfig', () => {
     assert.ok(config.concurrency >= 1);
   });
 
-  it('reads booleans and durations as CONTRACT.md says, flags winning over the environment', () => {
+  it('reads booleans and durations as docs/configuration.md says, flags winning over the environment', () => {
     for (const on of ['1', 'true', 'yes', 'on', 'TRUE']) assert.equal(loadConfig({ MEDIAFLOW_ALLOW_PRIVATE_URLS: on }).allowPrivateUrls, true);
     for (const off of ['0', 'false', 'no', 'off']) assert.equal(loadConfig({ MEDIAFLOW_TRUST_PROXY: off }).trustProxy, false);
     assert.equal(loadConfig({ MEDIAFLOW_DOWNLOAD_TIMEOUT: '30' }).downloadTimeoutMs, 30_000);

@@ -11,7 +11,7 @@ export interface TestServer {
   base: string;
   dataDir: string;
   config: Config;
-  /** POSTs fields as multipart/form-data (the interface's encoding) and returns status and JSON. */
+  /** POSTs fields as multipart/form-data (docs/architecture.md: the interface's encoding), returns status and JSON. */
   post: (route: string, fields: Record<string, string>, init?: { headers?: Record<string, string> }) => Promise<{ status: number; body: Record<string, string>; headers: Headers }>;
   /** The local path behind an output URL this server returned. */
   pathOf: (url: string) => string;

@@ -71,7 +71,7 @@ export async function serve(dataDir: string, env: Record<string, string> = {}) {
   }
   return {
     base,
-    /** POSTs fields as multipart/form-data, as the interface's clients do. */
+    /** POSTs fields as multipart/form-data, as mediaflow's clients do. */
     post: async (route: string, fields: Record<string, string>) => {
       const form = new FormData();
       for (const [key, value] of Object.entries(fields)) form.append(key, value);

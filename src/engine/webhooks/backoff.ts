@@ -1,7 +1,7 @@
 /**
  * Spacing of webhook retries. With the defaults (MEDIAFLOW_WEBHOOK_BACKOFF 5m, 8 attempts in all)
  * the 7 retries wait 5m * (1 + 2 + 4 + 8 + 16 + 32 + 64) = 5m * 127 = 635 min ≈ 10.6 h in all,
- * the "about ten hours" CONTRACT.md promises; the longest single wait is 5m * 64 ≈ 5.3 h (6.4 h
+ * the "about ten hours" docs/jobs.md promises; the longest single wait is 5m * 64 ≈ 5.3 h (6.4 h
  * with jitter).
  */
 

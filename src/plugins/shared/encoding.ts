@@ -47,7 +47,7 @@ export interface VideoEncodeOptions {
   quality?: Quality;
 }
 
-/** x264 preset and CRF per quality (README's Performance section has their measured speed and size). */
+/** x264 preset and CRF per quality (docs/performance.md has their measured speed and size). */
 const X264: Record<Quality, { preset: string; crf: number }> = {
   fast: { preset: 'superfast', crf: 23 },
   balanced: { preset: 'veryfast', crf: 23 },
