@@ -565,12 +565,12 @@ describe('asynchronous submissions refused at once', () => {
       ];
       for (const res of unkeyed) {
         assert.equal(res.status, 401);
-        assert.deepEqual(res.body, { error: 'Invalid or missing API key' });
+        assert.deepEqual(res.body, { error: 'Invalid or missing API key', code: 'MF_ERR_AUTH' });
       }
       for (const [method, route] of [['GET', `/jobs/${id}`], ['GET', `/jobs/${id}/events`], ['DELETE', `/jobs/${id}`]] as const) {
         const res = await fetch(`${server.base}${route}`, { method, headers });
         assert.equal(res.status, 401, `${method} ${route}`);
-        assert.deepEqual(await res.json(), { error: 'Invalid or missing API key' });
+        assert.deepEqual(await res.json(), { error: 'Invalid or missing API key', code: 'MF_ERR_AUTH' });
       }
     }
     const keyed = await fetch(`${server.base}/jobs/${id}`, { headers: auth });
