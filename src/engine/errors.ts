@@ -60,7 +60,8 @@ export const ERRORS = {
   MF_ERR_JOB_STATE: {
     status: 409,
     title: 'Job state',
-    description: 'The job has already finished, so it cannot be cancelled; or it was cancelled while a request waited for it.',
+    description: 'The job has already finished, so it cannot be cancelled; or it was cancelled while a request '
+      + 'waited for it.',
   },
   MF_ERR_TOO_LARGE: {
     status: 413,
@@ -132,7 +133,8 @@ export const ERRORS = {
 export type ErrorCode = keyof typeof ERRORS;
 
 /** Whether a value (from a plugin, a worker thread or a stored job) is a code of the registry. */
-export const isErrorCode = (value: unknown): value is ErrorCode => typeof value === 'string' && Object.hasOwn(ERRORS, value);
+export const isErrorCode = (value: unknown): value is ErrorCode =>
+  typeof value === 'string' && Object.hasOwn(ERRORS, value);
 
 /**
  * The code for a status that came without one (a framework error, a job record written before
@@ -200,7 +202,8 @@ export interface JobError {
 }
 
 /** The error a job keeps for `error`. */
-export const jobErrorOf = (error: MediaflowError): JobError => ({ status: error.status, error: error.message, code: error.code });
+export const jobErrorOf = (error: MediaflowError): JobError =>
+  ({ status: error.status, error: error.message, code: error.code });
 
 /**
  * A job's stored failure, answered to the synchronous request that waited for it with its own

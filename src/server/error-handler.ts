@@ -8,7 +8,10 @@ function fromFramework(error: FastifyError, bodyLimit: number): MediaflowError |
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
     case 'FST_REQ_FILE_TOO_LARGE':
-      return new MediaflowError('MF_ERR_TOO_LARGE', `Request body is larger than the limit of ${bodyLimit} bytes (MEDIAFLOW_BODY_LIMIT)`);
+      return new MediaflowError(
+        'MF_ERR_TOO_LARGE',
+        `Request body is larger than the limit of ${bodyLimit} bytes (MEDIAFLOW_BODY_LIMIT)`,
+      );
     case 'FST_PARTS_LIMIT':
     case 'FST_FIELDS_LIMIT':
     case 'FST_FILES_LIMIT':
@@ -26,7 +29,9 @@ function fromFramework(error: FastifyError, bodyLimit: number): MediaflowError |
     case 'FST_PROTO_VIOLATION':
       return new MediaflowError('MF_ERR_BAD_REQUEST', `Malformed request body: ${error.message}`);
     default:
-      return error.statusCode && error.statusCode < 500 ? new MediaflowError(clientCode(error.statusCode), error.message) : undefined;
+      return error.statusCode && error.statusCode < 500
+        ? new MediaflowError(clientCode(error.statusCode), error.message)
+        : undefined;
   }
 }
 
@@ -41,7 +46,8 @@ const body = (error: MediaflowError) => ({ error: error.message, code: error.cod
  * runs (a URL that does not decode, ...), answered in the same `{error, code}` shape.
  */
 export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  const known = new MediaflowError(error.statusCode && error.statusCode < 500 ? clientCode(error.statusCode) : 'MF_ERR_BAD_REQUEST', error.message || 'Bad request');
+  const code = error.statusCode && error.statusCode < 500 ? clientCode(error.statusCode) : 'MF_ERR_BAD_REQUEST';
+  const known = new MediaflowError(code, error.message || 'Bad request');
   void reply.status(known.status).send(body(known));
 }
 
@@ -58,7 +64,8 @@ const CLIENT_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
 export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
   // A reset connection has nobody to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const { code, message } = CLIENT_ERRORS[error.code ?? ''] ?? { code: 'MF_ERR_BAD_REQUEST', message: 'Malformed HTTP request' };
+  const { code, message } =
+    CLIENT_ERRORS[error.code ?? ''] ?? { code: 'MF_ERR_BAD_REQUEST' as const, message: 'Malformed HTTP request' };
   const { status } = ERRORS[code];
   this.log.debug({ err: error, code }, 'client error');
   if (socket.writable) {
@@ -71,7 +78,10 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
   socket.destroy(error);
 }
 
-/** Every error leaves as `{error, code}` JSON with the registry's status; unexpected ones are logged and answered briefly. */
+/**
+ * Every error leaves as `{error, code}` JSON with the registry's status; unexpected ones are logged
+ * and answered briefly.
+ */
 export function installErrorHandler(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((thrown: FastifyError, request, reply) => {
     if (isAbort(thrown)) {
@@ -80,7 +90,8 @@ export function installErrorHandler(app: FastifyInstance, bodyLimit: number): vo
       return reply.status(cancelled.status).send(body(cancelled));
     }
     // A full disk on any route (a job record, an upload being read) says so with a 507, not a bare 500.
-    const error = diskFullError(thrown) ?? (thrown instanceof MediaflowError ? thrown : fromFramework(thrown, bodyLimit));
+    const error =
+      diskFullError(thrown) ?? (thrown instanceof MediaflowError ? thrown : fromFramework(thrown, bodyLimit));
     if (!error) {
       request.log.error({ err: thrown, code: 'MF_ERR_INTERNAL' }, 'unexpected error');
       const internal = new MediaflowError('MF_ERR_INTERNAL', 'Internal server error');

@@ -66,7 +66,11 @@ const reachability = (kind: Json): Json => ({
 const json = (schema: Json) => ({ 'application/json': { schema } });
 /** The responses of the statuses of `codes`, by reference. */
 const errorRefs = (codes: ErrorCode[]) =>
-  Object.fromEntries(codes.map((code) => ERRORS[code].status).map((status) => [String(status), { $ref: `#/components/responses/${responseName(status)}` }]));
+  Object.fromEntries(
+    codes
+      .map((code) => ERRORS[code].status)
+      .map((status) => [String(status), { $ref: `#/components/responses/${responseName(status)}` }]),
+  );
 const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const parameterRef = (name: string) => ({ $ref: `#/components/parameters/${name}` });
 const errorContent = json(schemaRef('Error'));
@@ -588,7 +592,8 @@ function jobSchemas(): Json {
         },
         error: {
           type: ['object', 'null'],
-          description: 'Once failed, the status, text and code the synchronous request would have answered with; else null',
+          description:
+            'Once failed, the status, text and code the synchronous request would have answered with; else null',
           required: ['status', 'error', 'code'],
           properties: {
             status: { type: 'integer', minimum: 400, maximum: 599 },
@@ -694,7 +699,11 @@ export function openApiDocument(
           required: ['error', 'code'],
           properties: {
             error: { type: 'string', description: 'What went wrong; never a stack trace or a server path' },
-            code: { type: 'string', enum: Object.keys(ERRORS), description: 'The stable code of the condition (docs/errors.md): branch on it, not on the text' },
+            code: {
+              type: 'string',
+              enum: Object.keys(ERRORS),
+              description: 'The stable code of the condition (docs/errors.md): branch on it, not on the text',
+            },
           },
         },
         ...jobSchemas(),
@@ -734,7 +743,9 @@ export function openApiDocument(
           content: json(schemaRef('JobAccepted')),
         },
         JobNotFound: { description: 'No such job (unknown, or its record expired with its outputs)', content: errorContent },
-        ...Object.fromEntries([...CODES_BY_STATUS.keys()].map((status) => [responseName(status), errorResponse(status)])),
+        ...Object.fromEntries(
+          [...CODES_BY_STATUS.keys()].map((status) => [responseName(status), errorResponse(status)]),
+        ),
       },
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Needed when the server has MEDIAFLOW_API_KEY or MEDIAFLOW_API_KEYS set' },

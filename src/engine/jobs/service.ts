@@ -81,11 +81,14 @@ const SHUTTING_DOWN = jobErrorOf(busyError('The server is shutting down; retry l
 
 /** A failure as the job keeps it: the synchronous status and text. Unexpected errors are logged, not shown. */
 function errorBody(thrown: unknown, logger: Logger, id: string): JobError {
-  // A server-side failure (a plugin's bug, say) keeps its details, stack and cause, in the log only.
-  if (!(thrown instanceof MediaflowError) || thrown.status >= 500) logger.error({ job: id, err: thrown }, 'job failed');
   // A full disk wherever it struck (a download, a work file, publishing) is a 507, not a 500.
-  const error = diskFullError(thrown) ?? thrown;
-  return jobErrorOf(error instanceof MediaflowError ? error : new MediaflowError('MF_ERR_INTERNAL', 'Internal server error'));
+  const found = diskFullError(thrown) ?? thrown;
+  const error = found instanceof MediaflowError ? found : new MediaflowError('MF_ERR_INTERNAL', 'Internal server error');
+  // A server-side failure (a plugin's bug, say) keeps its details, stack and cause, in the log only.
+  if (!(thrown instanceof MediaflowError) || thrown.status >= 500) {
+    logger.error({ job: id, code: error.code, err: thrown }, 'job failed');
+  }
+  return jobErrorOf(error);
 }
 
 /**
