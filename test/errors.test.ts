@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -107,5 +108,22 @@ describe('error answers carry the code', () => {
     assert.equal(((await broken.json()) as { code: string }).code, 'MF_ERR_BAD_REQUEST');
     const method = await fetch(`${base}/convert-video/`);
     assert.deepEqual([method.status, ((await method.json()) as { code: string }).code], [405, 'MF_ERR_METHOD']);
+  });
+
+  it('gives a Range outside an output its code (416, from @fastify/static)', async () => {
+    await writeFile(path.join(dataDir, 'uploads', 'ten.txt'), '0123456789');
+    const res = await fetch(`${base}/uploads/ten.txt`, { headers: { range: 'bytes=100-200' } });
+    assert.equal(res.status, 416);
+    assert.equal(((await res.json()) as { code: string }).code, 'MF_ERR_RANGE');
+  });
+
+  it('answers headers larger than Node reads with {error, code} (431), written before any request exists', async () => {
+    const socket = net.connect((app.server.address() as AddressInfo).port, '127.0.0.1');
+    socket.end(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    let answer = '';
+    for await (const chunk of socket) answer += String(chunk);
+    assert.match(answer, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    const body = answer.slice(answer.indexOf('\r\n\r\n') + 4);
+    assert.deepEqual(JSON.parse(body), { error: 'The request headers are too large', code: 'MF_ERR_HEADERS_TOO_LARGE' });
   });
 });
