@@ -167,7 +167,8 @@ describe('add-subtitles', () => {
     for (const name of ['not-media.txt', 'tone-2s-44k-stereo.mp3', 'small-300x200.png', 'clip-1s-320x240-30fps-silent.mp4']) {
       const res = await server.post('/add-subtitles/', { video_url: video, subtitle_url: files.url(`/f/${name}`) });
       assert.equal(res.status, 422, `${name}: ${JSON.stringify(res.body)}`);
-      assert.deepEqual(Object.keys(res.body), ['error']);
+      assert.deepEqual(Object.keys(res.body), ['error', 'code']);
+      assert.equal(res.body.code, 'MF_ERR_MEDIA');
       assert.ok(!res.body.error!.includes(server.dataDir), res.body.error);
     }
     const swapped = await server.post('/add-subtitles/', { video_url: files.url('/f/hello.srt'), subtitle_url: files.url('/f/hello.srt') });

@@ -106,6 +106,7 @@ async function post(base: string, route: string, fields: Record<string, string>,
 /** A 507 that says why and shows no server path. */
 function assertInsufficientStorage(answer: { status: number; body: Record<string, unknown> }, reason: RegExp): void {
   assert.equal(answer.status, 507, JSON.stringify(answer.body));
+  assert.equal(answer.body.code, 'MF_ERR_STORAGE');
   assert.match(String(answer.body.error), reason);
   assert.doesNotMatch(String(answer.body.error), /\/(tmp|proc|work|data)\b|\.json/);
 }

@@ -151,7 +151,8 @@ describe('generate-subtitles', () => {
     ] as const) {
       const res = await server.post('/generate-subtitles/', { text: 'some words here', [field]: value });
       assert.equal(res.status, 400, `${field}=${value}: ${JSON.stringify(res.body)}`);
-      assert.deepEqual(Object.keys(res.body), ['error']);
+      assert.deepEqual(Object.keys(res.body), ['error', 'code']);
+      assert.equal(res.body.code, 'MF_ERR_PARAM');
       assert.ok(res.body.error!.includes(`\`${field}\``), res.body.error);
       assert.ok(res.body.error!.includes(value), `the error shows the value given: ${res.body.error}`);
     }

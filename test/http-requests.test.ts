@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { assertCode } from './security/hostile.js';
 
 /**
  * The edges of an HTTP request that users of n8n, browsers and scripts meet: the wrong method,
@@ -31,11 +32,12 @@ function multipart(parts: Array<[string, string | Blob]>): FormData {
   return form;
 }
 
-/** The README's error: the status, and JSON holding only `error`, matching `pattern`. */
+/** The README's error: the status, and JSON holding `error`, matching `pattern`, and a `code` of that status. */
 function assertError(answer: Answer, status: number, pattern: RegExp): void {
   assert.equal(answer.status, status, JSON.stringify(answer.body));
   assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);
-  assert.deepEqual(Object.keys(answer.body), ['error']);
+  assert.deepEqual(Object.keys(answer.body), ['error', 'code']);
+  assertCode(answer.body.code, { status });
   assert.match(String(answer.body.error), pattern);
 }
 

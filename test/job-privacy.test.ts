@@ -156,7 +156,7 @@ describe('several API keys: each key sees only its own jobs', () => {
     for (const [method, route] of [['GET', `/jobs/${id}`], ['GET', `/jobs/${id}/events`], ['DELETE', `/jobs/${id}`]] as const) {
       const res = await fetch(`${server.base}${route}`, { method, headers: B });
       assert.equal(res.status, 404, `${method} ${route}`);
-      assert.deepEqual(await res.json(), { error: `Unknown job '${id}' (it may have expired)` }, 'the same answer as an unknown id');
+      assert.deepEqual(await res.json(), { error: `Unknown job '${id}' (it may have expired)`, code: 'MF_ERR_NOT_FOUND' }, 'the same answer as an unknown id');
     }
     assert.equal((await fetch(`${server.base}/jobs/${id}`, { headers: { 'x-api-key': 'not-a-key' } })).status, 401);
     assert.deepEqual(await getJob(server.base, id, A), own, 'unchanged for its owner');

@@ -268,13 +268,14 @@ describe('asynchronous jobs', () => {
 
   it('fails a job whose input cannot be downloaded (502) or is not media (422), as the synchronous route would, in the record and the webhook', async () => {
     const cases = [
-      { url: files.url('/f/missing.png'), hook: '/hook/missing', status: 502 },
-      { url: files.url('/f/not-media.txt'), hook: '/hook/not-media', status: 422 },
+      { url: files.url('/f/missing.png'), hook: '/hook/missing', status: 502, code: 'MF_ERR_DOWNLOAD' },
+      { url: files.url('/f/not-media.txt'), hook: '/hook/not-media', status: 422, code: 'MF_ERR_MEDIA' },
     ];
-    for (const { url, hook, status } of cases) {
+    for (const { url, hook, status, code } of cases) {
       const fields = { image_url: url, width: '32', height: '32' };
       const sync = await server.post('/resize_image/', fields);
       assert.equal(sync.status, status, JSON.stringify(sync.body));
+      assert.equal(sync.body.code, code);
       if (status === 502) assert.ok(sync.body.error!.startsWith(`Failed to download ${url}`), sync.body.error);
 
       const id = accepted(await postForm(server.base, '/resize_image/', { ...fields, webhook_url: receiver.url(hook), metadata: hook }, ASYNC), server.base);
@@ -283,7 +284,7 @@ describe('asynchronous jobs', () => {
       assertJobShape(body, id, 'operation', 'resize_image');
       assert.equal(body.status, 'failed');
       assert.equal(body.stage, 'failed');
-      assert.deepEqual(body.error, { status, error: sync.body.error });
+      assert.deepEqual(body.error, { status, error: sync.body.error, code });
       assert.equal(body.result, null);
       assert.equal(body.metadata, hook);
       assert.ok(body.progress < 100);
@@ -291,7 +292,7 @@ describe('asynchronous jobs', () => {
 
       const job = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 1);
       assert.equal(job.status, 'failed');
-      assert.deepEqual(job.error, { status, error: sync.body.error });
+      assert.deepEqual(job.error, { status, error: sync.body.error, code });
       assert.equal(job.result, null);
       assert.deepEqual(withoutWebhook(job), withoutWebhook(body));
       assert.equal(job.webhook!.last_status, 200);
@@ -565,12 +566,12 @@ describe('asynchronous submissions refused at once', () => {
       ];
       for (const res of unkeyed) {
         assert.equal(res.status, 401);
-        assert.deepEqual(res.body, { error: 'Invalid or missing API key' });
+        assert.deepEqual(res.body, { error: 'Invalid or missing API key', code: 'MF_ERR_AUTH' });
       }
       for (const [method, route] of [['GET', `/jobs/${id}`], ['GET', `/jobs/${id}/events`], ['DELETE', `/jobs/${id}`]] as const) {
         const res = await fetch(`${server.base}${route}`, { method, headers });
         assert.equal(res.status, 401, `${method} ${route}`);
-        assert.deepEqual(await res.json(), { error: 'Invalid or missing API key' });
+        assert.deepEqual(await res.json(), { error: 'Invalid or missing API key', code: 'MF_ERR_AUTH' });
       }
     }
     const keyed = await fetch(`${server.base}/jobs/${id}`, { headers: auth });

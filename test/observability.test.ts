@@ -55,7 +55,7 @@ describe('metrics access', () => {
       for (const headers of [{}, { 'x-api-key': 'wrong' }, { authorization: 'Bearer wrong' }, { authorization: 'Basic c2VzYW1l' }] as Array<Record<string, string>>) {
         const res = await scrape(keyed.base, headers);
         assert.equal(res.status, 401, JSON.stringify(headers));
-        assert.deepEqual(await res.json(), { error: 'Invalid or missing API key' });
+        assert.deepEqual(await res.json(), { error: 'Invalid or missing API key', code: 'MF_ERR_AUTH' });
         assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer /);
       }
       for (const headers of [{ 'x-api-key': 'sesame' }, { authorization: 'Bearer sesame' }] as Array<Record<string, string>>) {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { loadConfig } from '../src/engine/config.js';
+import { ERRORS } from '../src/engine/errors.js';
 import { parseParams } from '../src/engine/params.js';
 import { sampleParams } from '../src/engine/plugin-check.js';
 import { inputSpecOf, type PluginDefinition } from '../src/engine/plugin.js';
@@ -250,8 +251,16 @@ describe('OpenAPI document and docs', () => {
         assert.equal(response.content['application/json'].schema.$ref, '#/components/schemas/Error');
       }
     }
-    assert.deepEqual(document.components.schemas.Error.required, ['error']);
-    assert.ok(document.components.responses.Busy.headers['Retry-After']);
+    assert.deepEqual(document.components.schemas.Error.required, ['error', 'code']);
+    assert.deepEqual(document.components.schemas.Error.properties.code.enum, Object.keys(ERRORS));
+    // The responses are made from the registry: each code is described under the response of its status.
+    for (const [code, { title }] of Object.entries(ERRORS)) {
+      const described = Object.values(document.components.responses as Record<string, Json>)
+        .filter((response) => response.description.includes(`\`${code}\` (${title})`));
+      assert.equal(described.length, 1, code);
+    }
+    assert.ok(document.components.responses.ServiceUnavailable.headers['Retry-After']);
+    assert.equal(document.paths['/thumbnail/'].post.responses['400'].$ref, '#/components/responses/BadRequest');
     // This server has an API key: the operations say so.
     assert.deepEqual(document.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Needed when the server has MEDIAFLOW_API_KEY or MEDIAFLOW_API_KEYS set' });
     assert.deepEqual(document.paths['/thumbnail/'].post.security, [{ apiKey: [] }]);
@@ -273,7 +282,7 @@ describe('OpenAPI document and docs', () => {
       const headers = post.parameters.filter((parameter: Json) => parameter.$ref).map((parameter: Json) => parameter.$ref);
       assert.deepEqual(headers, ['#/components/parameters/Prefer', '#/components/parameters/IdempotencyKey'], route);
       assert.equal(post.responses['202'].$ref, '#/components/responses/Accepted', route);
-      assert.equal(post.responses['422'].$ref, '#/components/responses/Unprocessable', route);
+      assert.equal(post.responses['422'].$ref, '#/components/responses/UnprocessableEntity', route);
       assert.ok(post.responses['200'], `${route}: still answers synchronously`);
     }
     const { Prefer, IdempotencyKey } = document.components.parameters;
@@ -294,7 +303,7 @@ describe('OpenAPI document and docs', () => {
     assert.equal(jobAccepted.properties.status_url.format, 'uri');
     assert.ok(jobAccepted.properties.status.enum.includes('queued'));
     // 422 also covers an Idempotency-Key reused with other fields.
-    assert.match(document.components.responses.Unprocessable.description, /Idempotency-Key/);
+    assert.match(document.components.responses.UnprocessableEntity.description, /Idempotency-Key/);
   });
 
   it('describes GET /jobs/{id}, its events and DELETE, behind the API key, with the Job schema', async () => {
@@ -314,7 +323,7 @@ describe('OpenAPI document and docs', () => {
     assert.deepEqual(p.result.type, ['object', 'null']);
     assert.deepEqual(p.result.required, ['message']);
     assert.deepEqual(p.error.type, ['object', 'null']);
-    assert.deepEqual(p.error.required, ['status', 'error']);
+    assert.deepEqual(p.error.required, ['status', 'error', 'code']);
     assert.deepEqual([p.error.properties.status.type, p.error.properties.error.type], ['integer', 'string']);
     assert.deepEqual(p.metadata.type, ['string', 'object', 'null']);
     assert.deepEqual(p.webhook.type, ['object', 'null']);

@@ -199,7 +199,7 @@ describe('own outputs as inputs, with private addresses refused', () => {
       const url = `${server.base}/uploads/%2e%2e/secret.srt`;
       const res = await server.post('/add-subtitles/', { video_url: `${server.base}/uploads/${video}`, subtitle_url: url }, { headers: { prefer: 'respond-async' } });
       assert.equal(res.status, 400, JSON.stringify(res.body));
-      assert.deepEqual(res.body, { error: invalid(url) });
+      assert.deepEqual(res.body, { error: invalid(url), code: 'MF_ERR_URL' });
     });
 
     it('left no output, no job record, and no file holding the secret', async () => {

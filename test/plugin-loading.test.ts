@@ -328,16 +328,19 @@ describe('third-party plugins: failures at run time', () => {
 
   it('fails only its own request: 500 naming the plugin (no server path), or its own 422; the details are logged', async () => {
     const boom = await post('/boom/', { text: 'hi' });
-    assert.deepEqual(boom, { status: 500, body: { error: "Plugin 'boom' failed: kaboom reading <path>" } });
+    assert.deepEqual(boom, { status: 500, body: { error: "Plugin 'boom' failed: kaboom reading <path>", code: 'MF_ERR_INTERNAL' } });
     const logged = log.join('');
     assert.match(logged, /Plugin 'boom' failed/);
     assert.match(logged, /TypeError: kaboom reading \/srv\/mediaflow\/secret\/config\.json/, 'the original error, with its stack, is in the log');
     assert.match(logged, /throws\.js/);
 
-    assert.deepEqual(await post('/refuse/', { text: 'that' }), { status: 422, body: { error: "Cannot use 'that'" } });
+    assert.deepEqual(await post('/refuse/', { text: 'that' }), { status: 422, body: { error: "Cannot use 'that'", code: 'MF_ERR_MEDIA' } });
     assert.deepEqual(await post('/no-plan/', { text: 'x' }), {
       status: 500,
-      body: { error: "Plugin 'no-plan' failed: build() returned undefined, not an argv (string[]) or a plan ({ commands })" },
+      body: {
+        error: "Plugin 'no-plan' failed: build() returned undefined, not an argv (string[]) or a plan ({ commands })",
+        code: 'MF_ERR_INTERNAL',
+      },
     });
     // Parameters are still checked before any plugin code runs.
     assert.equal((await post('/boom/', {})).status, 400);

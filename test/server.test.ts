@@ -8,6 +8,7 @@ import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { durationOf, probe, videoOf } from './helpers/media.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
 import { builtinRegistry } from '../src/plugins/index.js';
+import { assertCode } from './security/hostile.js';
 
 type Body = Record<string, unknown>;
 interface Answer {
@@ -60,7 +61,8 @@ async function send(
 function assertError(res: Answer, status: number, server: TestServer, pattern?: RegExp): string {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
-  assert.deepEqual(Object.keys(res.body), ['error']);
+  assert.deepEqual(Object.keys(res.body), ['error', 'code']);
+  assertCode(res.body.code, { status });
   const text = res.body.error;
   assert.equal(typeof text, 'string');
   assert.ok((text as string).length > 0);

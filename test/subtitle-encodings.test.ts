@@ -91,7 +91,10 @@ describe('add-subtitles: subtitle files in any common encoding', () => {
       const url = files.url(route);
       const res = await server.post('/add-subtitles/', { video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: url });
       assert.equal(res.status, 422, `${route}: ${JSON.stringify(res.body)}`);
-      assert.deepEqual(res.body, { error: `Input ${url} is not a subtitle file: its character encoding could not be detected (binary data, or text in an unknown encoding)` });
+      assert.deepEqual(res.body, {
+        error: `Input ${url} is not a subtitle file: its character encoding could not be detected (binary data, or text in an unknown encoding)`,
+        code: 'MF_ERR_MEDIA',
+      });
     }
     assert.deepEqual(await server.workLeftovers(), []);
   });

@@ -257,7 +257,7 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     const failedId = await submit(server, '/resize_image/', { ...missing, webhook_url: receiver.url('/failed'), metadata: 'f' });
     const failed = await waitForJob(server.base, failedId, (j) => j.webhook?.delivered_at != null);
     assert.equal(failed.status, 'failed');
-    assert.deepEqual(failed.error, { status: sync.status, error: sync.body.error });
+    assert.deepEqual(failed.error, { status: sync.status, error: sync.body.error, code: sync.body.code });
 
     // Cancelled: one job running (an hour-long slideshow), one waiting behind it.
     const long = { image_urls: files.url('/f/small-300x200.png'), seconds_per_image: '3600', fps: '60' };

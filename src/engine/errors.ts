@@ -4,45 +4,144 @@
  * Front ends map these to responses and exit codes; anything else is a 500 with details logged.
  */
 
-/** The error codes, each with the HTTP status it answers with. */
-export const ERROR_STATUS = {
-  /** A parameter is missing, of the wrong type, out of range or not in its enum. */
-  MF_ERR_PARAM: 400,
-  /** An input URL is malformed, not http(s), or points at an address that is not allowed. */
-  MF_ERR_URL: 400,
-  /** `MEDIAFLOW_API_KEY` is set and the request did not carry it. */
-  MF_ERR_AUTH: 401,
-  /** The operation, route or job does not exist (or its record has expired). */
-  MF_ERR_NOT_FOUND: 404,
-  /** An operation's path was asked with another method than POST (the answer carries `Allow`). */
-  MF_ERR_METHOD: 405,
-  /** The job has already finished, so it cannot be cancelled; or it was cancelled while a request waited for it. */
-  MF_ERR_JOB_STATE: 409,
-  /** A request body or an input is larger than its limit. */
-  MF_ERR_TOO_LARGE: 413,
-  /** The body's Content-Type (or its charset) is not one mediaflow reads. */
-  MF_ERR_MEDIA_TYPE: 415,
-  /** The input was downloaded but is not usable media, or ffmpeg failed on it. */
-  MF_ERR_MEDIA: 422,
-  /** An `Idempotency-Key` was used before with other fields. */
-  MF_ERR_IDEMPOTENCY: 422,
-  /** Anything unexpected. */
-  MF_ERR_INTERNAL: 500,
-  /** An input could not be downloaded. */
-  MF_ERR_DOWNLOAD: 502,
-  /** The queue is full or the server is shutting down. */
-  MF_ERR_BUSY: 503,
-  /** Processing ran past its time limit. */
-  MF_ERR_TIMEOUT: 504,
-  /**
-   * The server's disk (or its quota) is full, or below MEDIAFLOW_MIN_FREE_DISK: a job record, a
-   * download or an output could not be written. 507 Insufficient Storage (RFC 4918): the request
-   * was fine and may be sent again once space is freed.
-   */
-  MF_ERR_STORAGE: 507,
-} as const;
+/** What the registry says of one code: its HTTP status, a short title and when it is answered. */
+export interface ErrorDefinition {
+  readonly status: number;
+  readonly title: string;
+  readonly description: string;
+}
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+/**
+ * The registry: every code with its status, title and description. The error handler, the OpenAPI
+ * responses and docs/errors.md are made from it (test/engine/errors.test.ts checks the document).
+ * A code is never renamed or given another status: clients branch on it.
+ */
+export const ERRORS = {
+  MF_ERR_PARAM: {
+    status: 400,
+    title: 'Invalid parameter',
+    description: 'A parameter is missing, of the wrong type, out of range or not in its enum; an unsupported format; '
+      + 'too few or too many URLs; an invalid `metadata` or `Idempotency-Key`; fields nested more than 32 levels deep.',
+  },
+  MF_ERR_URL: {
+    status: 400,
+    title: 'Invalid URL',
+    description: 'An input URL or `webhook_url` is malformed, not http(s), or points at an address that is not allowed '
+      + '(private, loopback, link-local).',
+  },
+  MF_ERR_BAD_REQUEST: {
+    status: 400,
+    title: 'Malformed request',
+    description: 'The request itself cannot be read: a body that is not valid JSON or multipart, a path that does not '
+      + 'decode, or a broken HTTP request.',
+  },
+  MF_ERR_AUTH: {
+    status: 401,
+    title: 'Unauthorized',
+    description: 'The server has an API key (`MEDIAFLOW_API_KEY`, `MEDIAFLOW_API_KEYS`, or `MEDIAFLOW_METRICS_TOKEN` '
+      + 'for /metrics) and the request did not carry it.',
+  },
+  MF_ERR_NOT_FOUND: {
+    status: 404,
+    title: 'Not found',
+    description: 'The route, operation, pipeline, job or output does not exist (or its record has expired).',
+  },
+  MF_ERR_METHOD: {
+    status: 405,
+    title: 'Method not allowed',
+    description: "Another method than POST on an operation's path; the answer carries `Allow: POST`.",
+  },
+  MF_ERR_REQUEST_TIMEOUT: {
+    status: 408,
+    title: 'Request timeout',
+    description: "The request's headers or body were not received in time (`MEDIAFLOW_HEADERS_TIMEOUT`, "
+      + '`MEDIAFLOW_REQUEST_TIMEOUT`); the connection is then closed.',
+  },
+  MF_ERR_JOB_STATE: {
+    status: 409,
+    title: 'Job state',
+    description: 'The job has already finished, so it cannot be cancelled; or it was cancelled while a request '
+      + 'waited for it.',
+  },
+  MF_ERR_TOO_LARGE: {
+    status: 413,
+    title: 'Too large',
+    description: 'A request body, its number of parts, or an input is larger than its limit.',
+  },
+  MF_ERR_MEDIA_TYPE: {
+    status: 415,
+    title: 'Unsupported media type',
+    description: "The body's Content-Type is not multipart/form-data, application/x-www-form-urlencoded or "
+      + 'application/json, or its charset is not one mediaflow reads.',
+  },
+  MF_ERR_RANGE: {
+    status: 416,
+    title: 'Range not satisfiable',
+    description: 'A `Range` asked of a file under /uploads/ lies outside the file.',
+  },
+  MF_ERR_MEDIA: {
+    status: 422,
+    title: 'Unusable media',
+    description: 'An input was downloaded but is not usable media, or ffmpeg (or the plugin) refused it.',
+  },
+  MF_ERR_IDEMPOTENCY: {
+    status: 422,
+    title: 'Idempotency key reused',
+    description: 'An `Idempotency-Key` was used before with other fields.',
+  },
+  MF_ERR_HEADERS_TOO_LARGE: {
+    status: 431,
+    title: 'Headers too large',
+    description: "The request's headers are larger than the server reads; the connection is then closed.",
+  },
+  MF_ERR_CANCELLED: {
+    status: 499,
+    title: 'Request cancelled',
+    description: 'The client went away before the answer (nginx\'s 499); written in the log, read by nobody.',
+  },
+  MF_ERR_INTERNAL: {
+    status: 500,
+    title: 'Internal error',
+    description: 'Anything unexpected, such as a plugin that failed (`Plugin <name> failed: ...`) or a job interrupted '
+      + 'more often than `MEDIAFLOW_JOB_ATTEMPTS`; the details are in the server log only.',
+  },
+  MF_ERR_DOWNLOAD: {
+    status: 502,
+    title: 'Download failed',
+    description: '`Failed to download <url>: <reason>`: DNS, connection, HTTP status >= 400 or time-out.',
+  },
+  MF_ERR_BUSY: {
+    status: 503,
+    title: 'Busy',
+    description: 'The queue is full, the server is under pressure or shutting down; retry after `Retry-After` seconds.',
+  },
+  MF_ERR_TIMEOUT: {
+    status: 504,
+    title: 'Processing timeout',
+    description: 'Processing ran past its time limit (`MEDIAFLOW_JOB_TIMEOUT`).',
+  },
+  MF_ERR_STORAGE: {
+    status: 507,
+    title: 'Insufficient storage',
+    // 507 Insufficient Storage (RFC 4918): the request was fine and may be sent again once space is freed.
+    description: "The server's disk or quota is full (a job record, a download or an output could not be written), or "
+      + 'below `MEDIAFLOW_MIN_FREE_DISK` when a job is submitted; nothing half-written is kept: send the same request '
+      + 'again later.',
+  },
+} as const satisfies Record<`MF_ERR_${string}`, ErrorDefinition>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** Whether a value (from a plugin, a worker thread or a stored job) is a code of the registry. */
+export const isErrorCode = (value: unknown): value is ErrorCode =>
+  typeof value === 'string' && Object.hasOwn(ERRORS, value);
+
+/**
+ * The code for a status that came without one (a framework error, a job record written before
+ * records kept their code): the first code of the registry with that status, else undefined.
+ */
+export const codeOfStatus = (status: number): ErrorCode | undefined =>
+  (Object.keys(ERRORS) as ErrorCode[]).find((code) => ERRORS[code].status === status);
 
 /** An error whose message may be shown to the user as is. */
 export class MediaflowError extends Error {
@@ -55,7 +154,7 @@ export class MediaflowError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'MediaflowError';
     this.code = code;
-    this.status = ERROR_STATUS[code];
+    this.status = ERRORS[code].status;
     if (options.retryAfter !== undefined) this.retryAfter = options.retryAfter;
   }
 }
@@ -94,13 +193,25 @@ export const storageError = (reason: string, cause?: unknown) =>
 export const unsupportedFormat = (format: string, supported: readonly string[]) =>
   paramError(`Unsupported format '${format}'. Supported formats: ${supported.join(', ')}.`);
 
+/** A failure as a job keeps it and shows it (`GET /jobs/<id>`, its events, its webhook). */
+export interface JobError {
+  status: number;
+  error: string;
+  /** Absent from records written before the code was kept. */
+  code?: ErrorCode;
+}
+
+/** The error a job keeps for `error`. */
+export const jobErrorOf = (error: MediaflowError): JobError =>
+  ({ status: error.status, error: error.message, code: error.code });
+
 /**
- * An error that answers with `status`: a job's failure, kept as `{status, error}` in its record,
- * answered to the synchronous request that waited for it.
+ * A job's stored failure, answered to the synchronous request that waited for it with its own
+ * code; a record without one (older) gets the first code of its status.
  */
-export function errorWithStatus(status: number, message: string): MediaflowError {
-  const code = (Object.keys(ERROR_STATUS) as ErrorCode[]).find((candidate) => ERROR_STATUS[candidate] === status) ?? 'MF_ERR_INTERNAL';
-  return new MediaflowError(code, message, code === 'MF_ERR_BUSY' ? { retryAfter: 5 } : {});
+export function errorOfJob(stored: JobError): MediaflowError {
+  const code = isErrorCode(stored.code) ? stored.code : (codeOfStatus(stored.status) ?? 'MF_ERR_INTERNAL');
+  return new MediaflowError(code, stored.error, code === 'MF_ERR_BUSY' ? { retryAfter: 5 } : {});
 }
 
 /** Whether a thrown value is the user's cancellation rather than a failure. */

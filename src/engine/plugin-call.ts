@@ -1,4 +1,4 @@
-import { ERROR_STATUS, MediaflowError, type ErrorCode } from './errors.js';
+import { isErrorCode, MediaflowError } from './errors.js';
 import { outputProblem } from './plugin-check.js';
 import type { OutputSpec, Plan, PluginDefinition } from './plugin.js';
 import { shortMessage } from './short-message.js';
@@ -34,8 +34,8 @@ function asMediaflowError(error: unknown): MediaflowError | undefined {
   if (error instanceof MediaflowError) return error;
   const candidate = error as { name?: unknown; code?: unknown; message?: unknown; retryAfter?: unknown } | null;
   if (typeof candidate !== 'object' || candidate === null || candidate.name !== 'MediaflowError') return undefined;
-  if (typeof candidate.code !== 'string' || !(candidate.code in ERROR_STATUS) || typeof candidate.message !== 'string') return undefined;
-  return new MediaflowError(candidate.code as ErrorCode, candidate.message, {
+  if (!isErrorCode(candidate.code) || typeof candidate.message !== 'string') return undefined;
+  return new MediaflowError(candidate.code, candidate.message, {
     cause: error,
     ...(typeof candidate.retryAfter === 'number' ? { retryAfter: candidate.retryAfter } : {}),
   });

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { ERROR_STATUS, MediaflowError, type ErrorCode } from './errors.js';
+import { isErrorCode, MediaflowError } from './errors.js';
 import type { TextTask } from './text-worker.js';
 
 /**
@@ -38,8 +38,8 @@ export function setTextWorkers(slots: number): void {
 
 /** A thread's failure as the caller's error: mediaflow's own errors keep their code (and status). */
 function rebuild(error: { message: string; code?: unknown }): Error {
-  return typeof error.code === 'string' && error.code in ERROR_STATUS
-    ? new MediaflowError(error.code as ErrorCode, error.message)
+  return isErrorCode(error.code)
+    ? new MediaflowError(error.code, error.message)
     : new Error(error.message);
 }
 

@@ -24,7 +24,7 @@ import { submitJob, type SubmitContext } from './job-submission.js';
 import { registerPipelineRoutes } from './pipeline-routes.js';
 import { createMetrics } from './metrics.js';
 import { registerApiDocs } from './openapi.js';
-import { frameworkErrors, installErrorHandler } from './error-handler.js';
+import { clientErrorHandler, frameworkErrors, installErrorHandler } from './error-handler.js';
 import { registerUrlencoded } from './urlencoded.js';
 import { limitConnections, timeLimitOptions } from './connections.js';
 import { installPressureCheck } from './pressure.js';
@@ -66,8 +66,10 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
     // Paths like /merge-audios and /merge-audios/ both reach the route.
     routerOptions: { ignoreTrailingSlash: true },
     genReqId: () => crypto.randomUUID(),
-    // A URL that does not decode gets the same `{error}` body as every other error.
+    // A URL that does not decode, a request not received in time or not parseable get the same
+    // `{error, code}` body as every other error.
     frameworkErrors,
+    clientErrorHandler,
     ...timeLimitOptions(config),
   });
   limitConnections(app.server, config, app.log);

@@ -32,7 +32,10 @@ export async function registerDashboard(app: FastifyInstance, queues: Queue[], a
   await app.register(async (scope) => {
     scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       if (carriesKey(request, apiKey)) return;
-      await reply.status(401).header('www-authenticate', 'Basic realm="mediaflow", charset="UTF-8"').send({ error: 'Invalid or missing API key' });
+      await reply
+        .status(401)
+        .header('www-authenticate', 'Basic realm="mediaflow", charset="UTF-8"')
+        .send({ error: 'Invalid or missing API key', code: 'MF_ERR_AUTH' });
     });
     await scope.register(adapter.registerPlugin(), { prefix: DASHBOARD_PATH, basePath: DASHBOARD_PATH } as { prefix: string });
   });

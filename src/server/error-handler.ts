@@ -1,58 +1,109 @@
+import http from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { diskFullError, isAbort, MediaflowError } from '../engine/errors.js';
+import { codeOfStatus, diskFullError, ERRORS, isAbort, MediaflowError, type ErrorCode } from '../engine/errors.js';
 
-/** Statuses and texts for Fastify's and its plugins' own errors, with the statuses of the README's Errors table. */
-function fromFramework(error: FastifyError, bodyLimit: number): { status: number; message: string } | undefined {
+/** Fastify's and its plugins' own errors as registry errors, with the texts of docs/errors.md. */
+function fromFramework(error: FastifyError, bodyLimit: number): MediaflowError | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
     case 'FST_REQ_FILE_TOO_LARGE':
-      return { status: 413, message: `Request body is larger than the limit of ${bodyLimit} bytes (MEDIAFLOW_BODY_LIMIT)` };
+      return new MediaflowError(
+        'MF_ERR_TOO_LARGE',
+        `Request body is larger than the limit of ${bodyLimit} bytes (MEDIAFLOW_BODY_LIMIT)`,
+      );
     case 'FST_PARTS_LIMIT':
     case 'FST_FIELDS_LIMIT':
     case 'FST_FILES_LIMIT':
-      return { status: 413, message: `Request has more parts than allowed (${error.message})` };
+      return new MediaflowError('MF_ERR_TOO_LARGE', `Request has more parts than allowed (${error.message})`);
     case 'FST_UNDER_PRESSURE':
-      return { status: 503, message: 'Server is under heavy load; retry later' };
+      return new MediaflowError('MF_ERR_BUSY', 'Server is under heavy load; retry later');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, message: 'Unsupported Content-Type: send multipart/form-data, application/x-www-form-urlencoded or application/json' };
+      return new MediaflowError(
+        'MF_ERR_MEDIA_TYPE',
+        'Unsupported Content-Type: send multipart/form-data, application/x-www-form-urlencoded or application/json',
+      );
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
     case 'FST_PROTO_VIOLATION':
-      return { status: 400, message: `Malformed request body: ${error.message}` };
+      return new MediaflowError('MF_ERR_BAD_REQUEST', `Malformed request body: ${error.message}`);
     default:
-      return error.statusCode && error.statusCode < 500 ? { status: error.statusCode, message: error.message } : undefined;
+      return error.statusCode && error.statusCode < 500
+        ? new MediaflowError(clientCode(error.statusCode), error.message)
+        : undefined;
   }
 }
 
+/** The code of another client error (a 416 of @fastify/static, ...): its status's, else a malformed request. */
+const clientCode = (status: number): ErrorCode => codeOfStatus(status) ?? 'MF_ERR_BAD_REQUEST';
+
+/** The `{error, code}` body every error answers with. */
+const body = (error: MediaflowError) => ({ error: error.message, code: error.code });
+
 /**
  * Fastify's `frameworkErrors` option: errors its router raises before any route or error handler
- * runs (a URL that does not decode, ...), answered in the same `{error}` shape.
+ * runs (a URL that does not decode, ...), answered in the same `{error, code}` shape.
  */
 export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  const status = error.statusCode && error.statusCode < 500 ? error.statusCode : 400;
-  void reply.status(status).send({ error: error.message || 'Bad request' });
+  const code = error.statusCode && error.statusCode < 500 ? clientCode(error.statusCode) : 'MF_ERR_BAD_REQUEST';
+  const known = new MediaflowError(code, error.message || 'Bad request');
+  void reply.status(known.status).send(body(known));
 }
 
-/** Every error leaves as `{error}` JSON with the README's Errors status; unexpected ones are logged. */
+/** What Node's parser reports before any request exists, as registry codes (Fastify's own answer has no code). */
+const CLIENT_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { code: 'MF_ERR_REQUEST_TIMEOUT', message: 'The request was not received in time' },
+  HPE_HEADER_OVERFLOW: { code: 'MF_ERR_HEADERS_TOO_LARGE', message: 'The request headers are too large' },
+};
+
+/**
+ * Fastify's `clientErrorHandler` option: a request that timed out or that Node cannot parse gets a
+ * `{error, code}` answer written on the socket, which is then closed (as Fastify's default does).
+ */
+export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
+  // A reset connection has nobody to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const { code, message } =
+    CLIENT_ERRORS[error.code ?? ''] ?? { code: 'MF_ERR_BAD_REQUEST' as const, message: 'Malformed HTTP request' };
+  const { status } = ERRORS[code];
+  this.log.debug({ err: error, code }, 'client error');
+  if (socket.writable) {
+    const text = JSON.stringify({ error: message, code });
+    socket.write(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(text)}\r\n`
+        + `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${text}`,
+    );
+  }
+  socket.destroy(error);
+}
+
+/**
+ * Every error leaves as `{error, code}` JSON with the registry's status; unexpected ones are logged
+ * and answered briefly.
+ */
 export function installErrorHandler(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((thrown: FastifyError, request, reply) => {
-    // A full disk on any route (a job record, an upload being read) says so with a 507, not a bare 500.
-    const error = (diskFullError(thrown) ?? thrown) as FastifyError;
-    if (error instanceof MediaflowError) {
-      if (error.retryAfter !== undefined) void reply.header('Retry-After', String(error.retryAfter));
-      const level = error.status >= 500 ? 'error' : 'info';
-      request.log[level]({ code: error.code, err: error }, error.message);
-      return reply.status(error.status).send({ error: error.message });
-    }
-    if (isAbort(error)) {
+    if (isAbort(thrown)) {
       // The client went away; nobody reads this answer.
-      return reply.status(499).send({ error: 'Request cancelled' });
+      const cancelled = new MediaflowError('MF_ERR_CANCELLED', 'Request cancelled');
+      return reply.status(cancelled.status).send(body(cancelled));
     }
-    const known = fromFramework(error, bodyLimit);
-    if (known) return reply.status(known.status).send({ error: known.message });
-    request.log.error({ err: error }, 'unexpected error');
-    return reply.status(500).send({ error: 'Internal server error' });
+    // A full disk on any route (a job record, an upload being read) says so with a 507, not a bare 500.
+    const error =
+      diskFullError(thrown) ?? (thrown instanceof MediaflowError ? thrown : fromFramework(thrown, bodyLimit));
+    if (!error) {
+      request.log.error({ err: thrown, code: 'MF_ERR_INTERNAL' }, 'unexpected error');
+      const internal = new MediaflowError('MF_ERR_INTERNAL', 'Internal server error');
+      return reply.status(internal.status).send(body(internal));
+    }
+    if (error.retryAfter !== undefined) void reply.header('Retry-After', String(error.retryAfter));
+    const level = error.status >= 500 ? 'error' : 'info';
+    request.log[level]({ code: error.code, err: error }, error.message);
+    return reply.status(error.status).send(body(error));
   });
-  app.setNotFoundHandler((request, reply) => reply.status(404).send({ error: `Not found: ${request.method} ${request.url.split('?')[0]}` }));
+  app.setNotFoundHandler((request, reply) => {
+    const notFound = new MediaflowError('MF_ERR_NOT_FOUND', `Not found: ${request.method} ${request.url.split('?')[0]}`);
+    return reply.status(notFound.status).send(body(notFound));
+  });
 }

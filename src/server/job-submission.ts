@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../engine/config.js';
 import { requireDiskSpace } from '../engine/disk-space.js';
-import { errorWithStatus, MediaflowError, paramError } from '../engine/errors.js';
+import { errorOfJob, MediaflowError, paramError } from '../engine/errors.js';
 import type { JobKind, JobRecord } from '../engine/jobs/job.js';
 import type { JobService } from '../engine/jobs/service.js';
 import { checkWebhookUrl } from '../engine/webhooks/deliveries.js';
@@ -61,7 +61,7 @@ async function readJobOptions(request: FastifyRequest, fields: Record<string, un
 /** What a synchronous request answers for a finished job: its result, or its error with its status. */
 function synchronousAnswer(record: JobRecord, jobs: JobService): Promise<Record<string, unknown>> {
   if (record.status === 'succeeded' && record.result) return jobs.resultOf({ ...record, result: record.result });
-  if (record.error) throw errorWithStatus(record.error.status, record.error.error);
+  if (record.error) throw errorOfJob(record.error);
   throw new MediaflowError('MF_ERR_JOB_STATE', `Job '${record.id}' was cancelled`);
 }
 

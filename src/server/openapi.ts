@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../engine/config.js';
+import { ERRORS, type ErrorCode } from '../engine/errors.js';
 import { mediaTypeOf } from '../engine/media-types.js';
 import { sampleParams } from '../engine/plugin-check.js';
 import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf, type PluginDefinition, type TSchema } from '../engine/plugin.js';
@@ -25,29 +27,34 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 /** Keywords of a parameter schema copied into the document's Schema Objects (TypeBox's symbols and others stay out). */
 const SCHEMA_KEYWORDS = ['type', 'description', 'enum', 'default', 'examples', 'minimum', 'maximum', 'maxLength', 'minLength', 'pattern'] as const;
 
-/** The error statuses an operation may answer with (the README's Errors table), each as a reusable response. */
-const ERROR_RESPONSES: Record<string, { name: string; description: string }> = {
-  '400': {
-    name: 'BadRequest',
-    description:
-      'Missing or invalid parameter (named in the text), unsupported format, too few or too many URLs, an input URL or `webhook_url` that is malformed, not http(s) or not allowed, an invalid `metadata` or `Idempotency-Key`, or fields nested more than 32 levels deep',
-  },
-  '401': { name: 'Unauthorized', description: 'Missing or wrong `X-API-Key` header, when the server has an API key' },
-  '413': { name: 'TooLarge', description: 'The request body or an input is larger than its limit' },
-  '415': { name: 'UnsupportedMediaType', description: 'The body is not multipart/form-data, application/x-www-form-urlencoded or application/json' },
-  '422': {
-    name: 'Unprocessable',
-    description: 'An input was downloaded but is not usable media, or ffmpeg (or the plugin) refused it; or the `Idempotency-Key` was already used with other fields',
-  },
-  '500': { name: 'InternalError', description: 'Anything else, such as a plugin that failed (`Plugin <name> failed: ...`); details are in the server log' },
-  '502': { name: 'DownloadFailed', description: '`Failed to download <url>: <reason>`: DNS, connection, HTTP status >= 400 or time-out' },
-  '503': { name: 'Busy', description: 'Queue full, server under pressure or shutting down; retry after `Retry-After` seconds' },
-  '504': { name: 'Timeout', description: 'Processing ran past its time limit (MEDIAFLOW_JOB_TIMEOUT)' },
-  '507': {
-    name: 'InsufficientStorage',
-    description: "The server's disk or quota is full (a job record, a download or an output could not be written), or below MEDIAFLOW_MIN_FREE_DISK at submission; nothing half-written is kept: send the same request again later",
-  },
-};
+/** The codes an operation or a pipeline run may answer with; the others belong to other routes. */
+const RUN_ERRORS: ErrorCode[] = [
+  'MF_ERR_PARAM', 'MF_ERR_URL', 'MF_ERR_BAD_REQUEST', 'MF_ERR_AUTH', 'MF_ERR_TOO_LARGE', 'MF_ERR_MEDIA_TYPE', 'MF_ERR_MEDIA',
+  'MF_ERR_IDEMPOTENCY', 'MF_ERR_INTERNAL', 'MF_ERR_DOWNLOAD', 'MF_ERR_BUSY', 'MF_ERR_TIMEOUT', 'MF_ERR_STORAGE',
+];
+
+/** Every code of the registry by its status: one reusable response per status. */
+const CODES_BY_STATUS = new Map<number, ErrorCode[]>();
+for (const code of Object.keys(ERRORS) as ErrorCode[]) {
+  CODES_BY_STATUS.set(ERRORS[code].status, [...(CODES_BY_STATUS.get(ERRORS[code].status) ?? []), code]);
+}
+
+/** A status's response name: its HTTP reason phrase in PascalCase (`PayloadTooLarge`), else its first code's title. */
+const responseName = (status: number) =>
+  (http.STATUS_CODES[status] ?? ERRORS[CODES_BY_STATUS.get(status)![0]!].title)
+    .replace(/(?:^|[\s-])(\w)/g, (_match, letter: string) => letter.toUpperCase());
+
+/** A status's response, described from the registry: each of its codes with its title and description. */
+function errorResponse(status: number): Json {
+  const codes = CODES_BY_STATUS.get(status)!;
+  return {
+    description: codes.map((code) => `\`${code}\` (${ERRORS[code].title}): ${ERRORS[code].description}`).join(' '),
+    ...(codes.includes('MF_ERR_BUSY')
+      ? { headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } } }
+      : {}),
+    content: errorContent,
+  };
+}
 
 /** A dependency in /health: what it is, whether it answers, and why not. */
 const reachability = (kind: Json): Json => ({
@@ -57,7 +64,13 @@ const reachability = (kind: Json): Json => ({
 });
 
 const json = (schema: Json) => ({ 'application/json': { schema } });
-const errorRefs = (statuses: string[]) => Object.fromEntries(statuses.map((status) => [status, { $ref: `#/components/responses/${ERROR_RESPONSES[status]!.name}` }]));
+/** The responses of the statuses of `codes`, by reference. */
+const errorRefs = (codes: ErrorCode[]) =>
+  Object.fromEntries(
+    codes
+      .map((code) => ERRORS[code].status)
+      .map((status) => [String(status), { $ref: `#/components/responses/${responseName(status)}` }]),
+  );
 const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const parameterRef = (name: string) => ({ $ref: `#/components/parameters/${name}` });
 const errorContent = json(schemaRef('Error'));
@@ -267,7 +280,7 @@ function operation(plugin: PluginDefinition, registry: Registry, secured: boolea
       responses: {
         '200': { description: 'Done (a synchronous request): the output is published under /uploads/', content: { 'application/json': { schema: success.schema, example: success.example } } },
         '202': { $ref: '#/components/responses/Accepted' },
-        ...errorRefs(Object.keys(ERROR_RESPONSES)),
+        ...errorRefs(RUN_ERRORS),
       },
     },
   };
@@ -358,7 +371,7 @@ function jobRoutes(secured: boolean): Json {
         summary: 'A job: its status, stage, progress, and its result or error',
         tags: ['jobs'],
         ...security,
-        responses: { '200': { description: 'The job', content: jobContent(job) }, '404': notFound, ...errorRefs(['401']) },
+        responses: { '200': { description: 'The job', content: jobContent(job) }, '404': notFound, ...errorRefs(['MF_ERR_AUTH']) },
       },
       delete: {
         operationId: 'cancelJob',
@@ -372,7 +385,7 @@ function jobRoutes(secured: boolean): Json {
           },
           '404': notFound,
           '409': { description: 'The job has already finished (succeeded, failed or cancelled)', content: errorContent },
-          ...errorRefs(['401']),
+          ...errorRefs(['MF_ERR_AUTH']),
         },
       },
     },
@@ -396,7 +409,7 @@ function jobRoutes(secured: boolean): Json {
             },
           },
           '404': notFound,
-          ...errorRefs(['401']),
+          ...errorRefs(['MF_ERR_AUTH']),
         },
       },
     },
@@ -479,7 +492,7 @@ function serverRoutes(registry: Registry, secured: boolean, metricsToken: boolea
         ...(metricsToken || secured ? { security: [...(metricsToken ? [{ metricsToken: [] }] : []), ...(secured ? [{ apiKey: [] }, { apiKeyBearer: [] }] : [])] } : {}),
         responses: {
           '200': { description: 'Metrics in the Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } },
-          ...(metricsToken || secured ? errorRefs(['401']) : {}),
+          ...(metricsToken || secured ? errorRefs(['MF_ERR_AUTH']) : {}),
         },
       },
     },
@@ -490,7 +503,7 @@ function serverRoutes(registry: Registry, secured: boolean, metricsToken: boolea
         summary: 'The pipelines of the pipelines folder, with their inputs',
         tags: ['pipelines'],
         ...security,
-        responses: { '200': { description: 'The pipelines', content: json({ type: 'object', properties: { pipelines: { type: 'array', items: anyObject } } }) }, ...errorRefs(['401']) },
+        responses: { '200': { description: 'The pipelines', content: json({ type: 'object', properties: { pipelines: { type: 'array', items: anyObject } } }) }, ...errorRefs(['MF_ERR_AUTH']) },
       },
     },
     '/pipelines/{name}/': {
@@ -503,7 +516,7 @@ function serverRoutes(registry: Registry, secured: boolean, metricsToken: boolea
         responses: {
           '200': { description: 'The pipeline', content: json(anyObject) },
           '404': { description: 'No such pipeline', content: json({ $ref: '#/components/schemas/Error' }) },
-          ...errorRefs(['400', '401']),
+          ...errorRefs(['MF_ERR_PARAM', 'MF_ERR_AUTH']),
         },
       },
       post: {
@@ -529,7 +542,7 @@ function serverRoutes(registry: Registry, secured: boolean, metricsToken: boolea
           },
           '202': { $ref: '#/components/responses/Accepted' },
           '404': { description: 'No such pipeline', content: json({ $ref: '#/components/schemas/Error' }) },
-          ...errorRefs(Object.keys(ERROR_RESPONSES)),
+          ...errorRefs(RUN_ERRORS),
         },
       },
     },
@@ -579,9 +592,14 @@ function jobSchemas(): Json {
         },
         error: {
           type: ['object', 'null'],
-          description: 'Once failed, the status and text the synchronous request would have answered with; else null',
-          required: ['status', 'error'],
-          properties: { status: { type: 'integer', minimum: 400, maximum: 599 }, error: { type: 'string' } },
+          description:
+            'Once failed, the status, text and code the synchronous request would have answered with; else null',
+          required: ['status', 'error', 'code'],
+          properties: {
+            status: { type: 'integer', minimum: 400, maximum: 599 },
+            error: { type: 'string' },
+            code: { type: 'string', enum: Object.keys(ERRORS), description: 'As in an error answer (docs/errors.md)' },
+          },
         },
         metadata: {
           type: ['string', 'object', 'null'],
@@ -659,7 +677,7 @@ export function openApiDocument(
       title: 'mediaflow',
       version: pkg.version,
       description:
-        'Media processing by URL with ffmpeg. Every operation is a POST taking multipart/form-data, application/x-www-form-urlencoded or application/json with the same field names, with or without the trailing slash. Lists are comma-separated. Errors are always `{"error": "<text>"}`.' +
+        'Media processing by URL with ffmpeg. Every operation is a POST taking multipart/form-data, application/x-www-form-urlencoded or application/json with the same field names, with or without the trailing slash. Lists are comma-separated. Errors are always `{"error": "<text>", "code": "MF_ERR_..."}`, the code naming the condition.' +
         ' An operation or pipeline with a `webhook_url` field or the header `Prefer: respond-async` runs as a job: the answer is 202 with the job\'s URL, which GET /jobs/{id} reads, /jobs/{id}/events follows and DELETE cancels; the jobFinished webhook reports its end.' +
         (third.length > 0 ? ` Operations from plugins: ${third.map((plugin) => plugin.name).join(', ')}.` : ''),
       license: { name: 'MIT', identifier: 'MIT' },
@@ -676,7 +694,18 @@ export function openApiDocument(
     webhooks: webhooks(),
     components: {
       schemas: {
-        Error: { type: 'object', required: ['error'], properties: { error: { type: 'string', description: 'What went wrong; never a stack trace or a server path' } } },
+        Error: {
+          type: 'object',
+          required: ['error', 'code'],
+          properties: {
+            error: { type: 'string', description: 'What went wrong; never a stack trace or a server path' },
+            code: {
+              type: 'string',
+              enum: Object.keys(ERRORS),
+              description: 'The stable code of the condition (docs/errors.md): branch on it, not on the text',
+            },
+          },
+        },
         ...jobSchemas(),
       },
       parameters: {
@@ -715,14 +744,7 @@ export function openApiDocument(
         },
         JobNotFound: { description: 'No such job (unknown, or its record expired with its outputs)', content: errorContent },
         ...Object.fromEntries(
-          Object.entries(ERROR_RESPONSES).map(([status, response]) => [
-            response.name,
-            {
-              description: response.description,
-              ...(status === '503' ? { headers: { 'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } } } } : {}),
-              content: json({ $ref: '#/components/schemas/Error' }),
-            },
-          ]),
+          [...CODES_BY_STATUS.keys()].map((status) => [responseName(status), errorResponse(status)]),
         ),
       },
       securitySchemes: {

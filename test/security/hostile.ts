@@ -10,11 +10,21 @@ import path from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { FIXTURE_DIR } from '../helpers/fixtures.js';
 import type { TestServer } from '../helpers/mediaflow.js';
+import { ERRORS, isErrorCode, type ErrorCode } from '../../src/engine/errors.js';
 
 export interface Refusal {
   status: number;
   /** The exact text, or a pattern where the text is not fully determined. */
   error: string | RegExp;
+  /** The registry code; by default any code of `status`. */
+  code?: ErrorCode;
+}
+
+/** A body's `code` is the expected one, or else a code of the registry with the expected status. */
+export function assertCode(code: unknown, expected: { status: number; code?: ErrorCode }): void {
+  assert.ok(isErrorCode(code), `a registry code: ${String(code)}`);
+  if (expected.code) assert.equal(code, expected.code);
+  else assert.equal(ERRORS[code].status, expected.status, `${code} answers ${expected.status}`);
 }
 
 /** Regex-escapes a literal. */
@@ -58,7 +68,8 @@ export async function assertStillServing(server: TestServer): Promise<void> {
 export async function expectRefused(server: TestServer, route: string, fields: Record<string, string>, expected: Refusal): Promise<void> {
   const res = await server.post(route, fields);
   assert.equal(res.status, expected.status, `${route} ${JSON.stringify(fields).slice(0, 200)} → ${res.status} ${JSON.stringify(res.body)}`);
-  assert.deepEqual(Object.keys(res.body), ['error'], `body is only {error}: ${JSON.stringify(res.body)}`);
+  assert.deepEqual(Object.keys(res.body), ['error', 'code'], `body is only {error, code}: ${JSON.stringify(res.body)}`);
+  assertCode(res.body.code, expected);
   const error = res.body.error!;
   if (typeof expected.error === 'string') assert.equal(error, expected.error);
   else assert.match(error, expected.error);

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { before, describe, it } from '../helpers/lifecycle.js';
+import { assertCode } from './hostile.js';
 import { CASES } from './netns-cases.js';
 import type { NetnsResult } from './netns-scenarios.js';
 
@@ -86,7 +87,8 @@ describe('SSRF guard, in a network namespace with only loopback', { skip } as ne
         assert.match(String(job.result.output_file), /\/uploads\/[0-9a-f-]{36}_converted\.png$/);
         assert.equal(job.webhook.url, testCase.webhook);
       } else {
-        assert.deepEqual(Object.keys(result.body), ['error']);
+        assert.deepEqual(Object.keys(result.body), ['error', 'code']);
+        assertCode(result.body.code, expect);
         const error = String(result.body.error);
         if (typeof expect.error === 'string') assert.equal(error, expect.error);
         else if (expect.error) assert.match(error, expect.error);

@@ -4,6 +4,8 @@
  * holds a closure, a socket or a path of the machine that accepted it.
  */
 
+import { errorOfJob, jobErrorOf, type JobError } from '../errors.js';
+
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 export type JobKind = 'operation' | 'pipeline';
 
@@ -71,7 +73,7 @@ export interface JobRecord {
   started_at: string | null;
   finished_at: string | null;
   result: StoredResult | null;
-  error: { status: number; error: string } | null;
+  error: JobError | null;
   webhook: WebhookState | null;
   /** Milliseconds of each stage of the last run (download, probe, process, publish; or per pipeline step), for logs. */
   timings?: Record<string, unknown>;
@@ -89,7 +91,7 @@ export interface JobView {
   started_at: string | null;
   finished_at: string | null;
   result: Record<string, unknown> | null;
-  error: { status: number; error: string } | null;
+  error: JobError | null;
   metadata: unknown;
   webhook: { url: string; attempts: number; last_status: number | null; delivered_at: string | null } | null;
 }
@@ -152,7 +154,8 @@ export async function jobView(record: JobRecord, urlOf: UrlOf): Promise<JobView>
     started_at: record.started_at,
     finished_at: record.finished_at,
     result: record.result ? await resultBody(record.result, urlOf) : null,
-    error: record.error,
+    // A record written before errors kept their code shows the code of its status.
+    error: record.error ? jobErrorOf(errorOfJob(record.error)) : null,
     metadata: record.metadata,
     webhook: webhook ? { url: redactedUrl(webhook.url), attempts: webhook.attempts, last_status: webhook.last_status, delivered_at: webhook.delivered_at } : null,
   };

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
 import type { Engine } from '../engine.js';
-import { busyError, diskFullError, isAbort, MediaflowError } from '../errors.js';
+import { busyError, diskFullError, isAbort, jobErrorOf, MediaflowError, type JobError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { checkNesting } from '../nesting.js';
 import { WebhookDeliveries, type DeliveryOutcome } from '../webhooks/deliveries.js';
@@ -76,14 +76,19 @@ type Ending = { result?: StoredResult; error?: { status: number; error: string }
 const interruptedMessage = (attempts: number, limit: number) =>
   `The job was interrupted ${attempts} time${attempts === 1 ? '' : 's'} (its server, worker or Redis stopped while it ran) and is not tried again (MEDIAFLOW_JOB_ATTEMPTS is ${limit})`;
 
+/** The failure of a synchronous job stopped by a graceful shutdown: its client may send it again. */
+const SHUTTING_DOWN = jobErrorOf(busyError('The server is shutting down; retry later'));
+
 /** A failure as the job keeps it: the synchronous status and text. Unexpected errors are logged, not shown. */
-function errorBody(thrown: unknown, logger: Logger, id: string): { status: number; error: string } {
-  // A server-side failure (a plugin's bug, say) keeps its details, stack and cause, in the log only.
-  if (!(thrown instanceof MediaflowError) || thrown.status >= 500) logger.error({ job: id, err: thrown }, 'job failed');
+function errorBody(thrown: unknown, logger: Logger, id: string): JobError {
   // A full disk wherever it struck (a download, a work file, publishing) is a 507, not a 500.
-  const error = diskFullError(thrown) ?? thrown;
-  if (error instanceof MediaflowError) return { status: error.status, error: error.message };
-  return { status: 500, error: 'Internal server error' };
+  const found = diskFullError(thrown) ?? thrown;
+  const error = found instanceof MediaflowError ? found : new MediaflowError('MF_ERR_INTERNAL', 'Internal server error');
+  // A server-side failure (a plugin's bug, say) keeps its details, stack and cause, in the log only.
+  if (!(thrown instanceof MediaflowError) || thrown.status >= 500) {
+    logger.error({ job: id, code: error.code, err: thrown }, 'job failed');
+  }
+  return jobErrorOf(error);
 }
 
 /**
@@ -375,7 +380,7 @@ export class JobService {
   private async givenUp(record: JobRecord): Promise<boolean> {
     const limit = this.deps.config.jobAttempts;
     if (record.status !== 'running' || record.attempts < limit) return false;
-    const error = { status: 500, error: interruptedMessage(record.attempts, limit) };
+    const error = jobErrorOf(new MediaflowError('MF_ERR_INTERNAL', interruptedMessage(record.attempts, limit)));
     await this.finish(record.id, 'failed', { error });
     return true;
   }
@@ -432,7 +437,7 @@ export class JobService {
   private async afterShutdown(id: string): Promise<'finished' | 'handed-back'> {
     const record = await this.store.get(id);
     if (record?.mode === 'sync') {
-      await this.finish(id, 'failed', { error: { status: 503, error: 'The server is shutting down; retry later' } });
+      await this.finish(id, 'failed', { error: SHUTTING_DOWN });
       return 'finished';
     }
     await this.store.update(id, (r) => {
@@ -557,7 +562,7 @@ export class JobService {
     // Clients waiting on a synchronous job that has not started get their 503 now, not at the deadline.
     for (const record of await this.store.unfinished().catch(() => [])) {
       if (record.mode === 'sync' && record.status === 'queued' && (await this.queue.remove(record.id).catch(() => false))) {
-        await this.finish(record.id, 'failed', { error: { status: 503, error: 'The server is shutting down; retry later' } });
+        await this.finish(record.id, 'failed', { error: SHUTTING_DOWN });
       }
     }
     const all = () => Promise.all([...this.running.values()].map((entry) => entry.done));

@@ -2,7 +2,7 @@ import dns from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
 import { bareHost, checkResolved, checkUrl, type AddressPolicy } from '../address-guard.js';
 import type { Config } from '../config.js';
-import { paramError } from '../errors.js';
+import { urlError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { JobEvents } from '../jobs/events.js';
 import type { JobRecord } from '../jobs/job.js';
@@ -32,7 +32,7 @@ export async function checkWebhookUrl(raw: string, config: Config): Promise<void
   try {
     url = checkUrl(raw, policy);
   } catch (error) {
-    throw paramError(`Invalid webhook_url: ${(error as Error).message}`);
+    throw urlError(`Invalid webhook_url: ${(error as Error).message}`);
   }
   const host = bareHost(url);
   if (policy.allowPrivate || ipaddr.isValid(host)) return;
@@ -40,12 +40,12 @@ export async function checkWebhookUrl(raw: string, config: Config): Promise<void
   try {
     addresses = (await dns.lookup(host, { all: true })).map((entry) => entry.address);
   } catch {
-    throw paramError(`Invalid webhook_url: its host ${host} does not resolve`);
+    throw urlError(`Invalid webhook_url: its host ${host} does not resolve`);
   }
   try {
     checkResolved(raw, addresses, policy);
   } catch (error) {
-    throw paramError(`Invalid webhook_url: ${(error as Error).message}`);
+    throw urlError(`Invalid webhook_url: ${(error as Error).message}`);
   }
 }
 
