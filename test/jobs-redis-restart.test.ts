@@ -97,7 +97,8 @@ describe('Redis restarts at each point of a job', () => {
       webhook_url: receiver.url(hook),
     };
     const id = await submitJob(api.base, '/images-to-video/', fields, ASYNC);
-    assert.ok(await eventually(async () => (await ffmpegChildren(w.child.pid!)).length === 1, 20_000), 'the worker runs ffmpeg');
+    // Generous: on a loaded machine the worker may take a while to pick the job up and start ffmpeg.
+    assert.ok(await eventually(async () => (await ffmpegChildren(w.child.pid!)).length > 0, 60_000), 'the worker runs ffmpeg');
     await redis.stop();
     const uploads = path.join(dataDir, 'uploads');
     const published = async () => (await readdir(uploads).catch(() => [] as string[])).some((name) => !name.startsWith(TEMP_PREFIX));
