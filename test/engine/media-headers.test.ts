@@ -4,12 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, it, before, after } from '../helpers/lifecycle.js';
-import { runFfprobe } from '../../src/engine/ffmpeg.js';
-import { factsFromMovie, readTopLevel } from '../../src/engine/iso-media.js';
-import { mpegAudioFacts } from '../../src/engine/mpeg-audio.js';
-import { subtitleFacts } from '../../src/engine/subtitle-format.js';
-import { waveFacts } from '../../src/engine/wave-audio.js';
-import { factsFromProbe, probeFile, type MediaFacts } from '../../src/engine/probe.js';
+import { runFfprobe } from '../../src/engine/run/ffmpeg.js';
+import { factsFromMovie, readTopLevel } from '../../src/engine/probe/iso-media.js';
+import { mpegAudioFacts } from '../../src/engine/probe/mpeg-audio.js';
+import { subtitleFacts } from '../../src/engine/probe/subtitle-format.js';
+import { waveFacts } from '../../src/engine/probe/wave-audio.js';
+import { factsFromProbe, probeFile, type MediaFacts } from '../../src/engine/probe/probe.js';
 
 const picture = (filter: string) => ['-f', 'lavfi', '-i', filter];
 const tone = (rate: number, seconds = 1) => ['-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}:sample_rate=${rate}`];

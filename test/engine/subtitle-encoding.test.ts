@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import iconv from 'iconv-lite';
 import { after, before, describe, it } from '../helpers/lifecycle.js';
-import { decodeSubtitle, detectEncoding, subtitleToUtf8 } from '../../src/engine/subtitle-encoding.js';
+import { decodeSubtitle, detectEncoding, subtitleToUtf8 } from '../../src/engine/subtitles/subtitle-encoding.js';
 
 const srt = (text: string) => `1\n00:00:00,000 --> 00:00:02,000\n${text}\n\n2\n00:00:02,000 --> 00:00:04,000\n${text}\n`;
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from '../helpers/lifecycle.js';
 import { startFileServer, type FileServer } from '../helpers/file-server.js';
-import type { AddressPolicy } from '../../src/engine/address-guard.js';
+import type { AddressPolicy } from '../../src/engine/inputs/address-guard.js';
 import { postWebhook } from '../../src/engine/webhooks/send.js';
 import { webhookHeaders } from '../../src/engine/webhooks/signing.js';
 

@@ -1,6 +1,6 @@
 import { execaSync } from 'execa';
-import { distance } from './edit-distance.js';
-import { paramError } from './errors.js';
+import { distance } from '../edit-distance.js';
+import { paramError } from '../errors.js';
 
 /**
  * The font families installed on this machine, as fontconfig (which libass asks for fonts) knows

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { urlError } from './errors.js';
+import { urlError } from '../errors.js';
 
 /**
  * Why an address may not be fetched, or undefined when it is public unicast.

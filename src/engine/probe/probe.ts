@@ -1,13 +1,13 @@
 import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { mediaError } from './errors.js';
-import { runFfprobe, type RunOptions } from './ffmpeg.js';
+import { mediaError } from '../errors.js';
+import { runFfprobe, type RunOptions } from '../run/ffmpeg.js';
 import { factsFromMovie, movieExtent, readTopLevel } from './iso-media.js';
 import { mpegAudioFacts } from './mpeg-audio.js';
 import { subtitleFacts } from './subtitle-format.js';
 import { waveFacts } from './wave-audio.js';
 import { ffprobeSeconds } from './ffprobe-seconds.js';
-import { ALL_DEMUXERS, DEFAULT_MAX_PIXELS, lockedInputOptions } from './input-policy.js';
+import { ALL_DEMUXERS, DEFAULT_MAX_PIXELS, lockedInputOptions } from '../inputs/input-policy.js';
 
 export { DEFAULT_MAX_PIXELS };
 

@@ -5,8 +5,8 @@ import { pipeline } from 'node:stream/promises';
 import { DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { Config } from './config.js';
-import { MediaflowError, paramError } from './errors.js';
+import type { Config } from '../config.js';
+import { MediaflowError, paramError } from '../errors.js';
 import { contentTypeOf } from './media-types.js';
 import type { OutputStore } from './storage.js';
 

@@ -4,8 +4,8 @@ import { open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import chardet from 'chardet';
 import iconv from 'iconv-lite';
 import { stripEmbeddedFiles } from './ass-embedded.js';
-import { mediaError, type MediaflowError } from './errors.js';
-import { subtitleFacts } from './subtitle-format.js';
+import { mediaError, type MediaflowError } from '../errors.js';
+import { subtitleFacts } from '../probe/subtitle-format.js';
 import { offThread } from './text-workers.js';
 
 /**

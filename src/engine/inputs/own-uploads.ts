@@ -1,4 +1,4 @@
-import { urlError } from './errors.js';
+import { urlError } from '../errors.js';
 
 /** Most path segments an output has under /uploads/: `<id>_cropped.jpg` or `<id>/merged_output.mp3`. */
 const MAX_SEGMENTS = 2;

@@ -1,7 +1,7 @@
 import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { MediaflowError } from './errors.js';
+import { MediaflowError } from '../errors.js';
 
 /** The ffmpeg and ffprobe binaries in use, and where each was found. */
 export interface Binaries {

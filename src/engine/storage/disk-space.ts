@@ -1,5 +1,5 @@
 import { statfs } from 'node:fs/promises';
-import { storageError } from './errors.js';
+import { storageError } from '../errors.js';
 
 /** The free space of the data directory's file system against MEDIAFLOW_MIN_FREE_DISK, as /health shows it. */
 export interface DiskSpace {

@@ -6,7 +6,7 @@ import type { LookupFunction } from 'node:net';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { checkRedirect, checkResolved, checkUrl, type AddressPolicy } from './address-guard.js';
-import { diskFullError, downloadError, MediaflowError, tooLargeError } from './errors.js';
+import { diskFullError, downloadError, MediaflowError, tooLargeError } from '../errors.js';
 
 /** Limits of one download. */
 export interface FetchLimits extends AddressPolicy {

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { ERROR_STATUS, MediaflowError, type ErrorCode } from './errors.js';
+import { ERROR_STATUS, MediaflowError, type ErrorCode } from '../errors.js';
 import type { TextTask } from './text-worker.js';
 
 /**

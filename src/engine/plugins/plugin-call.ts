@@ -1,7 +1,7 @@
-import { ERROR_STATUS, MediaflowError, type ErrorCode } from './errors.js';
+import { ERROR_STATUS, MediaflowError, type ErrorCode } from '../errors.js';
 import { outputProblem } from './plugin-check.js';
 import type { OutputSpec, Plan, PluginDefinition } from './plugin.js';
-import { shortMessage } from './short-message.js';
+import { shortMessage } from '../run/short-message.js';
 
 /**
  * Calls into a plugin's code (`output`, `checkParams`, `outputSeconds`, `check`, `build`, `message`) so that whatever it throws

@@ -3,8 +3,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { copyFile, link, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { FetchResult } from './fetcher.js';
-import { TEMP_PREFIX } from './storage.js';
-import { writeWhole } from './whole-file.js';
+import { TEMP_PREFIX } from '../storage/storage.js';
+import { writeWhole } from '../storage/whole-file.js';
 
 /** What the cache keeps about one URL. */
 interface Entry {

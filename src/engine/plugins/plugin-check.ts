@@ -1,4 +1,4 @@
-import { distance } from './edit-distance.js';
+import { distance } from '../edit-distance.js';
 import { CONTRACT_VERSION, FONT_KEYWORD, FORMAT_KEYWORD, INPUT_KEYWORD, inputSpecOf, type OutputSpec, type PluginDefinition, type TObject } from './plugin.js';
 
 /**

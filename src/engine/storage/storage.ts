@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { copyFile, link, mkdir, readdir, readlink, rename, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { paramError } from './errors.js';
+import { paramError } from '../errors.js';
 
 /** Prefix of files and folders that are not finished; never served, removed at start. */
 export const TEMP_PREFIX = '.partial-';

@@ -1,6 +1,6 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
-import { paramError, unsupportedFormat } from './errors.js';
-import { installedFont } from './fonts.js';
+import { paramError, unsupportedFormat } from '../errors.js';
+import { installedFont } from '../subtitles/fonts.js';
 import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf } from './plugin.js';
 
 type Raw = Record<string, unknown>;

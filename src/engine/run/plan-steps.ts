@@ -1,9 +1,9 @@
 import path from 'node:path';
-import { MediaflowError } from './errors.js';
+import { MediaflowError } from '../errors.js';
 import { transformImage } from './libvips.js';
-import { pluginFailure } from './plugin-call.js';
-import type { Step, StepContext } from './plugin.js';
-import { offThread } from './text-workers.js';
+import { pluginFailure } from '../plugins/plugin-call.js';
+import type { Step, StepContext } from '../plugins/plugin.js';
+import { offThread } from '../subtitles/text-workers.js';
 
 /** Names a plan may give workspace files: generated, never a path. */
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;

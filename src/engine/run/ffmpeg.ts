@@ -1,5 +1,5 @@
 import { execa, type ResultPromise } from 'execa';
-import { MediaflowError, storageError } from './errors.js';
+import { MediaflowError, storageError } from '../errors.js';
 
 /** How ffmpeg reports a full disk or quota (strerror of ENOSPC and EDQUOT). */
 const DISK_FULL = /No space left on device|Disk quota exceeded/i;
