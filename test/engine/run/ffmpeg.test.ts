@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from '../helpers/lifecycle.js';
-import { runFfmpeg, tidyStderr } from '../../src/engine/run/ffmpeg.js';
+import { after, before, describe, it } from '../../helpers/lifecycle.js';
+import { runFfmpeg, tidyStderr } from '../../../src/engine/run/ffmpeg.js';
 
 describe('ffmpeg: the message of a failed run', () => {
   let dir: string;

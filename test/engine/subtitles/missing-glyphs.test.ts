@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { after, before, describe, it } from '../helpers/lifecycle.js';
-import { glyphWarnings, missingGlyphs } from '../../src/engine/subtitles/missing-glyphs.js';
+import { after, before, describe, it } from '../../helpers/lifecycle.js';
+import { glyphWarnings, missingGlyphs } from '../../../src/engine/subtitles/missing-glyphs.js';
 
 describe('missing-glyphs: what libass could not draw', () => {
   let dir: string;

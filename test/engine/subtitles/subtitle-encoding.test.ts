@@ -3,8 +3,8 @@ import { link, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import iconv from 'iconv-lite';
-import { after, before, describe, it } from '../helpers/lifecycle.js';
-import { decodeSubtitle, detectEncoding, subtitleToUtf8 } from '../../src/engine/subtitles/subtitle-encoding.js';
+import { after, before, describe, it } from '../../helpers/lifecycle.js';
+import { decodeSubtitle, detectEncoding, subtitleToUtf8 } from '../../../src/engine/subtitles/subtitle-encoding.js';
 
 const srt = (text: string) => `1\n00:00:00,000 --> 00:00:02,000\n${text}\n\n2\n00:00:02,000 --> 00:00:04,000\n${text}\n`;
 

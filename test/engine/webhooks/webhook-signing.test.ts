@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { describe, it } from '../helpers/lifecycle.js';
-import { MediaflowError } from '../../src/engine/errors.js';
-import { retryDelayMs } from '../../src/engine/webhooks/backoff.js';
-import { parseWebhookSecret, signWebhook, webhookHeaders } from '../../src/engine/webhooks/signing.js';
+import { describe, it } from '../../helpers/lifecycle.js';
+import { MediaflowError } from '../../../src/engine/errors.js';
+import { retryDelayMs } from '../../../src/engine/webhooks/backoff.js';
+import { parseWebhookSecret, signWebhook, webhookHeaders } from '../../../src/engine/webhooks/signing.js';
 
 const bytes = randomBytes(32);
 const secret = `whsec_${bytes.toString('base64')}`;

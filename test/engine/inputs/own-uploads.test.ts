@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { describe, it } from '../helpers/lifecycle.js';
-import { MediaflowError } from '../../src/engine/errors.js';
-import { ownUploadPath } from '../../src/engine/inputs/own-uploads.js';
+import { describe, it } from '../../helpers/lifecycle.js';
+import { MediaflowError } from '../../../src/engine/errors.js';
+import { ownUploadPath } from '../../../src/engine/inputs/own-uploads.js';
 
 // Nothing here sends a packet: ownUploadPath only parses strings.
 const BASES = ['http://127.0.0.1:8123'] as const;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, it, before } from '../helpers/lifecycle.js';
-import { factsFromProbe, headerFacts } from '../../src/engine/probe/probe.js';
-import { runFfprobe } from '../../src/engine/run/ffmpeg.js';
-import { fixture, fixtures } from '../helpers/fixtures.js';
+import { describe, it, before } from '../../helpers/lifecycle.js';
+import { factsFromProbe, headerFacts } from '../../../src/engine/probe/probe.js';
+import { runFfprobe } from '../../../src/engine/run/ffmpeg.js';
+import { fixture, fixtures } from '../../helpers/fixtures.js';
 
 const PICTURES = ['landscape-1920x1080.jpg', 'small-300x200.png', 'red-alpha-400x300.png', 'white-800x600.png', 'yellow-333x251.jpg', 'alpha-box-1080x1920.png'];
 

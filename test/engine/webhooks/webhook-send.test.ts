@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from '../helpers/lifecycle.js';
-import { startFileServer, type FileServer } from '../helpers/file-server.js';
-import type { AddressPolicy } from '../../src/engine/inputs/address-guard.js';
-import { postWebhook } from '../../src/engine/webhooks/send.js';
-import { webhookHeaders } from '../../src/engine/webhooks/signing.js';
+import { after, before, describe, it } from '../../helpers/lifecycle.js';
+import { startFileServer, type FileServer } from '../../helpers/file-server.js';
+import type { AddressPolicy } from '../../../src/engine/inputs/address-guard.js';
+import { postWebhook } from '../../../src/engine/webhooks/send.js';
+import { webhookHeaders } from '../../../src/engine/webhooks/signing.js';
 
 // Only loopback is ever contacted; other ranges are covered by the address-guard tests, which send nothing.
 const open: AddressPolicy = { allowPrivate: true, allowedHosts: [] };

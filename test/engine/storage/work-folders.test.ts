@@ -3,10 +3,10 @@ import { mkdir, mkdtemp, readdir, readlink, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { describe, it } from '../helpers/lifecycle.js';
-import { eventually } from '../helpers/serve-process.js';
-import { resolveBinaries } from '../../src/engine/run/binaries.js';
-import { clearDeadProcessFolders, Workspaces } from '../../src/engine/storage/storage.js';
+import { describe, it } from '../../helpers/lifecycle.js';
+import { eventually } from '../../helpers/serve-process.js';
+import { resolveBinaries } from '../../../src/engine/run/binaries.js';
+import { clearDeadProcessFolders, Workspaces } from '../../../src/engine/storage/storage.js';
 
 // No process can have this pid: it is above Linux's largest pid_max.
 const DEAD = 'pid-4194305';

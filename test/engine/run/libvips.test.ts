@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, describe, it } from '../helpers/lifecycle.js';
-import { fixture } from '../helpers/fixtures.js';
-import { transformImage } from '../../src/engine/run/libvips.js';
+import { after, before, describe, it } from '../../helpers/lifecycle.js';
+import { fixture } from '../../helpers/fixtures.js';
+import { transformImage } from '../../../src/engine/run/libvips.js';
 
 describe('libvips (in-process pictures)', () => {
   let dir: string;
