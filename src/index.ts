@@ -9,7 +9,15 @@
 export * from './sdk.js';
 
 // Config files: `mediaflow.config.js` may `export default defineConfig({ plugins: [...] })`.
-export { CONFIG_FILES, defineConfig, loadPlugins, PluginConfigError, pluginFlags, type MediaflowConfigFile, type PluginLoadOptions } from './engine/plugins/plugin-loader.js';
+export {
+  CONFIG_FILES,
+  defineConfig,
+  loadPlugins,
+  PluginConfigError,
+  pluginFlags,
+  type MediaflowConfigFile,
+  type PluginLoadOptions,
+} from './engine/plugins/plugin-loader.js';
 
 // Registries: the built-ins, then the plugins of the config file, MEDIAFLOW_PLUGINS and --plugin.
 export { PluginError, Registry, type PluginInfo } from './engine/plugins/registry.js';

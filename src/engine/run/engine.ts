@@ -17,7 +17,15 @@ import type { Logger } from '../logger.js';
 import { parseParams } from '../plugins/params.js';
 import { runSteps, workspaceFile } from './plan-steps.js';
 import { callPlugin, checkedMessage, checkedOutput, checkedPlan } from '../plugins/plugin-call.js';
-import { inputSpecOf, type BuildContext, type InputSpec, type LocalInput, type OutputSpec, type Plan, type PluginDefinition } from '../plugins/plugin.js';
+import {
+  inputSpecOf,
+  type BuildContext,
+  type InputSpec,
+  type LocalInput,
+  type OutputSpec,
+  type Plan,
+  type PluginDefinition,
+} from '../plugins/plugin.js';
 import { probeFile } from '../probe/probe.js';
 import type { Registry } from '../plugins/registry.js';
 import type { Slots } from './slots.js';

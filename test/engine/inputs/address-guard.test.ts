@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../../helpers/lifecycle.js';
-import { addressRefusal, checkRedirect, checkResolved, checkUrl, type AddressPolicy } from '../../../src/engine/inputs/address-guard.js';
+import {
+  addressRefusal,
+  checkRedirect,
+  checkResolved,
+  checkUrl,
+  type AddressPolicy,
+} from '../../../src/engine/inputs/address-guard.js';
 
 const closed: AddressPolicy = { allowPrivate: false, allowedHosts: [] };
 const open: AddressPolicy = { allowPrivate: true, allowedHosts: [] };
