@@ -22,10 +22,10 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { loadConfig } from '../src/engine/config.js';
 import { createContainer, TOKENS } from '../src/engine/container.js';
-import type { Engine } from '../src/engine/engine.js';
-import { ffmpegCommandLine } from '../src/engine/ffmpeg.js';
-import { runSteps } from '../src/engine/plan-steps.js';
-import type { Plan } from '../src/engine/plugin.js';
+import type { Engine } from '../src/engine/run/engine.js';
+import { ffmpegCommandLine } from '../src/engine/run/ffmpeg.js';
+import { runSteps } from '../src/engine/run/plan-steps.js';
+import type { Plan } from '../src/engine/plugins/plugin.js';
 import { builtinRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';
 import { startServeProcess } from '../test/helpers/serve-process.js';
@@ -93,7 +93,7 @@ async function main() {
   }).resolve<Engine>(TOKENS.Engine);
 
   const memory = new PeakMemory();
-  const ffmpeg = (await import('../src/engine/binaries.js')).resolveBinaries().ffmpeg;
+  const ffmpeg = (await import('../src/engine/run/binaries.js')).resolveBinaries().ffmpeg;
 
   /**
    * The peak memory of the ffmpeg processes `work` starts, in a first run that also warms caches,

@@ -9,16 +9,24 @@
 export * from './sdk.js';
 
 // Config files: `mediaflow.config.js` may `export default defineConfig({ plugins: [...] })`.
-export { CONFIG_FILES, defineConfig, loadPlugins, PluginConfigError, pluginFlags, type MediaflowConfigFile, type PluginLoadOptions } from './engine/plugin-loader.js';
+export {
+  CONFIG_FILES,
+  defineConfig,
+  loadPlugins,
+  PluginConfigError,
+  pluginFlags,
+  type MediaflowConfigFile,
+  type PluginLoadOptions,
+} from './engine/plugins/plugin-loader.js';
 
 // Registries: the built-ins, then the plugins of the config file, MEDIAFLOW_PLUGINS and --plugin.
-export { PluginError, Registry, type PluginInfo } from './engine/registry.js';
+export { PluginError, Registry, type PluginInfo } from './engine/plugins/registry.js';
 export { builtinPlugins, builtinRegistry, loadRegistry } from './plugins/index.js';
 
 // Embedding the server.
 export { loadConfig, type Config } from './engine/config.js';
-export { resolveBinaries, type Binaries } from './engine/binaries.js';
+export { resolveBinaries, type Binaries } from './engine/run/binaries.js';
 export { buildServer, type ServerOptions } from './server/app.js';
 export { startServer } from './server/start.js';
 export { openApiDocument } from './server/openapi.js';
-export type { Engine, JobOptions, JobResult } from './engine/engine.js';
+export type { Engine, JobOptions, JobResult } from './engine/run/engine.js';

@@ -22,12 +22,12 @@ export {
   type Step,
   type StepContext,
   type TObject,
-} from './engine/plugin.js';
-export { libvipsReads } from './engine/libvips.js';
+} from './engine/plugins/plugin.js';
+export { libvipsReads } from './engine/run/libvips.js';
 /** The sharp (libvips) pipeline an `imageStep` transform receives and returns. */
 export type { Sharp } from 'sharp';
-export { concatList, concatListArgs } from './engine/input-policy.js';
-export type { AudioFacts, MediaFacts, VideoFacts } from './engine/probe.js';
+export { concatList, concatListArgs } from './engine/inputs/input-policy.js';
+export type { AudioFacts, MediaFacts, VideoFacts } from './engine/probe/probe.js';
 export { mediaError, paramError, unsupportedFormat, MediaflowError } from './engine/errors.js';
 export {
   VIDEO_CONTAINERS,

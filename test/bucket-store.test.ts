@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { BucketOutputStore, bucketStoreOf, s3ClientOf } from '../src/engine/bucket-store.js';
+import { BucketOutputStore, bucketStoreOf, s3ClientOf } from '../src/engine/storage/bucket-store.js';
 import { loadConfig } from '../src/engine/config.js';
 import { MediaflowError } from '../src/engine/errors.js';
 import { fixture, fixtures } from './helpers/fixtures.js';

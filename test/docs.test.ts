@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SETTINGS } from '../src/engine/config.js';
-import { FORMAT_KEYWORD } from '../src/engine/plugin.js';
+import { FORMAT_KEYWORD } from '../src/engine/plugins/plugin.js';
 import { builtinRegistry } from '../src/plugins/index.js';
 import * as sdk from '../src/sdk.js';
 import { describe, it } from './helpers/lifecycle.js';

@@ -4,7 +4,7 @@ import { readdir, stat } from 'node:fs/promises';
 import type http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from './helpers/lifecycle.js';
-import { cachePolicy } from '../src/engine/input-cache.js';
+import { cachePolicy } from '../src/engine/inputs/input-cache.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { probe, videoOf } from './helpers/media.js';

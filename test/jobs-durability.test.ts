@@ -131,7 +131,7 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
    * kill -9 of the server, then of the ffmpeg it ran. ffmpeg ignores SIGPIPE, so an orphan does not
    * die with its parent's pipes: it encodes on (reparented to init) until its job is done, an hour
    * for the endless slideshow, or until a restarted server on the same data directory ends it
-   * (test/engine/work-folders.test.ts). The test ends it at once, so it never competes for the CPU.
+   * (test/engine/storage/work-folders.test.ts). The test ends it at once, so it never competes for the CPU.
    */
   const killHard = async (proc: ServeProcess) => {
     const ffmpegs = await ffmpegChildren(proc.child.pid!);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { TEMP_PREFIX } from '../src/engine/storage.js';
+import { TEMP_PREFIX } from '../src/engine/storage/storage.js';
 import { fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { getJob, submitJob, waitForJob } from './helpers/jobs.js';

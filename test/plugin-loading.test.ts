@@ -7,13 +7,13 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { runCli } from './helpers/mediaflow.js';
 import { loadConfig } from '../src/engine/config.js';
-import { CONTRACT_VERSION, Optional, Param, Type, type PluginDefinition } from '../src/engine/plugin.js';
-import { pluginFlags } from '../src/engine/plugin-loader.js';
-import { Registry } from '../src/engine/registry.js';
+import { CONTRACT_VERSION, Optional, Param, Type, type PluginDefinition } from '../src/engine/plugins/plugin.js';
+import { pluginFlags } from '../src/engine/plugins/plugin-loader.js';
+import { Registry } from '../src/engine/plugins/registry.js';
 import { builtinRegistry, loadRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';
 import { buildProgram, dashed } from '../src/cli/main.js';
-import { RESERVED_COMMANDS, RESERVED_PATHS } from '../src/engine/reserved.js';
+import { RESERVED_COMMANDS, RESERVED_PATHS } from '../src/engine/plugins/reserved.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, 'fixtures/plugins');
 const fixture = (name: string) => path.join(FIXTURES, name);

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { installedFonts } from '../engine/fonts.js';
+import { installedFonts } from '../engine/subtitles/fonts.js';
 
 /** `mediaflow fonts`: the font families a caption `font` may name, as GET /fonts lists them. */
 export function fontsCommand(): Command {

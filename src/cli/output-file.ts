@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Engine, JobOptions, JobResult } from '../engine/engine.js';
+import type { Engine, JobOptions, JobResult } from '../engine/run/engine.js';
 import { paramError } from '../engine/errors.js';
-import { FORMAT_KEYWORD } from '../engine/plugin.js';
-import { LocalOutputStore } from '../engine/storage.js';
+import { FORMAT_KEYWORD } from '../engine/plugins/plugin.js';
+import { LocalOutputStore } from '../engine/storage/storage.js';
 import { dashed } from './main.js';
 import { ensureWritableDir } from './out-dir.js';
 

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import type { Registry } from '../engine/registry.js';
+import type { Registry } from '../engine/plugins/registry.js';
 
 /** One row of `mediaflow plugins`. */
 export interface PluginRow {

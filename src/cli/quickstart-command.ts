@@ -2,10 +2,10 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Command } from 'commander';
 import { execa } from 'execa';
-import { resolveBinaries } from '../engine/binaries.js';
+import { resolveBinaries } from '../engine/run/binaries.js';
 import { loadConfig } from '../engine/config.js';
-import { anyLocalPath } from '../engine/engine.js';
-import type { Registry } from '../engine/registry.js';
+import { anyLocalPath } from '../engine/run/engine.js';
+import type { Registry } from '../engine/plugins/registry.js';
 import { cliEngine, fail } from './main.js';
 import { ensureWritableDir } from './out-dir.js';
 

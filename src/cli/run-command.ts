@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { loadConfig, type Config } from '../engine/config.js';
-import { anyLocalPath } from '../engine/engine.js';
+import { anyLocalPath } from '../engine/run/engine.js';
 import { paramError } from '../engine/errors.js';
-import type { Registry } from '../engine/registry.js';
-import { LocalOutputStore } from '../engine/storage.js';
+import type { Registry } from '../engine/plugins/registry.js';
+import { LocalOutputStore } from '../engine/storage/storage.js';
 import { runBatch, type BatchSummary } from '../pipelines/batch.js';
 import { checkBatch } from '../pipelines/batch-check.js';
 import { resolveLocalPaths } from '../pipelines/local-paths.js';

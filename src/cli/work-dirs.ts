@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { clearDeadProcessFolders, workRootOf } from '../engine/storage.js';
+import { clearDeadProcessFolders, workRootOf } from '../engine/storage/storage.js';
 
 /** Where a CLI run keeps its work files and cached downloads. */
 export interface CliDirs {

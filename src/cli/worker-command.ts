@@ -1,9 +1,9 @@
 import { Command } from 'commander';
 import { pino } from 'pino';
-import { resolveBinaries } from '../engine/binaries.js';
+import { resolveBinaries } from '../engine/run/binaries.js';
 import { loadConfig, type Config } from '../engine/config.js';
 import { createContainer, wireJobs } from '../engine/container.js';
-import type { Registry } from '../engine/registry.js';
+import type { Registry } from '../engine/plugins/registry.js';
 import { clearLeftovers, JOB_GRACE_MS, onStopSignal, SHUTDOWN_GRACE_MS } from '../server/lifecycle.js';
 import { fail } from './main.js';
 import { addSettingFlags, overridesOf } from './setting-flags.js';

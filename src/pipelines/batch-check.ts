@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Engine, LocalFilePolicy } from '../engine/engine.js';
+import type { Engine, LocalFilePolicy } from '../engine/run/engine.js';
 import { MediaflowError } from '../engine/errors.js';
 import { checkColumns } from './batch.js';
 import type { PipelineDefinition } from './definition.js';

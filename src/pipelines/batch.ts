@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Engine, LocalFilePolicy } from '../engine/engine.js';
+import type { Engine, LocalFilePolicy } from '../engine/run/engine.js';
 import { paramError } from '../engine/errors.js';
-import { LocalOutputStore } from '../engine/storage.js';
+import { LocalOutputStore } from '../engine/storage/storage.js';
 import type { PipelineDefinition } from './definition.js';
 import { readResults, ResultsWriter, type RowRecord } from './results-file.js';
 import { planResume, type KeyedRow } from './resume.js';

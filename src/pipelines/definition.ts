@@ -1,9 +1,9 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { MediaflowError } from '../engine/errors.js';
-import { NUMBER, parseParams } from '../engine/params.js';
-import { inputSpecOf, type InputSpec, type PluginDefinition } from '../engine/plugin.js';
-import type { Registry } from '../engine/registry.js';
+import { NUMBER, parseParams } from '../engine/plugins/params.js';
+import { inputSpecOf, type InputSpec, type PluginDefinition } from '../engine/plugins/plugin.js';
+import type { Registry } from '../engine/plugins/registry.js';
 import { ExprError, parseExpr, refsOf, showRef, type Expr, type Ref } from './template.js';
 
 /** The types a pipeline input may declare. */

@@ -1,5 +1,5 @@
 import { paramError } from '../engine/errors.js';
-import { NUMBER, splitList } from '../engine/params.js';
+import { NUMBER, splitList } from '../engine/plugins/params.js';
 import type { PipelineDefinition, PipelineInput } from './definition.js';
 
 /** A pipeline input's value once read: text, a number, or a list of URLs/paths. */

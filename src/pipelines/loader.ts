@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MediaflowError, paramError } from '../engine/errors.js';
-import type { Registry } from '../engine/registry.js';
+import type { Registry } from '../engine/plugins/registry.js';
 import { parsePipeline, PipelineDefinitionError, type PipelineDefinition } from './definition.js';
 
 /** File endings a pipeline definition may have, in the order they are looked for. */

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { isUrl } from '../engine/engine.js';
-import { splitList } from '../engine/params.js';
+import { isUrl } from '../engine/run/engine.js';
+import { splitList } from '../engine/plugins/params.js';
 import type { PipelineDefinition } from './definition.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { PluginDefinition } from '../sdk.js';
-import { loadPlugins, type PluginLoadOptions } from '../engine/plugin-loader.js';
-import { Registry } from '../engine/registry.js';
+import { loadPlugins, type PluginLoadOptions } from '../engine/plugins/plugin-loader.js';
+import { Registry } from '../engine/plugins/registry.js';
 import addSubtitles from './add-subtitles.js';
 import convertImageFromUrl from './convert-image-from-url.js';
 import convertVideo from './convert-video.js';
@@ -35,7 +35,7 @@ export function builtinRegistry(): Registry {
 
 /**
  * The built-ins, then the third-party plugins that `mediaflow.config.*`, `MEDIAFLOW_PLUGINS` and
- * `--plugin` name (see src/engine/plugin-loader.ts). Throws when one cannot be loaded or is invalid.
+ * `--plugin` name (see src/engine/plugins/plugin-loader.ts). Throws when one cannot be loaded or is invalid.
  */
 export async function loadRegistry(options: PluginLoadOptions = {}): Promise<Registry> {
   const registry = builtinRegistry();

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../engine/config.js';
-import { requireDiskSpace } from '../engine/disk-space.js';
+import { requireDiskSpace } from '../engine/storage/disk-space.js';
 import { errorOfJob, MediaflowError, paramError } from '../engine/errors.js';
 import type { JobKind, JobRecord } from '../engine/jobs/job.js';
 import type { JobService } from '../engine/jobs/service.js';

@@ -4,7 +4,7 @@ import { MediaflowError } from '../engine/errors.js';
 import type { Config } from '../engine/config.js';
 import type { JobService } from '../engine/jobs/service.js';
 import type { Logger } from '../engine/logger.js';
-import { clearDeadProcessFolders, LocalOutputStore, Workspaces, type OutputStore } from '../engine/storage.js';
+import { clearDeadProcessFolders, LocalOutputStore, Workspaces, type OutputStore } from '../engine/storage/storage.js';
 
 /** How long running jobs may finish after SIGTERM/SIGINT before the process ends. */
 export const SHUTDOWN_GRACE_MS = 30_000;

@@ -1,6 +1,6 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { EngineObserver } from '../engine/engine.js';
+import type { EngineObserver } from '../engine/run/engine.js';
 import { JOB_STATUSES } from '../engine/jobs/job.js';
 import type { JobObserver, JobService } from '../engine/jobs/service.js';
 

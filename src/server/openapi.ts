@@ -6,10 +6,10 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../engine/config.js';
 import { ERRORS, type ErrorCode } from '../engine/errors.js';
-import { mediaTypeOf } from '../engine/media-types.js';
-import { sampleParams } from '../engine/plugin-check.js';
-import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf, type PluginDefinition, type TSchema } from '../engine/plugin.js';
-import type { Registry } from '../engine/registry.js';
+import { mediaTypeOf } from '../engine/storage/media-types.js';
+import { sampleParams } from '../engine/plugins/plugin-check.js';
+import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf, type PluginDefinition, type TSchema } from '../engine/plugins/plugin.js';
+import type { Registry } from '../engine/plugins/registry.js';
 import { DOCS_PAGE } from './docs-page.js';
 
 /**

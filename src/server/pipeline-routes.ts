@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../engine/config.js';
-import type { Registry } from '../engine/registry.js';
+import type { Registry } from '../engine/plugins/registry.js';
 import type { PipelineDefinition } from '../pipelines/definition.js';
 import { listPipelines, loadPipelineByName } from '../pipelines/loader.js';
 import { submitJob, type SubmitContext } from './job-submission.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../helpers/lifecycle.js';
-import { closeFonts, parseFamilies } from '../../src/engine/fonts.js';
+import { closeFonts, parseFamilies } from '../../src/engine/subtitles/fonts.js';
 import { assColour, assText, scriptGeometry } from '../../src/plugins/shared/ass-script.js';
 import { restyle } from '../../src/plugins/shared/caption-style.js';
 

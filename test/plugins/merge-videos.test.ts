@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from '../helpers/lifecycle.js';
 import { fixture } from '../helpers/fixtures.js';
-import { resolveBinaries } from '../../src/engine/binaries.js';
-import { inputArgs } from '../../src/engine/input-policy.js';
-import type { LocalInput, Plan } from '../../src/engine/plugin.js';
-import { probeFile } from '../../src/engine/probe.js';
+import { resolveBinaries } from '../../src/engine/run/binaries.js';
+import { inputArgs } from '../../src/engine/inputs/input-policy.js';
+import type { LocalInput, Plan } from '../../src/engine/plugins/plugin.js';
+import { probeFile } from '../../src/engine/probe/probe.js';
 import mergeVideos from '../../src/plugins/merge-videos.js';
 
 /** An input as the engine hands it to the builder: the fixture probed for real. */

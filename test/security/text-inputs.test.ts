@@ -154,7 +154,7 @@ describe('text inputs: size limits, and the work off the event loop', () => {
     assert.equal(body.error, '`text` is larger than the limit of 1048576 bytes of UTF-8 (MEDIAFLOW_MAX_TEXT_BYTES)');
   });
 
-  // That the section is gone from the file ffmpeg reads is asserted in test/engine/subtitle-encoding.test.ts.
+  // That the section is gone from the file ffmpeg reads is asserted in test/engine/subtitles/subtitle-encoding.test.ts.
   it('still burns an ASS file whose [Fonts] section holds a bogus font, drawn with the installed fonts', async () => {
     const { status, body } = await postJson(serve.base, '/add-subtitles/', {
       video_url: files.url('/f/clip-2s-640x360-25fps.mp4'),

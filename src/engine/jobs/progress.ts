@@ -1,4 +1,4 @@
-import type { JobProgress } from '../engine.js';
+import type { JobProgress } from '../run/engine.js';
 import type { PipelineDefinition } from '../../pipelines/definition.js';
 import type { StepEvent } from '../../pipelines/runner.js';
 

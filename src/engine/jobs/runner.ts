@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
-import type { Engine, LocalFilePolicy } from '../engine.js';
+import type { Engine, LocalFilePolicy } from '../run/engine.js';
 import { paramError } from '../errors.js';
-import { ownUploadPath } from '../own-uploads.js';
+import { ownUploadPath } from '../inputs/own-uploads.js';
 import { loadPipelineByName } from '../../pipelines/loader.js';
 import { checkPipeline, runPipeline } from '../../pipelines/runner.js';
 import { outputIdOf, type JobRecord, type StoredResult } from './job.js';

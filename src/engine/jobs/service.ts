@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
-import type { Engine } from '../engine.js';
+import type { Engine } from '../run/engine.js';
 import { busyError, diskFullError, isAbort, jobErrorOf, MediaflowError, type JobError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { checkNesting } from '../nesting.js';

@@ -1,6 +1,6 @@
 import dns from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
-import { bareHost, checkResolved, checkUrl, type AddressPolicy } from '../address-guard.js';
+import { bareHost, checkResolved, checkUrl, type AddressPolicy } from '../inputs/address-guard.js';
 import type { Config } from '../config.js';
 import { urlError } from '../errors.js';
 import type { Logger } from '../logger.js';

@@ -1,0 +1,129 @@
+import type { TObject, TSchema } from '@sinclair/typebox';
+import { paramError, unsupportedFormat } from '../errors.js';
+import { installedFont } from '../subtitles/fonts.js';
+import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf } from './plugin.js';
+
+type Raw = Record<string, unknown>;
+interface SchemaFields {
+  type?: string;
+  enum?: string[];
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  description?: string;
+}
+
+/** Splits a comma list: whitespace around items ignored, empty items dropped (docs/architecture.md, "Lists"). */
+export const splitList = (value: string): string[] =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+
+/** One value as the string a form would send; repeated fields (of a list) are joined as a comma list. */
+function asText(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (Array.isArray(value)) return value.map(asText).filter((v) => v !== undefined).join(',');
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return undefined;
+}
+
+const show = (value: string) => (value.length > 60 ? `${value.slice(0, 57)}...` : value);
+
+/** A decimal number as text: digits with an optional sign and fraction (no exponent, no `Infinity`). */
+export const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)$/;
+
+/**
+ * A separator other than the comma inside one item of a list, named so the 400 can say so: a URL
+ * parser would otherwise glue two URLs into one (it drops newlines and encodes spaces).
+ */
+function wrongSeparator(item: string): string | undefined {
+  if (/[\r\n]/.test(item)) return 'newlines';
+  if (/;(\s|[a-z][a-z\d+.-]*:\/\/)/i.test(item)) return 'semicolons';
+  if (/\t|\s[a-z][a-z\d+.-]*:\/\//i.test(item)) return 'spaces';
+  return undefined;
+}
+
+function coerce(key: string, schema: SchemaFields & TSchema, text: string): unknown {
+  const spec = inputSpecOf(schema);
+  if (spec?.list) {
+    const items = splitList(text);
+    const separator = items.map(wrongSeparator).find(Boolean);
+    if (separator) throw paramError(`Expected \`${key}\` to be comma-separated, got items separated by ${separator}: put a comma between them`);
+    if (items.length < (spec.min ?? 1)) throw paramError(spec.tooFew ?? `Expected \`${key}\` to list at least ${spec.min ?? 1} URL(s)`);
+    return items;
+  }
+  if (schema.enum) {
+    const value = text.trim().toLowerCase().replace(/^\./, '');
+    if (schema.enum.includes(value)) return value;
+    if ((schema as Record<string, unknown>)[FORMAT_KEYWORD]) throw unsupportedFormat(text, schema.enum);
+    throw paramError(`Expected \`${key}\` to be one of ${schema.enum.join(', ')}, got \`${show(text)}\``);
+  }
+  switch (schema.type) {
+    case 'integer':
+    case 'number': {
+      const trimmed = text.trim();
+      const pattern = schema.type === 'integer' ? /^[+-]?\d+$/ : NUMBER;
+      const value = Number(trimmed);
+      const range = `from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`;
+      const expected = `Expected \`${key}\` to be ${schema.type === 'integer' ? 'an integer' : 'a number'} ${range}, got \`${show(text)}\``;
+      if (!pattern.test(trimmed) || !Number.isFinite(value)) throw paramError(expected);
+      if ((schema.minimum !== undefined && value < schema.minimum) || (schema.maximum !== undefined && value > schema.maximum)) {
+        throw paramError(expected);
+      }
+      return value;
+    }
+    case 'boolean': {
+      const lower = text.trim().toLowerCase();
+      if (['1', 'true', 'yes', 'on'].includes(lower)) return true;
+      if (['0', 'false', 'no', 'off'].includes(lower)) return false;
+      throw paramError(`Expected \`${key}\` to be true or false, got \`${show(text)}\``);
+    }
+    default: {
+      const value = spec ? text.trim() : text;
+      if (schema.minLength !== undefined && value.length < schema.minLength) {
+        throw paramError(`Expected \`${key}\` to be at least ${schema.minLength} characters, got ${value.length}`);
+      }
+      if (schema.maxLength !== undefined && value.length > schema.maxLength) {
+        throw paramError(`Expected \`${key}\` to be at most ${schema.maxLength} characters, got ${value.length}`);
+      }
+      if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) {
+        // The description says the form in words; the pattern is for machines.
+        const form = typeof schema.description === 'string' ? schema.description.replace(/^[A-Z](?=[a-z ])/, (c) => c.toLowerCase()) : `text matching ${schema.pattern}`;
+        throw paramError(`Expected \`${key}\` to be ${form.replace(/\.$/, '')}, got \`${show(text)}\``);
+      }
+      // The family as fontconfig spells it: only installed names reach an ASS style.
+      return (schema as Record<string, unknown>)[FONT_KEYWORD] ? installedFont(key, value.trim()) : value;
+    }
+  }
+}
+
+/**
+ * Validates and coerces raw fields (form strings, JSON values, CLI flags, pipeline values) into
+ * an operation's params with one schema. Unknown fields are ignored; defaults fill the gaps.
+ */
+export function parseParams(schema: TObject, raw: Raw): Record<string, unknown> {
+  const required = new Set(schema.required ?? []);
+  const params: Record<string, unknown> = {};
+  for (const [key, property] of Object.entries(schema.properties) as Array<[string, SchemaFields & TSchema]>) {
+    const values = [raw[key]].flat().filter((value) => asText(value)?.trim());
+    // A field sent twice (or a JSON list) is a list only where the schema says so; elsewhere, joining the values would change the one meant.
+    if (values.length > 1 && !inputSpecOf(property)?.list) {
+      throw paramError(`Expected \`${key}\` to be one ${inputSpecOf(property) ? 'URL' : 'value'}, got ${values.length} (the field was sent more than once, or as a list)`);
+    }
+    const text = asText(raw[key]);
+    if (text === undefined || text.trim() === '') {
+      const spec = inputSpecOf(property);
+      if (property.default !== undefined) params[key] = property.default;
+      else if (spec?.list && spec.tooFew) throw paramError(spec.tooFew);
+      else if (required.has(key)) throw paramError(`Missing required parameter \`${key}\``);
+      continue;
+    }
+    params[key] = coerce(key, property, text);
+  }
+  return params;
+}

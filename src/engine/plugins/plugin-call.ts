@@ -1,0 +1,97 @@
+import { isErrorCode, MediaflowError } from '../errors.js';
+import { outputProblem } from './plugin-check.js';
+import type { OutputSpec, Plan, PluginDefinition } from './plugin.js';
+import { shortMessage } from '../run/short-message.js';
+
+/**
+ * Calls into a plugin's code (`output`, `checkParams`, `outputSeconds`, `check`, `build`, `message`) so that whatever it throws
+ * fails only the job it runs for, named after the plugin (Rollup-style context: docs/architecture.md, "Code style"): a
+ * MediaflowError keeps its status (a `mediaError` stays a 422), anything else becomes a 500
+ * `Plugin '<name>' failed: <short message>` whose cause (with the stack) reaches the log.
+ */
+
+/** The hooks the engine calls, and the in-process steps of a plan (`step`). */
+export type PluginHook = 'output' | 'checkParams' | 'outputSeconds' | 'check' | 'build' | 'message' | 'step';
+
+/** A value thrown by a plugin or returned wrongly: what went wrong, for the 500's cause. */
+export class PluginHookError extends Error {
+  constructor(
+    readonly plugin: string,
+    readonly hook: PluginHook,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'PluginHookError';
+  }
+}
+
+/**
+ * A MediaflowError made by another copy of mediaflow (a plugin that installed its own) is not an
+ * instance of this copy's class: recognise it by its name and code, so its status survives.
+ */
+function asMediaflowError(error: unknown): MediaflowError | undefined {
+  if (error instanceof MediaflowError) return error;
+  const candidate = error as { name?: unknown; code?: unknown; message?: unknown; retryAfter?: unknown } | null;
+  if (typeof candidate !== 'object' || candidate === null || candidate.name !== 'MediaflowError') return undefined;
+  if (!isErrorCode(candidate.code) || typeof candidate.message !== 'string') return undefined;
+  return new MediaflowError(candidate.code, candidate.message, {
+    cause: error,
+    ...(typeof candidate.retryAfter === 'number' ? { retryAfter: candidate.retryAfter } : {}),
+  });
+}
+
+/** The error a plugin's failure becomes: its own MediaflowError, or a 500 naming the plugin. */
+export function pluginFailure(plugin: string, hook: PluginHook, error: unknown): MediaflowError {
+  const known = asMediaflowError(error);
+  if (known) return known;
+  const cause = error instanceof PluginHookError ? error : new PluginHookError(plugin, hook, `${hook}() threw: ${shortMessage(error)}`, { cause: error });
+  return new MediaflowError('MF_ERR_INTERNAL', `Plugin '${plugin}' failed: ${shortMessage(error)}`, { cause });
+}
+
+/** Runs one hook of a plugin; see the module's comment for what a throw becomes. */
+export function callPlugin<T>(plugin: PluginDefinition, hook: PluginHook, run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    throw pluginFailure(plugin.name, hook, error);
+  }
+}
+
+/** What `build()` returned, checked: an argv (string[]) or a plan ({ commands, files?, steps?, expectedSeconds? }). */
+export function checkedPlan(plugin: PluginDefinition, value: unknown): Plan | string[] {
+  const isArgv = (v: unknown): v is string[] => Array.isArray(v) && v.every((a) => typeof a === 'string');
+  const fail = (what: string): never => {
+    throw pluginFailure(plugin.name, 'build', new PluginHookError(plugin.name, 'build', `build() returned ${what}`));
+  };
+  if (isArgv(value)) return value;
+  if (typeof value !== 'object' || value === null) return fail(`${value === null ? 'null' : typeof value}, not an argv (string[]) or a plan ({ commands })`);
+  if (typeof (value as { then?: unknown }).then === 'function') return fail('a promise; build() must return its plan synchronously');
+  const plan = value as Partial<Plan>;
+  if (!Array.isArray(plan.commands) || !plan.commands.every(isArgv)) return fail('a plan whose commands are not lists of strings');
+  if (plan.files !== undefined && (typeof plan.files !== 'object' || plan.files === null || !Object.values(plan.files).every((c) => typeof c === 'string'))) {
+    return fail('a plan whose files are not { name: text }');
+  }
+  if (plan.steps !== undefined && (!Array.isArray(plan.steps) || !plan.steps.every((step) => typeof step?.label === 'string' && typeof step.run === 'function'))) {
+    return fail('a plan whose steps are not { label, run }');
+  }
+  if (plan.expectedSeconds !== undefined && (typeof plan.expectedSeconds !== 'number' || !Number.isFinite(plan.expectedSeconds))) {
+    return fail('a plan whose expectedSeconds is not a number');
+  }
+  return plan as Plan;
+}
+
+/** What `output()` returned, checked: a safe path under uploads with the job's `{id}`. */
+export function checkedOutput(plugin: PluginDefinition, value: unknown): OutputSpec {
+  const problem = outputProblem(value);
+  if (problem) throw pluginFailure(plugin.name, 'output', new PluginHookError(plugin.name, 'output', problem));
+  return value as OutputSpec;
+}
+
+/** What `message()` returned, checked: text. */
+export function checkedMessage(plugin: PluginDefinition, value: unknown): string {
+  if (typeof value !== 'string') {
+    throw pluginFailure(plugin.name, 'message', new PluginHookError(plugin.name, 'message', `message() returned ${typeof value}, not a string`));
+  }
+  return value;
+}

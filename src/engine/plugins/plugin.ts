@@ -1,0 +1,225 @@
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import type { Sharp } from 'sharp';
+import type { MediaFacts } from '../probe/probe.js';
+
+/**
+ * The plugin contract's version. A plugin states the version it targets; one that targets
+ * another major version is refused when it loads.
+ */
+export const CONTRACT_VERSION = 1;
+
+/** What an input must contain: an audio stream, a video stream, a picture, a subtitle track, or any media. */
+export type InputKind = 'audio' | 'video' | 'image' | 'subtitle' | 'media';
+
+/** Marks a parameter as input URLs the engine downloads and probes before the plugin builds. */
+export interface InputSpec {
+  kind: InputKind;
+  /** A comma-separated list rather than one URL. */
+  list: boolean;
+  /** Fewest URLs a list needs. */
+  min?: number;
+  /** The message when a list has fewer than `min` (or no) URLs. */
+  tooFew?: string;
+}
+
+/** The schema keywords mediaflow adds to JSON Schema. */
+export const INPUT_KEYWORD = 'x-mediaflow-input';
+export const FORMAT_KEYWORD = 'x-mediaflow-format';
+/** Marks a parameter whose value must be a font family installed on the server (GET /fonts). */
+export const FONT_KEYWORD = 'x-mediaflow-font';
+
+/** Schema helpers: each returns a TypeBox schema that HTTP, CLI, pipelines and docs all read. */
+export const Param = {
+  /** One input URL (or, from the CLI, a local path). */
+  url: (kind: InputKind, description: string) =>
+    Type.String({ description, [INPUT_KEYWORD]: { kind, list: false } satisfies InputSpec }),
+  /** A comma-separated list of input URLs. */
+  urlList: (kind: InputKind, description: string, options: { min?: number; tooFew?: string } = {}) =>
+    Type.String({ description, [INPUT_KEYWORD]: { kind, list: true, ...options } satisfies InputSpec }),
+  /** An output format from an allowlist; anything else is `Unsupported format '<x>'. Supported formats: ...`. */
+  format: <const T extends readonly string[]>(values: T, options: { default?: T[number]; description: string }) =>
+    Type.Unsafe<T[number]>({ type: 'string', enum: [...values], [FORMAT_KEYWORD]: true, ...options }),
+  /** One of a fixed set of strings. */
+  choice: <const T extends readonly string[]>(values: T, options: { default?: T[number]; description: string }) =>
+    Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options }),
+  /** A whole number within bounds; `examples` are values the API docs offer to try. */
+  integer: (options: { minimum: number; maximum: number; default?: number; examples?: number[]; description: string }) => Type.Integer(options),
+  /** A number (fractions allowed) within bounds. */
+  number: (options: { minimum: number; maximum: number; default?: number; examples?: number[]; description: string }) => Type.Number(options),
+  /** A yes/no switch: `true`/`false` (also `1`/`0`, `yes`/`no`, `on`/`off` from forms and flags). */
+  boolean: (options: { default?: boolean; description: string }) => Type.Boolean(options),
+  /** A font family installed on the server (GET /fonts lists them); another name is a 400 naming close matches. */
+  font: (description: string) => Type.String({ description, maxLength: 200, [FONT_KEYWORD]: true }),
+  /** Free text, bounded in length; `pattern` (a regular expression) restricts its form, which `description` should say in words. */
+  text: (options: { description: string; maxLength: number; minLength?: number; default?: string; examples?: string[]; pattern?: string }) => Type.String(options),
+};
+
+/** Optional parameter without default (TypeBox's Optional, re-exported so plugins need only this module). */
+export const Optional = Type.Optional;
+export { Type };
+export type { Static, TObject, TSchema };
+
+/** A downloaded, probed input as a builder sees it. */
+export interface LocalInput {
+  /** File name inside the job's workspace (ffmpeg runs there); never a user string. */
+  file: string;
+  /** The URL or path the user gave. */
+  source: string;
+  facts: MediaFacts;
+  /**
+   * Inputs of kind `subtitle` only: the subtitles as ASS text, as ffmpeg converts them for libass
+   * (SRT and WebVTT cues as events of one `Default` style; ASS and SSA with their own styles).
+   */
+  ass?: string;
+}
+
+/** Everything a builder gets. Builders are pure: they return a plan, they do not run anything. */
+export interface BuildContext<P> {
+  params: P;
+  /** Inputs by parameter name, in the order given. */
+  inputs: Record<string, LocalInput[]>;
+  /** File name the plan must produce, inside the workspace. */
+  output: string;
+  /** ffmpeg options that open one input safely: only local files, only the demuxers its kind needs. */
+  input: (input: LocalInput) => string[];
+}
+
+/**
+ * What to do: files to write in the workspace (generated names only), then in-process steps, then
+ * ffmpeg commands in order (each the arguments after the binary). A plan with no commands writes
+ * its output in its steps.
+ */
+export interface Plan {
+  files?: Record<string, string>;
+  /** Work done inside mediaflow's process before the commands (see `Step`); `--dry-run` lists their labels. */
+  steps?: Step[];
+  commands: string[][];
+  /**
+   * Seconds of output expected: progress is reported as a ratio of it, a plan expecting more than
+   * MEDIAFLOW_MAX_DURATION is refused (422), and the final command is capped at it plus a margin
+   * (`-t`, `-frames:v`; the limit itself when absent), so a lying input cannot make it longer.
+   */
+  expectedSeconds?: number;
+}
+
+/**
+ * Work a plan does in process instead of, or before, ffmpeg: a picture through libvips (`imageStep`)
+ * costs no process start and no filter graph. It runs in the job's slot, under its cancellation and
+ * time limit; what it throws fails only its job, as a plugin hook's throw does.
+ */
+export interface Step {
+  /** What it does, one line: `--dry-run` prints it where it would print an ffmpeg argv. */
+  label: string;
+  run: (context: StepContext) => Promise<void>;
+}
+
+/** What a step gets. Files are named as in the plan: inputs' `file`, the `output`, generated names. */
+export interface StepContext {
+  /** Aborted when the job is cancelled or passes its time limit (`MEDIAFLOW_JOB_TIMEOUT`). */
+  signal: AbortSignal;
+  /** The workspace file of a generated name, as an absolute path (another name is refused). */
+  path: (name: string) => string;
+  /**
+   * Reads a picture of the workspace with libvips (sharp) under the server's limits (pixels,
+   * accepted formats, EXIF orientation applied, first frame only), lets `transform` describe the
+   * work, and writes `output`. libvips' failures are 422s, its time limit a 504.
+   */
+  image: (input: string, transform: (image: Sharp) => Sharp, output: string) => Promise<void>;
+  /**
+   * Runs `name`, a function exported by `module` (the plugin's own file URL, `new URL(import.meta.url)`
+   * or a sibling's), in a worker thread of the server's small pool, with `args` copied across
+   * (plain data and workspace paths), and resolves with what it returns. For CPU work on text of
+   * megabytes, which on the main thread would stall every request and /health; ended on cancel.
+   */
+  offThread: <T>(module: URL, name: string, args: unknown[]) => Promise<T>;
+}
+
+/** A step that reads `input` with libvips, transforms it and writes `output` (see StepContext.image). */
+export function imageStep(label: string, input: string, output: string, transform: (image: Sharp) => Sharp): Step {
+  return { label, run: (context) => context.image(input, transform, output) };
+}
+
+/** Where the output goes: the response field and the path under uploads, with `{id}` for the job's UUID. */
+export interface OutputSpec {
+  field: string;
+  path: string;
+}
+
+/** A plugin: a plain object describing one operation. */
+export interface PluginDefinition<S extends TObject = TObject> {
+  /** The contract version this plugin targets. */
+  contract: number;
+  /** Id, CLI subcommand and pipeline operation name. */
+  name: string;
+  /** HTTP route, e.g. `/merge-audios/`. */
+  path: string;
+  summary: string;
+  description?: string;
+  /** Plugin's own version, shown by `mediaflow plugins`. */
+  version?: string;
+  params: S;
+  output: (params: Static<S>) => OutputSpec;
+  /**
+   * Checks a combination of parameters the schema cannot express, before anything is queued or
+   * downloaded: throw `paramError` (400), and an asynchronous request is refused at once, not
+   * accepted and failed.
+   */
+  checkParams?: (params: Static<S>) => void;
+  /**
+   * Seconds of output the parameters alone ask for (a slideshow: images x seconds each), when they
+   * say; more than MEDIAFLOW_MAX_DURATION is refused with a 400 before anything is queued. Once
+   * inputs are probed, the plan's `expectedSeconds` is checked against the limit too (422).
+   */
+  outputSeconds?: (params: Static<S>) => number | undefined;
+  /** Checks probed inputs beyond their kind; throw `mediaError` for unusable ones. */
+  check?: (context: BuildContext<Static<S>>) => void;
+  build: (context: BuildContext<Static<S>>) => Plan | string[];
+  message: (params: Static<S>) => string;
+}
+
+/**
+ * Where `definePlugin` was called: a hidden, non-enumerable mark (shared by every copy of
+ * mediaflow through the global symbol registry). A plugin object listed in a config file carries
+ * no package name, and this file is how its package, and so its version, is found.
+ */
+export const DEFINED_IN = Symbol.for('mediaflow.plugin.definedIn');
+
+/** The file of the function that called `callee`, from V8's structured stack trace. */
+function callerFile(callee: Function): string | undefined {
+  const original = Error.prepareStackTrace;
+  try {
+    Error.prepareStackTrace = (_error, frames) => frames;
+    const holder: { stack?: NodeJS.CallSite[] } = {};
+    Error.captureStackTrace(holder, callee);
+    return holder.stack?.[0]?.getFileName() ?? undefined;
+  } finally {
+    Error.prepareStackTrace = original;
+  }
+}
+
+/** Declares a plugin: adds types, like Vite's `defineConfig`, and marks the module it is written in (see DEFINED_IN). */
+export function definePlugin<S extends TObject>(plugin: PluginDefinition<S>): PluginDefinition<S> {
+  const file = callerFile(definePlugin);
+  if (file && typeof plugin === 'object' && plugin !== null && Object.isExtensible(plugin) && !(DEFINED_IN in plugin)) {
+    Object.defineProperty(plugin, DEFINED_IN, { value: file, enumerable: false });
+  }
+  return plugin;
+}
+
+/** The input spec of a parameter schema, if it is an input. */
+export const inputSpecOf = (schema: TSchema): InputSpec | undefined => (schema as Record<string, unknown>)[INPUT_KEYWORD] as InputSpec | undefined;
+
+/** Builds an argv from groups that may be null, flattened (docs/architecture.md, "Code style"). */
+export function argv(...groups: Array<readonly string[] | null | undefined | false>): string[] {
+  return groups.filter((group): group is readonly string[] => Array.isArray(group)).flat();
+}
+
+/**
+ * Escapes a value for use inside an ffmpeg filter graph option (`filter=key=VALUE`): first for the
+ * option level, then for the graph level. Only generated names should reach filters; this is for
+ * the rare value that must.
+ */
+export function escapeFilterValue(value: string): string {
+  const optionLevel = value.replace(/[\\':]/g, (c) => `\\${c}`);
+  return optionLevel.replace(/[\\'[\],;]/g, (c) => `\\${c}`);
+}

@@ -1,0 +1,73 @@
+import path from 'node:path';
+import { MediaflowError } from '../errors.js';
+import { transformImage } from './libvips.js';
+import { pluginFailure } from '../plugins/plugin-call.js';
+import type { Step, StepContext } from '../plugins/plugin.js';
+import { offThread } from '../subtitles/text-workers.js';
+
+/** Names a plan may give workspace files: generated, never a path. */
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** The path of a file a plan names in the workspace `dir`; a 500 for a name that is not a plain file name. */
+export function workspaceFile(dir: string, name: string): string {
+  if (!SAFE_NAME.test(name)) throw new MediaflowError('MF_ERR_INTERNAL', `Plan names an unsafe file '${name}'`);
+  return path.join(dir, name);
+}
+
+export interface StepLimits {
+  /** The job's cancellation. */
+  signal?: AbortSignal;
+  /** Time the steps together may take (MEDIAFLOW_JOB_TIMEOUT), as one ffmpeg command may. */
+  timeoutMs: number;
+  maxPixels: number;
+  /** Input file name → the source the user gave, for messages. */
+  sources: ReadonlyMap<string, string>;
+}
+
+/** Resolves when `work` does, or rejects as soon as `signal` aborts (the work's result is then ignored). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/**
+ * Runs a plan's in-process steps in order, in the job's workspace `dir`. A cancelled job stops
+ * waiting at once; past the time limit it is a 504, like an ffmpeg command stopped for time.
+ * libvips also gets the time left, so its own threads stop rather than work on unobserved.
+ */
+export async function runSteps(plugin: string, dir: string, steps: readonly Step[], limits: StepLimits): Promise<void> {
+  const deadline = performance.now() + limits.timeoutMs;
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new MediaflowError('MF_ERR_TIMEOUT', 'Processing ran past its time limit and was stopped')), limits.timeoutMs);
+  const signal = limits.signal ? AbortSignal.any([limits.signal, timeout.signal]) : timeout.signal;
+  const workspacePath = (name: string) => workspaceFile(dir, name);
+  const context: StepContext = {
+    signal,
+    path: workspacePath,
+    image: async (input, transform, output) =>
+      transformImage(workspacePath(input), workspacePath(output), transform, {
+        maxPixels: limits.maxPixels,
+        timeoutSeconds: (deadline - performance.now()) / 1000,
+        ...(limits.sources.has(input) ? { source: limits.sources.get(input)! } : {}),
+      }),
+    offThread: (module, name, args) => offThread(module, name, args, signal),
+  };
+  try {
+    for (const step of steps) {
+      signal.throwIfAborted();
+      try {
+        await untilAborted(Promise.resolve().then(() => step.run(context)), signal);
+      } catch (error) {
+        // A cancellation is the job's, not the plugin's failure; everything else is told as the plugin's.
+        if (signal.aborted && error === signal.reason) throw error;
+        throw pluginFailure(plugin, 'step', error);
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { describe, it } from '../../helpers/lifecycle.js';
+import { MediaflowError } from '../../../src/engine/errors.js';
+import { parseParams, splitList } from '../../../src/engine/plugins/params.js';
+import { Optional, Param, Type } from '../../../src/engine/plugins/plugin.js';
+
+const schema = Type.Object({
+  urls: Param.urlList('audio', 'inputs', { min: 2, tooFew: 'At least two audio URLs are required' }),
+  format: Param.format(['mp3', 'wav'], { default: 'mp3', description: 'format' }),
+  mode: Param.choice(['fast', 'small'], { default: 'fast', description: 'mode' }),
+  width: Param.integer({ minimum: 1, maximum: 8192, description: 'width' }),
+  fps: Optional(Param.integer({ minimum: 1, maximum: 60, description: 'fps' })),
+  text: Optional(Param.text({ maxLength: 10, description: 'text' })),
+});
+
+/** The 400 message parseParams throws for `raw`. */
+function rejection(raw: Record<string, unknown>): string {
+  try {
+    parseParams(schema, raw);
+  } catch (error) {
+    assert.ok(error instanceof MediaflowError);
+    assert.equal(error.status, 400);
+    return error.message;
+  }
+  assert.fail('expected a 400');
+}
+
+describe('parseParams', () => {
+  it('coerces form strings, fills defaults and ignores unknown fields', () => {
+    const params = parseParams(schema, { urls: ' http://a/x.mp3 , ,http://b/y.mp3,', width: '640', extra: 'ignored' });
+    assert.deepEqual(params, { urls: ['http://a/x.mp3', 'http://b/y.mp3'], format: 'mp3', mode: 'fast', width: 640 });
+  });
+
+  it('accepts JSON numbers, repeated fields and formats in any case', () => {
+    const params = parseParams(schema, { urls: ['http://a/1', 'http://a/2'], width: 12, format: 'WAV', fps: '+30' });
+    assert.deepEqual(params, { urls: ['http://a/1', 'http://a/2'], format: 'wav', mode: 'fast', width: 12, fps: 30 });
+  });
+
+  it('names the parameter and the problem', () => {
+    const urls = 'http://a/1,http://a/2';
+    assert.equal(rejection({ urls }), 'Missing required parameter `width`');
+    assert.equal(rejection({ urls, width: 'abc' }), 'Expected `width` to be an integer from 1 to 8192, got `abc`');
+    assert.equal(rejection({ urls, width: '0' }), 'Expected `width` to be an integer from 1 to 8192, got `0`');
+    assert.equal(rejection({ urls, width: '8193' }), 'Expected `width` to be an integer from 1 to 8192, got `8193`');
+    assert.equal(rejection({ urls, width: '1.5' }), 'Expected `width` to be an integer from 1 to 8192, got `1.5`');
+    assert.equal(rejection({ urls, width: '1e3' }), 'Expected `width` to be an integer from 1 to 8192, got `1e3`');
+    assert.equal(rejection({ urls, width: '5', mode: 'slow' }), 'Expected `mode` to be one of fast, small, got `slow`');
+    assert.equal(rejection({ urls, width: '5', text: 'x'.repeat(11) }), 'Expected `text` to be at most 10 characters, got 11');
+  });
+
+  it('uses the contract texts for formats and short lists', () => {
+    assert.equal(rejection({ urls: 'http://a/1', width: '5' }), 'At least two audio URLs are required');
+    assert.equal(rejection({ urls: ' , ', width: '5' }), 'At least two audio URLs are required');
+    assert.equal(rejection({ urls: 'http://a/1,http://a/2', width: '5', format: 'mp4 -i /etc/passwd' }), "Unsupported format 'mp4 -i /etc/passwd'. Supported formats: mp3, wav.");
+    assert.equal(rejection({ urls: 'http://a/1,http://a/2', width: '5', format: '../../x' }), "Unsupported format '../../x'. Supported formats: mp3, wav.");
+  });
+
+  it('splits lists on commas, trimming and dropping empty items', () => {
+    assert.deepEqual(splitList(' a, b ,,c , '), ['a', 'b', 'c']);
+    assert.deepEqual(splitList(''), []);
+  });
+});
