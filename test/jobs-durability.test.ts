@@ -202,6 +202,9 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
 
     const second = await serve(dataDir, env);
     assert.deepEqual(await recovered(second), { requeued: 2, failed: 0, cancelled: 0, deliveries: 1 });
+    // Running again, A says so: its progress is the first run's until this run passes it.
+    const rerun = await waitForJob(second.base, a, (j) => isFinal(j) || / \(attempt 2 of 2\)$/.test(j.stage), { ms: 30_000 });
+    assert.equal(rerun.status, 'running', `stage ${rerun.stage}`);
 
     const doneA = await waitForJob(second.base, a, (j) => isFinal(j) && j.webhook?.delivered_at != null, { ms: 90_000 });
     const doneB = await waitForJob(second.base, b, (j) => isFinal(j) && j.webhook?.delivered_at != null);

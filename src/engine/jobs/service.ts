@@ -72,6 +72,13 @@ function fingerprint(submission: Submission): string {
 /** How a job ended: its outputs, or why it failed. */
 type Ending = { result?: StoredResult; error?: { status: number; error: string }; timings?: Record<string, unknown> };
 
+/**
+ * A stage as a run shows it: a run after an interrupted one names its attempt (`download (attempt 2 of 2)`),
+ * so a client whose job sits at the progress of the run before knows that it is running again.
+ */
+const attemptStage = (stage: string, attempt: number, limit: number): string =>
+  attempt > 1 ? `${stage} (attempt ${attempt} of ${limit})` : stage;
+
 /** Why a job that kept being interrupted is given up. */
 const interruptedMessage = (attempts: number, limit: number) =>
   `The job was interrupted ${attempts} time${attempts === 1 ? '' : 's'} (its server, worker or Redis stopped while it ran) and is not tried again (MEDIAFLOW_JOB_ATTEMPTS is ${limit})`;
@@ -330,16 +337,16 @@ export class JobService {
         // A cancel may have landed since the record was read: then this run does not start.
         if (r.status !== record.status) return;
         r.status = 'running';
-        r.stage = 'starting';
-        r.started_at = new Date().toISOString();
         r.attempts += 1;
+        r.stage = attemptStage('starting', r.attempts, config.jobAttempts);
+        r.started_at = new Date().toISOString();
       });
       if (started?.status !== 'running') return 'finished';
       this.publish(started);
       observer?.started((Date.now() - Date.parse(record.created_at)) / 1000);
       let ending: Parameters<JobService['finish']>;
       try {
-        const { result, timings } = await runJob(record, engine, config, { signal: controller.signal, onProgress: this.progressOf(id) });
+        const { result, timings } = await runJob(record, engine, config, { signal: controller.signal, onProgress: this.progressOf(id, started.attempts) });
         ending = [id, 'succeeded', { result, timings }];
       } catch (error) {
         if (controller.signal.aborted && controller.signal.reason === SHUTDOWN) return await this.afterShutdown(id);
@@ -355,7 +362,7 @@ export class JobService {
   }
 
   /** Progress reports of a running job, written and told at most every 500 ms, never going down. */
-  private progressOf(id: string): (report: ProgressReport) => void {
+  private progressOf(id: string, attempt: number): (report: ProgressReport) => void {
     let last = 0;
     let stage = '';
     return (report) => {
@@ -366,7 +373,7 @@ export class JobService {
       void this.store
         .update(id, (r) => {
           if (r.status !== 'running') return;
-          r.stage = report.stage;
+          r.stage = attemptStage(report.stage, attempt, this.deps.config.jobAttempts);
           r.progress = Math.max(r.progress, Math.min(99, report.progress));
         })
         .then((updated) => updated?.status === 'running' && this.publish(updated), () => undefined);
