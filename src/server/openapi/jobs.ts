@@ -4,12 +4,12 @@ import path from 'node:path';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../engine/config.js';
-import { ERRORS, type ErrorCode } from '../engine/errors.js';
-import { mediaTypeOf } from '../engine/storage/media-types.js';
-import { sampleParams } from '../engine/plugins/plugin-check.js';
-import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf, type PluginDefinition, type TSchema } from '../engine/plugins/plugin.js';
-import type { Registry } from '../engine/plugins/registry.js';
+import type { Config } from '../../engine/config.js';
+import { ERRORS, type ErrorCode } from '../../engine/errors.js';
+import { mediaTypeOf } from '../../engine/storage/media-types.js';
+import { sampleParams } from '../../engine/plugins/plugin-check.js';
+import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf, type PluginDefinition, type TSchema } from '../../engine/plugins/plugin.js';
+import type { Registry } from '../../engine/plugins/registry.js';
 import { DOCS_PAGE } from './docs-page.js';
 
 /**
@@ -22,7 +22,7 @@ import { DOCS_PAGE } from './docs-page.js';
 
 type Json = Record<string, unknown>;
 
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 /** Keywords of a parameter schema copied into the document's Schema Objects (TypeBox's symbols and others stay out). */
 const SCHEMA_KEYWORDS = ['type', 'description', 'enum', 'default', 'examples', 'minimum', 'maximum', 'maxLength', 'minLength', 'pattern'] as const;
