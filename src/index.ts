@@ -28,5 +28,5 @@ export { loadConfig, type Config } from './engine/config.js';
 export { resolveBinaries, type Binaries } from './engine/run/binaries.js';
 export { buildServer, type ServerOptions } from './server/app.js';
 export { startServer } from './server/start.js';
-export { openApiDocument } from './server/openapi.js';
+export { openApiDocument } from './server/openapi/document.js';
 export type { Engine, JobOptions, JobResult } from './engine/run/engine.js';

@@ -13,7 +13,7 @@ import { inputSpecOf, type PluginDefinition } from '../src/engine/plugins/plugin
 import type { Registry } from '../src/engine/plugins/registry.js';
 import { builtinRegistry, loadRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';
-import { openApiDocument } from '../src/server/openapi.js';
+import { openApiDocument } from '../src/server/openapi/document.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

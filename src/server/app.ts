@@ -23,7 +23,7 @@ import { registerJobRoutes } from './job-routes.js';
 import { submitJob, type SubmitContext } from './job-submission.js';
 import { registerPipelineRoutes } from './pipeline-routes.js';
 import { createMetrics } from './metrics.js';
-import { registerApiDocs } from './openapi.js';
+import { registerApiDocs } from './openapi/docs-page.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandler } from './error-handler.js';
 import { registerUrlencoded } from './urlencoded.js';
 import { limitConnections, timeLimitOptions } from './connections.js';

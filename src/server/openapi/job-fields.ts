@@ -1,0 +1,55 @@
+import { parameterRef, type Json } from './shared.js';
+
+/** What every operation and pipeline run takes to run as a job: the `webhook_url` and `metadata` fields, two headers. */
+
+/** Largest `metadata`, in bytes of UTF-8 (of its JSON when it is an object). */
+export const METADATA_BYTES = 4096;
+
+/** The fields every operation and pipeline takes besides its own, for running as a job. */
+export function jobFields(encoding: 'form' | 'json'): Json {
+  const metadata = `Echoed unchanged in the job and its webhook: a string of at most ${METADATA_BYTES} bytes`;
+  return {
+    webhook_url: {
+      type: 'string',
+      format: 'uri',
+      description:
+        'Run as a job (answer 202) and POST the job to this URL when it succeeds, fails or is cancelled (see the jobFinished webhook). It passes the same address policy as the input URLs, checked at submission (400).',
+    },
+    metadata:
+      encoding === 'form'
+        ? { type: 'string', maxLength: METADATA_BYTES, description: metadata }
+        : {
+            description: `${metadata}, or an object whose JSON is at most ${METADATA_BYTES} bytes`,
+            oneOf: [
+              { type: 'string', maxLength: METADATA_BYTES },
+              { type: 'object', additionalProperties: true },
+            ],
+          },
+  };
+}
+
+/** The header parameters of every operation and pipeline run: `Prefer` and `Idempotency-Key`. */
+export const JOB_PARAMETERS = [parameterRef('Prefer'), parameterRef('IdempotencyKey')];
+
+/** The component parameters of those headers. */
+export function jobHeaderParameters(): Json {
+  return {
+    Prefer: {
+      name: 'Prefer',
+      in: 'header',
+      required: false,
+      description: '`respond-async` (RFC 7240) runs the request as a job and answers 202 (as a `webhook_url` field does); without it (or the field) the request is answered when done',
+      schema: { type: 'string' },
+      example: 'respond-async',
+    },
+    IdempotencyKey: {
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        "A second request with the same key and the same fields gets the first request's answer (202 with the same job_id, or the same synchronous answer) and runs nothing; the same key with other fields is a 422. A key lives as long as its job's record.",
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+      example: 'order-1234-thumbnail',
+    },
+  };
+}

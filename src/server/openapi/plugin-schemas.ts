@@ -1,0 +1,106 @@
+import { sampleParams } from '../../engine/plugins/plugin-check.js';
+import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf, type PluginDefinition, type TSchema } from '../../engine/plugins/plugin.js';
+import { jobFields } from './job-fields.js';
+import { SAMPLE_BASE, SAMPLE_ID, type Json } from './shared.js';
+
+/**
+ * The schemas of an operation, made from its plugin's parameters (the same ones that validate requests
+ * and make CLI flags): its request body in each encoding, with examples, and its success body.
+ */
+
+/** Keywords of a parameter schema copied into the document's Schema Objects (TypeBox's symbols and others stay out). */
+const SCHEMA_KEYWORDS = ['type', 'description', 'enum', 'default', 'examples', 'minimum', 'maximum', 'maxLength', 'minLength', 'pattern'] as const;
+
+/**
+ * The fields of a request that works as it is in /docs' "Try it out" (a URL aside): the required
+ * ones and those with a default or examples, with those values (lists as comma text). Optional
+ * fields without either are left out rather than shown at some bound (a 8192x8192 frame, say).
+ */
+export function exampleFields(plugin: PluginDefinition): Json {
+  const required = new Set(plugin.params.required ?? []);
+  return Object.fromEntries(
+    Object.entries(sampleParams(plugin.params))
+      .filter(([key]) => {
+        const property = plugin.params.properties[key] as Json;
+        return required.has(key) || property.default !== undefined || property.examples !== undefined;
+      })
+      .map(([key, value]) => [key, Array.isArray(value) ? value.join(',') : value]),
+  );
+}
+
+/**
+ * One parameter as a field of a form body or of a JSON body (where a list may also be an array),
+ * with its example. A text's length is bounded by the body limit too: its `maxLength` says the
+ * smaller of the two, and its description that the limit counts bytes.
+ */
+function fieldSchema(property: TSchema, encoding: 'form' | 'json', example: unknown, bodyLimit: number | undefined): Json {
+  const source = property as Json;
+  const schema: Json = {};
+  for (const keyword of SCHEMA_KEYWORDS) if (source[keyword] !== undefined) schema[keyword] = source[keyword];
+  if (source[FORMAT_KEYWORD]) schema['x-mediaflow-format'] = true;
+  if (source[FONT_KEYWORD]) schema['x-mediaflow-font'] = true;
+  if (schema.examples === undefined && example !== undefined) schema.examples = [example];
+  if (bodyLimit !== undefined && typeof schema.maxLength === 'number') {
+    schema.maxLength = Math.min(schema.maxLength, bodyLimit);
+    schema.description = `${String(schema.description ?? '')} (at most ${schema.maxLength} characters; the whole request body is at most ${bodyLimit} bytes, MEDIAFLOW_BODY_LIMIT, and a character may take up to 4 bytes of UTF-8)`;
+  }
+  const spec = inputSpecOf(property);
+  if (!spec) return schema;
+  schema['x-mediaflow-input'] = { kind: spec.kind, list: spec.list, ...(spec.min !== undefined ? { min: spec.min } : {}) };
+  if (!spec.list) return { ...schema, format: 'uri' };
+  schema.description = `${String(source.description ?? '')} (URLs separated by commas${spec.min && spec.min > 1 ? `, at least ${spec.min}` : ''})`;
+  if (encoding === 'form') return schema;
+  const { type: _type, ...rest } = schema;
+  return {
+    ...rest,
+    oneOf: [
+      { type: 'string', description: 'URLs separated by commas' },
+      { type: 'array', items: { type: 'string', format: 'uri' }, minItems: spec.min ?? 1 },
+    ],
+  };
+}
+
+/** The body schema of an operation: its fields, required when they have no default. */
+export function bodySchema(plugin: PluginDefinition, encoding: 'form' | 'json', bodyLimit: number | undefined): Json {
+  const examples = exampleFields(plugin);
+  const properties = Object.fromEntries(Object.entries(plugin.params.properties).map(([key, property]) => [key, fieldSchema(property, encoding, examples[key], bodyLimit)]));
+  const required = (plugin.params.required ?? []).filter((key) => (plugin.params.properties[key] as Json | undefined)?.default === undefined);
+  return { type: 'object', properties: { ...properties, ...jobFields(encoding) }, ...(required.length > 0 ? { required } : {}), additionalProperties: true };
+}
+
+/**
+ * What went wrong without failing the job (engine.ts' JobResult), in a success body: absent when
+ * nothing did. The job result shows it too, being that same body.
+ */
+export const WARNINGS_SCHEMA: Json = {
+  type: 'array',
+  items: { type: 'string' },
+  description: 'Present only when something went wrong that did not fail the job, such as burned-in characters no installed font has (they render as empty boxes)',
+  examples: [['No font has glyphs for U+65E5, U+672C: they render as empty boxes; install fonts-noto-cjk']],
+};
+
+/** The JSON body an operation answers with: `message`, its output field, and `warnings` when there are some. */
+export function successSchema(plugin: PluginDefinition): { schema: Json; example: Json } {
+  const sample = sampleParams(plugin.params);
+  let output = { field: 'output_file', path: '{id}' };
+  let message = '';
+  try {
+    output = plugin.output(sample as never);
+    message = plugin.message(sample as never);
+  } catch {
+    // The registry asked output() already; a message() that needs real params just gets no example.
+  }
+  const url = `${SAMPLE_BASE}/uploads/${output.path.replaceAll('{id}', SAMPLE_ID)}`;
+  return {
+    schema: {
+      type: 'object',
+      required: ['message', output.field],
+      properties: {
+        message: { type: 'string', description: 'What was done', ...(message ? { examples: [message] } : {}) },
+        [output.field]: { type: 'string', format: 'uri', description: `URL of the output: {base_url}/uploads/${output.path} ({id} is a random UUID v4)`, examples: [url] },
+        warnings: WARNINGS_SCHEMA,
+      },
+    },
+    example: { ...(message ? { message } : {}), [output.field]: url },
+  };
+}

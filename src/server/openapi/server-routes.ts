@@ -1,0 +1,89 @@
+import { errorRefs } from './error-responses.js';
+import { anyObject, json, type Json } from './shared.js';
+
+/** A dependency in /health: what it is, whether it answers, and why not. */
+const reachability = (kind: Json): Json => ({
+  type: 'object',
+  required: ['ok'],
+  properties: { ...kind, ok: { type: 'boolean' }, error: { type: 'string' } },
+});
+
+/** The routes of the server itself: fonts, health and metrics. */
+export function serverRoutes(secured: boolean, metricsToken: boolean): Json {
+  return {
+    '/fonts': {
+      get: {
+        operationId: 'fonts',
+        summary: 'The font families installed on the server: the values a caption `font` field may take',
+        tags: ['server'],
+        responses: {
+          '200': {
+            description: 'Family names as fontconfig knows them, sorted; read once per process (restart after installing fonts)',
+            content: json({
+              type: 'object',
+              required: ['fonts'],
+              properties: { fonts: { type: 'array', items: { type: 'string' }, examples: [['DejaVu Sans', 'Noto Sans', 'Noto Sans CJK JP']] } },
+            }),
+          },
+        },
+      },
+    },
+    '/health': {
+      get: {
+        operationId: 'health',
+        summary: "The process's role, whether the job backend (Redis) and the storage answer, the ffmpeg and ffprobe in use, the queue, and the operations loaded",
+        tags: ['server'],
+        responses: Object.fromEntries(
+          [
+            ['200', 'Up: the job backend and the storage answer, and the data directory has MEDIAFLOW_MIN_FREE_DISK free'],
+            ['503', 'Unavailable: the job backend (Redis) or the storage does not answer (`jobs.error` or `storage.error` says why), or the data directory has less than MEDIAFLOW_MIN_FREE_DISK free (`disk.ok` false); with `Retry-After`'],
+          ].map(([status, description]) => [
+            status,
+            {
+              description,
+              content: json({
+                type: 'object',
+                required: ['status', 'role', 'jobs', 'storage', 'disk'],
+                properties: {
+                  status: { type: 'string', enum: [status === '200' ? 'ok' : 'unavailable'] },
+                  role: { type: 'string', enum: ['api', 'api+worker'], description: '`api` with `--workers 0`' },
+                  jobs: reachability({ backend: { type: 'string', enum: ['embedded', 'redis'] } }),
+                  storage: reachability({ kind: { type: 'string', enum: ['local', 's3'] } }),
+                  disk: {
+                    type: 'object',
+                    description: "Free space of the data directory's file system",
+                    required: ['ok'],
+                    properties: {
+                      free_bytes: { type: 'integer' },
+                      min_free_bytes: { type: 'integer', description: 'MEDIAFLOW_MIN_FREE_DISK (0: not checked)' },
+                      ok: { type: 'boolean' },
+                      error: { type: 'string' },
+                    },
+                  },
+                  ffmpeg: anyObject,
+                  ffprobe: anyObject,
+                  queue: anyObject,
+                  operations: { type: 'array', items: { type: 'string' } },
+                },
+              }),
+            },
+          ]),
+        ),
+      },
+    },
+    '/metrics': {
+      get: {
+        operationId: 'metrics',
+        summary: 'Prometheus metrics',
+        description: 'Needs `Authorization: Bearer <MEDIAFLOW_METRICS_TOKEN>` when the server has a metrics token, else the API key (as `X-API-Key` or a Bearer token) when it has one; open otherwise.',
+        tags: ['server'],
+        // Any one of these: the metrics token, or the API key in either header.
+        ...(metricsToken || secured ? { security: [...(metricsToken ? [{ metricsToken: [] }] : []), ...(secured ? [{ apiKey: [] }, { apiKeyBearer: [] }] : [])] } : {}),
+        responses: {
+          '200': { description: 'Metrics in the Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } },
+          ...(metricsToken || secured ? errorRefs(['MF_ERR_AUTH']) : {}),
+        },
+      },
+    },
+  };
+}
