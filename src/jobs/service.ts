@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Config } from '../config.js';
-import type { Engine } from '../run/engine.js';
-import { busyError, diskFullError, isAbort, jobErrorOf, MediaflowError, type JobError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { checkNesting } from '../nesting.js';
-import { WebhookDeliveries, type DeliveryOutcome } from '../webhooks/deliveries.js';
+import type { Config } from '../engine/config.js';
+import type { Engine } from '../engine/run/engine.js';
+import { busyError, diskFullError, isAbort, jobErrorOf, MediaflowError, type JobError } from '../engine/errors.js';
+import type { Logger } from '../engine/logger.js';
+import { checkNesting } from '../engine/nesting.js';
+import { WebhookDeliveries, type DeliveryOutcome } from './webhooks/deliveries.js';
 import type { JobBackend } from './backend.js';
 import type { JobEvents } from './events.js';
 import { idempotencyIndex, isTerminal, jobView, resultBody, resultPaths, type JobKind, type JobRecord, type JobStatus, type JobView, type StoredResult } from './job.js';

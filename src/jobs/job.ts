@@ -4,7 +4,7 @@
  * holds a closure, a socket or a path of the machine that accepted it.
  */
 
-import { errorOfJob, jobErrorOf, type JobError } from '../errors.js';
+import { errorOfJob, jobErrorOf, type JobError } from '../engine/errors.js';
 
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 export type JobKind = 'operation' | 'pipeline';

@@ -1,9 +1,9 @@
-import type { Config } from '../config.js';
-import type { Engine, LocalFilePolicy } from '../run/engine.js';
-import { paramError } from '../errors.js';
-import { ownUploadPath } from '../inputs/own-uploads.js';
-import { loadPipelineByName } from '../../pipelines/loader.js';
-import { checkPipeline, runPipeline } from '../../pipelines/runner.js';
+import type { Config } from '../engine/config.js';
+import type { Engine, LocalFilePolicy } from '../engine/run/engine.js';
+import { paramError } from '../engine/errors.js';
+import { ownUploadPath } from '../engine/inputs/own-uploads.js';
+import { loadPipelineByName } from '../pipelines/loader.js';
+import { checkPipeline, runPipeline } from '../pipelines/runner.js';
 import { outputIdOf, type JobRecord, type StoredResult } from './job.js';
 import { operationProgress, PipelineProgress, type ProgressReport } from './progress.js';
 
