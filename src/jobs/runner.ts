@@ -5,7 +5,7 @@ import { ownUploadPath } from '../engine/inputs/own-uploads.js';
 import { loadPipelineByName } from '../pipelines/loader.js';
 import { checkPipeline, runPipeline } from '../pipelines/runner.js';
 import { outputIdOf, type JobRecord, type StoredResult } from './job.js';
-import { operationProgress, PipelineProgress, type ProgressReport } from './progress.js';
+import { operationProgress, PipelineProgress, type ProgressReport } from '../pipelines/progress.js';
 
 /** What a job needs to be checked or run. */
 export type JobSpec = Pick<JobRecord, 'id' | 'output_id' | 'kind' | 'name' | 'fields' | 'own_bases'>;

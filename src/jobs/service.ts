@@ -12,7 +12,7 @@ import type { JobStore } from './job-store.js';
 import type { JobQueue } from './queue.js';
 import { untilReachable } from './retry.js';
 import { checkJob, runJob } from './runner.js';
-import type { ProgressReport } from './progress.js';
+import type { ProgressReport } from '../pipelines/progress.js';
 
 /** A request to run an operation or a pipeline as a job. */
 export interface Submission {

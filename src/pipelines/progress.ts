@@ -1,6 +1,6 @@
 import type { JobProgress } from '../engine/run/engine.js';
-import type { PipelineDefinition } from '../pipelines/definition.js';
-import type { StepEvent } from '../pipelines/runner.js';
+import type { PipelineDefinition } from './definition.js';
+import type { StepEvent } from './runner.js';
 
 /** A job's place as the job record shows it: a stage name and a whole percentage. */
 export interface ProgressReport {
