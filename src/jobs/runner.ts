@@ -1,75 +1,59 @@
-import type { Config } from '../engine/config.js';
-import type { Engine, LocalFilePolicy } from '../engine/run/engine.js';
 import { paramError } from '../engine/errors.js';
 import { ownUploadPath } from '../engine/inputs/own-uploads.js';
-import { loadPipelineByName } from '../pipelines/loader.js';
-import { checkPipeline, runPipeline } from '../pipelines/runner.js';
-import { outputIdOf, type JobRecord, type StoredResult } from './job.js';
-import { operationProgress, PipelineProgress, type ProgressReport } from '../pipelines/progress.js';
+import type { LocalFilePolicy } from '../engine/run/engine.js';
+import type { OutputStore } from '../engine/storage/storage.js';
+import type { HandledJob, HandlerRun, HandlerRunOptions } from './handler.js';
+import type { JobHandlers } from './handlers.js';
+import { outputIdOf, type JobRecord } from './job.js';
 
 /** What a job needs to be checked or run. */
 export type JobSpec = Pick<JobRecord, 'id' | 'output_id' | 'kind' | 'name' | 'fields' | 'own_bases'>;
+
+/** What checking and running jobs needs: a handler for each kind, and the store own uploads are read from. */
+export interface RunnerDeps {
+  handlers: JobHandlers;
+  outputStore: OutputStore;
+}
 
 /**
  * The local-file policy of a job: URLs under the server's own `/uploads/` are read from the
  * output store (no HTTP fetch, so private addresses may stay refused); nothing else is local.
  * `seen` collects the store paths named, for the existence check at submission.
  */
-function ownUploads(engine: Engine, bases: readonly string[], seen?: Set<string>): LocalFilePolicy {
+function ownUploads(store: OutputStore, bases: readonly string[], seen?: Set<string>): LocalFilePolicy {
   return (source) => {
     // This server's /uploads/ URLs, or the URLs a bucket store handed out (public or presigned).
-    const relative = ownUploadPath(source, bases) ?? engine.deps.store.pathOfUrl?.(source);
+    const relative = ownUploadPath(source, bases) ?? store.pathOfUrl?.(source);
     if (relative === undefined) return undefined;
     seen?.add(relative);
     return { stored: relative };
   };
 }
 
+/** The job as its kind's handler sees it. */
+const handledJob = (job: JobSpec, localFiles: LocalFilePolicy): HandledJob => ({
+  name: job.name,
+  fields: job.fields,
+  outputId: outputIdOf(job),
+  localFiles,
+});
+
 /**
- * Checks a job's fields as its run will, before it is queued: parameters, input URLs and the
- * address policy, the pipeline's steps, and that own outputs named as inputs exist. Throws the
- * error the synchronous route answers with (400, 404).
+ * Checks a job's fields as its run will, before it is queued: its kind's checks (parameters, input
+ * URLs and the address policy, a pipeline's steps), then that own outputs named as inputs exist.
+ * Throws the error the synchronous route answers with (400, 404).
  */
-export async function checkJob(job: JobSpec, engine: Engine, config: Config): Promise<void> {
+export async function checkJob(job: JobSpec, deps: RunnerDeps): Promise<void> {
   const named = new Set<string>();
-  const localFiles = ownUploads(engine, job.own_bases, named);
-  if (job.kind === 'operation') engine.prepare(job.name, job.fields, localFiles);
-  // A field the pipeline does not declare is a typo to report (as on the CLI), not a value to drop;
-  // only at submission, so a job queued before a definition lost an input still runs.
-  else checkPipeline(await loadPipelineByName(config.pipelinesDir, job.name, engine.deps.registry), engine, { inputs: job.fields, refuseUnknownInputs: true, localFiles });
+  await deps.handlers[job.kind].check(handledJob(job, ownUploads(deps.outputStore, job.own_bases, named)));
   for (const relative of named) {
-    if (!(await engine.deps.store.exists(relative))) throw paramError(`Input ${relative} is not a published output of this server (it may have expired)`);
+    if (!(await deps.outputStore.exists(relative))) {
+      throw paramError(`Input ${relative} is not a published output of this server (it may have expired)`);
+    }
   }
 }
 
-/** Runs a job through the engine and returns its outputs and timings; reports progress as it goes. */
-export async function runJob(
-  job: JobSpec,
-  engine: Engine,
-  config: Config,
-  options: { signal: AbortSignal; onProgress: (report: ProgressReport) => void },
-): Promise<{ result: StoredResult; timings: Record<string, unknown> }> {
-  const localFiles = ownUploads(engine, job.own_bases);
-  if (job.kind === 'operation') {
-    const result = await engine.run(job.name, job.fields, {
-      id: outputIdOf(job),
-      signal: options.signal,
-      localFiles,
-      onProgress: (progress) => options.onProgress(operationProgress(progress)),
-    });
-    const { message, field, path, warnings } = result;
-    return { result: { message, field, path, ...(warnings ? { warnings } : {}) }, timings: result.timings };
-  }
-  // Read again: an edited definition takes effect for jobs that start after the edit.
-  const definition = await loadPipelineByName(config.pipelinesDir, job.name, engine.deps.registry);
-  const progress = new PipelineProgress(definition);
-  const run = await runPipeline(definition, engine, {
-    inputs: job.fields,
-    localFiles,
-    store: engine.deps.store,
-    resultDir: outputIdOf(job),
-    signal: options.signal,
-    onEvent: (event) => options.onProgress(progress.update(event)),
-  });
-  return { result: { message: `Pipeline ${definition.name} completed successfully`, outputs: run.outputs }, timings: run.timings };
+/** Runs a job by its kind's handler and returns its outputs and timings; reports progress as it goes. */
+export function runJob(job: JobSpec, deps: RunnerDeps, options: HandlerRunOptions): Promise<HandlerRun> {
+  return deps.handlers[job.kind].run(handledJob(job, ownUploads(deps.outputStore, job.own_bases)), options);
 }

@@ -1,41 +1,19 @@
-import type { JobProgress } from '../engine/run/engine.js';
+import { operationShare } from '../engine/run/progress-share.js';
 import type { PipelineDefinition } from './definition.js';
 import type { StepEvent } from './runner.js';
-
-/** A job's place as the job record shows it: a stage name and a whole percentage. */
-export interface ProgressReport {
-  stage: string;
-  progress: number;
-}
-
-/**
- * Where each stage of one operation starts, in percent: fetching and probing are short next to
- * ffmpeg, which fills most of the bar by its position in the output; 100 is left for `succeeded`.
- */
-const STAGE_START: Record<JobProgress['stage'], number> = { queued: 0, download: 2, probe: 8, process: 10, publish: 96 };
-const PROCESS_SPAN = STAGE_START.publish - STAGE_START.process;
-
-/** The share of one operation done, from 0 to 1. */
-const operationShare = (progress: JobProgress): number =>
-  (STAGE_START[progress.stage] + (progress.stage === 'process' ? PROCESS_SPAN * Math.min(1, Math.max(0, progress.ratio ?? 0)) : 0)) / 100;
-
-/** An operation's progress as a report. */
-export const operationProgress = (progress: JobProgress): ProgressReport => ({
-  // The engine's `queued` is the wait for an ffmpeg slot of this process: the job itself has started.
-  stage: progress.stage === 'queued' ? 'starting' : progress.stage,
-  progress: Math.floor(operationShare(progress) * 100),
-});
 
 /**
  * Follows a pipeline run's step events: each step weighs the same, a step over `each` items is
  * as far as the mean of its items, and a finished step counts whole. The stage names the step.
+ * Its reports have the shape of a job's progress report (jobs/handler.ts), which it does not import:
+ * pipelines sit below jobs.
  */
 export class PipelineProgress {
   private readonly shares = new Map<string, number[]>();
 
   constructor(private readonly definition: PipelineDefinition) {}
 
-  update(event: StepEvent): ProgressReport {
+  update(event: StepEvent): { stage: string; progress: number } {
     const op = this.definition.steps.find((step) => step.name === event.step)?.op ?? '';
     let stage = `${event.step} (${op})`;
     if (event.type === 'start') this.shares.set(event.step, new Array<number>(event.items ?? 1).fill(0));
