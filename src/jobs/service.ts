@@ -348,7 +348,8 @@ export class JobService {
       observer?.started((Date.now() - Date.parse(record.created_at)) / 1000);
       let ending: Parameters<JobService['finish']>;
       try {
-        const { result, timings } = await runJob(record, this.deps, { signal: controller.signal, onProgress: this.progressOf(id, started.attempts) });
+        const onProgress = this.progressOf(id, started.attempts);
+        const { result, timings } = await runJob(record, this.deps, { signal: controller.signal, onProgress });
         ending = [id, 'succeeded', { result, timings }];
       } catch (error) {
         if (controller.signal.aborted && controller.signal.reason === SHUTDOWN) return await this.afterShutdown(id);

@@ -27,6 +27,12 @@ export interface PipelineJob {
   localFiles: LocalFilePolicy;
 }
 
+export interface PipelineJobRunOptions {
+  signal: AbortSignal;
+  /** Told the run's place as a job's progress report: the step as its stage, the share of steps done. */
+  onProgress: (report: { stage: string; progress: number }) => void;
+}
+
 /** The `pipeline` entry of the jobs' table of handlers by kind (jobs/handlers.ts). */
 export function pipelineJobHandler(deps: PipelineJobDeps) {
   const { engine, registry, store, pipelinesDir } = deps;
@@ -37,7 +43,7 @@ export function pipelineJobHandler(deps: PipelineJobDeps) {
       // only at submission, so a job queued before a definition lost an input still runs.
       checkPipeline(definition, engine, { inputs: job.fields, refuseUnknownInputs: true, localFiles: job.localFiles });
     },
-    async run(job: PipelineJob, options: { signal: AbortSignal; onProgress: (report: { stage: string; progress: number }) => void }) {
+    async run(job: PipelineJob, options: PipelineJobRunOptions) {
       // Read again: an edited definition takes effect for jobs that start after the edit.
       const definition = await loadPipelineByName(pipelinesDir, job.name, registry);
       const progress = new PipelineProgress(definition);
@@ -49,7 +55,8 @@ export function pipelineJobHandler(deps: PipelineJobDeps) {
         signal: options.signal,
         onEvent: (event) => options.onProgress(progress.update(event)),
       });
-      return { result: { message: `Pipeline ${definition.name} completed successfully`, outputs: run.outputs }, timings: run.timings };
+      const message = `Pipeline ${definition.name} completed successfully`;
+      return { result: { message, outputs: run.outputs }, timings: run.timings };
     },
   };
 }

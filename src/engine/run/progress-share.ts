@@ -4,7 +4,13 @@ import type { JobProgress } from './engine.js';
  * Where each stage of one operation starts, in percent: fetching and probing are short next to
  * ffmpeg, which fills most of the bar by its position in the output; 100 is left for `succeeded`.
  */
-const STAGE_START: Record<JobProgress['stage'], number> = { queued: 0, download: 2, probe: 8, process: 10, publish: 96 };
+const STAGE_START: Record<JobProgress['stage'], number> = {
+  queued: 0,
+  download: 2,
+  probe: 8,
+  process: 10,
+  publish: 96,
+};
 const PROCESS_SPAN = STAGE_START.publish - STAGE_START.process;
 
 /**
