@@ -113,12 +113,13 @@ export class JobService {
   private readonly closing = new AbortController();
   /** Records the last orphan sweep found with no worker and no queue entry, and how each looked then. */
   private suspects = new Map<string, string>();
-  readonly deliveries: WebhookDeliveries;
+  readonly deliveries: WebhookDeliveries<JobRecord>;
 
   constructor(private readonly deps: JobServiceDeps) {
     this.deliveries = new WebhookDeliveries({
       store: deps.backend.store,
       events: deps.backend.events,
+      untilReachable,
       config: deps.config,
       logger: deps.logger,
       queue: deps.backend.deliveries,
