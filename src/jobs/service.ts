@@ -38,7 +38,7 @@ export interface JobObserver {
 /**
  * What the service is built with: the handler of each kind of job and the output store (RunnerDeps),
  * its settings, where jobs live, and who hears about them. The store turns result paths into URLs
- * and loses expired outputs; nothing is reached through the engine.
+ * and removes expired outputs; nothing is reached through the engine.
  */
 export interface JobServiceDeps extends RunnerDeps {
   config: Config;
