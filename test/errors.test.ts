@@ -10,7 +10,7 @@ import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { eventually } from './helpers/serve-process.js';
 import { loadConfig } from '../src/engine/config.js';
 import { ERRORS, errorOfJob } from '../src/engine/errors.js';
-import { jobView, type JobRecord } from '../src/engine/jobs/job.js';
+import { jobView, type JobRecord } from '../src/jobs/job.js';
 import { builtinRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';
 

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/engine/config.js';
-import type { JobService } from '../src/engine/jobs/service.js';
+import type { JobService } from '../src/jobs/service.js';
 import { builtinRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';
 import { after, before, describe, it } from './helpers/lifecycle.js';

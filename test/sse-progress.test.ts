@@ -7,9 +7,9 @@ import { after, before, describe, it } from './helpers/lifecycle.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { getJob, type JobView } from './helpers/jobs.js';
 import { loadConfig } from '../src/engine/config.js';
-import type { JobEvents } from '../src/engine/jobs/events.js';
-import type { JobRecord } from '../src/engine/jobs/job.js';
-import type { JobStore } from '../src/engine/jobs/job-store.js';
+import type { JobEvents } from '../src/jobs/events.js';
+import type { JobRecord } from '../src/jobs/job.js';
+import type { JobStore } from '../src/jobs/job-store.js';
 import { builtinRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';
 

@@ -6,8 +6,9 @@ import { bucketStoreOf } from './storage/bucket-store.js';
 import type { Config } from './config.js';
 import { Engine, type EngineObserver } from './run/engine.js';
 import { InputCache } from './inputs/input-cache.js';
-import { createJobBackend, type Role } from './jobs/backend.js';
-import { JobService, type JobObserver } from './jobs/service.js';
+import { createJobBackend, type Role } from '../jobs/backend.js';
+import { jobHandlers } from '../jobs/handlers.js';
+import { JobService, type JobObserver } from '../jobs/service.js';
 import { silentLogger, type Logger } from './logger.js';
 import { Registry } from './plugins/registry.js';
 import { Slots } from './run/slots.js';
@@ -77,8 +78,16 @@ export function createContainer(options: WiringOptions): DependencyContainer {
 export async function wireJobs(c: DependencyContainer, role: Role, observer?: JobObserver): Promise<JobService> {
   const config = c.resolve<Config>(TOKENS.Config);
   const logger = c.resolve<Logger>(TOKENS.Logger);
-  const jobs = new JobService({
+  const outputStore = c.resolve<OutputStore>(TOKENS.Store);
+  const handlers = jobHandlers({
     engine: c.resolve<Engine>(TOKENS.Engine),
+    registry: c.resolve<Registry>(TOKENS.Registry),
+    store: outputStore,
+    pipelinesDir: config.pipelinesDir,
+  });
+  const jobs = new JobService({
+    handlers,
+    outputStore,
     config,
     backend: await createJobBackend(config, role, logger),
     logger,

@@ -16,7 +16,7 @@ import { binaryVersion } from '../engine/run/ffmpeg.js';
 import { installedFonts } from '../engine/subtitles/fonts.js';
 import { contentTypeOf } from '../engine/storage/media-types.js';
 import type { Registry } from '../engine/plugins/registry.js';
-import type { JobService } from '../engine/jobs/service.js';
+import type { JobService } from '../jobs/service.js';
 import { apiKeyCheck, keyOwner, metricsCheck } from './auth.js';
 import { registerDashboard } from './dashboard.js';
 import { registerJobRoutes } from './job-routes.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { isTerminal, type JobRecord } from '../engine/jobs/job.js';
-import type { JobService } from '../engine/jobs/service.js';
+import { isTerminal, type JobRecord } from '../jobs/job.js';
+import type { JobService } from '../jobs/service.js';
 
 /** A comment line now and then keeps proxies from closing a quiet event stream. */
 const HEARTBEAT_MS = 15_000;

@@ -2,9 +2,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../engine/config.js';
 import { requireDiskSpace } from '../engine/storage/disk-space.js';
 import { errorOfJob, MediaflowError, paramError } from '../engine/errors.js';
-import type { JobKind, JobRecord } from '../engine/jobs/job.js';
-import type { JobService } from '../engine/jobs/service.js';
-import { checkWebhookUrl } from '../engine/webhooks/deliveries.js';
+import type { JobKind, JobRecord } from '../jobs/job.js';
+import type { JobService } from '../jobs/service.js';
+import { checkWebhookUrl } from '../jobs/webhooks/deliveries.js';
 import { readFields } from './body.js';
 import { untilDisconnect } from './disconnect.js';
 

@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MediaflowError } from '../engine/errors.js';
 import type { Config } from '../engine/config.js';
-import type { JobService } from '../engine/jobs/service.js';
+import type { JobService } from '../jobs/service.js';
 import type { Logger } from '../engine/logger.js';
 import { clearDeadProcessFolders, LocalOutputStore, Workspaces, type OutputStore } from '../engine/storage/storage.js';
 

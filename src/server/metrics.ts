@@ -1,8 +1,8 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { EngineObserver } from '../engine/run/engine.js';
-import { JOB_STATUSES } from '../engine/jobs/job.js';
-import type { JobObserver, JobService } from '../engine/jobs/service.js';
+import { JOB_STATUSES } from '../jobs/job.js';
+import type { JobObserver, JobService } from '../jobs/service.js';
 
 /** Prometheus metrics of one server: requests, queue, jobs, webhooks and downloads. */
 export function createMetrics() {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { JobView } from '../../src/engine/jobs/job.js';
+import type { JobView } from '../../src/jobs/job.js';
 
 export type { JobView };
 

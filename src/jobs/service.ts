@@ -1,18 +1,17 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Config } from '../config.js';
-import type { Engine } from '../run/engine.js';
-import { busyError, diskFullError, isAbort, jobErrorOf, MediaflowError, type JobError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { checkNesting } from '../nesting.js';
-import { WebhookDeliveries, type DeliveryOutcome } from '../webhooks/deliveries.js';
+import type { Config } from '../engine/config.js';
+import { busyError, diskFullError, isAbort, jobErrorOf, MediaflowError, type JobError } from '../engine/errors.js';
+import type { Logger } from '../engine/logger.js';
+import { checkNesting } from '../engine/nesting.js';
+import { WebhookDeliveries, type DeliveryOutcome } from './webhooks/deliveries.js';
 import type { JobBackend } from './backend.js';
 import type { JobEvents } from './events.js';
 import { idempotencyIndex, isTerminal, jobView, resultBody, resultPaths, type JobKind, type JobRecord, type JobStatus, type JobView, type StoredResult } from './job.js';
 import type { JobStore } from './job-store.js';
 import type { JobQueue } from './queue.js';
 import { untilReachable } from './retry.js';
-import { checkJob, runJob } from './runner.js';
-import type { ProgressReport } from './progress.js';
+import type { ProgressReport } from './handler.js';
+import { checkJob, runJob, type RunnerDeps } from './runner.js';
 
 /** A request to run an operation or a pipeline as a job. */
 export interface Submission {
@@ -36,8 +35,12 @@ export interface JobObserver {
   delivery(outcome: DeliveryOutcome): void;
 }
 
-export interface JobServiceDeps {
-  engine: Engine;
+/**
+ * What the service is built with: the handler of each kind of job and the output store (RunnerDeps),
+ * its settings, where jobs live, and who hears about them. The store turns result paths into URLs
+ * and removes expired outputs; nothing is reached through the engine.
+ */
+export interface JobServiceDeps extends RunnerDeps {
   config: Config;
   backend: JobBackend;
   logger: Logger;
@@ -110,12 +113,13 @@ export class JobService {
   private readonly closing = new AbortController();
   /** Records the last orphan sweep found with no worker and no queue entry, and how each looked then. */
   private suspects = new Map<string, string>();
-  readonly deliveries: WebhookDeliveries;
+  readonly deliveries: WebhookDeliveries<JobRecord>;
 
   constructor(private readonly deps: JobServiceDeps) {
     this.deliveries = new WebhookDeliveries({
       store: deps.backend.store,
       events: deps.backend.events,
+      untilReachable,
       config: deps.config,
       logger: deps.logger,
       queue: deps.backend.deliveries,
@@ -155,7 +159,7 @@ export class JobService {
 
   /** Store paths to URLs under the base the job was asked on (or the bucket's). */
   private urlsOf(record: JobRecord): (path: string) => Promise<string> {
-    return (path) => this.deps.engine.deps.store.urlFor(path, record.base_url);
+    return (path) => this.deps.outputStore.urlFor(path, record.base_url);
   }
 
   /** How many job records there are in each status. */
@@ -192,7 +196,6 @@ export class JobService {
    */
   async submit(submission: Submission): Promise<{ record: JobRecord; created: boolean }> {
     const { store, queue } = this;
-    const { engine, config } = this.deps;
     if (this.stopping) throw busyError('The server is shutting down; retry later');
     const id = randomUUID();
     const { owner, idempotencyKey } = submission;
@@ -205,7 +208,7 @@ export class JobService {
     // Its own UUID, not derived from the job id: whoever has an output URL cannot read or cancel the job.
     const outputId = randomUUID();
     const { kind, name, fields, ownBases } = submission;
-    await checkJob({ id, output_id: outputId, kind, name, fields, own_bases: ownBases }, engine, config);
+    await checkJob({ id, output_id: outputId, kind, name, fields, own_bases: ownBases }, this.deps);
     const now = new Date().toISOString();
     const record: JobRecord = {
       id,
@@ -323,7 +326,7 @@ export class JobService {
   /** The queue's handler: runs one job and records how it ended. */
   private async work(id: string): Promise<'finished' | 'handed-back'> {
     const { store } = this;
-    const { config, engine, logger, observer } = this.deps;
+    const { config, logger, observer } = this.deps;
     const record = await store.get(id);
     if (!record || isTerminal(record.status)) return 'finished';
     // A job found `running` was taken back from a worker that died (BullMQ's stalled jobs).
@@ -346,7 +349,8 @@ export class JobService {
       observer?.started((Date.now() - Date.parse(record.created_at)) / 1000);
       let ending: Parameters<JobService['finish']>;
       try {
-        const { result, timings } = await runJob(record, engine, config, { signal: controller.signal, onProgress: this.progressOf(id, started.attempts) });
+        const onProgress = this.progressOf(id, started.attempts);
+        const { result, timings } = await runJob(record, this.deps, { signal: controller.signal, onProgress });
         ending = [id, 'succeeded', { result, timings }];
       } catch (error) {
         if (controller.signal.aborted && controller.signal.reason === SHUTDOWN) return await this.afterShutdown(id);
@@ -550,7 +554,7 @@ export class JobService {
   async sweep(now = Date.now()): Promise<number> {
     if (this.deps.config.retentionMs <= 0) return 0;
     const expired = await this.store.expire(now - this.deps.config.retentionMs);
-    for (const record of expired) await this.deps.engine.deps.store.remove(resultPaths(record.result));
+    for (const record of expired) await this.deps.outputStore.remove(resultPaths(record.result));
     return expired.length;
   }
 

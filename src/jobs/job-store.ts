@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { TEMP_PREFIX } from '../storage/storage.js';
-import { writeWhole } from '../storage/whole-file.js';
+import { TEMP_PREFIX } from '../engine/storage/storage.js';
+import { writeWhole } from '../engine/storage/whole-file.js';
 import { idempotencyIndex, isTerminal, JOB_STATUSES, type JobRecord, type JobStatus } from './job.js';
 
 /** Where job records live. The embedded store keeps files under the data directory; Redis would be another. */

@@ -3,7 +3,7 @@
  * signature and the headers every delivery carries.
  */
 import { createHmac } from 'node:crypto';
-import { MediaflowError } from '../errors.js';
+import { MediaflowError } from '../../engine/errors.js';
 
 const PREFIX = 'whsec_';
 // Standard base64 (not base64url), padding optional; Buffer.from alone would skip bad characters silently.

@@ -5,8 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from '../../helpers/lifecycle.js';
 import { startFileServer, type FileServer } from '../../helpers/file-server.js';
 import type { AddressPolicy } from '../../../src/engine/inputs/address-guard.js';
-import { postWebhook } from '../../../src/engine/webhooks/send.js';
-import { webhookHeaders } from '../../../src/engine/webhooks/signing.js';
+import { postWebhook } from '../../../src/jobs/webhooks/send.js';
+import { webhookHeaders } from '../../../src/jobs/webhooks/signing.js';
 
 // Only loopback is ever contacted; other ranges are covered by the address-guard tests, which send nothing.
 const open: AddressPolicy = { allowPrivate: true, allowedHosts: [] };

@@ -1,7 +1,7 @@
 import { Queue, WaitingError, Worker } from 'bullmq';
-import { busyError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { DeliveryQueue } from '../webhooks/deliveries.js';
+import { busyError } from '../engine/errors.js';
+import type { Logger } from '../engine/logger.js';
+import type { DeliveryQueue } from './webhooks/deliveries.js';
 import type { JobHandler, JobQueue, QueueDepth } from './queue.js';
 import { commandConnection, redisCall, REDIS_PREFIX, waitingConnection } from './redis.js';
 

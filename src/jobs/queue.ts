@@ -1,5 +1,5 @@
 import PQueue from 'p-queue';
-import { busyError } from '../errors.js';
+import { busyError } from '../engine/errors.js';
 
 /**
  * Works one job, by id. `finished`: the job reached a final state. `handed-back`: the process is

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import type { Queue } from 'bullmq';
-import type { Config } from '../config.js';
-import { paramError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import { LocalDeliveryQueue, type DeliveryQueue } from '../webhooks/deliveries.js';
+import type { Config } from '../engine/config.js';
+import { paramError } from '../engine/errors.js';
+import type { Logger } from '../engine/logger.js';
+import { LocalDeliveryQueue, type DeliveryQueue } from './webhooks/deliveries.js';
 import { BullDeliveryQueue, BullJobQueue } from './bullmq-queue.js';
 import { LocalJobEvents, type JobEvents } from './events.js';
 import { FileJobStore, type JobStore } from './job-store.js';

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../engine/logger.js';
 import type { JobEvents, JobListener } from './events.js';
 import type { JobRecord } from './job.js';
 import { REDIS_PREFIX } from './redis.js';

@@ -1,9 +1,9 @@
 /** One webhook POST under the inputs' address policy, reduced to a verdict the scheduler can store. */
 import http from 'node:http';
 import https from 'node:https';
-import { checkUrl, type AddressPolicy } from '../inputs/address-guard.js';
-import { MediaflowError } from '../errors.js';
-import { describeNetworkError, guardedLookup } from '../inputs/fetcher.js';
+import { checkUrl, type AddressPolicy } from '../../engine/inputs/address-guard.js';
+import { MediaflowError } from '../../engine/errors.js';
+import { describeNetworkError, guardedLookup } from '../../engine/inputs/fetcher.js';
 
 /** What one attempt came to: `ok` only for a 2xx; `status` null when no answer arrived. */
 export interface WebhookAttempt {

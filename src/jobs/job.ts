@@ -4,7 +4,8 @@
  * holds a closure, a socket or a path of the machine that accepted it.
  */
 
-import { errorOfJob, jobErrorOf, type JobError } from '../errors.js';
+import { errorOfJob, jobErrorOf, type JobError } from '../engine/errors.js';
+import type { WebhookState } from './webhooks/state.js';
 
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 export type JobKind = 'operation' | 'pipeline';
@@ -19,23 +20,6 @@ export type StoredResult =
   // `warnings`: what went wrong without failing the job (engine.ts' JobResult), shown only when there are some.
   | { message: string; field: string; path: string; warnings?: string[] }
   | { message: string; outputs: Record<string, string | string[]> };
-
-/** Where the webhook of a job stands. Only `url`, `attempts`, `last_status` and `delivered_at` are shown. */
-export interface WebhookState {
-  url: string;
-  attempts: number;
-  /** The HTTP status of the last attempt; null when it got no answer (or none was made yet). */
-  last_status: number | null;
-  delivered_at: string | null;
-  /** `webhook-id`: the same on every attempt, so receivers can drop repeats. */
-  message_id: string;
-  /** The body, fixed when the job ended, so every attempt sends the same bytes. */
-  payload?: string;
-  /** When the next attempt is due; null once delivered or given up. */
-  next_attempt_at: string | null;
-  /** Why the last attempt failed. */
-  last_error?: string;
-}
 
 export interface JobRecord {
   /** A random UUID v4: the handle of `GET /jobs/<id>`, its events and `DELETE`. */

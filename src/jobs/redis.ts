@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import { MediaflowError } from '../errors.js';
+import { MediaflowError } from '../engine/errors.js';
 
 /** Keys and channels of one mediaflow deployment in Redis start with this. */
 export const REDIS_PREFIX = 'mediaflow';

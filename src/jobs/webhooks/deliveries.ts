@@ -1,16 +1,13 @@
 import dns from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
-import { bareHost, checkResolved, checkUrl, type AddressPolicy } from '../inputs/address-guard.js';
-import type { Config } from '../config.js';
-import { urlError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { JobEvents } from '../jobs/events.js';
-import type { JobRecord } from '../jobs/job.js';
-import type { JobStore } from '../jobs/job-store.js';
-import { untilReachable } from '../jobs/retry.js';
+import { bareHost, checkResolved, checkUrl, type AddressPolicy } from '../../engine/inputs/address-guard.js';
+import type { Config } from '../../engine/config.js';
+import { urlError } from '../../engine/errors.js';
+import type { Logger } from '../../engine/logger.js';
 import { retryDelayMs } from './backoff.js';
 import { postWebhook } from './send.js';
 import { parseWebhookSecret, webhookHeaders } from './signing.js';
+import type { OwingRecord } from './state.js';
 
 /** What a delivery attempt came to, for metrics. */
 export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
@@ -102,9 +99,29 @@ export class LocalDeliveryQueue implements DeliveryQueue {
   }
 }
 
-export interface DeliveryDeps {
-  store: JobStore;
-  events: JobEvents;
+/**
+ * Runs a write until the records can be reached (jobs/retry.ts' `untilReachable`: Redis may be away).
+ * Given, not imported: the records and their store belong to jobs/, which uses webhooks/.
+ */
+export type UntilReachable = <T>(
+  work: () => Promise<T>,
+  what: string,
+  context: { logger: Logger; job: string; signal: AbortSignal },
+) => Promise<T>;
+
+/**
+ * What deliveries are built with. The records are the jobs' (R is the job record), seen only
+ * through the few methods deliveries call, so that webhooks/ imports nothing from jobs/.
+ */
+export interface DeliveryDeps<R extends OwingRecord> {
+  /** Where each delivery's state is kept, in its job's record (the job store). */
+  store: {
+    get(id: string): Promise<R | undefined>;
+    update(id: string, change: (record: R) => void): Promise<R | undefined>;
+  };
+  /** Tells a record's listeners that it changed (the job events). */
+  events: { publish(record: R): void };
+  untilReachable: UntilReachable;
   config: Config;
   logger: Logger;
   queue: DeliveryQueue;
@@ -119,25 +136,25 @@ export interface DeliveryDeps {
  * attempt, so a restart picks up exactly the deliveries still owed. A failed delivery never
  * touches the job itself.
  */
-export class WebhookDeliveries {
+export class WebhookDeliveries<R extends OwingRecord> {
   private readonly key: Buffer | undefined;
 
   /** Aborted at close: what waits for Redis to come back stops waiting (the record still owes the delivery). */
   private readonly closing = new AbortController();
 
-  constructor(private readonly deps: DeliveryDeps) {
+  constructor(private readonly deps: DeliveryDeps<R>) {
     this.key = deps.config.webhookSecret ? parseWebhookSecret(deps.config.webhookSecret) : undefined;
     if (deps.deliver) deps.queue.process((id) => this.attempt(id));
   }
 
   /** Whether the record owes an attempt that nothing has arranged (a Redis outage lost it): for the sweeper. */
-  async unarranged(record: JobRecord): Promise<boolean> {
+  async unarranged(record: OwingRecord): Promise<boolean> {
     const next = record.webhook?.next_attempt_at;
     return next !== null && next !== undefined && !(await this.deps.queue.holds(record.id, Date.parse(next)));
   }
 
   /** Arranges the next attempt of the record's webhook, if one is owed. */
-  async schedule(record: JobRecord): Promise<void> {
+  async schedule(record: OwingRecord): Promise<void> {
     const next = record.webhook?.next_attempt_at;
     if (next === null || next === undefined) return;
     await this.deps.queue.schedule(record.id, Date.parse(next));
@@ -150,7 +167,7 @@ export class WebhookDeliveries {
   }
 
   private async attempt(id: string): Promise<void> {
-    const { store, events, config, logger } = this.deps;
+    const { store, events, untilReachable, config, logger } = this.deps;
     const record = await store.get(id);
     const webhook = record?.webhook;
     if (!webhook || webhook.next_attempt_at === null || webhook.payload === undefined) return;

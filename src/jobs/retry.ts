@@ -1,5 +1,5 @@
-import type { Logger } from '../logger.js';
-import { MediaflowError } from '../errors.js';
+import type { Logger } from '../engine/logger.js';
+import { MediaflowError } from '../engine/errors.js';
 import { isConnectionError } from './redis.js';
 
 /** Waits between tries while Redis is away: 200 ms, doubling, at most this long. */

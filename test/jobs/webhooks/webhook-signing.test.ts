@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, it } from '../../helpers/lifecycle.js';
 import { MediaflowError } from '../../../src/engine/errors.js';
-import { retryDelayMs } from '../../../src/engine/webhooks/backoff.js';
-import { parseWebhookSecret, signWebhook, webhookHeaders } from '../../../src/engine/webhooks/signing.js';
+import { retryDelayMs } from '../../../src/jobs/webhooks/backoff.js';
+import { parseWebhookSecret, signWebhook, webhookHeaders } from '../../../src/jobs/webhooks/signing.js';
 
 const bytes = randomBytes(32);
 const secret = `whsec_${bytes.toString('base64')}`;

@@ -1,0 +1,27 @@
+import type { Engine, JobProgress } from '../engine/run/engine.js';
+import { operationShare } from '../engine/run/progress-share.js';
+import type { JobHandler, ProgressReport } from './handler.js';
+
+/** An operation's progress as a report. */
+const operationProgress = (progress: JobProgress): ProgressReport => ({
+  // The engine's `queued` is the wait for an ffmpeg slot of this process: the job itself has started.
+  stage: progress.stage === 'queued' ? 'starting' : progress.stage,
+  progress: Math.floor(operationShare(progress) * 100),
+});
+
+/** The `operation` handler: one call of the engine, which publishes the output to its store. */
+export const operationHandler = (engine: Engine): JobHandler => ({
+  async check(job) {
+    engine.prepare(job.name, job.fields, job.localFiles);
+  },
+  async run(job, options) {
+    const result = await engine.run(job.name, job.fields, {
+      id: job.outputId,
+      signal: options.signal,
+      localFiles: job.localFiles,
+      onProgress: (progress) => options.onProgress(operationProgress(progress)),
+    });
+    const { message, field, path, warnings } = result;
+    return { result: { message, field, path, ...(warnings ? { warnings } : {}) }, timings: result.timings };
+  },
+});
