@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { loadConfig } from '../src/engine/config.js';
-import { createContainer, TOKENS } from '../src/engine/container.js';
+import { createContainer, TOKENS } from '../src/runtime.js';
 import type { Engine } from '../src/engine/run/engine.js';
 import { ffmpegCommandLine } from '../src/engine/run/ffmpeg.js';
 import { runSteps } from '../src/engine/run/plan-steps.js';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { resolveBinaries } from '../engine/run/binaries.js';
 import { loadConfig, type Config } from '../engine/config.js';
-import { createContainer, TOKENS } from '../engine/container.js';
+import { createContainer, TOKENS } from '../runtime.js';
 import { anyLocalPath, type Engine } from '../engine/run/engine.js';
 import { isAbort, MediaflowError } from '../engine/errors.js';
 import { binaryVersion } from '../engine/run/ffmpeg.js';

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { pino } from 'pino';
 import { resolveBinaries } from '../engine/run/binaries.js';
 import { loadConfig, type Config } from '../engine/config.js';
-import { createContainer, wireJobs } from '../engine/container.js';
+import { createContainer, wireJobs } from '../runtime.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { clearLeftovers, JOB_GRACE_MS, onStopSignal, SHUTDOWN_GRACE_MS } from '../server/lifecycle.js';
 import { fail } from './main.js';

@@ -6,7 +6,7 @@ import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Binaries } from '../engine/run/binaries.js';
 import type { Config } from '../engine/config.js';
-import { createContainer, TOKENS, wireJobs } from '../engine/container.js';
+import { createContainer, TOKENS, wireJobs } from '../runtime.js';
 import { diskSpace } from '../engine/storage/disk-space.js';
 import type { Engine } from '../engine/run/engine.js';
 import { MediaflowError, paramError } from '../engine/errors.js';

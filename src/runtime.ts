@@ -1,17 +1,17 @@
 import 'reflect-metadata';
 import path from 'node:path';
 import { container as rootContainer, type DependencyContainer } from 'tsyringe';
-import { resolveBinaries, type Binaries } from './run/binaries.js';
-import { bucketStoreOf } from './storage/bucket-store.js';
-import type { Config } from './config.js';
-import { Engine, type EngineObserver } from './run/engine.js';
-import { InputCache } from './inputs/input-cache.js';
-import { createJobBackend, type Role } from './jobs/backend.js';
-import { JobService, type JobObserver } from './jobs/service.js';
-import { silentLogger, type Logger } from './logger.js';
-import { Registry } from './plugins/registry.js';
-import { Slots } from './run/slots.js';
-import { LocalOutputStore, Workspaces, workRootOf, type OutputStore } from './storage/storage.js';
+import { resolveBinaries, type Binaries } from './engine/run/binaries.js';
+import { bucketStoreOf } from './engine/storage/bucket-store.js';
+import type { Config } from './engine/config.js';
+import { Engine, type EngineObserver } from './engine/run/engine.js';
+import { InputCache } from './engine/inputs/input-cache.js';
+import { createJobBackend, type Role } from './engine/jobs/backend.js';
+import { JobService, type JobObserver } from './engine/jobs/service.js';
+import { silentLogger, type Logger } from './engine/logger.js';
+import { Registry } from './engine/plugins/registry.js';
+import { Slots } from './engine/run/slots.js';
+import { LocalOutputStore, Workspaces, workRootOf, type OutputStore } from './engine/storage/storage.js';
 
 /**
  * Explicit tokens: esbuild (tsx, vitest) emits no decorator metadata, so injection by type would
