@@ -145,6 +145,11 @@ export class Engine {
     setTextWorkers(deps.config.concurrency);
   }
 
+  /** The work folders of this engine's jobs; a pipeline run keeps its steps' outputs in one of them. */
+  get workspaces(): Workspaces {
+    return this.deps.workspaces;
+  }
+
   /** The plugin for an operation name, or a 404-style error. */
   plugin(operation: string): PluginDefinition {
     const plugin = this.deps.registry.get(operation);
