@@ -49,7 +49,7 @@ export interface RuntimeOptions {
   binaries?: Binaries;
   /** Where outputs go; defaults to the configured bucket, else `<dataDir>/uploads`. */
   store?: OutputStore;
-  /** Where job workspaces go; defaults to `<dataDir>/work`. */
+  /** Where job workspaces go; defaults to `<dataDir>/work` (`work/pid-<pid>` with Redis). */
   workRoot?: string;
   /** Gets called back from each job, for metrics. */
   observer?: EngineObserver;
@@ -94,7 +94,7 @@ export function createRuntime(options: RuntimeOptions): DependencyContainer {
         store: resolve(c, TOKENS.Store),
         workspaces: resolve(c, TOKENS.Workspaces),
         slots: resolve(c, TOKENS.Slots),
-        ...(c.isRegistered(TOKENS.Observer) ? { observer: resolve(c, TOKENS.Observer) } : {}),
+        ...(c.isRegistered(TOKENS.Observer, true) ? { observer: resolve(c, TOKENS.Observer) } : {}),
         // A cache size of 0 turns the cache off: every input is downloaded every time.
         ...(config.cacheBytes > 0 ? { cache: resolve(c, TOKENS.InputCache) } : {}),
       }),
