@@ -21,8 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { loadConfig } from '../src/engine/config.js';
-import { createContainer, TOKENS } from '../src/engine/container.js';
-import type { Engine } from '../src/engine/run/engine.js';
+import { createRuntime, resolve, TOKENS } from '../src/runtime.js';
 import { ffmpegCommandLine } from '../src/engine/run/ffmpeg.js';
 import { runSteps } from '../src/engine/run/plan-steps.js';
 import type { Plan } from '../src/engine/plugins/plugin.js';
@@ -86,11 +85,18 @@ async function main() {
 
   // A second engine on the same config captures the plans the plugins build, to replay them as the floor.
   let captured: { plan: Plan; inputs: ReadonlyArray<{ file: string; source: string }> } | undefined;
-  const planner = createContainer({
-    config,
-    registry,
-    observer: { jobEnded: () => {}, downloaded: () => {}, planned: (_op, plan, inputs) => (captured = { plan, inputs }) },
-  }).resolve<Engine>(TOKENS.Engine);
+  const planner = resolve(
+    createRuntime({
+      config,
+      registry,
+      observer: {
+        jobEnded: () => {},
+        downloaded: () => {},
+        planned: (_op, plan, inputs) => (captured = { plan, inputs }),
+      },
+    }),
+    TOKENS.Engine,
+  );
 
   const memory = new PeakMemory();
   const ffmpeg = (await import('../src/engine/run/binaries.js')).resolveBinaries().ffmpeg;

@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { resolveBinaries } from '../engine/run/binaries.js';
 import { loadConfig, type Config } from '../engine/config.js';
-import { createContainer, TOKENS } from '../engine/container.js';
-import { anyLocalPath, type Engine } from '../engine/run/engine.js';
+import { cliServices, type CliServices } from '../runtime.js';
+import { anyLocalPath } from '../engine/run/engine.js';
 import { isAbort, MediaflowError } from '../engine/errors.js';
 import { binaryVersion } from '../engine/run/ffmpeg.js';
 import { inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
@@ -63,10 +63,9 @@ export function fail(error: unknown): void {
   }
 }
 
-/** An engine for one CLI run: outputs under `outDir`, work files and cache where `cliDirs` says. */
-export async function cliEngine(config: Config, registry: Registry, outDir: string): Promise<Engine> {
-  const container = createContainer({ config, registry, store: new LocalOutputStore(outDir), ...(await cliDirs(process.env)) });
-  return container.resolve<Engine>(TOKENS.Engine);
+/** The runtime of one CLI run: outputs under `outDir`, work files and cache where `cliDirs` says. */
+export async function cliRuntime(config: Config, registry: Registry, outDir: string): Promise<CliServices> {
+  return cliServices({ config, registry, store: new LocalOutputStore(outDir), ...(await cliDirs(process.env)) });
 }
 
 /** A subcommand for one operation, with flags generated from its schema. */
@@ -99,9 +98,12 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
       try {
         const config = loadConfig(process.env, flags.allowPrivateUrls ? { allowPrivateUrls: true } : {});
         if (output === undefined) await ensureWritableDir(outDir, '--out-dir');
-        const engine = await cliEngine(config, registry, outDir);
+        const cli = await cliRuntime(config, registry, outDir);
         const options = { localFiles: anyLocalPath, signal: controller.signal, onProgress: progress.update };
-        const result = output === undefined ? await engine.run(plugin.name, raw, options) : await runToFile(engine, plugin.name, raw, output, options);
+        const result =
+          output === undefined
+            ? await cli.engine.run(plugin.name, raw, options)
+            : await runToFile(cli, plugin.name, raw, output, options);
         progress.done();
         // Characters drawn as empty boxes, say: the job succeeded, but the user should know.
         for (const warning of result.warnings ?? []) process.stderr.write(`mediaflow: warning: ${warning}\n`);

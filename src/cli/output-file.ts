@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Engine, JobOptions, JobResult } from '../engine/run/engine.js';
 import { paramError } from '../engine/errors.js';
 import { FORMAT_KEYWORD } from '../engine/plugins/plugin.js';
 import { LocalOutputStore } from '../engine/storage/storage.js';
+import type { CliServices } from '../runtime.js';
 import { dashed } from './main.js';
 import { ensureWritableDir } from './out-dir.js';
 
@@ -25,16 +25,22 @@ function checkName(engine: Engine, operation: string, raw: Record<string, unknow
  * there: the result is published in this run's work folder, then moved, so `file` appears whole
  * or not at all.
  */
-export async function runToFile(engine: Engine, operation: string, raw: Record<string, unknown>, file: string, options: JobOptions): Promise<JobResult> {
+export async function runToFile(
+  { engine, workspaces }: CliServices,
+  operation: string,
+  raw: Record<string, unknown>,
+  file: string,
+  options: JobOptions,
+): Promise<JobResult> {
   checkName(engine, operation, raw, options.localFiles, file);
   if ((await stat(file).catch(() => undefined))?.isDirectory()) throw paramError(`Cannot write to --output ${file}: it is a folder`);
   await ensureWritableDir(path.dirname(path.resolve(file)), '--output');
-  const staging = new LocalOutputStore(path.join(engine.deps.workspaces.root, `output-${randomUUID()}`));
+  const staging = new LocalOutputStore(workspaces.outputStagingDir());
   try {
     const result = await engine.run(operation, raw, { ...options, store: staging });
     await new LocalOutputStore(path.dirname(path.resolve(file))).publish(staging.locate(result.path), path.basename(file));
     return { ...result, path: file };
   } finally {
-    await engine.deps.workspaces.remove(staging.root);
+    await workspaces.remove(staging.root);
   }
 }

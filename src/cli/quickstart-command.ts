@@ -6,7 +6,7 @@ import { resolveBinaries } from '../engine/run/binaries.js';
 import { loadConfig } from '../engine/config.js';
 import { anyLocalPath } from '../engine/run/engine.js';
 import type { Registry } from '../engine/plugins/registry.js';
-import { cliEngine, fail } from './main.js';
+import { cliRuntime, fail } from './main.js';
 import { ensureWritableDir } from './out-dir.js';
 
 /** Sample media, each made by one ffmpeg run from lavfi's generators: nothing is downloaded. */
@@ -57,7 +57,7 @@ export function quickstartCommand(registry: Registry): Command {
           await execa(ffmpeg, ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...input, path.join(samplesDir, name)]);
         }
         process.stdout.write(`samples: ${samplesDir}\n`);
-        const engine = await cliEngine(loadConfig(process.env), registry, path.join(outDir, 'results'));
+        const { engine } = await cliRuntime(loadConfig(process.env), registry, path.join(outDir, 'results'));
         let srt = '';
         for (const [operation, raw] of calls((name) => path.join(samplesDir, name), () => srt)) {
           const result = await engine.run(operation, raw(), { localFiles: anyLocalPath });

@@ -13,7 +13,7 @@ import { readRows } from '../pipelines/rows.js';
 import { planPipeline, runPipeline, type PipelinePlan } from '../pipelines/runner.js';
 import { formatBatchCheck } from './batch-plan.js';
 import { hintFor } from './hints.js';
-import { cliEngine, fail } from './main.js';
+import { cliRuntime, fail } from './main.js';
 import { ensureWritableDir } from './out-dir.js';
 import { createBatchReporter, createStepsReporter, formatDuration } from './progress.js';
 
@@ -143,7 +143,7 @@ export function runCommand(registry: Registry): Command {
         const inputs = parseInputFlags(flags.input ?? []);
         const outDir = flags.outDir;
         if (!flags.dryRun) await ensureWritableDir(outDir, '--out-dir');
-        const engine = await cliEngine(config, registry, outDir);
+        const { engine } = await cliRuntime(config, registry, outDir);
 
         if (flags.batch) {
           // A row's paths are relative to the batch file; --input's to the working directory, as everywhere.

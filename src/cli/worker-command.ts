@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { pino } from 'pino';
 import { resolveBinaries } from '../engine/run/binaries.js';
 import { loadConfig, type Config } from '../engine/config.js';
-import { createContainer, wireJobs } from '../engine/container.js';
+import { workerServices } from '../runtime.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { clearLeftovers, JOB_GRACE_MS, onStopSignal, SHUTDOWN_GRACE_MS } from '../server/lifecycle.js';
 import { fail } from './main.js';
@@ -36,8 +36,7 @@ async function startWorker(config: Config, registry: Registry): Promise<void> {
   const binaries = resolveBinaries();
   const leftovers = await clearLeftovers(config);
   if (leftovers > 0) logger.warn({ leftovers }, 'removed work left by an earlier run');
-  const container = createContainer({ config, registry, logger, binaries });
-  const jobs = await wireJobs(container, 'worker');
+  const jobs = await workerServices({ config, registry, logger, binaries });
   logger.info({ concurrency: config.concurrency, pid: process.pid }, 'worker ready');
   onStopSignal((signal) => {
     logger.info({ signal }, 'shutting down: finishing running jobs, handing back the rest');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, copyFile, rm } from 'node:fs/promises';
+import { access, copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Engine, JobProgress, LocalFilePolicy } from '../engine/run/engine.js';
 import { isAbort, MediaflowError, paramError } from '../engine/errors.js';
@@ -152,7 +152,7 @@ export function checkPipeline(
   definition: PipelineDefinition,
   engine: Engine,
   options: Pick<PipelineRunOptions, 'inputs' | 'refuseUnknownInputs' | 'localFiles'>,
-  workDir = path.resolve(engine.deps.workspaces.root, `pipeline-${randomUUID()}`),
+  workDir = engine.workspaces.pipelineDir(),
 ): Record<string, InputValue> {
   const inputs = readInputs(definition, options.inputs, { refuseUnknown: options.refuseUnknownInputs ?? false });
   preflight(definition, engine, inputs, options.localFiles, workDir);
@@ -170,7 +170,7 @@ export async function checkRun(
   options: Pick<PipelineRunOptions, 'inputs' | 'localFiles'>,
 ): Promise<{ inputs: Record<string, InputValue>; results: string[] }> {
   const inputs = readInputs(definition, options.inputs);
-  const { outputs, files } = preflight(definition, engine, inputs, options.localFiles, path.resolve(engine.deps.workspaces.root, `pipeline-${randomUUID()}`));
+  const { outputs, files } = preflight(definition, engine, inputs, options.localFiles, engine.workspaces.pipelineDir());
   for (const file of files) {
     const readable = await access(path.resolve(file.path), constants.R_OK).then(() => true, () => false);
     if (!readable) throw stepError(file.step, paramError(`Input file not found or not readable: ${file.source}`), file.item);
@@ -192,7 +192,7 @@ function resultNames(name: string, value: string | string[]): string[] {
 export async function runPipeline(definition: PipelineDefinition, engine: Engine, options: PipelineRunOptions): Promise<PipelineRun> {
   const started = performance.now();
   const id = randomUUID();
-  const workDir = path.resolve(engine.deps.workspaces.root, `pipeline-${id}`);
+  const workDir = engine.workspaces.pipelineDir(id);
   // Step outputs travel in comma-separated list parameters: a comma in their folder would split them.
   if (workDir.includes(',')) throw new MediaflowError('MF_ERR_INTERNAL', 'The work folder path must not contain a comma');
   const inputs = checkPipeline(definition, engine, options, workDir);
@@ -254,7 +254,7 @@ export async function runPipeline(definition: PipelineDefinition, engine: Engine
     const outputs = await publishResults(definition, scope, options.store, options.resultDir, workDir);
     return { id, outputs, timings: { totalMs: Math.round(performance.now() - started), steps: stepMs } };
   } finally {
-    await rm(workDir, { recursive: true, force: true });
+    await engine.workspaces.remove(workDir);
   }
 }
 
@@ -323,7 +323,7 @@ export async function planPipeline(
   options: Pick<PipelineRunOptions, 'inputs' | 'refuseUnknownInputs' | 'localFiles' | 'signal'>,
 ): Promise<PipelinePlan> {
   const inputs = readInputs(definition, options.inputs, { refuseUnknown: options.refuseUnknownInputs ?? false });
-  const workDir = path.resolve(engine.deps.workspaces.root, `pipeline-${randomUUID()}`);
+  const workDir = engine.workspaces.pipelineDir();
   const { fields } = preflight(definition, engine, inputs, options.localFiles, workDir);
   const byName = new Map(definition.steps.map((step) => [step.name, step]));
   const stages: PlannedStep[][] = [];

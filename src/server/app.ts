@@ -6,7 +6,7 @@ import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Binaries } from '../engine/run/binaries.js';
 import type { Config } from '../engine/config.js';
-import { createContainer, TOKENS, wireJobs } from '../engine/container.js';
+import { serverServices } from '../runtime.js';
 import { diskSpace } from '../engine/storage/disk-space.js';
 import type { Engine } from '../engine/run/engine.js';
 import { MediaflowError, paramError } from '../engine/errors.js';
@@ -16,6 +16,7 @@ import { binaryVersion } from '../engine/run/ffmpeg.js';
 import { installedFonts } from '../engine/subtitles/fonts.js';
 import { contentTypeOf } from '../engine/storage/media-types.js';
 import type { Registry } from '../engine/plugins/registry.js';
+import type { OutputStore } from '../engine/storage/storage.js';
 import type { JobService } from '../jobs/service.js';
 import { apiKeyCheck, keyOwner, metricsCheck } from './auth.js';
 import { registerDashboard } from './dashboard.js';
@@ -53,7 +54,9 @@ function baseUrl(request: FastifyRequest, config: Config): string {
 }
 
 /** The Fastify app: one POST route per registered operation, uploads, health. Not yet listening. */
-export async function buildServer(options: ServerOptions): Promise<{ app: FastifyInstance; engine: Engine; jobs: JobService }> {
+export async function buildServer(
+  options: ServerOptions,
+): Promise<{ app: FastifyInstance; engine: Engine; jobs: JobService; store: OutputStore }> {
   const { config, registry } = options;
   const metrics = createMetrics();
   const uploads = path.join(config.dataDir, 'uploads');
@@ -74,16 +77,11 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   });
   limitConnections(app.server, config, app.log);
   installErrorHandler(app, config.bodyLimit);
-  const container = createContainer({
-    config,
-    registry,
-    logger: app.log,
-    observer: metrics.observer,
-    ...(options.binaries ? { binaries: options.binaries } : {}),
-  });
-  const engine = container.resolve<Engine>(TOKENS.Engine);
-  const binaries = container.resolve<Binaries>(TOKENS.Binaries);
-  const jobs = await wireJobs(container, 'api', metrics.jobObserver);
+  const runtime = { config, registry, logger: app.log, observer: metrics.observer };
+  const { engine, store, binaries, jobs } = await serverServices(
+    { ...runtime, ...(options.binaries ? { binaries: options.binaries } : {}) },
+    metrics.jobObserver,
+  );
   // Any client may give a webhook_url: unsigned, a receiver cannot tell this server's deliveries
   // from forged ones sent by whoever learnt its URL.
   if (!config.webhookSecret) {
@@ -133,7 +131,6 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   });
 
   const versions = Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
-  const store = engine.deps.store;
   app.get('/health', async (_request, reply) => {
     const [[ffmpeg, ffprobe], backend, storage, disk] = await Promise.all([
       versions,
@@ -199,5 +196,5 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
     const recovered = await jobs.recover();
     if (Object.values(recovered).some((count) => count > 0)) app.log.info(recovered, 'picked up jobs left by an earlier run');
   }
-  return { app, engine, jobs };
+  return { app, engine, jobs, store };
 }

@@ -11,10 +11,10 @@ import { clearLeftovers, JOB_GRACE_MS, onStopSignal, SHUTDOWN_GRACE_MS, startSwe
 export async function startServer(config: Config, registry: Registry): Promise<void> {
   const binaries = resolveBinaries();
   const leftovers = await clearLeftovers(config);
-  const { app, engine, jobs } = await buildServer({ config, registry, binaries, logger: { level: config.logLevel } });
+  const { app, jobs, store } = await buildServer({ config, registry, binaries, logger: { level: config.logLevel } });
   if (leftovers > 0) app.log.warn({ leftovers }, 'removed work left by an earlier run');
 
-  const sweeper = startSweeper(config, engine.deps.store, jobs, app.log);
+  const sweeper = startSweeper(config, store, jobs, app.log);
 
   let stopping = false;
   app.addHook('onSend', async (_request, reply) => {

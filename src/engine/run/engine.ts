@@ -140,9 +140,14 @@ function safeExtension(source: string): string {
 
 /** The one way in: every front end (HTTP, CLI, pipelines) runs operations through `run`. */
 export class Engine {
-  constructor(readonly deps: EngineDeps) {
+  constructor(private readonly deps: EngineDeps) {
     setLibvipsSlots(deps.config.concurrency);
     setTextWorkers(deps.config.concurrency);
+  }
+
+  /** The work folders of this engine's jobs; a pipeline run keeps its steps' outputs in one of them. */
+  get workspaces(): Workspaces {
+    return this.deps.workspaces;
   }
 
   /** The plugin for an operation name, or a 404-style error. */

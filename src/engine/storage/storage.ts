@@ -19,6 +19,19 @@ export class Workspaces {
     return dir;
   }
 
+  /**
+   * The folder of one pipeline run, where each step's output waits for the steps that use it.
+   * Absolute, because those steps name the files in it as their inputs.
+   */
+  pipelineDir(id: string = randomUUID()): string {
+    return path.resolve(this.root, `pipeline-${id}`);
+  }
+
+  /** A new folder for the CLI's `--output`: the result is published there, then moved to the file named. */
+  outputStagingDir(): string {
+    return path.join(this.root, `output-${randomUUID()}`);
+  }
+
   async remove(dir: string): Promise<void> {
     await rm(dir, { recursive: true, force: true });
   }

@@ -53,3 +53,16 @@ describe('work folder clean-up at start', () => {
     }
   });
 });
+
+describe('work folder names', () => {
+  it('a pipeline run gets an absolute folder under the root, a CLI --output a new staging folder each time', () => {
+    // Relative, as MEDIAFLOW_DATA_DIR may be: step inputs name files in a pipeline's folder, so it is absolute.
+    const workspaces = new Workspaces(path.join('data', 'work'));
+    assert.equal(workspaces.pipelineDir('run-1'), path.resolve('data', 'work', 'pipeline-run-1'));
+    assert.match(path.basename(workspaces.pipelineDir()), /^pipeline-[0-9a-f-]{36}$/);
+    const staging = workspaces.outputStagingDir();
+    assert.equal(path.dirname(staging), workspaces.root);
+    assert.match(path.basename(staging), /^output-[0-9a-f-]{36}$/);
+    assert.notEqual(workspaces.outputStagingDir(), staging);
+  });
+});

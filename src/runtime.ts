@@ -1,0 +1,170 @@
+import 'reflect-metadata';
+import path from 'node:path';
+import { container as rootContainer, instanceCachingFactory, type DependencyContainer } from 'tsyringe';
+import { resolveBinaries, type Binaries } from './engine/run/binaries.js';
+import { bucketStoreOf } from './engine/storage/bucket-store.js';
+import type { Config } from './engine/config.js';
+import { Engine, type EngineObserver } from './engine/run/engine.js';
+import { InputCache } from './engine/inputs/input-cache.js';
+import { createJobBackend, type Role } from './jobs/backend.js';
+import { jobHandlers } from './jobs/handlers.js';
+import { JobService, type JobObserver } from './jobs/service.js';
+import { silentLogger, type Logger } from './engine/logger.js';
+import type { Registry } from './engine/plugins/registry.js';
+import { Slots } from './engine/run/slots.js';
+import { LocalOutputStore, Workspaces, workRootOf, type OutputStore } from './engine/storage/storage.js';
+
+/**
+ * A token that carries the type it resolves to, so `resolve` needs no type argument. Tokens, not
+ * classes: esbuild (tsx, vitest) emits no decorator metadata, so injection by type would break there.
+ */
+export type Token<T> = symbol & { readonly resolvesTo?: T };
+const token = <T>(name: string): Token<T> => Symbol(name) as Token<T>;
+
+export const TOKENS = {
+  Config: token<Config>('Config'),
+  Binaries: token<Binaries>('Binaries'),
+  Logger: token<Logger>('Logger'),
+  Registry: token<Registry>('Registry'),
+  Store: token<OutputStore>('OutputStore'),
+  Workspaces: token<Workspaces>('Workspaces'),
+  Slots: token<Slots>('Slots'),
+  InputCache: token<InputCache>('InputCache'),
+  Observer: token<EngineObserver>('EngineObserver'),
+  Engine: token<Engine>('Engine'),
+  Jobs: token<JobService>('JobService'),
+} as const;
+
+/** The part a token names, made (with the parts it needs) on first use. */
+export const resolve = <T>(c: DependencyContainer, part: Token<T>): T => c.resolve<T>(part);
+
+/** Registers how a part is made: from the parts it resolves, once per runtime, when first needed. */
+function provide<T>(c: DependencyContainer, part: Token<T>, make: (c: DependencyContainer) => T): void {
+  c.register<T>(part, { useFactory: instanceCachingFactory(make) });
+}
+
+export interface RuntimeOptions {
+  config: Config;
+  registry: Registry;
+  logger?: Logger;
+  binaries?: Binaries;
+  /** Where outputs go; defaults to the configured bucket, else `<dataDir>/uploads`. */
+  store?: OutputStore;
+  /** Where job workspaces go; defaults to `<dataDir>/work` (`work/pid-<pid>` with Redis). */
+  workRoot?: string;
+  /** Gets called back from each job, for metrics. */
+  observer?: EngineObserver;
+  /** Where reusable downloads are kept; defaults to `<dataDir>/cache`. */
+  cacheDir?: string;
+}
+
+/**
+ * The composition root: a child container that knows how to make every part of one process (a
+ * server, a worker or a CLI run), each part made once, from the configuration, when first resolved.
+ * What the caller gives (the CLI's output folder, a test's binaries) takes the place of the default.
+ */
+export function createRuntime(options: RuntimeOptions): DependencyContainer {
+  const c = rootContainer.createChildContainer();
+  const { config } = options;
+  c.register(TOKENS.Config, { useValue: config });
+  c.register(TOKENS.Registry, { useValue: options.registry });
+  c.register(TOKENS.Logger, { useValue: options.logger ?? silentLogger });
+  if (options.observer) c.register(TOKENS.Observer, { useValue: options.observer });
+  provide(c, TOKENS.Binaries, () => options.binaries ?? resolveBinaries());
+  // An S3-compatible bucket when MEDIAFLOW_S3_BUCKET is set, else the local folder the server serves.
+  provide(
+    c,
+    TOKENS.Store,
+    () => options.store ?? bucketStoreOf(config) ?? new LocalOutputStore(path.join(config.dataDir, 'uploads')),
+  );
+  // With Redis, processes may share the data directory: each then works in a folder of its own.
+  const workRoot = options.workRoot ?? workRootOf(config.dataDir, config.redisUrl !== undefined);
+  provide(c, TOKENS.Workspaces, () => new Workspaces(workRoot));
+  provide(c, TOKENS.Slots, () => new Slots(config.concurrency));
+  const cacheDir = options.cacheDir ?? path.join(config.dataDir, 'cache');
+  provide(c, TOKENS.InputCache, () => new InputCache(cacheDir, config.cacheBytes));
+  provide(
+    c,
+    TOKENS.Engine,
+    (c) =>
+      new Engine({
+        config,
+        registry: resolve(c, TOKENS.Registry),
+        logger: resolve(c, TOKENS.Logger),
+        binaries: resolve(c, TOKENS.Binaries),
+        store: resolve(c, TOKENS.Store),
+        workspaces: resolve(c, TOKENS.Workspaces),
+        slots: resolve(c, TOKENS.Slots),
+        ...(c.isRegistered(TOKENS.Observer, true) ? { observer: resolve(c, TOKENS.Observer) } : {}),
+        // A cache size of 0 turns the cache off: every input is downloaded every time.
+        ...(config.cacheBytes > 0 ? { cache: resolve(c, TOKENS.InputCache) } : {}),
+      }),
+  );
+  return c;
+}
+
+/**
+ * Adds the job stack to a container: the embedded store under `<dataDir>/jobs` with the
+ * in-process queue, or Redis when MEDIAFLOW_REDIS_URL is set. Asynchronous because the store
+ * loads its records; the server and the worker call it, the CLI (which runs operations
+ * directly) does not.
+ */
+export async function wireJobs(c: DependencyContainer, role: Role, observer?: JobObserver): Promise<JobService> {
+  const config = resolve(c, TOKENS.Config);
+  const logger = resolve(c, TOKENS.Logger);
+  const outputStore = resolve(c, TOKENS.Store);
+  const handlers = jobHandlers({
+    engine: resolve(c, TOKENS.Engine),
+    registry: resolve(c, TOKENS.Registry),
+    store: outputStore,
+    pipelinesDir: config.pipelinesDir,
+  });
+  const jobs = new JobService({
+    handlers,
+    outputStore,
+    config,
+    backend: await createJobBackend(config, role, logger),
+    logger,
+    ...(observer ? { observer } : {}),
+  });
+  c.register(TOKENS.Jobs, { useValue: jobs });
+  // Every process looks for jobs that a Redis outage or a crash left with no worker and no queue entry.
+  jobs.watch(config.stalledIntervalMs);
+  return jobs;
+}
+
+/** What the HTTP server uses: the engine, the store it serves or links outputs from, ffmpeg and the job stack. */
+export interface ServerServices {
+  engine: Engine;
+  store: OutputStore;
+  binaries: Binaries;
+  jobs: JobService;
+}
+
+/** The server's runtime; its job stack in the 'api' role works jobs too, unless MEDIAFLOW_WORKERS is 0. */
+export async function serverServices(options: RuntimeOptions, jobObserver?: JobObserver): Promise<ServerServices> {
+  const c = createRuntime(options);
+  const engine = resolve(c, TOKENS.Engine);
+  const binaries = resolve(c, TOKENS.Binaries);
+  const jobs = await wireJobs(c, 'api', jobObserver);
+  return { engine, store: resolve(c, TOKENS.Store), binaries, jobs };
+}
+
+/** `mediaflow worker`'s runtime: the job stack alone, working jobs from the shared queue. */
+export function workerServices(options: RuntimeOptions): Promise<JobService> {
+  return wireJobs(createRuntime(options), 'worker');
+}
+
+/**
+ * What a CLI run uses: the engine, and the work folders `--output` is staged in. No job stack: the
+ * CLI runs operations directly.
+ */
+export interface CliServices {
+  engine: Engine;
+  workspaces: Workspaces;
+}
+
+export function cliServices(options: RuntimeOptions): CliServices {
+  const c = createRuntime(options);
+  return { engine: resolve(c, TOKENS.Engine), workspaces: resolve(c, TOKENS.Workspaces) };
+}
