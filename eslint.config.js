@@ -16,6 +16,9 @@ export default defineConfig(
   {
     languageOptions: { globals: globals.node },
     rules: {
+      // As tsc's noUnusedParameters: a parameter named _x is kept for its place (an interface's signature, a
+      // callback's), and a property left out of an object with `...rest` is the point of the destructuring.
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', ignoreRestSiblings: true }],
       // Prettier wraps code at 120 (printWidth) but never comments, strings or regular expressions.
       // Comments are wrapped by hand. A long message stays one string literal, so that the text a user sees
       // in a log or an error can be found in the code with grep; URLs and regular expressions do not break.

@@ -233,8 +233,10 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
 
   it('never follows a redirect: the target is not requested and the attempt fails with 302', async () => {
     const server = await serve({ MEDIAFLOW_WEBHOOK_BACKOFF: '0.3s', MEDIAFLOW_WEBHOOK_ATTEMPTS: '2' });
-    let receiver!: WebhookReceiver;
-    receiver = await receive((pathname) => (pathname === '/hook' ? { redirect: receiver.url('/elsewhere') } : 200));
+    // The handler runs only once requests arrive, after `receiver` is assigned.
+    const receiver: WebhookReceiver = await receive((pathname) =>
+      pathname === '/hook' ? { redirect: receiver.url('/elsewhere') } : 200,
+    );
     const id = await submit(server, '/resize_image/', { ...smallImage(), webhook_url: receiver.url('/hook') });
 
     const job = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 2);

@@ -185,7 +185,7 @@ export interface PluginDefinition<S extends TObject = TObject> {
 export const DEFINED_IN = Symbol.for('mediaflow.plugin.definedIn');
 
 /** The file of the function that called `callee`, from V8's structured stack trace. */
-function callerFile(callee: Function): string | undefined {
+function callerFile(callee: (...args: never[]) => unknown): string | undefined {
   const original = Error.prepareStackTrace;
   try {
     Error.prepareStackTrace = (_error, frames) => frames;

@@ -36,6 +36,7 @@ const SUPERSETS: Record<string, string> = { 'iso-8859-1': 'windows-1252', 'iso-8
 const MIN_CONFIDENCE = 10;
 
 /** Control characters no subtitle text holds (tab, line feed, form feed and carriage return are text). */
+// eslint-disable-next-line no-control-regex -- matching control characters is what this expression is for.
 const BINARY = /[\u0000-\u0008\u000B\u000E-\u001F\u007F]/u;
 
 /** Bytes chardet looks at, and the start checked for binary data before a whole file is read: 1 MiB. */

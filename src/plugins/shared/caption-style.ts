@@ -1,4 +1,4 @@
-import { Optional, Param, Type, type Static } from '../../sdk.js';
+import { Optional, Param, type Static, type TObject } from '../../sdk.js';
 import { assColour, mapStyles, scriptGeometry } from './ass-script.js';
 
 /**
@@ -35,8 +35,7 @@ export const captionStyleFields = {
   max_width: Optional(Param.number({ minimum: 0.1, maximum: 1, description: 'Widest a line may be, as a share of the frame width (0.8: 80%); longer lines wrap' })),
 };
 
-const styleSchema = Type.Object(captionStyleFields);
-export type CaptionStyle = Static<typeof styleSchema>;
+export type CaptionStyle = Static<TObject<typeof captionStyleFields>>;
 
 /** The style fields of an operation's params that were given. */
 export function captionStyleOf(params: Record<string, unknown>): CaptionStyle {
