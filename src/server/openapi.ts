@@ -106,7 +106,9 @@ function jobFields(encoding: 'form' | 'json'): Json {
 /** The header parameters of every operation and pipeline run: `Prefer` and `Idempotency-Key`. */
 const JOB_PARAMETERS = [parameterRef('Prefer'), parameterRef('IdempotencyKey')];
 
-/** The output paths (with `{id}`) a plugin may answer with: its sample params, and each choice of each enum parameter. */
+/**
+ * The output paths (with `{id}`) a plugin may answer with: its sample params, and each choice of each enum parameter.
+ */
 function outputPaths(plugin: PluginDefinition): string[] {
   const sample = sampleParams(plugin.params);
   const variants: Array<Record<string, unknown>> = [sample];
@@ -236,7 +238,10 @@ function successSchema(plugin: PluginDefinition): { schema: Json; example: Json 
   };
 }
 
-/** Where a plugin came from, as the open document may say it: a package name, or a file's name without its folder (no server paths). */
+/**
+ * Where a plugin came from, as the open document may say it: a package name, or a file's name
+ * without its folder (no server paths).
+ */
 function publicSource(source: string): string {
   return source.replace(/^(\S+)/, (entry) => (/^(\.|\/|file:|[A-Za-z]:\\)/.test(entry) ? path.basename(entry) : entry));
 }

@@ -42,7 +42,10 @@ export function captionStyleOf(params: Record<string, unknown>): CaptionStyle {
   return Object.fromEntries(Object.keys(captionStyleFields).flatMap((key) => (params[key] === undefined ? [] : [[key, params[key]]]))) as CaptionStyle;
 }
 
-/** ASS alignment (numpad layout; SSA numbers rows 1-3 bottom, 5-7 top, 9-11 middle) for a position, keeping the style's column. */
+/**
+ * ASS alignment (numpad layout; SSA numbers rows 1-3 bottom, 5-7 top, 9-11 middle) for a position,
+ * keeping the style's column.
+ */
 function alignment(current: string | undefined, position: Position, ssa: boolean): number {
   const value = Number.parseInt(current ?? '', 10);
   if (ssa) {
