@@ -51,8 +51,12 @@ export const imageCases = (url: string): ImageCase[] => [
   },
 ];
 
-/** The image operations' ffmpeg commands, by operation: what their `build` returned before libvips. */
-const FFMPEG_BUILDS: Record<string, (context: BuildContext<any>) => string[]> = {
+/**
+ * The image operations' ffmpeg commands, by operation: what their `build` returned before libvips. Each takes
+ * its own operation's params, which no one type covers: `never` accepts them all here, and the registry hands
+ * each the params its operation's schema checked.
+ */
+const FFMPEG_BUILDS: Record<string, (context: BuildContext<never>) => string[]> = {
   resize_image: resizeWithFfmpeg,
   crop_image_to_short: cropWithFfmpeg,
   convert_image_from_url: convertWithFfmpeg,

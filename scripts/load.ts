@@ -47,7 +47,9 @@ const concurrency = Number(process.env.LOAD_CONCURRENCY ?? 2);
 
 /** An asynchronous client waits what Retry-After says, but never longer than this, so the run stays short. */
 const RETRY_AFTER_CAP_MS = 500;
-/** Webhook retries: the first after 0.5 s (±20%), then about twice the previous wait; 8 attempts in all (the default). */
+/**
+ * Webhook retries: the first after 0.5 s (±20%), then about twice the previous wait; 8 attempts in all (the default).
+ */
 const WEBHOOK_BACKOFF = '0.5s';
 const WEBHOOK_ATTEMPTS = 8;
 /** The flapping receiver turns a job's webhook away at most this many times in a row. */
@@ -67,7 +69,9 @@ function flappingPlan(): (path: string, attempt: number) => Behaviour {
     return n % 7 === 6 ? 'reset' : n % 3 === 2 ? 500 : 200;
   };
 }
-/** Memory counts as flat when the peak while the second half of the jobs finished is within this of the first half's. */
+/**
+ * Memory counts as flat when the peak while the second half of the jobs finished is within this of the first half's.
+ */
 const FLAT_TOLERANCE = { ratio: 1.15, mib: 16 };
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -227,7 +231,9 @@ async function runAsync(files: FileServer): Promise<boolean> {
   const submitDeadline = Date.now() + seconds * 1000;
   let next = 0;
 
-  /** Submits one job until it is accepted, refused, or time is up; a 503 or a lost answer is retried under the same key. */
+  /**
+   * Submits one job until it is accepted, refused, or time is up; a 503 or a lost answer is retried under the same key.
+   */
   async function submit(job: Submitted) {
     const { route, fields } = requests[job.seq % requests.length]!;
     while (Date.now() < submitDeadline) {
@@ -324,7 +330,8 @@ async function runAsync(files: FileServer): Promise<boolean> {
   await rm(dataDir, { recursive: true, force: true });
 
   // Every request the receiver saw, whatever it answered: a valid signature (above), a known job
-  // posted to its own URL with its metadata and the result `GET /jobs/<id>` shows, the same id and body on every attempt.
+  // posted to its own URL with its metadata and the result `GET /jobs/<id>` shows, the same id and
+  // body on every attempt.
   const check = {
     badSignatures: signatures.bad,
     tamperedSignaturesAccepted: signatures.tamperedAccepted,

@@ -20,7 +20,10 @@ const pkg = JSON.parse(await readFile(path.resolve(import.meta.dirname, '../pack
 /** The CLI names of docs/architecture.md: the route without slashes, underscores as dashes. */
 const dashed = (name: string) => name.replace(/^\/+|\/+$/g, '').replace(/_/g, '-');
 
-/** Whether ffmpeg-ffprobe-static (an optional dependency whose install downloads the binaries) is present and would be found. */
+/**
+ * Whether ffmpeg-ffprobe-static (an optional dependency whose install downloads the binaries) is
+ * present and would be found.
+ */
 function hasPackagedFfmpeg(): boolean {
   try {
     const exported = createRequire(import.meta.url)('ffmpeg-ffprobe-static') as { ffmpegPath?: string | null };

@@ -59,7 +59,9 @@ describe('Redis restarts at each point of a job', () => {
     assert.ok(await eventually(async () => (await fetch(`${api.base}/health`)).status === 200, 15_000), 'the API reconnects');
   }
 
-  /** The job ended once, as `status`, and its webhook was delivered: one webhook-id, one 2xx, the record says delivered. */
+  /**
+   * The job ended once, as `status`, and its webhook was delivered: one webhook-id, one 2xx, the record says delivered.
+   */
   async function endedOnce(base: string, procs: ServeProcess[], id: string, hook: string, status: string) {
     const job = await waitForJob(base, id, (view) => view.webhook?.delivered_at != null, { ms: 45_000 });
     assert.equal(job.status, status, JSON.stringify(job));

@@ -35,7 +35,10 @@ const MEDIA_TYPES: Record<string, string> = {
   srt: 'application/x-subrip', vtt: 'text/vtt', ass: 'text/x-ssa', txt: 'text/plain',
 };
 
-/** Every output path (with `{id}`) a plugin may answer with: each choice of each enum parameter, the others at their sample values. */
+/**
+ * Every output path (with `{id}`) a plugin may answer with: each choice of each enum parameter, the
+ * others at their sample values.
+ */
 function outputPathsOf(plugin: PluginDefinition): string[] {
   const sample = sampleParams(plugin.params);
   const paths = new Set([plugin.output(sample as never).path]);
@@ -94,7 +97,8 @@ describe('OpenAPI document and docs', () => {
     assert.equal(validator.version, '3.1', 'validated against the 3.1 schema');
     // Without a registry of plugins or a key, the document is valid too.
     assert.equal(await openApiErrors(openApiDocument(builtinRegistry())), undefined);
-    // And the validator does refuse a broken one (a response without its description, a path parameter that is optional).
+    // And the validator does refuse a broken one (a response without its description, a path
+    // parameter that is optional).
     const broken = structuredClone(document);
     delete broken.paths['/thumbnail/'].post.responses['200'].description;
     assert.notEqual(await openApiErrors(broken), undefined);

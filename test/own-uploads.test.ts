@@ -223,7 +223,8 @@ describe('own outputs under MEDIAFLOW_PUBLIC_URL', () => {
     await files?.close();
   });
 
-  // A loopback literal nothing listens on: were own URLs ever fetched, the address rule would refuse it before any packet.
+  // A loopback literal nothing listens on: were own URLs ever fetched, the address rule would
+  // refuse it before any packet.
   it('reads MEDIAFLOW_PUBLIC_URL/uploads/... from the store (never fetched)', async () => {
     const PUBLIC = 'http://127.0.0.77:9';
     const server = await startMediaflow({ MEDIAFLOW_ALLOW_PRIVATE_URLS: '0', MEDIAFLOW_PUBLIC_URL: PUBLIC });

@@ -76,7 +76,8 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
   });
 
   it('retries a receiver that drops the connection, then answers 500, then 200: same id and body, doubling gaps, fresh signatures', async () => {
-    // 0.5 s: the two gaps (0.4-0.6 s, then 0.8-1.2 s) span more than a second, so the timestamps (whole seconds) must move.
+    // 0.5 s: the two gaps (0.4-0.6 s, then 0.8-1.2 s) span more than a second, so the timestamps
+    // (whole seconds) must move.
     const server = await serve({ MEDIAFLOW_WEBHOOK_BACKOFF: '0.5s', MEDIAFLOW_WEBHOOK_ATTEMPTS: '5', MEDIAFLOW_WEBHOOK_SECRET: SECRET });
     const receiver = await receive((_path, n) => (['reset', 500, 200] as const)[n] ?? 200);
     const hitsBefore = files.hits.get('/f/small-300x200.png') ?? 0;
@@ -233,8 +234,10 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
 
   it('never follows a redirect: the target is not requested and the attempt fails with 302', async () => {
     const server = await serve({ MEDIAFLOW_WEBHOOK_BACKOFF: '0.3s', MEDIAFLOW_WEBHOOK_ATTEMPTS: '2' });
-    let receiver!: WebhookReceiver;
-    receiver = await receive((pathname) => (pathname === '/hook' ? { redirect: receiver.url('/elsewhere') } : 200));
+    // The handler runs only once requests arrive, after `receiver` is assigned.
+    const receiver: WebhookReceiver = await receive((pathname) =>
+      pathname === '/hook' ? { redirect: receiver.url('/elsewhere') } : 200,
+    );
     const id = await submit(server, '/resize_image/', { ...smallImage(), webhook_url: receiver.url('/hook') });
 
     const job = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 2);

@@ -47,7 +47,10 @@ export function parseInputFlags(flags: string[]): Record<string, string | string
 /** An argument as a shell would need it written. */
 const shellQuote = (arg: string) => (/^[A-Za-z0-9_/.,:=+@%^-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`);
 
-/** The plan `--dry-run` prints: stages in order, what runs at the same time, each step's in-process work and ffmpeg argv. */
+/**
+ * The plan `--dry-run` prints: stages in order, what runs at the same time, each step's in-process
+ * work and ffmpeg argv.
+ */
 export function formatPlan(plan: PipelinePlan): string {
   const lines = [`Pipeline ${plan.pipeline}${plan.description ? `: ${plan.description.trim()}` : ''}`];
   lines.push('Inputs:');

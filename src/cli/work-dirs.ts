@@ -5,7 +5,9 @@ import { clearDeadProcessFolders, workRootOf } from '../engine/storage/storage.j
 
 /** Where a CLI run keeps its work files and cached downloads. */
 export interface CliDirs {
-  /** `<base>/work/pid-<pid>`: this process's own, so runs and a server sharing `<base>` never clear each other's work. */
+  /**
+   * `<base>/work/pid-<pid>`: this process's own, so runs and a server sharing `<base>` never clear each other's work.
+   */
   workRoot: string;
   /** `<base>/cache`: downloads kept for later runs, shared by every run. */
   cacheDir: string;

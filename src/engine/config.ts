@@ -163,7 +163,8 @@ export const SETTINGS: readonly Setting[] = [
   { key: 's3ForcePathStyle', env: 'MEDIAFLOW_S3_FORCE_PATH_STYLE', flag: 's3-force-path-style', kind: 'bool', description: 'path-style bucket addressing (MinIO and most self-hosted servers)' },
   { key: 's3PublicUrl', env: 'MEDIAFLOW_S3_PUBLIC_URL', flag: 's3-public-url', kind: 'string', description: 'base of public object URLs (public bucket or CDN); default: presigned URLs' },
   { key: 's3UrlTtlMs', env: 'MEDIAFLOW_S3_URL_TTL', flag: 's3-url-ttl', kind: 'duration', description: 'how long presigned URLs stay valid (at most 7d); signed again at each GET /jobs/<id>' },
-  // Read before the CLI builds its commands (src/cli/main.ts), so the plugins' subcommands exist; every command takes a repeatable --plugin.
+  // Read before the CLI builds its commands (src/cli/main.ts), so the plugins' subcommands exist;
+  // every command takes a repeatable --plugin.
   { key: 'plugins', env: 'MEDIAFLOW_PLUGINS', flag: 'plugin', kind: 'list', keepCase: true, description: 'operation plugins to load: package names or paths (comma list; the flag is repeatable)' },
 ];
 

@@ -32,7 +32,9 @@ export interface JobBackend {
   bullQueues?: Queue[];
 }
 
-/** Jobs this process works at once: a worker's concurrency, or an API's MEDIAFLOW_WORKERS (default: the concurrency). */
+/**
+ * Jobs this process works at once: a worker's concurrency, or an API's MEDIAFLOW_WORKERS (default: the concurrency).
+ */
 export const workersOf = (config: Config, role: Role): number => (role === 'worker' ? config.concurrency : (config.workers ?? config.concurrency));
 
 /** The backend the configuration asks for: Redis when MEDIAFLOW_REDIS_URL is set, else this process. */

@@ -83,7 +83,10 @@ export interface JobView {
 /** Turns a store path into the URL a client downloads (a presigned one, for a private bucket). */
 export type UrlOf = (path: string) => Promise<string>;
 
-/** The synchronous success body of a result: `{message, <field>: url}` (with `warnings` when there are some) or `{message, outputs}`. */
+/**
+ * The synchronous success body of a result: `{message, <field>: url}` (with `warnings` when there
+ * are some) or `{message, outputs}`.
+ */
 export async function resultBody(result: StoredResult, urlOf: UrlOf): Promise<Record<string, unknown>> {
   if ('field' in result) {
     return { message: result.message, [result.field]: await urlOf(result.path), ...(result.warnings?.length ? { warnings: result.warnings } : {}) };

@@ -109,7 +109,9 @@ function errorBody(thrown: unknown, logger: Logger, id: string): JobError {
 export class JobService {
   private readonly running = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private stopping?: Promise<void>;
-  /** Aborted once the shutdown's grace is over: a job's end waiting for Redis stops waiting (the sweeper takes it up). */
+  /**
+   * Aborted once the shutdown's grace is over: a job's end waiting for Redis stops waiting (the sweeper takes it up).
+   */
   private readonly closing = new AbortController();
   /** Records the last orphan sweep found with no worker and no queue entry, and how each looked then. */
   private suspects = new Map<string, string>();

@@ -15,7 +15,9 @@ export interface RowCheck {
   row: number;
   /** The line of the batch file the row starts on. */
   line: number;
-  /** `run`: it would run; `done`: an earlier run did it and it would be skipped; `invalid`: it would fail its checks. */
+  /**
+   * `run`: it would run; `done`: an earlier run did it and it would be skipped; `invalid`: it would fail its checks.
+   */
   status: 'run' | 'done' | 'invalid';
   /** The input values as read (absent for an invalid row). */
   inputs?: Record<string, InputValue>;

@@ -58,7 +58,8 @@ export default definePlugin({
       ],
       commands: [
         argv(
-          // libass names each character no font has at warning level; the engine reports them as the answer's `warnings`.
+          // libass names each character no font has at warning level; the engine reports them as
+          // the answer's `warnings`.
           ['-loglevel', 'warning'],
           input(video),
           ['-map', '0:v:0', '-map', '0:a:0?', '-vf', filter],

@@ -7,7 +7,10 @@ type ImageFormat = (typeof FORMATS)[number];
 /** Pixel formats that can carry transparency (palettes may, through a transparent entry). */
 const ALPHA = /^(rgba|bgra|argb|abgr|ya|yuva|gbrap|pal8)/;
 
-/** Targets without transparency: the picture is flattened onto black, so transparent areas do not show the colour hidden under them. */
+/**
+ * Targets without transparency: the picture is flattened onto black, so transparent areas do not
+ * show the colour hidden under them.
+ */
 const FLATTENED: Partial<Record<ImageFormat, string[]>> = {
   jpg: JPEG_OUTPUT,
   jpeg: JPEG_OUTPUT,
@@ -33,7 +36,8 @@ const LIBVIPS_WRITE: Partial<Record<ImageFormat, (picture: Sharp) => Sharp>> = {
   jpeg: (picture) => picture.flatten({ background: BLACK }).jpeg(JPEG_LIBVIPS),
   // Adaptive row filters, as ffmpeg's PNG encoder chooses them: without them the file is 1.2 times larger.
   png: (picture) => picture.png({ adaptiveFiltering: true }),
-  // Effort 2 of 6 takes half the time of libwebp's default (4) for 3% more bytes, still 0.94 times ffmpeg's (`npm run bench`).
+  // Effort 2 of 6 takes half the time of libwebp's default (4) for 3% more bytes, still 0.94 times
+  // ffmpeg's (`npm run bench`).
   webp: (picture) => picture.webp({ quality: 90, effort: 2 }),
   tiff: (picture) => picture.tiff({ compression: 'deflate' }),
   // libvips makes the palette from the picture itself, as palettegen does.

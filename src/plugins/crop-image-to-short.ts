@@ -13,7 +13,10 @@ function largeEnough(image: LocalInput): boolean {
   return Math.min(width, height) >= WIDTH && Math.max(width, height) >= HEIGHT;
 }
 
-/** The ffmpeg command, for pictures libvips does not read here (BMP, QOI, SVG, ...); `npm run bench` compares against it. */
+/**
+ * The ffmpeg command, for pictures libvips does not read here (BMP, QOI, SVG, ...); `npm run bench`
+ * compares against it.
+ */
 export function cropWithFfmpeg({ inputs, output, input }: BuildContext<unknown>): string[] {
   const image = inputs.image_url![0]!;
   const chain = largeEnough(image)

@@ -17,7 +17,10 @@ import {
 /** Codecs mp4 takes as they are; other inputs are re-encoded even when they match each other. */
 const MP4_VIDEO = ['h264', 'hevc', 'av1', 'mpeg4'];
 const MP4_AUDIO = ['aac', 'mp3'];
-/** The video timescale remuxed inputs get when the first input's is no plain `1/N`: a multiple of the usual frame rates' time bases. */
+/**
+ * The video timescale remuxed inputs get when the first input's is no plain `1/N`: a multiple of
+ * the usual frame rates' time bases.
+ */
 const TIMESCALE = 90000;
 
 /**

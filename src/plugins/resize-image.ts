@@ -6,7 +6,10 @@ interface Size {
   height: number;
 }
 
-/** The ffmpeg command, for pictures libvips does not read here (BMP, QOI, SVG, ...); `npm run bench` compares against it. */
+/**
+ * The ffmpeg command, for pictures libvips does not read here (BMP, QOI, SVG, ...); `npm run bench`
+ * compares against it.
+ */
 export function resizeWithFfmpeg({ params, inputs, output, input }: BuildContext<Size>): string[] {
   const image = inputs.image_url![0]!;
   const chain = `scale=${params.width}:${params.height}:flags=lanczos,setsar=1`;

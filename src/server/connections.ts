@@ -13,12 +13,16 @@ import type { Config } from '../engine/config.js';
 
 /** The open-file limit assumed where /proc/self/limits cannot be read: Linux's usual soft limit. */
 const USUAL_OPEN_FILES = 1024;
-/** The fewest descriptors kept back from connections for ffmpeg's pipes and files, outputs, the cache, logs and Redis. */
+/**
+ * The fewest descriptors kept back from connections for ffmpeg's pipes and files, outputs, the cache, logs and Redis.
+ */
 const MIN_RESERVED = 256;
 /** Warnings about refused connections are grouped: at most one line per this many ms. */
 const WARN_EVERY_MS = 10_000;
 
-/** The process's soft limit on open files (`ulimit -n`), from /proc/self/limits; undefined when unlimited or unknown. */
+/**
+ * The process's soft limit on open files (`ulimit -n`), from /proc/self/limits; undefined when unlimited or unknown.
+ */
 export function openFileLimit(limits = '/proc/self/limits'): number | undefined {
   try {
     const soft = /^Max open files\s+(\S+)/m.exec(readFileSync(limits, 'utf8'))?.[1];

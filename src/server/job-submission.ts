@@ -21,7 +21,10 @@ interface JobOptions {
   idempotencyKey?: string;
 }
 
-/** Whether a `Prefer` header asks for `respond-async` (RFC 7240: comma-separated preferences, each with optional parameters). */
+/**
+ * Whether a `Prefer` header asks for `respond-async` (RFC 7240: comma-separated preferences, each
+ * with optional parameters).
+ */
 export const prefersAsync = (header: string | string[] | undefined): boolean =>
   [header ?? []]
     .flat()

@@ -35,8 +35,8 @@ function describe(definition: PipelineDefinition) {
  * `GET /pipelines` lists the pipelines of the pipelines folder with their inputs;
  * `POST /pipelines/<name>/` runs one with the request's fields as its inputs and answers
  * `{message, outputs}` with the results' URLs, or runs it as a job like any operation route.
- * Definitions are read at each request, so an edited file takes effect without a restart. Inputs are URLs only: steps accept local files solely
- * when an earlier step of the same run made them.
+ * Definitions are read at each request, so an edited file takes effect without a restart. Inputs are URLs only: steps
+ * accept local files solely when an earlier step of the same run made them.
  */
 export async function registerPipelineRoutes(app: FastifyInstance, options: PipelineRouteOptions): Promise<void> {
   const { config, registry } = options;

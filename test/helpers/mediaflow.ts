@@ -23,7 +23,8 @@ export interface TestServer {
 /** Starts a real mediaflow server on a loopback port with a fresh data directory. */
 export async function startMediaflow(env: Record<string, string> = {}): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-test-'));
-  // The event-loop guard would answer 503 when a loaded CI machine stalls a test; its own behaviour is not under test here.
+  // The event-loop guard would answer 503 when a loaded CI machine stalls a test; its own behaviour
+  // is not under test here.
   const config = loadConfig({ MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_DATA_DIR: dataDir, PORT: '0', MEDIAFLOW_MAX_EVENT_LOOP_DELAY: '0', ...env });
   const { app } = await buildServer({ config, registry: builtinRegistry(), logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });

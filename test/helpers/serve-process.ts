@@ -16,7 +16,10 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A launcher (see startServeProcess) that lowers the open-file limit, soft and hard, through prlimit (same pid, no shell). */
+/**
+ * A launcher (see startServeProcess) that lowers the open-file limit, soft and hard, through
+ * prlimit (same pid, no shell).
+ */
 export const withFileLimit = (nofile: number): string[] => ['prlimit', `--nofile=${nofile}:${nofile}`];
 
 export interface ServeProcess {

@@ -15,7 +15,10 @@ export interface Delivery {
   answered: number | 'hang' | 'reset';
 }
 
-/** What the receiver does with the n-th request (0-based): a status, a redirect, hang without answering, or drop the connection. */
+/**
+ * What the receiver does with the n-th request (0-based): a status, a redirect, hang without
+ * answering, or drop the connection.
+ */
 export type Behaviour = number | { redirect: string } | 'hang' | 'reset';
 
 export interface WebhookReceiver {

@@ -162,7 +162,8 @@ describe('pipeline batches', () => {
     assert.deepEqual(await contents(50), texts.map((text) => `${text} at 1.5`), 'a number input, its default');
     const inodes = new Map(await Promise.all(texts.map(async (text, i) => [text, (await stat(fileOf(i + 1))).ino] as const)));
 
-    // A row inserted at the top: it alone runs; the other 50 keep their files (the same ones), moved to their new numbers.
+    // A row inserted at the top: it alone runs; the other 50 keep their files (the same ones),
+    // moved to their new numbers.
     await write(['New row,2.25', ...texts.map((text) => `${text},`)]);
     const second = await run();
     assert.equal(second.exitCode, 0, second.stderr);

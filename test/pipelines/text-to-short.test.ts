@@ -11,7 +11,10 @@ import { runCli, startMediaflow, type TestServer } from '../helpers/mediaflow.js
 const PIPELINES = path.resolve(import.meta.dirname, '../../pipelines');
 const TEXT = 'Hello there. This short was made by a pipeline!';
 
-/** Checks a short: 720x1280 H.264 with sound, 2 s (two images of 1 s; the 3 s voice is cut), the red then the green image, subtitles burned in. */
+/**
+ * Checks a short: 720x1280 H.264 with sound, 2 s (two images of 1 s; the 3 s voice is cut), the red
+ * then the green image, subtitles burned in.
+ */
 async function checkShort(file: string): Promise<void> {
   const info = await probe(file);
   const video = videoOf(info)!;

@@ -35,7 +35,8 @@ describe('generate-subtitles: cues, srtTime, toSrt', () => {
   });
 
   it('counts the words of Chinese, Japanese and Thai, written without spaces, and joins them without spaces', () => {
-    // Each cue holds at most 3 words as Intl.Segmenter (ICU's dictionaries) cuts them; punctuation stays with the word before it.
+    // Each cue holds at most 3 words as Intl.Segmenter (ICU's dictionaries) cuts them; punctuation
+    // stays with the word before it.
     assert.deepEqual(cues('我们今天去公园玩，然后回家吃饭。', 3), ['我们今天去', '公园玩，然后', '回家吃饭。']);
     assert.deepEqual(cues('吾輩は猫である。名前はまだ無い。', 3), ['吾輩は猫', 'である。', '名前はまだ', '無い。']);
     assert.deepEqual(cues('ภาษาไทยเป็นภาษาที่เขียนโดยไม่มีช่องว่าง', 4), ['ภาษาไทยเป็นภาษา', 'ที่เขียนโดยไม่มี', 'ช่องว่าง']);

@@ -177,7 +177,8 @@ function controls(): NetnsCase[] {
   return [
     { name: 'control: a public name is fetched', server: 'closed', url: GOOD, expect: { status: 200, publicHits: 1 } },
     { name: 'control: a public literal IP is fetched', server: 'closed', url: `http://${PUBLIC}/f/small-300x200.png`, expect: { status: 200, publicHits: 1 } },
-    // The switch opens private addresses, and shows the internal server would have answered a request that got past the guard.
+    // The switch opens private addresses, and shows the internal server would have answered a
+    // request that got past the guard.
     { name: 'control: MEDIAFLOW_ALLOW_PRIVATE_URLS opens a private name', server: 'open', url: 'http://private.test/a.png', expect: { status: 200, internalHits: 1 } },
     { name: 'control: MEDIAFLOW_ALLOW_PRIVATE_URLS opens the metadata address', server: 'open', url: 'http://169.254.169.254/a.png', expect: { status: 200, internalHits: 1 } },
   ];

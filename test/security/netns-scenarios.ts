@@ -70,7 +70,8 @@ async function setUpNamespace(): Promise<{ ipv6: boolean; cleanup: () => Promise
   const files: Record<string, string> = {
     '/etc/hosts': '127.0.0.1 localhost\n::1 localhost\n',
     '/etc/resolv.conf': 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n',
-    // Only files and DNS: no NSS module may ask a resolver outside the namespace (nss-resolve talks over a socket file).
+    // Only files and DNS: no NSS module may ask a resolver outside the namespace (nss-resolve talks
+    // over a socket file).
     '/etc/nsswitch.conf': 'hosts: files dns\n',
   };
   for (const [target, content] of Object.entries(files)) {
@@ -83,7 +84,9 @@ async function setUpNamespace(): Promise<{ ipv6: boolean; cleanup: () => Promise
   return { ipv6, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** One server on port 80 of every address: fixtures and redirects on PUBLIC, a valid PNG (and a count) anywhere else. */
+/**
+ * One server on port 80 of every address: fixtures and redirects on PUBLIC, a valid PNG (and a count) anywhere else.
+ */
 async function startWorld(ipv6: boolean) {
   const hits = { public: [] as string[], internal: [] as string[], webhooks: [] as string[] };
   const png = await fixture('small-300x200.png');

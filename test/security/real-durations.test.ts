@@ -43,7 +43,10 @@ async function lyingMp4(dir: string, name: string, codec: string[], seconds: num
   return file;
 }
 
-/** Makes `name` of `seconds` with `codec`, then overwrites the 8-byte float after `marker` with `claim`: a header's length, patched. */
+/**
+ * Makes `name` of `seconds` with `codec`, then overwrites the 8-byte float after `marker` with
+ * `claim`: a header's length, patched.
+ */
 async function lyingFile(dir: string, name: string, codec: string[], seconds: number, marker: Buffer, claim: number): Promise<string> {
   const file = path.join(dir, name);
   await execa('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=size=160x120:rate=10:duration=${seconds}`, ...codec, file]);
@@ -59,7 +62,9 @@ async function lyingFile(dir: string, name: string, codec: string[], seconds: nu
 const lyingWebm = (dir: string, seconds: number) =>
   lyingFile(dir, 'lying.webm', ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8'], seconds, Buffer.from([0x44, 0x89, 0x88]), 1000);
 
-/** An FLV of `seconds` whose metadata (`duration`, an AMF number after its type byte) claims 1 s: ffprobe believes it. */
+/**
+ * An FLV of `seconds` whose metadata (`duration`, an AMF number after its type byte) claims 1 s: ffprobe believes it.
+ */
 const lyingFlv = (dir: string, seconds: number) => lyingFile(dir, 'lying.flv', ['-c:v', 'flv1'], seconds, Buffer.from('duration\x00', 'latin1'), 1);
 
 describe('the duration a file really has (issue 18)', () => {

@@ -45,7 +45,9 @@ export interface AddressPolicy {
   allowedHosts: readonly string[];
 }
 
-/** A URL's host without IPv6 brackets, as the WHATWG parser normalised it (decimal, octal and hex IPv4 become dotted). */
+/**
+ * A URL's host without IPv6 brackets, as the WHATWG parser normalised it (decimal, octal and hex IPv4 become dotted).
+ */
 export const bareHost = (url: URL): string => url.hostname.replace(/^\[|\]$/g, '');
 
 /**

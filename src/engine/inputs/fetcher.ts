@@ -71,7 +71,9 @@ export function guardedLookup(raw: string, redirect: string | undefined, policy:
   };
 }
 
-/** One HTTP exchange: resolves with the response once headers arrive. `redirected` says the URL came from a redirect. */
+/**
+ * One HTTP exchange: resolves with the response once headers arrive. `redirected` says the URL came from a redirect.
+ */
 function request(
   url: URL,
   raw: string,

@@ -62,7 +62,9 @@ export function cachePolicy(headers: IncomingHttpHeaders | undefined, now = Date
 export class InputCache {
   private entries: Map<string, Entry> | undefined;
   private readonly inFlight = new Map<string, Promise<void>>();
-  /** URLs whose last answer could not be kept, until when: fetches of them neither wait for each other nor are stored. */
+  /**
+   * URLs whose last answer could not be kept, until when: fetches of them neither wait for each other nor are stored.
+   */
   private readonly uncacheable = new Map<string, number>();
 
   constructor(

@@ -111,7 +111,8 @@ export function parseParams(schema: TObject, raw: Raw): Record<string, unknown> 
   const params: Record<string, unknown> = {};
   for (const [key, property] of Object.entries(schema.properties) as Array<[string, SchemaFields & TSchema]>) {
     const values = [raw[key]].flat().filter((value) => asText(value)?.trim());
-    // A field sent twice (or a JSON list) is a list only where the schema says so; elsewhere, joining the values would change the one meant.
+    // A field sent twice (or a JSON list) is a list only where the schema says so; elsewhere,
+    // joining the values would change the one meant.
     if (values.length > 1 && !inputSpecOf(property)?.list) {
       throw paramError(`Expected \`${key}\` to be one ${inputSpecOf(property) ? 'URL' : 'value'}, got ${values.length} (the field was sent more than once, or as a list)`);
     }

@@ -4,9 +4,9 @@ import type { OutputSpec, Plan, PluginDefinition } from './plugin.js';
 import { shortMessage } from '../run/short-message.js';
 
 /**
- * Calls into a plugin's code (`output`, `checkParams`, `outputSeconds`, `check`, `build`, `message`) so that whatever it throws
- * fails only the job it runs for, named after the plugin (Rollup-style context: docs/architecture.md, "Code style"): a
- * MediaflowError keeps its status (a `mediaError` stays a 422), anything else becomes a 500
+ * Calls into a plugin's code (`output`, `checkParams`, `outputSeconds`, `check`, `build`, `message`) so that whatever
+ * it throws fails only the job it runs for, named after the plugin (Rollup-style context: docs/architecture.md, "Code
+ * style"): a MediaflowError keeps its status (a `mediaError` stays a 422), anything else becomes a 500
  * `Plugin '<name>' failed: <short message>` whose cause (with the stack) reaches the log.
  */
 

@@ -193,7 +193,10 @@ export function outputProblem(spec: unknown): string | undefined {
   return undefined;
 }
 
-/** Whether a plugin's output spec, asked with sample params, is sound (`output()` may throw for a plugin that is broken). */
+/**
+ * Whether a plugin's output spec, asked with sample params, is sound (`output()` may throw for a
+ * plugin that is broken).
+ */
 export function sampleOutputProblem(plugin: PluginDefinition): string | undefined {
   let spec: unknown;
   try {

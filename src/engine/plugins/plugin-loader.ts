@@ -129,7 +129,9 @@ function findPackage(name: string, base: string): string | undefined {
   }
 }
 
-/** The file behind an entry, with the package folder it belongs to (for its version), or a reason it cannot be found. */
+/**
+ * The file behind an entry, with the package folder it belongs to (for its version), or a reason it cannot be found.
+ */
 function resolveEntry(entry: string, base: string): { file: string; packageDir?: string } | { missing: string } {
   if (isPathEntry(entry)) {
     const target = entry.startsWith('file:') ? fileURLToPath(entry) : path.resolve(base, entry);

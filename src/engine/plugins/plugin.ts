@@ -50,7 +50,10 @@ export const Param = {
   boolean: (options: { default?: boolean; description: string }) => Type.Boolean(options),
   /** A font family installed on the server (GET /fonts lists them); another name is a 400 naming close matches. */
   font: (description: string) => Type.String({ description, maxLength: 200, [FONT_KEYWORD]: true }),
-  /** Free text, bounded in length; `pattern` (a regular expression) restricts its form, which `description` should say in words. */
+  /**
+   * Free text, bounded in length; `pattern` (a regular expression) restricts its form, which
+   * `description` should say in words.
+   */
   text: (options: { description: string; maxLength: number; minLength?: number; default?: string; examples?: string[]; pattern?: string }) => Type.String(options),
 };
 
@@ -185,7 +188,7 @@ export interface PluginDefinition<S extends TObject = TObject> {
 export const DEFINED_IN = Symbol.for('mediaflow.plugin.definedIn');
 
 /** The file of the function that called `callee`, from V8's structured stack trace. */
-function callerFile(callee: Function): string | undefined {
+function callerFile(callee: (...args: never[]) => unknown): string | undefined {
   const original = Error.prepareStackTrace;
   try {
     Error.prepareStackTrace = (_error, frames) => frames;
@@ -197,7 +200,9 @@ function callerFile(callee: Function): string | undefined {
   }
 }
 
-/** Declares a plugin: adds types, like Vite's `defineConfig`, and marks the module it is written in (see DEFINED_IN). */
+/**
+ * Declares a plugin: adds types, like Vite's `defineConfig`, and marks the module it is written in (see DEFINED_IN).
+ */
 export function definePlugin<S extends TObject>(plugin: PluginDefinition<S>): PluginDefinition<S> {
   const file = callerFile(definePlugin);
   if (file && typeof plugin === 'object' && plugin !== null && Object.isExtensible(plugin) && !(DEFINED_IN in plugin)) {

@@ -2,7 +2,10 @@ import { contractProblem, sampleOutputProblem, schemaProblem } from './plugin-ch
 import type { PluginDefinition } from './plugin.js';
 import { RESERVED_COMMANDS, RESERVED_PATHS } from './reserved.js';
 
-/** A plugin that cannot be loaded or registered; the message names the plugin (and where it came from) and what is wrong. */
+/**
+ * A plugin that cannot be loaded or registered; the message names the plugin (and where it came
+ * from) and what is wrong.
+ */
 export class PluginError extends Error {
   constructor(
     readonly plugin: string,
@@ -64,7 +67,10 @@ export class Registry {
   private readonly byName = new Map<string, PluginDefinition>();
   private readonly infos = new Map<string, PluginInfo>();
 
-  /** Checks and adds a plugin; throws a PluginError for a bad shape or schema, a contract it does not share, or a name or route taken. */
+  /**
+   * Checks and adds a plugin; throws a PluginError for a bad shape or schema, a contract it does
+   * not share, or a name or route taken.
+   */
   register(plugin: PluginDefinition, source = 'built-in', info: { version?: string } = {}): void {
     const label = typeof plugin?.name === 'string' && plugin.name !== '' ? plugin.name : String(source);
     const problem = shapeProblem(plugin);

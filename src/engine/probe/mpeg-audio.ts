@@ -14,7 +14,10 @@ const MP3_TIME_BASE = '1/14112000';
 /** Sample rates of MPEG-1, by index; MPEG-2 halves them and MPEG-2.5 quarters them. */
 const MPEG1_RATES = [44100, 48000, 32000];
 
-/** The ID3v2 tag's length, header and footer included (0 without one), or undefined when it hides something ffprobe would list. */
+/**
+ * The ID3v2 tag's length, header and footer included (0 without one), or undefined when it hides
+ * something ffprobe would list.
+ */
 function id3Length(head: Buffer): number | undefined {
   if (head.toString('latin1', 0, 3) !== 'ID3') return 0;
   if (head.length < 10) return undefined;

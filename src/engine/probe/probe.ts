@@ -47,7 +47,10 @@ export interface VideoFacts {
   profile?: string;
   /** The stream's time base as ffprobe gives it (`1/12800`), when ffprobe read it. */
   timeBase?: string;
-  /** MD5 of the codec's setup data (H.264's SPS and PPS), when the stream has some: equal hashes, interchangeable streams. */
+  /**
+   * MD5 of the codec's setup data (H.264's SPS and PPS), when the stream has some: equal hashes,
+   * interchangeable streams.
+   */
   extradataHash?: string;
 }
 
@@ -356,7 +359,10 @@ export async function probeFile(ffprobe: string, file: string, options: ProbeOpt
   return withExtent(facts, (movie ?? (await isoMediaFacts(input, absolute))).extent);
 }
 
-/** How much longer than its header's claim a file's samples may reach before the claim is not believed (AAC priming, a last frame). */
+/**
+ * How much longer than its header's claim a file's samples may reach before the claim is not
+ * believed (AAC priming, a last frame).
+ */
 const EXTENT_TOLERANCE_SECONDS = 1;
 
 /**

@@ -76,7 +76,10 @@ export interface JobResult {
   field: string;
   path: string;
   timings: Record<string, number>;
-  /** What went wrong without failing the job (characters no font could draw), for the user to read; absent when nothing did. */
+  /**
+   * What went wrong without failing the job (characters no font could draw), for the user to read;
+   * absent when nothing did.
+   */
   warnings?: string[];
 }
 
@@ -108,7 +111,9 @@ interface InputRequest {
 export interface EngineObserver {
   jobEnded(operation: string, seconds: number, outcome: 'ok' | 'failed' | 'cancelled'): void;
   downloaded(bytes: number): void;
-  /** The plan a job is about to run, with each workspace input file and the source it came from (benchmarks replay it). */
+  /**
+   * The plan a job is about to run, with each workspace input file and the source it came from (benchmarks replay it).
+   */
   planned?(operation: string, plan: Plan, inputs: ReadonlyArray<{ file: string; source: string }>): void;
 }
 
@@ -277,7 +282,10 @@ export class Engine {
     }
   }
 
-  /** Fetches and probes a job's inputs into `dir`, checks them, and asks the plugin for its plan: all of a job but ffmpeg. */
+  /**
+   * Fetches and probes a job's inputs into `dir`, checks them, and asks the plugin for its plan:
+   * all of a job but ffmpeg.
+   */
   private async buildIn(
     dir: string,
     plugin: PluginDefinition,
@@ -427,7 +435,10 @@ export class Engine {
     return local;
   }
 
-  /** Writes the plan's files, runs its steps, then its commands in order; returns what the commands logged (see runFfmpeg). */
+  /**
+   * Writes the plan's files, runs its steps, then its commands in order; returns what the commands
+   * logged (see runFfmpeg).
+   */
   private async execPlan(dir: string, pluginName: string, plan: Plan, inputs: Record<string, LocalInput[]>, options: JobOptions): Promise<string> {
     for (const [name, content] of Object.entries(plan.files ?? {})) {
       await writeFile(workspaceFile(dir, name), content, 'utf8');

@@ -105,7 +105,10 @@ export interface RunOptions {
   onProgress?: (progress: Progress) => void;
 }
 
-/** Flags every ffmpeg run gets: never read stdin, overwrite within the workspace, errors only (a later `-loglevel` in a command's own arguments wins). */
+/**
+ * Flags every ffmpeg run gets: never read stdin, overwrite within the workspace, errors only (a
+ * later `-loglevel` in a command's own arguments wins).
+ */
 const COMMON_FFMPEG_FLAGS = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats'];
 
 /** Parses `-progress pipe:1` output and reports each block's position. */

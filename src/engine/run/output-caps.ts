@@ -8,7 +8,9 @@ import type { LocalInput, Plan } from '../plugins/plugin.js';
  * expects plus a margin, so a lying input cannot make a longer output than what was checked.
  */
 
-/** The margin over the expected length: estimates (VBR MP3 without a header, rounding) must not cut a real output short. */
+/**
+ * The margin over the expected length: estimates (VBR MP3 without a header, rounding) must not cut a real output short.
+ */
 export const capSeconds = (expectedSeconds: number): number => expectedSeconds * 1.1 + 5;
 
 /** The frame rate the frame cap allows at least: every built-in output's rate is at most this. */

@@ -117,7 +117,10 @@ export interface OutputStore {
   exists(relativePath: string): Promise<boolean>;
   /** Deletes what was published under these paths (a job's outputs, when its record expires). */
   remove(relativePaths: readonly string[]): Promise<void>;
-  /** Puts a published output at `target` (in a job's workspace): an own output used as an input. Throws a 400 when there is none. */
+  /**
+   * Puts a published output at `target` (in a job's workspace): an own output used as an input.
+   * Throws a 400 when there is none.
+   */
   copyTo(relativePath: string, target: string): Promise<void>;
   /** The URL a client downloads an output from; `base` is the request's `{base_url}`. */
   urlFor(relativePath: string, base: string): Promise<string>;

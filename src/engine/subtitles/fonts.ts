@@ -39,7 +39,10 @@ export function installedFonts(): string[] {
   return cached;
 }
 
-/** Families close to a name that is not installed: same letters in another case or spacing, containing it, or a few edits away. */
+/**
+ * Families close to a name that is not installed: same letters in another case or spacing,
+ * containing it, or a few edits away.
+ */
 export function closeFonts(name: string, families: readonly string[], limit = 5): string[] {
   const key = (text: string) => text.toLowerCase().replace(/[\s_-]+/g, '');
   const wanted = key(name);
@@ -55,7 +58,10 @@ export function closeFonts(name: string, families: readonly string[], limit = 5)
     .map(({ family }) => family);
 }
 
-/** The installed family a `font` parameter names (case and spacing as fontconfig ignores them), or a 400 naming close matches. */
+/**
+ * The installed family a `font` parameter names (case and spacing as fontconfig ignores them), or a
+ * 400 naming close matches.
+ */
 export function installedFont(key: string, name: string, families: readonly string[] = installedFonts()): string {
   const exact = families.find((family) => family === name) ?? families.find((family) => family.toLowerCase() === name.toLowerCase());
   if (exact !== undefined) return exact;

@@ -36,12 +36,16 @@ const SUPERSETS: Record<string, string> = { 'iso-8859-1': 'windows-1252', 'iso-8
 const MIN_CONFIDENCE = 10;
 
 /** Control characters no subtitle text holds (tab, line feed, form feed and carriage return are text). */
+// eslint-disable-next-line no-control-regex -- matching control characters is what this expression is for.
 const BINARY = /[\u0000-\u0008\u000B\u000E-\u001F\u007F]/u;
 
 /** Bytes chardet looks at, and the start checked for binary data before a whole file is read: 1 MiB. */
 const SAMPLE_BYTES = 1 << 20;
 
-/** The encoding of a subtitle file's bytes, with how many bytes of byte-order mark to skip; undefined when it cannot be told. */
+/**
+ * The encoding of a subtitle file's bytes, with how many bytes of byte-order mark to skip;
+ * undefined when it cannot be told.
+ */
 export function detectEncoding(bytes: Uint8Array): { encoding: string; skip: number } | undefined {
   const bom = bomOf(bytes);
   if (bom) return { encoding: bom.encoding, skip: bom.bytes.length };
@@ -64,7 +68,9 @@ export function decodeSubtitle(bytes: Uint8Array): { text: string; wasUtf8: bool
   return { text, wasUtf8: detected.encoding === 'utf-8' && detected.skip === 0 };
 }
 
-/** Whether a file's start is binary data in any reading: it holds a NUL byte and no UTF-16 or UTF-32 byte-order mark. */
+/**
+ * Whether a file's start is binary data in any reading: it holds a NUL byte and no UTF-16 or UTF-32 byte-order mark.
+ */
 async function startsBinary(file: string): Promise<boolean> {
   const handle = await open(file, 'r');
   try {

@@ -8,7 +8,10 @@
 /** ±20%: spreads retries of many jobs that failed together, and 0.8 * 2 > 1.2 keeps each wait longer than the last. */
 const JITTER = 0.2;
 
-/** Milliseconds to wait before the next attempt after `failedAttempts` (>= 1) failures: `baseMs * 2^(failedAttempts-1)`, ±20%. */
+/**
+ * Milliseconds to wait before the next attempt after `failedAttempts` (>= 1) failures:
+ * `baseMs * 2^(failedAttempts-1)`, ±20%.
+ */
 export function retryDelayMs(failedAttempts: number, baseMs: number, random: () => number = Math.random): number {
   if (!Number.isInteger(failedAttempts) || failedAttempts < 1) {
     throw new RangeError(`Expected \`failedAttempts\` to be an integer of at least 1, got \`${failedAttempts}\``);

@@ -38,7 +38,9 @@ export function scriptGeometry(ass: string): ScriptGeometry {
   return { playResX: x, playResY: y, scaledBorders: /^yes$/i.test(infoValue(ass, 'ScaledBorderAndShadow') ?? '') };
 }
 
-/** Reads and sets a style line's fields by their `Format:` name (case-insensitive); names the line lacks are ignored. */
+/**
+ * Reads and sets a style line's fields by their `Format:` name (case-insensitive); names the line lacks are ignored.
+ */
 export interface StyleFields {
   get(name: string): string | undefined;
   set(name: string, value: string | number): void;
@@ -84,7 +86,9 @@ export function mapStyles(ass: string, edit: (style: StyleFields) => void): stri
 /** A number as ASS writes it: at most two decimals. */
 export const formatNumber = (value: number): string => String(Math.round(value * 100) / 100);
 
-/** `#RRGGBB` or `#RRGGBBAA` (AA the opacity, FF opaque; already validated) as ASS's `&HAABBGGRR` (AA the transparency). */
+/**
+ * `#RRGGBB` or `#RRGGBBAA` (AA the opacity, FF opaque; already validated) as ASS's `&HAABBGGRR` (AA the transparency).
+ */
 export function assColour(hex: string): string {
   const [r, g, b] = [1, 3, 5].map((i) => hex.slice(i, i + 2).toUpperCase());
   const opacity = hex.length === 9 ? Number.parseInt(hex.slice(7, 9), 16) : 255;

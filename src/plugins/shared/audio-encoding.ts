@@ -44,7 +44,10 @@ export function audioMuxerFor(container: AudioContainer): string[] {
   return [...PROFILES[container].muxerOptions, '-f', PROFILES[container].muxer];
 }
 
-/** Whether an input already is this container's audio, in its own container and without video: its packets can be copied. */
+/**
+ * Whether an input already is this container's audio, in its own container and without video: its
+ * packets can be copied.
+ */
 export function isAudioFileOf(container: AudioContainer, facts: MediaFacts): boolean {
   const profile = PROFILES[container];
   return !facts.video && facts.audio?.codec === profile.codec && facts.formatName.split(',')[0] === profile.demuxer;

@@ -1,4 +1,4 @@
-import { Optional, Param, Type, type Static } from '../../sdk.js';
+import { Optional, Param, type Static, type TObject } from '../../sdk.js';
 import { assColour, mapStyles, scriptGeometry } from './ass-script.js';
 
 /**
@@ -35,15 +35,17 @@ export const captionStyleFields = {
   max_width: Optional(Param.number({ minimum: 0.1, maximum: 1, description: 'Widest a line may be, as a share of the frame width (0.8: 80%); longer lines wrap' })),
 };
 
-const styleSchema = Type.Object(captionStyleFields);
-export type CaptionStyle = Static<typeof styleSchema>;
+export type CaptionStyle = Static<TObject<typeof captionStyleFields>>;
 
 /** The style fields of an operation's params that were given. */
 export function captionStyleOf(params: Record<string, unknown>): CaptionStyle {
   return Object.fromEntries(Object.keys(captionStyleFields).flatMap((key) => (params[key] === undefined ? [] : [[key, params[key]]]))) as CaptionStyle;
 }
 
-/** ASS alignment (numpad layout; SSA numbers rows 1-3 bottom, 5-7 top, 9-11 middle) for a position, keeping the style's column. */
+/**
+ * ASS alignment (numpad layout; SSA numbers rows 1-3 bottom, 5-7 top, 9-11 middle) for a position,
+ * keeping the style's column.
+ */
 function alignment(current: string | undefined, position: Position, ssa: boolean): number {
   const value = Number.parseInt(current ?? '', 10);
   if (ssa) {

@@ -1,4 +1,5 @@
-// Through the SDK, like every plugin (the SDK re-exports this module; Param is only used lazily, so the cycle is harmless).
+// Through the SDK, like every plugin (the SDK re-exports this module; Param is only used lazily, so
+// the cycle is harmless).
 import { Param, type MediaFacts } from '../../sdk.js';
 
 /**

@@ -49,7 +49,10 @@ const CASES: Array<{ name: string; args: string[]; quick: boolean }> = [
 
 const SRT = '1\n00:00:00,500 --> 00:00:02,000\nHello\n\n2\n00:00:02,500 --> 00:00:04,000\nthere\n';
 
-/** Subtitle files, written as text: read in process when their first lines say what they are, as ffmpeg's probes read them. */
+/**
+ * Subtitle files, written as text: read in process when their first lines say what they are, as
+ * ffmpeg's probes read them.
+ */
 const TEXTS: Array<{ name: string; text: string; quick: boolean }> = [
   { name: 'plain.srt', text: SRT, quick: true },
   { name: 'bom-crlf-blank-lines.srt', text: `\uFEFF\r\n\r\n${SRT.replaceAll('\n', '\r\n')}`, quick: true },
