@@ -1,6 +1,6 @@
 import { mediaError } from '../errors.js';
 import type { InputKind, LocalInput } from '../plugins/plugin.js';
-import type { MediaFacts } from '../probe/probe.js';
+import type { MediaFacts } from '../probe/media-facts.js';
 
 /**
  * Demuxers a user's file may be opened with: plain containers, picture and subtitle formats.
