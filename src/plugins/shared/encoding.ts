@@ -1,5 +1,6 @@
-// Through the SDK, like every plugin (the SDK re-exports this module; Param is only used lazily, so the cycle is harmless).
-import { Param, type MediaFacts } from '../../sdk.js';
+// From their real homes, not through the SDK: the SDK re-exports this module, so importing it here would make a cycle.
+import { Param } from '../../engine/plugins/plugin.js';
+import type { MediaFacts } from '../../engine/probe/media-facts.js';
 
 /**
  * The one place that chooses encoders: which codecs each container takes, what to encode with
