@@ -12,8 +12,8 @@ import { pluginFlags } from '../src/engine/plugins/plugin-loader.js';
 import { Registry } from '../src/engine/plugins/registry.js';
 import { builtinRegistry, loadRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';
-import { buildProgram, dashed } from '../src/cli/main.js';
-import { RESERVED_COMMANDS, RESERVED_PATHS } from '../src/engine/plugins/reserved.js';
+import { buildProgram } from '../src/cli/main.js';
+import { dashed, RESERVED_COMMANDS, RESERVED_PATHS } from '../src/engine/plugins/reserved.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, 'fixtures/plugins');
 const fixture = (name: string) => path.join(FIXTURES, name);

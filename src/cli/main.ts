@@ -2,20 +2,19 @@ import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { resolveBinaries } from '../engine/run/binaries.js';
-import { loadConfig, type Config } from '../engine/config.js';
-import { createContainer, TOKENS } from '../engine/container.js';
-import { anyLocalPath, type Engine } from '../engine/run/engine.js';
-import { isAbort, MediaflowError } from '../engine/errors.js';
+import { loadConfig } from '../engine/config.js';
+import { anyLocalPath } from '../engine/run/engine.js';
 import { binaryVersion } from '../engine/run/ffmpeg.js';
 import { inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
-import { LocalOutputStore } from '../engine/storage/storage.js';
 import { pluginFlags } from '../engine/plugins/plugin-loader.js';
+import { dashed } from '../engine/plugins/reserved.js';
 import { builtinRegistry, loadRegistry } from '../plugins/index.js';
 import { startServer } from '../server/start.js';
+import { cliEngine } from './cli-engine.js';
+import { fail } from './fail.js';
 import { flagKey } from './flag-key.js';
 import { fontsCommand } from './fonts-command.js';
-import { hintFor } from './hints.js';
 import { ensureWritableDir } from './out-dir.js';
 import { runToFile } from './output-file.js';
 import { pluginsCommand } from './plugins-command.js';
@@ -23,13 +22,9 @@ import { quickstartCommand } from './quickstart-command.js';
 import { createProgressReporter } from './progress.js';
 import { runCommand } from './run-command.js';
 import { addSettingFlags, overridesOf } from './setting-flags.js';
-import { cliDirs } from './work-dirs.js';
 import { workerCommand } from './worker-command.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-
-/** `audio_urls` → `audio-urls`; subcommands and flags are named this way (docs/architecture.md). */
-export const dashed = (name: string) => name.replace(/^\/+|\/+$/g, '').replace(/_/g, '-');
 
 /** The text `--help` shows for one parameter: its description, choices and default. */
 function describeParam(schema: Record<string, unknown>, required = false): string {
@@ -40,33 +35,6 @@ function describeParam(schema: Record<string, unknown>, required = false): strin
   if (typeof schema.minimum === 'number') parts.push(`(${schema.minimum} to ${String(schema.maximum ?? '∞')})`);
   if (required && schema.default === undefined) parts.push('(required)');
   return parts.join(' ');
-}
-
-/** Prints an error the way every command does, and sets the exit code: 2 for bad input, 1 otherwise. */
-export function fail(error: unknown): void {
-  if (error instanceof MediaflowError) {
-    process.stderr.write(`mediaflow: ${error.message}\n`);
-    const hint = hintFor(error.message);
-    if (hint) process.stderr.write(`mediaflow: ${hint}\n`);
-    // An unexpected failure (a plugin's bug, say) keeps its details in the cause: shown when asked for.
-    if (error.status >= 500 && error.cause !== undefined && process.env.MEDIAFLOW_LOG_LEVEL === 'debug') {
-      const cause = error.cause as Error;
-      process.stderr.write(`${String(cause?.stack ?? cause)}\n${cause?.cause instanceof Error ? `caused by ${String(cause.cause.stack)}\n` : ''}`);
-    }
-    process.exitCode = error.status === 400 || error.status === 404 ? 2 : 1;
-  } else if (isAbort(error)) {
-    process.stderr.write('mediaflow: cancelled\n');
-    process.exitCode = 130;
-  } else {
-    process.stderr.write(`mediaflow: ${(error as Error)?.message ?? String(error)}\n`);
-    process.exitCode = 1;
-  }
-}
-
-/** An engine for one CLI run: outputs under `outDir`, work files and cache where `cliDirs` says. */
-export async function cliEngine(config: Config, registry: Registry, outDir: string): Promise<Engine> {
-  const container = createContainer({ config, registry, store: new LocalOutputStore(outDir), ...(await cliDirs(process.env)) });
-  return container.resolve<Engine>(TOKENS.Engine);
 }
 
 /** A subcommand for one operation, with flags generated from its schema. */

@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import type { Registry } from '../engine/plugins/registry.js';
+import { dashed } from '../engine/plugins/reserved.js';
 
 /** One row of `mediaflow plugins`. */
 export interface PluginRow {
@@ -18,7 +19,7 @@ export function pluginRows(registry: Registry, mediaflowVersion: string): Plugin
     const source = info?.source ?? 'built-in';
     return {
       name: plugin.name,
-      command: plugin.name.replace(/_/g, '-'),
+      command: dashed(plugin.name),
       version: info?.version ?? (source === 'built-in' ? mediaflowVersion : '-'),
       source,
       route: plugin.path,

@@ -6,7 +6,8 @@ import { resolveBinaries } from '../engine/run/binaries.js';
 import { loadConfig } from '../engine/config.js';
 import { anyLocalPath } from '../engine/run/engine.js';
 import type { Registry } from '../engine/plugins/registry.js';
-import { cliEngine, fail } from './main.js';
+import { cliEngine } from './cli-engine.js';
+import { fail } from './fail.js';
 import { ensureWritableDir } from './out-dir.js';
 
 /** Sample media, each made by one ffmpeg run from lavfi's generators: nothing is downloaded. */

@@ -13,7 +13,8 @@ import { readRows } from '../pipelines/rows.js';
 import { planPipeline, runPipeline, type PipelinePlan } from '../pipelines/runner.js';
 import { formatBatchCheck } from './batch-plan.js';
 import { hintFor } from './hints.js';
-import { cliEngine, fail } from './main.js';
+import { cliEngine } from './cli-engine.js';
+import { fail } from './fail.js';
 import { ensureWritableDir } from './out-dir.js';
 import { createBatchReporter, createStepsReporter, formatDuration } from './progress.js';
 

@@ -5,7 +5,7 @@ import { loadConfig, type Config } from '../engine/config.js';
 import { createContainer, wireJobs } from '../engine/container.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { clearLeftovers, JOB_GRACE_MS, onStopSignal, SHUTDOWN_GRACE_MS } from '../server/lifecycle.js';
-import { fail } from './main.js';
+import { fail } from './fail.js';
 import { addSettingFlags, overridesOf } from './setting-flags.js';
 
 /** Settings a worker has no use for: it serves no HTTP. */

@@ -6,6 +6,12 @@
  * routes are exactly these, so a new command or route cannot be forgotten here.
  */
 
+/**
+ * `audio_urls` → `audio-urls`: a plugin's name as its CLI subcommand (and a parameter's as its flag). Names are
+ * compared in this form, so `merge_audios` and `merge-audios` are one command, and one pipeline `op`.
+ */
+export const dashed = (name: string): string => name.replace(/_/g, '-');
+
 /** The CLI's own subcommands (`help` is commander's). */
 export const RESERVED_COMMANDS: readonly string[] = [
   'serve', 'worker', 'run', 'plugins', 'fonts', 'quickstart', 'help',
