@@ -8,7 +8,7 @@ import { binaryVersion } from '../engine/run/ffmpeg.js';
 import { inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { pluginFlags } from '../engine/plugins/plugin-loader.js';
-import { dashed } from '../engine/plugins/reserved.js';
+import { CLI_COMMANDS, dashed, type CliCommand } from '../engine/plugins/reserved.js';
 import { builtinRegistry, loadRegistry } from '../plugins/index.js';
 import { startServer } from '../server/start.js';
 import { cliEngine } from './cli-engine.js';
@@ -84,9 +84,9 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
   return command;
 }
 
-/** The `serve` command, with a flag per setting of docs/configuration.md. */
+/** `mediaflow serve`, with a flag per setting of docs/configuration.md. */
 function serveCommand(registry: Registry): Command {
-  const command = addSettingFlags(new Command('serve').description('Start the HTTP server'));
+  const command = addSettingFlags(new Command().description('Start the HTTP server'));
   command.action(async (flags: Record<string, string | boolean>) => {
     try {
       await startServer(loadConfig(process.env, overridesOf(flags)), registry);
@@ -97,7 +97,20 @@ function serveCommand(registry: Registry): Command {
   return command;
 }
 
-/** The `mediaflow` program: `serve`, and a subcommand per registered operation. */
+/**
+ * The CLI's own commands, one per name of CLI_COMMANDS: the type admits no name without a command and no
+ * command without a name, and each is named from the list, which plugin checks refuse as plugin names.
+ */
+const BUILT_IN_COMMANDS: { readonly [name in CliCommand]: (registry: Registry) => Command } = {
+  serve: serveCommand,
+  worker: workerCommand,
+  run: runCommand,
+  plugins: (registry) => pluginsCommand(registry, pkg.version),
+  fonts: fontsCommand,
+  quickstart: quickstartCommand,
+};
+
+/** The `mediaflow` program: its own commands, and a subcommand per registered operation. */
 export function buildProgram(registry: Registry = builtinRegistry()): Command {
   const program = new Command('mediaflow')
     .description('Media processing with ffmpeg: run operations from the command line, or serve them over HTTP.')
@@ -120,12 +133,7 @@ export function buildProgram(registry: Registry = builtinRegistry()): Command {
         fail(error);
       }
     });
-  program.addCommand(serveCommand(registry));
-  program.addCommand(workerCommand(registry));
-  program.addCommand(runCommand(registry));
-  program.addCommand(pluginsCommand(registry, pkg.version));
-  program.addCommand(fontsCommand());
-  program.addCommand(quickstartCommand(registry));
+  for (const name of CLI_COMMANDS) program.addCommand(BUILT_IN_COMMANDS[name](registry).name(name));
   for (const plugin of registry.list()) program.addCommand(operationCommand(plugin, registry));
   // Every command takes --plugin; main() has read them all from argv before the commands were made.
   for (const command of [program, ...program.commands]) {

@@ -38,7 +38,7 @@ function table(rows: PluginRow[]): string {
 
 /** `mediaflow plugins`: the operations loaded (built-in and third-party), their versions and sources. */
 export function pluginsCommand(registry: Registry, mediaflowVersion: string): Command {
-  return new Command('plugins')
+  return new Command()
     .summary('List the loaded operation plugins with their versions and sources')
     .description(
       'List the loaded operation plugins: the built-ins, then those of mediaflow.config.{js,mjs,json}, MEDIAFLOW_PLUGINS and --plugin, ' +

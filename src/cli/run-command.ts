@@ -94,7 +94,7 @@ function formatSummary(summary: BatchSummary, ms: number): string {
 
 /** `mediaflow run <pipeline>`: one run, a `--dry-run`, or a `--batch` of rows. */
 export function runCommand(registry: Registry): Command {
-  return new Command('run')
+  return new Command()
     .summary('Run a pipeline: once, as a dry run, or once per row of a CSV/JSONL file')
     .description('Run a pipeline (a name from the pipelines folder, or a .yaml/.json file). Inputs are URLs, local paths or values.')
     .addHelpText(

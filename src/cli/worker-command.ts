@@ -20,7 +20,7 @@ const API_ONLY = new Set<keyof Config>([
  * then exits.
  */
 export function workerCommand(registry: Registry): Command {
-  const command = addSettingFlags(new Command('worker').description('Work jobs from the shared Redis queue (no HTTP)'), API_ONLY);
+  const command = addSettingFlags(new Command().description('Work jobs from the shared Redis queue (no HTTP)'), API_ONLY);
   command.action(async (flags: Record<string, string | boolean>) => {
     try {
       await startWorker(loadConfig(process.env, overridesOf(flags)), registry);

@@ -16,6 +16,7 @@ import { binaryVersion } from '../engine/run/ffmpeg.js';
 import { installedFonts } from '../engine/subtitles/fonts.js';
 import { contentTypeOf } from '../engine/storage/media-types.js';
 import type { Registry } from '../engine/plugins/registry.js';
+import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import type { JobService } from '../engine/jobs/service.js';
 import { apiKeyCheck, keyOwner, metricsCheck } from './auth.js';
 import { registerDashboard } from './dashboard.js';
@@ -114,7 +115,7 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   });
   await app.register(fastifyStatic, {
     root: uploads,
-    prefix: '/uploads/',
+    prefix: `${SERVER_PATHS.uploads}/`,
     index: false,
     list: false,
     // Files being published carry a leading dot; they are never served.
@@ -126,7 +127,7 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   // Subtitles get the media-type table's type (the `mime` table lacks ASS) and their UTF-8 charset.
   app.addHook('onSend', async (request, reply, payload) => {
     const file = request.url.split('?')[0]!;
-    if (request.url.startsWith('/uploads/') && /\.(srt|vtt|ass)$/i.test(file) && reply.statusCode < 300) {
+    if (request.url.startsWith(`${SERVER_PATHS.uploads}/`) && /\.(srt|vtt|ass)$/i.test(file) && reply.statusCode < 300) {
       void reply.header('content-type', contentTypeOf(file));
     }
     return payload;
@@ -134,7 +135,7 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
 
   const versions = Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
   const store = engine.deps.store;
-  app.get('/health', async (_request, reply) => {
+  app.get(SERVER_PATHS.health, async (_request, reply) => {
     const [[ffmpeg, ffprobe], backend, storage, disk] = await Promise.all([
       versions,
       reach(() => jobs.backend.ping()),
@@ -163,7 +164,7 @@ export async function buildServer(options: ServerOptions): Promise<{ app: Fastif
   });
 
   // The families a caption `font` may name; open like /health (it describes the server, it holds no data).
-  app.get('/fonts', async () => ({ fonts: installedFonts() }));
+  app.get(SERVER_PATHS.fonts, async () => ({ fonts: installedFonts() }));
 
   // The key is checked when the request arrives, before its body is read or parsed: a client without
   // it gets a 401 whatever it sends, and costs no parsing.

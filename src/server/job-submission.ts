@@ -4,6 +4,7 @@ import { requireDiskSpace } from '../engine/storage/disk-space.js';
 import { errorOfJob, MediaflowError, paramError } from '../engine/errors.js';
 import type { JobKind, JobRecord } from '../engine/jobs/job.js';
 import type { JobService } from '../engine/jobs/service.js';
+import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import { checkWebhookUrl } from '../engine/webhooks/deliveries.js';
 import { readFields } from './body.js';
 import { untilDisconnect } from './disconnect.js';
@@ -101,7 +102,7 @@ export async function submitJob(request: FastifyRequest, reply: FastifyReply, ki
   });
   if (!created) request.log.info({ job: record.id, key: options.idempotencyKey }, 'idempotent replay');
   if (options.mode === 'async') {
-    const statusUrl = `${base}/jobs/${record.id}`;
+    const statusUrl = `${base}${SERVER_PATHS.jobs}/${record.id}`;
     // RFC 7240: say which preference was honoured.
     if (prefersAsync(request.headers.prefer)) void reply.header('preference-applied', 'respond-async');
     return reply.status(202).header('location', statusUrl).send({ job_id: record.id, status: record.status, status_url: statusUrl });
