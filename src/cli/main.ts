@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { resolveBinaries } from '../engine/run/binaries.js';
 import { loadConfig } from '../engine/config.js';
@@ -9,6 +8,7 @@ import { inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js'
 import type { Registry } from '../engine/plugins/registry.js';
 import { pluginFlags } from '../engine/plugins/plugin-loader.js';
 import { CLI_COMMANDS, dashed, type CliCommand } from '../engine/plugins/reserved.js';
+import { VERSION } from '../engine/version.js';
 import { builtinRegistry, loadRegistry } from '../plugins/index.js';
 import { startServer } from '../server/start.js';
 import { cliEngine } from './cli-engine.js';
@@ -23,8 +23,6 @@ import { createProgressReporter } from './progress.js';
 import { runCommand } from './run-command.js';
 import { addSettingFlags, overridesOf } from './setting-flags.js';
 import { workerCommand } from './worker-command.js';
-
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 /** The text `--help` shows for one parameter: its description, choices and default. */
 function describeParam(schema: Record<string, unknown>, required = false): string {
@@ -105,7 +103,7 @@ const BUILT_IN_COMMANDS: { readonly [name in CliCommand]: (registry: Registry) =
   serve: serveCommand,
   worker: workerCommand,
   run: runCommand,
-  plugins: (registry) => pluginsCommand(registry, pkg.version),
+  plugins: (registry) => pluginsCommand(registry, VERSION),
   fonts: fontsCommand,
   quickstart: quickstartCommand,
 };
@@ -128,7 +126,7 @@ export function buildProgram(registry: Registry = builtinRegistry()): Command {
       try {
         const binaries = resolveBinaries();
         const [ffmpeg, ffprobe] = await Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
-        process.stdout.write(`mediaflow ${pkg.version}\n${ffmpeg} (${binaries.ffmpegSource}: ${binaries.ffmpeg})\n${ffprobe} (${binaries.ffprobeSource}: ${binaries.ffprobe})\n`);
+        process.stdout.write(`mediaflow ${VERSION}\n${ffmpeg} (${binaries.ffmpegSource}: ${binaries.ffmpeg})\n${ffprobe} (${binaries.ffprobeSource}: ${binaries.ffprobe})\n`);
       } catch (error) {
         fail(error);
       }
