@@ -7,10 +7,9 @@ import { mpegAudioFacts } from './mpeg-audio.js';
 import { subtitleFacts } from './subtitle-format.js';
 import { waveFacts } from './wave-audio.js';
 import { ffprobeSeconds } from './ffprobe-seconds.js';
-import { ALL_DEMUXERS, DEFAULT_MAX_PIXELS, lockedInputOptions } from '../inputs/input-policy.js';
+import { DEFAULT_MAX_PIXELS } from '../config.js';
+import { ALL_DEMUXERS, lockedInputOptions } from '../inputs/input-policy.js';
 import type { MediaFacts } from './media-facts.js';
-
-export { DEFAULT_MAX_PIXELS };
 
 /** How one input is probed. */
 export interface ProbeOptions extends RunOptions {
