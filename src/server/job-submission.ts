@@ -8,11 +8,10 @@ import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import { checkWebhookUrl } from '../engine/webhooks/deliveries.js';
 import { readFields } from './body.js';
 import { untilDisconnect } from './disconnect.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_METADATA_BYTES } from './limits.js';
 
-/** Largest `metadata`, in bytes of its text (of its JSON, for an object). */
-export const MAX_METADATA_BYTES = 4096;
-/** An Idempotency-Key: 1 to 255 visible ASCII characters. */
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/** An Idempotency-Key: 1 to MAX_IDEMPOTENCY_KEY_LENGTH visible ASCII characters. */
+const IDEMPOTENCY_KEY = new RegExp(`^[\\x21-\\x7e]{1,${MAX_IDEMPOTENCY_KEY_LENGTH}}$`);
 
 /** What a request says about its job, apart from the operation's own fields. */
 interface JobOptions {
@@ -52,7 +51,7 @@ async function readJobOptions(request: FastifyRequest, fields: Record<string, un
   if (meta !== undefined) options.metadata = meta;
   const key = request.headers['idempotency-key'];
   if (key !== undefined) {
-    if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) throw paramError('Expected the Idempotency-Key header to be 1 to 255 visible ASCII characters');
+    if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) throw paramError(`Expected the Idempotency-Key header to be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`);
     options.idempotencyKey = key;
   }
   if (options.webhookUrl !== undefined || prefersAsync(request.headers.prefer)) options.mode = 'async';
