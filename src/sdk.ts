@@ -43,5 +43,5 @@ export {
   videoEncoder,
   type VideoContainer,
   type VideoEncodeOptions,
-} from './plugins/shared/encoding.js';
-export { AUDIO_CONTAINERS, audioFileEncoder, audioFileSampleRate, audioMuxerFor, isAudioFileOf, type AudioContainer } from './plugins/shared/audio-encoding.js';
+} from './sdk/encoding.js';
+export { AUDIO_CONTAINERS, audioFileEncoder, audioFileSampleRate, audioMuxerFor, isAudioFileOf, type AudioContainer } from './sdk/audio-encoding.js';

@@ -1,5 +1,5 @@
-// From its real home, not through the SDK: the SDK re-exports this module, so importing it here would make a cycle.
-import type { MediaFacts } from '../../engine/probe/media-facts.js';
+// From its home in the engine, not through sdk.ts: sdk.ts re-exports this module, so that would make a cycle.
+import type { MediaFacts } from '../engine/probe/media-facts.js';
 
 /**
  * The one place that chooses how audio-only files are written (mp3, wav, m4a, ...): the encoder,
