@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import swagger from '@fastify/swagger';
@@ -10,7 +9,11 @@ import { mediaTypeOf } from '../engine/storage/media-types.js';
 import { sampleParams } from '../engine/plugins/plugin-check.js';
 import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf, type PluginDefinition, type TSchema } from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
+import { dashed, SERVER_PATHS } from '../engine/plugins/reserved.js';
+import { JOB_STATUSES } from '../engine/jobs/job.js';
+import { VERSION } from '../engine/version.js';
 import { DOCS_PAGE } from './docs-page.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_METADATA_BYTES } from './limits.js';
 
 /**
  * The OpenAPI 3.1 document of a server, generated from its registry: the same plugin schemas that
@@ -22,7 +25,6 @@ import { DOCS_PAGE } from './docs-page.js';
 
 type Json = Record<string, unknown>;
 
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 /** Keywords of a parameter schema copied into the document's Schema Objects (TypeBox's symbols and others stay out). */
 const SCHEMA_KEYWORDS = ['type', 'description', 'enum', 'default', 'examples', 'minimum', 'maximum', 'maxLength', 'minLength', 'pattern'] as const;
@@ -75,14 +77,12 @@ const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const parameterRef = (name: string) => ({ $ref: `#/components/parameters/${name}` });
 const errorContent = json(schemaRef('Error'));
 
-/** Largest `metadata`, in bytes of UTF-8 (of its JSON when it is an object). */
-const METADATA_BYTES = 4096;
 const SAMPLE_ID = '6f1c2a4e-8d3b-4c5a-9e7f-0a1b2c3d4e5f';
 const SAMPLE_BASE = 'http://127.0.0.1:8000';
 
 /** The fields every operation and pipeline takes besides its own, for running as a job. */
 function jobFields(encoding: 'form' | 'json'): Json {
-  const metadata = `Echoed unchanged in the job and its webhook: a string of at most ${METADATA_BYTES} bytes`;
+  const metadata = `Echoed unchanged in the job and its webhook: a string of at most ${MAX_METADATA_BYTES} bytes`;
   return {
     webhook_url: {
       type: 'string',
@@ -92,11 +92,11 @@ function jobFields(encoding: 'form' | 'json'): Json {
     },
     metadata:
       encoding === 'form'
-        ? { type: 'string', maxLength: METADATA_BYTES, description: metadata }
+        ? { type: 'string', maxLength: MAX_METADATA_BYTES, description: metadata }
         : {
-            description: `${metadata}, or an object whose JSON is at most ${METADATA_BYTES} bytes`,
+            description: `${metadata}, or an object whose JSON is at most ${MAX_METADATA_BYTES} bytes`,
             oneOf: [
-              { type: 'string', maxLength: METADATA_BYTES },
+              { type: 'string', maxLength: MAX_METADATA_BYTES },
               { type: 'object', additionalProperties: true },
             ],
           },
@@ -248,7 +248,7 @@ const otherForm = (route: string) => (route.endsWith('/') ? route.replace(/\/+$/
 function operation(plugin: PluginDefinition, registry: Registry, secured: boolean, bodyLimit: number | undefined): Json {
   const info = registry.infoOf(plugin.name);
   const builtIn = !info || info.source === 'built-in';
-  const version = builtIn ? pkg.version : info?.version;
+  const version = builtIn ? VERSION : info?.version;
   const example = exampleFields(plugin);
   const success = successSchema(plugin);
   // One path per operation keeps /docs readable; the other form is said here (and in info.description).
@@ -263,7 +263,7 @@ function operation(plugin: PluginDefinition, registry: Registry, secured: boolea
         name: plugin.name,
         source: publicSource(info?.source ?? 'built-in'),
         ...(version ? { version } : {}),
-        cli: `mediaflow ${plugin.name.replace(/_/g, '-')}`,
+        cli: `mediaflow ${dashed(plugin.name)}`,
       },
       ...(secured ? { security: [{ apiKey: [] }] } : {}),
       parameters: JOB_PARAMETERS,
@@ -549,7 +549,7 @@ function serverRoutes(registry: Registry, secured: boolean, metricsToken: boolea
   };
 }
 
-const JOB_STATUS = { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] };
+const JOB_STATUS = { type: 'string', enum: [...JOB_STATUSES] };
 
 /** The component schemas of jobs: `JobAccepted` (the 202 body) and `Job`. */
 function jobSchemas(): Json {
@@ -603,7 +603,7 @@ function jobSchemas(): Json {
         },
         metadata: {
           type: ['string', 'object', 'null'],
-          maxLength: METADATA_BYTES,
+          maxLength: MAX_METADATA_BYTES,
           additionalProperties: true,
           description: 'The `metadata` field of the request, unchanged, or null',
         },
@@ -675,7 +675,7 @@ export function openApiDocument(
     openapi: '3.1.0',
     info: {
       title: 'mediaflow',
-      version: pkg.version,
+      version: VERSION,
       description:
         'Media processing by URL with ffmpeg. Every operation is a POST taking multipart/form-data, application/x-www-form-urlencoded or application/json with the same field names, with or without the trailing slash. Lists are comma-separated. Errors are always `{"error": "<text>", "code": "MF_ERR_..."}`, the code naming the condition.' +
         ' An operation or pipeline with a `webhook_url` field or the header `Prefer: respond-async` runs as a job: the answer is 202 with the job\'s URL, which GET /jobs/{id} reads, /jobs/{id}/events follows and DELETE cancels; the jobFinished webhook reports its end.' +
@@ -723,7 +723,7 @@ export function openApiDocument(
           required: false,
           description:
             "A second request with the same key and the same fields gets the first request's answer (202 with the same job_id, or the same synchronous answer) and runs nothing; the same key with other fields is a 422. A key lives as long as its job's record.",
-          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+          schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '^[\\x21-\\x7E]+$' },
           example: 'order-1234-thumbnail',
         },
         JobId: { name: 'id', in: 'path', required: true, description: "The job's id (job_id)", schema: { type: 'string', format: 'uuid' } },
@@ -760,6 +760,6 @@ export function openApiDocument(
 export async function registerApiDocs(app: FastifyInstance, registry: Registry, config: Config): Promise<void> {
   const document = openApiDocument(registry, config);
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: true }, ...DOCS_PAGE });
-  app.get('/openapi.json', async () => app.swagger());
+  await app.register(swaggerUi, { routePrefix: SERVER_PATHS.docs, staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: true }, ...DOCS_PAGE });
+  app.get(SERVER_PATHS.openapi, async () => app.swagger());
 }
