@@ -4,6 +4,7 @@ import { MediaflowError } from '../engine/errors.js';
 import { NUMBER, parseParams } from '../engine/plugins/params.js';
 import { inputSpecOf, type InputSpec, type PluginDefinition } from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
+import { dashed } from '../engine/plugins/reserved.js';
 import { ExprError, parseExpr, refsOf, showRef, type Expr, type Ref } from './template.js';
 
 /** The types a pipeline input may declare. */
@@ -140,7 +141,7 @@ function checkValue(key: string, schema: TSchema, value: unknown): string | unde
 
 /** Finds an operation by its name or its CLI spelling (`crop-image-to-short` for `crop_image_to_short`). */
 export function findOperation(registry: Registry, op: string): PluginDefinition | undefined {
-  return registry.get(op) ?? registry.list().find((plugin) => plugin.name.replace(/_/g, '-') === op.replace(/_/g, '-'));
+  return registry.get(op) ?? registry.list().find((plugin) => dashed(plugin.name) === dashed(op));
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
