@@ -103,7 +103,7 @@ const BUILT_IN_COMMANDS: { readonly [name in CliCommand]: (registry: Registry) =
   serve: serveCommand,
   worker: workerCommand,
   run: runCommand,
-  plugins: (registry) => pluginsCommand(registry, VERSION),
+  plugins: pluginsCommand,
   fonts: fontsCommand,
   quickstart: quickstartCommand,
 };

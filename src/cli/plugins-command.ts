@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import type { Registry } from '../engine/plugins/registry.js';
 import { dashed } from '../engine/plugins/reserved.js';
+import { VERSION } from '../engine/version.js';
 
 /** One row of `mediaflow plugins`. */
 export interface PluginRow {
@@ -13,14 +14,14 @@ export interface PluginRow {
 }
 
 /** The loaded operations, built-ins first, with where each came from. */
-export function pluginRows(registry: Registry, mediaflowVersion: string): PluginRow[] {
+function pluginRows(registry: Registry): PluginRow[] {
   return registry.list().map((plugin) => {
     const info = registry.infoOf(plugin.name);
     const source = info?.source ?? 'built-in';
     return {
       name: plugin.name,
       command: dashed(plugin.name),
-      version: info?.version ?? (source === 'built-in' ? mediaflowVersion : '-'),
+      version: info?.version ?? (source === 'built-in' ? VERSION : '-'),
       source,
       route: plugin.path,
       summary: plugin.summary,
@@ -37,7 +38,7 @@ function table(rows: PluginRow[]): string {
 }
 
 /** `mediaflow plugins`: the operations loaded (built-in and third-party), their versions and sources. */
-export function pluginsCommand(registry: Registry, mediaflowVersion: string): Command {
+export function pluginsCommand(registry: Registry): Command {
   return new Command()
     .summary('List the loaded operation plugins with their versions and sources')
     .description(
@@ -50,7 +51,7 @@ export function pluginsCommand(registry: Registry, mediaflowVersion: string): Co
     )
     .addOption(new Option('--json', 'print the list as JSON'))
     .action((flags: { json?: boolean }) => {
-      const rows = pluginRows(registry, mediaflowVersion);
+      const rows = pluginRows(registry);
       process.stdout.write(flags.json ? `${JSON.stringify(rows, null, 2)}\n` : `${table(rows)}\n`);
     });
 }
