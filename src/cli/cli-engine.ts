@@ -7,6 +7,7 @@ import { cliDirs } from './work-dirs.js';
 
 /** An engine for one CLI run: outputs under `outDir`, work files and cache where `cliDirs` says. */
 export async function cliEngine(config: Config, registry: Registry, outDir: string): Promise<Engine> {
-  const container = createContainer({ config, registry, store: new LocalOutputStore(outDir), ...(await cliDirs(process.env)) });
+  const dirs = await cliDirs(process.env);
+  const container = createContainer({ config, registry, store: new LocalOutputStore(outDir), ...dirs });
   return container.resolve<Engine>(TOKENS.Engine);
 }
