@@ -27,7 +27,7 @@ export { libvipsReads } from './engine/run/libvips.js';
 /** The sharp (libvips) pipeline an `imageStep` transform receives and returns. */
 export type { Sharp } from 'sharp';
 export { concatList, concatListArgs } from './engine/inputs/input-policy.js';
-export type { AudioFacts, MediaFacts, VideoFacts } from './engine/probe/probe.js';
+export type { AudioFacts, MediaFacts, VideoFacts } from './engine/probe/media-facts.js';
 export { mediaError, paramError, unsupportedFormat, MediaflowError } from './engine/errors.js';
 export {
   VIDEO_CONTAINERS,
@@ -43,5 +43,5 @@ export {
   videoEncoder,
   type VideoContainer,
   type VideoEncodeOptions,
-} from './plugins/shared/encoding.js';
-export { AUDIO_CONTAINERS, audioFileEncoder, audioFileSampleRate, audioMuxerFor, isAudioFileOf, type AudioContainer } from './plugins/shared/audio-encoding.js';
+} from './sdk/encoding.js';
+export { AUDIO_CONTAINERS, audioFileEncoder, audioFileSampleRate, audioMuxerFor, isAudioFileOf, type AudioContainer } from './sdk/audio-encoding.js';

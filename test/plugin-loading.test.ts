@@ -12,8 +12,8 @@ import { pluginFlags } from '../src/engine/plugins/plugin-loader.js';
 import { Registry } from '../src/engine/plugins/registry.js';
 import { builtinRegistry, loadRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';
-import { buildProgram, dashed } from '../src/cli/main.js';
-import { RESERVED_COMMANDS, RESERVED_PATHS } from '../src/engine/plugins/reserved.js';
+import { buildProgram } from '../src/cli/main.js';
+import { CLI_COMMANDS, dashed, RESERVED_COMMANDS, RESERVED_PATHS } from '../src/engine/plugins/reserved.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, 'fixtures/plugins');
 const fixture = (name: string) => path.join(FIXTURES, name);
@@ -195,6 +195,7 @@ describe('reserved names', () => {
     const operations = new Set(registry.list().map((plugin) => dashed(plugin.name)));
     const names = buildProgram(registry).commands.map((command) => command.name());
     const commands = names.filter((name) => !operations.has(name));
+    assert.deepEqual(commands, [...CLI_COMMANDS], 'the CLI builds its own commands from the list, in its order');
     assert.deepEqual([...commands, 'help'].sort(), [...RESERVED_COMMANDS].sort());
 
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-reserved-'));

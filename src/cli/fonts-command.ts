@@ -3,7 +3,7 @@ import { installedFonts } from '../engine/subtitles/fonts.js';
 
 /** `mediaflow fonts`: the font families a caption `font` may name, as GET /fonts lists them. */
 export function fontsCommand(): Command {
-  return new Command('fonts')
+  return new Command()
     .summary('List the font families installed here (the values of a caption `font`)')
     .description(
       'List the font families installed on this machine, as fontconfig knows them: the values the `font` field of add-subtitles ' +

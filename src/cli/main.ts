@@ -1,21 +1,20 @@
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { resolveBinaries } from '../engine/run/binaries.js';
-import { loadConfig, type Config } from '../engine/config.js';
-import { cliServices, type CliServices } from '../runtime.js';
+import { loadConfig } from '../engine/config.js';
 import { anyLocalPath } from '../engine/run/engine.js';
-import { isAbort, MediaflowError } from '../engine/errors.js';
 import { binaryVersion } from '../engine/run/ffmpeg.js';
 import { inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
-import { LocalOutputStore } from '../engine/storage/storage.js';
 import { pluginFlags } from '../engine/plugins/plugin-loader.js';
+import { CLI_COMMANDS, dashed, type CliCommand } from '../engine/plugins/reserved.js';
+import { VERSION } from '../engine/version.js';
 import { builtinRegistry, loadRegistry } from '../plugins/index.js';
 import { startServer } from '../server/start.js';
+import { cliRuntime } from './cli-runtime.js';
+import { fail } from './fail.js';
 import { flagKey } from './flag-key.js';
 import { fontsCommand } from './fonts-command.js';
-import { hintFor } from './hints.js';
 import { ensureWritableDir } from './out-dir.js';
 import { runToFile } from './output-file.js';
 import { pluginsCommand } from './plugins-command.js';
@@ -23,13 +22,7 @@ import { quickstartCommand } from './quickstart-command.js';
 import { createProgressReporter } from './progress.js';
 import { runCommand } from './run-command.js';
 import { addSettingFlags, overridesOf } from './setting-flags.js';
-import { cliDirs } from './work-dirs.js';
 import { workerCommand } from './worker-command.js';
-
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-
-/** `audio_urls` → `audio-urls`; subcommands and flags are named this way (docs/architecture.md). */
-export const dashed = (name: string) => name.replace(/^\/+|\/+$/g, '').replace(/_/g, '-');
 
 /** The text `--help` shows for one parameter: its description, choices and default. */
 function describeParam(schema: Record<string, unknown>, required = false): string {
@@ -40,32 +33,6 @@ function describeParam(schema: Record<string, unknown>, required = false): strin
   if (typeof schema.minimum === 'number') parts.push(`(${schema.minimum} to ${String(schema.maximum ?? '∞')})`);
   if (required && schema.default === undefined) parts.push('(required)');
   return parts.join(' ');
-}
-
-/** Prints an error the way every command does, and sets the exit code: 2 for bad input, 1 otherwise. */
-export function fail(error: unknown): void {
-  if (error instanceof MediaflowError) {
-    process.stderr.write(`mediaflow: ${error.message}\n`);
-    const hint = hintFor(error.message);
-    if (hint) process.stderr.write(`mediaflow: ${hint}\n`);
-    // An unexpected failure (a plugin's bug, say) keeps its details in the cause: shown when asked for.
-    if (error.status >= 500 && error.cause !== undefined && process.env.MEDIAFLOW_LOG_LEVEL === 'debug') {
-      const cause = error.cause as Error;
-      process.stderr.write(`${String(cause?.stack ?? cause)}\n${cause?.cause instanceof Error ? `caused by ${String(cause.cause.stack)}\n` : ''}`);
-    }
-    process.exitCode = error.status === 400 || error.status === 404 ? 2 : 1;
-  } else if (isAbort(error)) {
-    process.stderr.write('mediaflow: cancelled\n');
-    process.exitCode = 130;
-  } else {
-    process.stderr.write(`mediaflow: ${(error as Error)?.message ?? String(error)}\n`);
-    process.exitCode = 1;
-  }
-}
-
-/** The runtime of one CLI run: outputs under `outDir`, work files and cache where `cliDirs` says. */
-export async function cliRuntime(config: Config, registry: Registry, outDir: string): Promise<CliServices> {
-  return cliServices({ config, registry, store: new LocalOutputStore(outDir), ...(await cliDirs(process.env)) });
 }
 
 /** A subcommand for one operation, with flags generated from its schema. */
@@ -118,9 +85,9 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
   return command;
 }
 
-/** The `serve` command, with a flag per setting of docs/configuration.md. */
+/** `mediaflow serve`, with a flag per setting of docs/configuration.md. */
 function serveCommand(registry: Registry): Command {
-  const command = addSettingFlags(new Command('serve').description('Start the HTTP server'));
+  const command = addSettingFlags(new Command().description('Start the HTTP server'));
   command.action(async (flags: Record<string, string | boolean>) => {
     try {
       await startServer(loadConfig(process.env, overridesOf(flags)), registry);
@@ -131,7 +98,20 @@ function serveCommand(registry: Registry): Command {
   return command;
 }
 
-/** The `mediaflow` program: `serve`, and a subcommand per registered operation. */
+/**
+ * The CLI's own commands, one per name of CLI_COMMANDS: the type admits no name without a command and no
+ * command without a name, and each is named from the list, which plugin checks refuse as plugin names.
+ */
+const BUILT_IN_COMMANDS: { readonly [name in CliCommand]: (registry: Registry) => Command } = {
+  serve: serveCommand,
+  worker: workerCommand,
+  run: runCommand,
+  plugins: pluginsCommand,
+  fonts: fontsCommand,
+  quickstart: quickstartCommand,
+};
+
+/** The `mediaflow` program: its own commands, and a subcommand per registered operation. */
 export function buildProgram(registry: Registry = builtinRegistry()): Command {
   const program = new Command('mediaflow')
     .description('Media processing with ffmpeg: run operations from the command line, or serve them over HTTP.')
@@ -149,17 +129,12 @@ export function buildProgram(registry: Registry = builtinRegistry()): Command {
       try {
         const binaries = resolveBinaries();
         const [ffmpeg, ffprobe] = await Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
-        process.stdout.write(`mediaflow ${pkg.version}\n${ffmpeg} (${binaries.ffmpegSource}: ${binaries.ffmpeg})\n${ffprobe} (${binaries.ffprobeSource}: ${binaries.ffprobe})\n`);
+        process.stdout.write(`mediaflow ${VERSION}\n${ffmpeg} (${binaries.ffmpegSource}: ${binaries.ffmpeg})\n${ffprobe} (${binaries.ffprobeSource}: ${binaries.ffprobe})\n`);
       } catch (error) {
         fail(error);
       }
     });
-  program.addCommand(serveCommand(registry));
-  program.addCommand(workerCommand(registry));
-  program.addCommand(runCommand(registry));
-  program.addCommand(pluginsCommand(registry, pkg.version));
-  program.addCommand(fontsCommand());
-  program.addCommand(quickstartCommand(registry));
+  for (const name of CLI_COMMANDS) program.addCommand(BUILT_IN_COMMANDS[name](registry).name(name));
   for (const plugin of registry.list()) program.addCommand(operationCommand(plugin, registry));
   // Every command takes --plugin; main() has read them all from argv before the commands were made.
   for (const command of [program, ...program.commands]) {

@@ -3,9 +3,9 @@ import path from 'node:path';
 import type { Engine, JobOptions, JobResult } from '../engine/run/engine.js';
 import { paramError } from '../engine/errors.js';
 import { FORMAT_KEYWORD } from '../engine/plugins/plugin.js';
+import { dashed } from '../engine/plugins/reserved.js';
 import { LocalOutputStore } from '../engine/storage/storage.js';
 import type { CliServices } from '../runtime.js';
-import { dashed } from './main.js';
 import { ensureWritableDir } from './out-dir.js';
 
 /**

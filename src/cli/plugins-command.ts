@@ -1,5 +1,7 @@
 import { Command, Option } from 'commander';
 import type { Registry } from '../engine/plugins/registry.js';
+import { dashed } from '../engine/plugins/reserved.js';
+import { VERSION } from '../engine/version.js';
 
 /** One row of `mediaflow plugins`. */
 export interface PluginRow {
@@ -12,14 +14,14 @@ export interface PluginRow {
 }
 
 /** The loaded operations, built-ins first, with where each came from. */
-export function pluginRows(registry: Registry, mediaflowVersion: string): PluginRow[] {
+function pluginRows(registry: Registry): PluginRow[] {
   return registry.list().map((plugin) => {
     const info = registry.infoOf(plugin.name);
     const source = info?.source ?? 'built-in';
     return {
       name: plugin.name,
-      command: plugin.name.replace(/_/g, '-'),
-      version: info?.version ?? (source === 'built-in' ? mediaflowVersion : '-'),
+      command: dashed(plugin.name),
+      version: info?.version ?? (source === 'built-in' ? VERSION : '-'),
       source,
       route: plugin.path,
       summary: plugin.summary,
@@ -36,8 +38,8 @@ function table(rows: PluginRow[]): string {
 }
 
 /** `mediaflow plugins`: the operations loaded (built-in and third-party), their versions and sources. */
-export function pluginsCommand(registry: Registry, mediaflowVersion: string): Command {
-  return new Command('plugins')
+export function pluginsCommand(registry: Registry): Command {
+  return new Command()
     .summary('List the loaded operation plugins with their versions and sources')
     .description(
       'List the loaded operation plugins: the built-ins, then those of mediaflow.config.{js,mjs,json}, MEDIAFLOW_PLUGINS and --plugin, ' +
@@ -49,7 +51,7 @@ export function pluginsCommand(registry: Registry, mediaflowVersion: string): Co
     )
     .addOption(new Option('--json', 'print the list as JSON'))
     .action((flags: { json?: boolean }) => {
-      const rows = pluginRows(registry, mediaflowVersion);
+      const rows = pluginRows(registry);
       process.stdout.write(flags.json ? `${JSON.stringify(rows, null, 2)}\n` : `${table(rows)}\n`);
     });
 }

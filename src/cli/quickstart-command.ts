@@ -6,7 +6,8 @@ import { resolveBinaries } from '../engine/run/binaries.js';
 import { loadConfig } from '../engine/config.js';
 import { anyLocalPath } from '../engine/run/engine.js';
 import type { Registry } from '../engine/plugins/registry.js';
-import { cliRuntime, fail } from './main.js';
+import { cliRuntime } from './cli-runtime.js';
+import { fail } from './fail.js';
 import { ensureWritableDir } from './out-dir.js';
 
 /** Sample media, each made by one ffmpeg run from lavfi's generators: nothing is downloaded. */
@@ -41,7 +42,7 @@ function calls(samples: (name: string) => string, subtitles: () => string): Arra
  * each result is.
  */
 export function quickstartCommand(registry: Registry): Command {
-  return new Command('quickstart')
+  return new Command()
     .description('Make sample media with ffmpeg, run every built-in operation on it (no internet needed), and print where the results are')
     .option('--out-dir <dir>', 'folder for the samples and the results', 'mediaflow-quickstart')
     .action(async (flags: { outDir: string }) => {

@@ -13,7 +13,8 @@ import { readRows } from '../pipelines/rows.js';
 import { planPipeline, runPipeline, type PipelinePlan } from '../pipelines/runner.js';
 import { formatBatchCheck } from './batch-plan.js';
 import { hintFor } from './hints.js';
-import { cliRuntime, fail } from './main.js';
+import { cliRuntime } from './cli-runtime.js';
+import { fail } from './fail.js';
 import { ensureWritableDir } from './out-dir.js';
 import { createBatchReporter, createStepsReporter, formatDuration } from './progress.js';
 
@@ -96,7 +97,7 @@ function formatSummary(summary: BatchSummary, ms: number): string {
 
 /** `mediaflow run <pipeline>`: one run, a `--dry-run`, or a `--batch` of rows. */
 export function runCommand(registry: Registry): Command {
-  return new Command('run')
+  return new Command()
     .summary('Run a pipeline: once, as a dry run, or once per row of a CSV/JSONL file')
     .description('Run a pipeline (a name from the pipelines folder, or a .yaml/.json file). Inputs are URLs, local paths or values.')
     .addHelpText(

@@ -5,7 +5,7 @@ import { loadConfig, type Config } from '../engine/config.js';
 import { workerServices } from '../runtime.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { clearLeftovers, JOB_GRACE_MS, onStopSignal, SHUTDOWN_GRACE_MS } from '../server/lifecycle.js';
-import { fail } from './main.js';
+import { fail } from './fail.js';
 import { addSettingFlags, overridesOf } from './setting-flags.js';
 
 /** Settings a worker has no use for: it serves no HTTP. */
@@ -20,7 +20,7 @@ const API_ONLY = new Set<keyof Config>([
  * then exits.
  */
 export function workerCommand(registry: Registry): Command {
-  const command = addSettingFlags(new Command('worker').description('Work jobs from the shared Redis queue (no HTTP)'), API_ONLY);
+  const command = addSettingFlags(new Command().description('Work jobs from the shared Redis queue (no HTTP)'), API_ONLY);
   command.action(async (flags: Record<string, string | boolean>) => {
     try {
       await startWorker(loadConfig(process.env, overridesOf(flags)), registry);

@@ -172,6 +172,12 @@ export const SETTINGS: readonly Setting[] = [
 export const apiKeysOf = (config: Pick<Config, 'apiKey' | 'apiKeys'>): string[] =>
   [...new Set([...(config.apiKey ? [config.apiKey] : []), ...config.apiKeys])];
 
+/**
+ * The default of MEDIAFLOW_MAX_PIXELS, and the least ceiling the probe and every ffmpeg input get whatever
+ * the setting says: the decoders' own limit is raised to at least this, never lowered below it.
+ */
+export const DEFAULT_MAX_PIXELS = 100_000_000;
+
 /** The defaults, as docs/configuration.md lists them. */
 export function defaultConfig(): Config {
   return {
@@ -192,7 +198,7 @@ export function defaultConfig(): Config {
     downloadTimeoutMs: 120_000,
     firstByteTimeoutMs: 30_000,
     jobTimeoutMs: 1_800_000,
-    maxPixels: 100_000_000,
+    maxPixels: DEFAULT_MAX_PIXELS,
     maxDurationMs: 4 * 3_600_000,
     logLevel: 'info',
     retentionMs: 24 * 3_600_000,

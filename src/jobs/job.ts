@@ -7,10 +7,10 @@
 import { errorOfJob, jobErrorOf, type JobError } from '../engine/errors.js';
 import type { WebhookState } from './webhooks/state.js';
 
-export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+/** A job's statuses, in the order a job goes through them; the type, the counts and the API document read this. */
+export const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
 export type JobKind = 'operation' | 'pipeline';
-
-export const JOB_STATUSES: readonly JobStatus[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
 
 /** Whether a status is final: the job runs no more and its webhook (if any) is due. */
 export const isTerminal = (status: JobStatus): boolean => status === 'succeeded' || status === 'failed' || status === 'cancelled';

@@ -3,6 +3,7 @@ import { LineCounter, parseDocument, type Document } from 'yaml';
 import { NUMBER } from '../engine/plugins/params.js';
 import { inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
+import { dashed } from '../engine/plugins/reserved.js';
 import { Issues, PipelineDefinitionError } from './definition/issues.js';
 import { checkEach, checkParam, parseValue, type Shape } from './definition/references.js';
 import { orderSteps } from './definition/stages.js';
@@ -32,7 +33,7 @@ const PIPELINE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
 /** Finds an operation by its name or its CLI spelling (`crop-image-to-short` for `crop_image_to_short`). */
 export function findOperation(registry: Registry, op: string): PluginDefinition | undefined {
-  return registry.get(op) ?? registry.list().find((plugin) => plugin.name.replace(/_/g, '-') === op.replace(/_/g, '-'));
+  return registry.get(op) ?? registry.list().find((plugin) => dashed(plugin.name) === dashed(op));
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

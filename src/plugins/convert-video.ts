@@ -4,6 +4,7 @@ import {
   audioEncoder,
   CONTRACT_VERSION,
   definePlugin,
+  evenSizeArgs,
   muxerFor,
   Param,
   Type,
@@ -15,7 +16,6 @@ import {
   type MediaFacts,
   type VideoContainer,
 } from '../sdk.js';
-import { evenSizeArgs } from './shared/encoding.js';
 
 /**
  * What a conversion to mp4 or mov keeps as it is. Those containers can carry more (MPEG-4 Part 2,

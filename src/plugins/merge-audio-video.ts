@@ -1,5 +1,16 @@
-import { qualityParam, argv, audioCodecFor, CONTRACT_VERSION, definePlugin, muxerFor, Param, Type, videoCodecFor, VIDEO_CONTAINERS } from '../sdk.js';
-import { evenSizeArgs } from './shared/encoding.js';
+import {
+  qualityParam,
+  argv,
+  audioCodecFor,
+  CONTRACT_VERSION,
+  definePlugin,
+  evenSizeArgs,
+  muxerFor,
+  Param,
+  Type,
+  videoCodecFor,
+  VIDEO_CONTAINERS,
+} from '../sdk.js';
 
 export default definePlugin({
   contract: CONTRACT_VERSION,

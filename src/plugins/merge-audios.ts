@@ -1,5 +1,19 @@
-import { argv, concatList, concatListArgs, CONTRACT_VERSION, definePlugin, Param, Type, type LocalInput } from '../sdk.js';
-import { AUDIO_CONTAINERS, audioFileEncoder, audioFileSampleRate, audioMuxerFor, isAudioFileOf, type AudioContainer } from './shared/audio-encoding.js';
+import {
+  argv,
+  AUDIO_CONTAINERS,
+  audioFileEncoder,
+  audioFileSampleRate,
+  audioMuxerFor,
+  concatList,
+  concatListArgs,
+  CONTRACT_VERSION,
+  definePlugin,
+  isAudioFileOf,
+  Param,
+  Type,
+  type AudioContainer,
+  type LocalInput,
+} from '../sdk.js';
 
 /** Inputs that already are the target's codec, container, rate and channels can be joined by copying packets. */
 function canCopy(inputs: LocalInput[], format: AudioContainer): boolean {

@@ -18,6 +18,7 @@ import { contentTypeOf } from '../engine/storage/media-types.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import type { OutputStore } from '../engine/storage/storage.js';
 import type { JobService } from '../jobs/service.js';
+import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import { apiKeyCheck, keyOwner, metricsCheck } from './auth.js';
 import { registerDashboard } from './dashboard.js';
 import { registerJobRoutes } from './job-routes.js';
@@ -112,7 +113,7 @@ export async function buildServer(
   });
   await app.register(fastifyStatic, {
     root: uploads,
-    prefix: '/uploads/',
+    prefix: `${SERVER_PATHS.uploads}/`,
     index: false,
     list: false,
     // Files being published carry a leading dot; they are never served.
@@ -124,14 +125,14 @@ export async function buildServer(
   // Subtitles get the media-type table's type (the `mime` table lacks ASS) and their UTF-8 charset.
   app.addHook('onSend', async (request, reply, payload) => {
     const file = request.url.split('?')[0]!;
-    if (request.url.startsWith('/uploads/') && /\.(srt|vtt|ass)$/i.test(file) && reply.statusCode < 300) {
+    if (request.url.startsWith(`${SERVER_PATHS.uploads}/`) && /\.(srt|vtt|ass)$/i.test(file) && reply.statusCode < 300) {
       void reply.header('content-type', contentTypeOf(file));
     }
     return payload;
   });
 
   const versions = Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
-  app.get('/health', async (_request, reply) => {
+  app.get(SERVER_PATHS.health, async (_request, reply) => {
     const [[ffmpeg, ffprobe], backend, storage, disk] = await Promise.all([
       versions,
       reach(() => jobs.backend.ping()),
@@ -160,7 +161,7 @@ export async function buildServer(
   });
 
   // The families a caption `font` may name; open like /health (it describes the server, it holds no data).
-  app.get('/fonts', async () => ({ fonts: installedFonts() }));
+  app.get(SERVER_PATHS.fonts, async () => ({ fonts: installedFonts() }));
 
   // The key is checked when the request arrives, before its body is read or parsed: a client without
   // it gets a 401 whatever it sends, and costs no parsing.

@@ -3,10 +3,11 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import { matches } from './auth.js';
 
 /** Where the queue dashboard lives. */
-export const DASHBOARD_PATH = '/admin/queues';
+export const DASHBOARD_PATH = `${SERVER_PATHS.admin}/queues`;
 
 /**
  * Whether a request carries the API key: the X-API-Key header, or (so a browser can open the

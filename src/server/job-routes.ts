@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isTerminal, type JobRecord } from '../jobs/job.js';
 import type { JobService } from '../jobs/service.js';
+import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 
 /** A comment line now and then keeps proxies from closing a quiet event stream. */
 const HEARTBEAT_MS = 15_000;
@@ -23,11 +24,11 @@ export function registerJobRoutes(
     for (const close of streams) close();
   });
 
-  app.get('/jobs/:id', { onRequest }, async (request) => jobs.view(await jobs.require(idOf(request), ownerOf(request))));
+  app.get(`${SERVER_PATHS.jobs}/:id`, { onRequest }, async (request) => jobs.view(await jobs.require(idOf(request), ownerOf(request))));
 
-  app.delete('/jobs/:id', { onRequest }, async (request) => jobs.view(await jobs.cancel(idOf(request), ownerOf(request))));
+  app.delete(`${SERVER_PATHS.jobs}/:id`, { onRequest }, async (request) => jobs.view(await jobs.cancel(idOf(request), ownerOf(request))));
 
-  app.get('/jobs/:id/events', { onRequest }, async (request, reply) => {
+  app.get(`${SERVER_PATHS.jobs}/:id/events`, { onRequest }, async (request, reply) => {
     const id = idOf(request);
     // Unknown ids are a 404 in the usual shape, before the stream starts.
     const first = await jobs.require(id, ownerOf(request));

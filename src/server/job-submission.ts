@@ -4,14 +4,14 @@ import { requireDiskSpace } from '../engine/storage/disk-space.js';
 import { errorOfJob, MediaflowError, paramError } from '../engine/errors.js';
 import type { JobKind, JobRecord } from '../jobs/job.js';
 import type { JobService } from '../jobs/service.js';
+import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import { checkWebhookUrl } from '../jobs/webhooks/deliveries.js';
 import { readFields } from './body.js';
 import { untilDisconnect } from './disconnect.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_METADATA_BYTES } from './limits.js';
 
-/** Largest `metadata`, in bytes of its text (of its JSON, for an object). */
-export const MAX_METADATA_BYTES = 4096;
-/** An Idempotency-Key: 1 to 255 visible ASCII characters. */
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/** An Idempotency-Key: 1 to MAX_IDEMPOTENCY_KEY_LENGTH visible ASCII characters. */
+const IDEMPOTENCY_KEY = new RegExp(`^[\\x21-\\x7e]{1,${MAX_IDEMPOTENCY_KEY_LENGTH}}$`);
 
 /** What a request says about its job, apart from the operation's own fields. */
 interface JobOptions {
@@ -54,7 +54,7 @@ async function readJobOptions(request: FastifyRequest, fields: Record<string, un
   if (meta !== undefined) options.metadata = meta;
   const key = request.headers['idempotency-key'];
   if (key !== undefined) {
-    if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) throw paramError('Expected the Idempotency-Key header to be 1 to 255 visible ASCII characters');
+    if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) throw paramError(`Expected the Idempotency-Key header to be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`);
     options.idempotencyKey = key;
   }
   if (options.webhookUrl !== undefined || prefersAsync(request.headers.prefer)) options.mode = 'async';
@@ -104,7 +104,7 @@ export async function submitJob(request: FastifyRequest, reply: FastifyReply, ki
   });
   if (!created) request.log.info({ job: record.id, key: options.idempotencyKey }, 'idempotent replay');
   if (options.mode === 'async') {
-    const statusUrl = `${base}/jobs/${record.id}`;
+    const statusUrl = `${base}${SERVER_PATHS.jobs}/${record.id}`;
     // RFC 7240: say which preference was honoured.
     if (prefersAsync(request.headers.prefer)) void reply.header('preference-applied', 'respond-async');
     return reply.status(202).header('location', statusUrl).send({ job_id: record.id, status: record.status, status_url: statusUrl });

@@ -1,5 +1,6 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import type { EngineObserver } from '../engine/run/engine.js';
 import { JOB_STATUSES } from '../jobs/job.js';
 import type { JobObserver, JobService } from '../jobs/service.js';
@@ -48,7 +49,7 @@ export function createMetrics() {
     app.addHook('onResponse', async (request, reply) => {
       requests.inc({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });
     });
-    app.get('/metrics', { onRequest: access }, async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+    app.get(SERVER_PATHS.metrics, { onRequest: access }, async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
   };
   const jobObserver: JobObserver = {
     started: (seconds) => queueWait.observe(seconds),

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../engine/config.js';
 import type { Registry } from '../engine/plugins/registry.js';
+import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import type { PipelineDefinition } from '../pipelines/definition.js';
 import { listPipelines, loadPipelineByName } from '../pipelines/loader.js';
 import { submitJob, type SubmitContext } from './job-submission.js';
@@ -18,7 +19,7 @@ function describe(definition: PipelineDefinition) {
   return {
     name: definition.name,
     description: definition.description,
-    path: `/pipelines/${definition.name}/`,
+    path: `${SERVER_PATHS.pipelines}/${definition.name}/`,
     inputs: definition.inputs.map((input) => ({
       name: input.name,
       type: input.type,
@@ -41,19 +42,19 @@ function describe(definition: PipelineDefinition) {
 export async function registerPipelineRoutes(app: FastifyInstance, options: PipelineRouteOptions): Promise<void> {
   const { config, registry } = options;
 
-  app.get('/pipelines', { onRequest: options.onRequest }, async () => {
+  app.get(SERVER_PATHS.pipelines, { onRequest: options.onRequest }, async () => {
     const entries = await listPipelines(config.pipelinesDir, registry);
     return {
       pipelines: entries.map((entry) => (entry.definition ? describe(entry.definition) : { name: entry.name, error: entry.error })),
     };
   });
 
-  app.get('/pipelines/:name', { onRequest: options.onRequest }, async (request) => {
+  app.get(`${SERVER_PATHS.pipelines}/:name`, { onRequest: options.onRequest }, async (request) => {
     const { name } = request.params as { name: string };
     return describe(await loadPipelineByName(config.pipelinesDir, name, registry));
   });
 
-  app.post('/pipelines/:name', { onRequest: options.onRequest }, async (request, reply) => {
+  app.post(`${SERVER_PATHS.pipelines}/:name`, { onRequest: options.onRequest }, async (request, reply) => {
     const { name } = request.params as { name: string };
     // An unknown or broken pipeline is refused before the body is read.
     const definition = await loadPipelineByName(config.pipelinesDir, name, registry);

@@ -1,6 +1,7 @@
+import { DEFAULT_MAX_PIXELS } from '../config.js';
 import { mediaError } from '../errors.js';
 import type { InputKind, LocalInput } from '../plugins/plugin.js';
-import type { MediaFacts } from '../probe/probe.js';
+import type { MediaFacts } from '../probe/media-facts.js';
 
 /**
  * Demuxers a user's file may be opened with: plain containers, picture and subtitle formats.
@@ -22,9 +23,6 @@ export const DEMUXERS: Record<InputKind, readonly string[]> = {
 
 /** Every demuxer any operation accepts: what ffprobe may use on an input before its kind is known. */
 export const ALL_DEMUXERS = [...new Set(Object.values(DEMUXERS).flat())];
-
-/** The default of MEDIAFLOW_MAX_PIXELS (docs/configuration.md). */
-export const DEFAULT_MAX_PIXELS = 100_000_000;
 
 /** The options that keep ffmpeg/ffprobe on one local file opened by an allowed demuxer. */
 export function lockedInputOptions(demuxers: readonly string[]): string[] {

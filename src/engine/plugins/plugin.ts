@@ -1,6 +1,6 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import type { Sharp } from 'sharp';
-import type { MediaFacts } from '../probe/probe.js';
+import type { MediaFacts } from '../probe/media-facts.js';
 
 /**
  * The plugin contract's version. A plugin states the version it targets; one that targets

@@ -1,6 +1,6 @@
 import { contractProblem, sampleOutputProblem, schemaProblem } from './plugin-check.js';
 import type { PluginDefinition } from './plugin.js';
-import { RESERVED_COMMANDS, RESERVED_PATHS } from './reserved.js';
+import { dashed, RESERVED_COMMANDS, RESERVED_PATHS } from './reserved.js';
 
 /**
  * A plugin that cannot be loaded or registered; the message names the plugin (and where it came
@@ -26,9 +26,6 @@ export interface PluginInfo {
   version?: string;
 }
 
-/** `merge_audios` and `merge-audios` are one CLI subcommand and one pipeline `op`. */
-const commandKey = (name: string) => name.replace(/_/g, '-');
-
 /** The route of a path, without its trailing slash, for comparing. */
 const routeKey = (path: string) => path.replace(/\/+$/, '').toLowerCase();
 
@@ -39,7 +36,7 @@ function shapeProblem(plugin: PluginDefinition): string | undefined {
   const contract = contractProblem(plugin.contract);
   if (contract) return contract;
   if (typeof plugin.name !== 'string' || !/^[a-z][a-z0-9_-]*$/.test(plugin.name)) return 'name must be lower-case letters, digits, - or _';
-  if (RESERVED_COMMANDS.includes(commandKey(plugin.name))) {
+  if (RESERVED_COMMANDS.includes(dashed(plugin.name))) {
     return `name '${plugin.name}' is a command of mediaflow itself`;
   }
   if (typeof plugin.path !== 'string' || !/^(\/[A-Za-z0-9_-]+)+\/?$/.test(plugin.path)) {
@@ -75,7 +72,7 @@ export class Registry {
     const label = typeof plugin?.name === 'string' && plugin.name !== '' ? plugin.name : String(source);
     const problem = shapeProblem(plugin);
     if (problem) throw new PluginError(label, problem, source);
-    const taken = this.list().find((other) => commandKey(other.name) === commandKey(plugin.name));
+    const taken = this.list().find((other) => dashed(other.name) === dashed(plugin.name));
     if (taken) throw new PluginError(plugin.name, `the name is already taken by '${taken.name}' (${this.sourceOf(taken.name)})`, source);
     const clash = this.list().find((other) => routeKey(other.path) === routeKey(plugin.path));
     if (clash) throw new PluginError(plugin.name, `path ${plugin.path} is already the route of '${clash.name}' (${this.sourceOf(clash.name)})`, source);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { ffprobeSeconds } from './ffprobe-seconds.js';
 import { readSequenceParameters } from './h264-sps.js';
-import type { AudioFacts, MediaFacts, VideoFacts } from './probe.js';
+import type { AudioFacts, MediaFacts, VideoFacts } from './media-facts.js';
 
 /**
  * Facts of an MP4/MOV read from its boxes in process, the same facts ffprobe gives, for the common

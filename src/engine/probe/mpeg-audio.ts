@@ -1,5 +1,5 @@
 import { ffprobeSeconds } from './ffprobe-seconds.js';
-import type { MediaFacts } from './probe.js';
+import type { MediaFacts } from './media-facts.js';
 
 /**
  * Facts of an MP3 file read in process, the same facts ffprobe gives, when its first frame carries

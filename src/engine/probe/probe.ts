@@ -7,9 +7,9 @@ import { mpegAudioFacts } from './mpeg-audio.js';
 import { subtitleFacts } from './subtitle-format.js';
 import { waveFacts } from './wave-audio.js';
 import { ffprobeSeconds } from './ffprobe-seconds.js';
-import { ALL_DEMUXERS, DEFAULT_MAX_PIXELS, lockedInputOptions } from '../inputs/input-policy.js';
-
-export { DEFAULT_MAX_PIXELS };
+import { DEFAULT_MAX_PIXELS } from '../config.js';
+import { ALL_DEMUXERS, lockedInputOptions } from '../inputs/input-policy.js';
+import type { MediaFacts } from './media-facts.js';
 
 /** How one input is probed. */
 export interface ProbeOptions extends RunOptions {
@@ -17,51 +17,6 @@ export interface ProbeOptions extends RunOptions {
   maxPixels?: number;
   /** The input as the user named it, for messages. */
   source?: string;
-}
-
-/** What a plugin may know about an input before it builds its command. */
-export interface MediaFacts {
-  /** ffprobe's format name, e.g. `mov,mp4,m4a,3gp,3g2,mj2` or `png_pipe`. */
-  formatName: string;
-  /**
-   * Seconds, when the container says; for MP4/MOV (its sample tables) and Matroska/WebM (its last
-   * packets), how far the streams really reach when that is clearly longer than the header claims.
-   */
-  duration?: number;
-  video?: VideoFacts;
-  audio?: AudioFacts;
-  subtitle?: { codec: string };
-  /** An image is a single picture (png, jpeg, webp, ...), not a video stream. */
-  isImage: boolean;
-  /** Streams in the container, of every kind (cover art and data tracks too), when ffprobe read it. */
-  streamCount?: number;
-}
-
-export interface VideoFacts {
-  codec: string;
-  width: number;
-  height: number;
-  /** Frames per second, from the stream's average (or real) frame rate. */
-  fps: number;
-  pixFmt: string;
-  profile?: string;
-  /** The stream's time base as ffprobe gives it (`1/12800`), when ffprobe read it. */
-  timeBase?: string;
-  /**
-   * MD5 of the codec's setup data (H.264's SPS and PPS), when the stream has some: equal hashes,
-   * interchangeable streams.
-   */
-  extradataHash?: string;
-}
-
-export interface AudioFacts {
-  codec: string;
-  sampleRate: number;
-  channels: number;
-  channelLayout?: string;
-  profile?: string;
-  /** The stream's time base (`1/48000`). */
-  timeBase?: string;
 }
 
 interface ProbeStream {

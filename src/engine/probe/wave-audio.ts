@@ -1,5 +1,5 @@
 import { ffprobeSeconds } from './ffprobe-seconds.js';
-import type { MediaFacts } from './probe.js';
+import type { MediaFacts } from './media-facts.js';
 
 /**
  * Facts of a plain WAV file (integer PCM or 32-bit float, the `fmt ` chunk's basic form) read in

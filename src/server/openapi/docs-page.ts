@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../engine/config.js';
 import type { Registry } from '../../engine/plugins/registry.js';
 import { openApiDocument } from './document.js';
+import { SERVER_PATHS } from '../../engine/plugins/reserved.js';
 
 /**
  * How the document is served: as JSON at `/openapi.json`, and as `/docs` (Swagger UI), which shows
@@ -27,6 +28,6 @@ const DOCS_PAGE = {
 export async function registerApiDocs(app: FastifyInstance, registry: Registry, config: Config): Promise<void> {
   const document = openApiDocument(registry, config);
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: true }, ...DOCS_PAGE });
-  app.get('/openapi.json', async () => app.swagger());
+  await app.register(swaggerUi, { routePrefix: SERVER_PATHS.docs, staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: true }, ...DOCS_PAGE });
+  app.get(SERVER_PATHS.openapi, async () => app.swagger());
 }

@@ -6,7 +6,8 @@ import { jobParameters, jobResponses, jobRoutes, jobSchemas, webhooks } from './
 import { operation } from './operations.js';
 import { pipelineRoutes } from './pipelines.js';
 import { serverRoutes } from './server-routes.js';
-import { pkg, type Json } from './shared.js';
+import { VERSION } from '../../engine/version.js';
+import type { Json } from './shared.js';
 import { uploadParameters, uploadRoutes } from './uploads.js';
 
 /**
@@ -37,7 +38,7 @@ export function openApiDocument(
     openapi: '3.1.0',
     info: {
       title: 'mediaflow',
-      version: pkg.version,
+      version: VERSION,
       description:
         'Media processing by URL with ffmpeg. Every operation is a POST taking multipart/form-data, application/x-www-form-urlencoded or application/json with the same field names, with or without the trailing slash. Lists are comma-separated. Errors are always `{"error": "<text>", "code": "MF_ERR_..."}`, the code naming the condition.' +
         ' An operation or pipeline with a `webhook_url` field or the header `Prefer: respond-async` runs as a job: the answer is 202 with the job\'s URL, which GET /jobs/{id} reads, /jobs/{id}/events follows and DELETE cancels; the jobFinished webhook reports its end.' +

@@ -1,13 +1,11 @@
 import { parameterRef, type Json } from './shared.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_METADATA_BYTES } from '../limits.js';
 
 /** What every operation and pipeline run takes to run as a job: the `webhook_url` and `metadata` fields, two headers. */
 
-/** Largest `metadata`, in bytes of UTF-8 (of its JSON when it is an object). */
-export const METADATA_BYTES = 4096;
-
 /** The fields every operation and pipeline takes besides its own, for running as a job. */
 export function jobFields(encoding: 'form' | 'json'): Json {
-  const metadata = `Echoed unchanged in the job and its webhook: a string of at most ${METADATA_BYTES} bytes`;
+  const metadata = `Echoed unchanged in the job and its webhook: a string of at most ${MAX_METADATA_BYTES} bytes`;
   return {
     webhook_url: {
       type: 'string',
@@ -17,11 +15,11 @@ export function jobFields(encoding: 'form' | 'json'): Json {
     },
     metadata:
       encoding === 'form'
-        ? { type: 'string', maxLength: METADATA_BYTES, description: metadata }
+        ? { type: 'string', maxLength: MAX_METADATA_BYTES, description: metadata }
         : {
-            description: `${metadata}, or an object whose JSON is at most ${METADATA_BYTES} bytes`,
+            description: `${metadata}, or an object whose JSON is at most ${MAX_METADATA_BYTES} bytes`,
             oneOf: [
-              { type: 'string', maxLength: METADATA_BYTES },
+              { type: 'string', maxLength: MAX_METADATA_BYTES },
               { type: 'object', additionalProperties: true },
             ],
           },
@@ -48,7 +46,7 @@ export function jobHeaderParameters(): Json {
       required: false,
       description:
         "A second request with the same key and the same fields gets the first request's answer (202 with the same job_id, or the same synchronous answer) and runs nothing; the same key with other fields is a 422. A key lives as long as its job's record.",
-      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+      schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '^[\\x21-\\x7E]+$' },
       example: 'order-1234-thumbnail',
     },
   };

@@ -1,6 +1,7 @@
 import { ERRORS } from '../../engine/errors.js';
 import { errorContent, errorRefs } from './error-responses.js';
-import { METADATA_BYTES } from './job-fields.js';
+import { MAX_METADATA_BYTES } from '../limits.js';
+import { JOB_STATUSES } from '../../jobs/job.js';
 import { WARNINGS_SCHEMA } from './plugin-schemas.js';
 import { apiKeySecurity, json, parameterRef, SAMPLE_BASE, SAMPLE_ID, schemaRef, type Json } from './shared.js';
 
@@ -9,7 +10,7 @@ import { apiKeySecurity, json, parameterRef, SAMPLE_BASE, SAMPLE_ID, schemaRef, 
  * answer, the `/jobs/{id}` routes and the `jobFinished` webhook.
  */
 
-const JOB_STATUS = { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed', 'cancelled'] };
+const JOB_STATUS = { type: 'string', enum: [...JOB_STATUSES] };
 
 /** The component schemas of jobs: `JobAccepted` (the 202 body) and `Job`. */
 export function jobSchemas(): Json {
@@ -63,7 +64,7 @@ export function jobSchemas(): Json {
         },
         metadata: {
           type: ['string', 'object', 'null'],
-          maxLength: METADATA_BYTES,
+          maxLength: MAX_METADATA_BYTES,
           additionalProperties: true,
           description: 'The `metadata` field of the request, unchanged, or null',
         },

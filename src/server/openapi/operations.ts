@@ -4,7 +4,9 @@ import type { Registry } from '../../engine/plugins/registry.js';
 import { errorRefs, RUN_ERRORS } from './error-responses.js';
 import { JOB_PARAMETERS } from './job-fields.js';
 import { bodySchema, exampleFields, successSchema } from './plugin-schemas.js';
-import { apiKeySecurity, pkg, type Json } from './shared.js';
+import { dashed } from '../../engine/plugins/reserved.js';
+import { VERSION } from '../../engine/version.js';
+import { apiKeySecurity, type Json } from './shared.js';
 
 /** The path of each operation: a POST whose fields are its plugin's parameters. */
 
@@ -20,7 +22,7 @@ const otherForm = (route: string) => (route.endsWith('/') ? route.replace(/\/+$/
 export function operation(plugin: PluginDefinition, registry: Registry, secured: boolean, bodyLimit: number | undefined): Json {
   const info = registry.infoOf(plugin.name);
   const builtIn = !info || info.source === 'built-in';
-  const version = builtIn ? pkg.version : info?.version;
+  const version = builtIn ? VERSION : info?.version;
   const example = exampleFields(plugin);
   const success = successSchema(plugin);
   // One path per operation keeps /docs readable; the other form is said here (and in info.description).
@@ -35,7 +37,7 @@ export function operation(plugin: PluginDefinition, registry: Registry, secured:
         name: plugin.name,
         source: publicSource(info?.source ?? 'built-in'),
         ...(version ? { version } : {}),
-        cli: `mediaflow ${plugin.name.replace(/_/g, '-')}`,
+        cli: `mediaflow ${dashed(plugin.name)}`,
       },
       ...apiKeySecurity(secured),
       parameters: JOB_PARAMETERS,

@@ -1,10 +1,6 @@
-import { readFileSync } from 'node:fs';
-
-/** What every part of the OpenAPI document uses: JSON objects, `$ref`s, the package's version, the examples' samples. */
+/** What every part of the OpenAPI document uses: JSON objects, `$ref`s, the examples' samples. */
 
 export type Json = Record<string, unknown>;
-
-export const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 export const json = (schema: Json) => ({ 'application/json': { schema } });
 export const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });

@@ -9,7 +9,8 @@ import { factsFromMovie, readTopLevel } from '../../../src/engine/probe/iso-medi
 import { mpegAudioFacts } from '../../../src/engine/probe/mpeg-audio.js';
 import { subtitleFacts } from '../../../src/engine/probe/subtitle-format.js';
 import { waveFacts } from '../../../src/engine/probe/wave-audio.js';
-import { factsFromProbe, probeFile, type MediaFacts } from '../../../src/engine/probe/probe.js';
+import type { MediaFacts } from '../../../src/engine/probe/media-facts.js';
+import { factsFromProbe, probeFile } from '../../../src/engine/probe/probe.js';
 
 const picture = (filter: string) => ['-f', 'lavfi', '-i', filter];
 const tone = (rate: number, seconds = 1) => ['-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}:sample_rate=${rate}`];

@@ -1,6 +1,6 @@
-// Through the SDK, like every plugin (the SDK re-exports this module; Param is only used lazily, so
-// the cycle is harmless).
-import { Param, type MediaFacts } from '../../sdk.js';
+// From its home in the engine, not through sdk.ts: sdk.ts re-exports this module, so that would make a cycle.
+import { Param } from '../engine/plugins/plugin.js';
+import type { MediaFacts } from '../engine/probe/media-facts.js';
 
 /**
  * The one place that chooses encoders: which codecs each container takes, what to encode with

@@ -1,0 +1,47 @@
+/**
+ * What a probe learns about one input, in a file of its own: the probe, the header readers it asks
+ * first, the plugin contract and the input policy all speak of these facts, and none of them needs
+ * the probe itself to do so.
+ */
+
+/** What a plugin may know about an input before it builds its command. */
+export interface MediaFacts {
+  /** ffprobe's format name, e.g. `mov,mp4,m4a,3gp,3g2,mj2` or `png_pipe`. */
+  formatName: string;
+  /**
+   * Seconds, when the container says; for MP4/MOV (its sample tables) and Matroska/WebM (its last
+   * packets), how far the streams really reach when that is clearly longer than the header claims.
+   */
+  duration?: number;
+  video?: VideoFacts;
+  audio?: AudioFacts;
+  subtitle?: { codec: string };
+  /** An image is a single picture (png, jpeg, webp, ...), not a video stream. */
+  isImage: boolean;
+  /** Streams in the container, of every kind (cover art and data tracks too), when ffprobe read it. */
+  streamCount?: number;
+}
+
+export interface VideoFacts {
+  codec: string;
+  width: number;
+  height: number;
+  /** Frames per second, from the stream's average (or real) frame rate. */
+  fps: number;
+  pixFmt: string;
+  profile?: string;
+  /** The stream's time base as ffprobe gives it (`1/12800`), when ffprobe read it. */
+  timeBase?: string;
+  /** MD5 of the codec's setup data (H.264's SPS and PPS), when the stream has some: equal hashes, interchangeable streams. */
+  extradataHash?: string;
+}
+
+export interface AudioFacts {
+  codec: string;
+  sampleRate: number;
+  channels: number;
+  channelLayout?: string;
+  profile?: string;
+  /** The stream's time base (`1/48000`). */
+  timeBase?: string;
+}
