@@ -7,13 +7,59 @@ import { execa } from 'execa';
 export const CACHE = path.resolve(import.meta.dirname, '.cache');
 
 const video = (seconds: number, size: string, freq: number) => [
-  '-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=30:duration=${seconds}`,
-  '-f', 'lavfi', '-i', `sine=frequency=${freq}:duration=${seconds}:sample_rate=48000`,
-  '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '2', '-shortest', '-movflags', '+faststart', '-f', 'mp4',
+  '-f',
+  'lavfi',
+  '-i',
+  `testsrc2=size=${size}:rate=30:duration=${seconds}`,
+  '-f',
+  'lavfi',
+  '-i',
+  `sine=frequency=${freq}:duration=${seconds}:sample_rate=48000`,
+  '-c:v',
+  'libx264',
+  '-preset',
+  'veryfast',
+  '-pix_fmt',
+  'yuv420p',
+  '-c:a',
+  'aac',
+  '-ac',
+  '2',
+  '-shortest',
+  '-movflags',
+  '+faststart',
+  '-f',
+  'mp4',
 ];
-const tone = (seconds: number, freq: number) => ['-f', 'lavfi', '-i', `sine=frequency=${freq}:duration=${seconds}:sample_rate=44100`, '-ac', '2', '-c:a', 'libmp3lame', '-b:a', '128k', '-f', 'mp3'];
+const tone = (seconds: number, freq: number) => [
+  '-f',
+  'lavfi',
+  '-i',
+  `sine=frequency=${freq}:duration=${seconds}:sample_rate=44100`,
+  '-ac',
+  '2',
+  '-c:a',
+  'libmp3lame',
+  '-b:a',
+  '128k',
+  '-f',
+  'mp3',
+];
 /** Frame n of a moving test pattern as a 1080p JPEG, so every slide differs. */
-const still = (n: number) => ['-f', 'lavfi', '-i', `testsrc2=size=1920x1080:rate=25`, '-vf', `select=eq(n\\,${n * 7})`, '-frames:v', '1', '-q:v', '3', '-f', 'image2'];
+const still = (n: number) => [
+  '-f',
+  'lavfi',
+  '-i',
+  `testsrc2=size=1920x1080:rate=25`,
+  '-vf',
+  `select=eq(n\\,${n * 7})`,
+  '-frames:v',
+  '1',
+  '-q:v',
+  '3',
+  '-f',
+  'image2',
+];
 
 const RECIPES: Record<string, string[] | string> = {
   'a-30s-720p.mp4': video(30, '1280x720', 440),
@@ -25,7 +71,11 @@ const RECIPES: Record<string, string[] | string> = {
   'outro-30s.mp3': tone(30, 550),
   'voice-30s.mp3': tone(30, 220),
   'photo-1080p.jpg': still(0),
-  'subs.srt': Array.from({ length: 10 }, (_, i) => `${i + 1}\n00:00:${String(i * 3).padStart(2, '0')},000 --> 00:00:${String(i * 3 + 3).padStart(2, '0')},000\nSubtitle line number ${i + 1}\n`).join('\n'),
+  'subs.srt': Array.from(
+    { length: 10 },
+    (_, i) =>
+      `${i + 1}\n00:00:${String(i * 3).padStart(2, '0')},000 --> 00:00:${String(i * 3 + 3).padStart(2, '0')},000\nSubtitle line number ${i + 1}\n`,
+  ).join('\n'),
 };
 for (let i = 0; i < 100; i++) RECIPES[`slide-${String(i).padStart(3, '0')}.jpg`] = still(i);
 

@@ -29,12 +29,28 @@ export interface ImageCase {
   ffmpeg: (image: LocalInput, output: string) => string[];
 }
 
-const context = (image: LocalInput, output: string) => ({ inputs: { image_url: [image] }, output, input: (i: LocalInput) => inputArgs(i, 'image') });
+const context = (image: LocalInput, output: string) => ({
+  inputs: { image_url: [image] },
+  output,
+  input: (i: LocalInput) => inputArgs(i, 'image'),
+});
 
 /** The image cases, for a picture served at `url`. */
 export const imageCases = (url: string): ImageCase[] => [
-  { op: 'resize_image', route: '/resize_image/', fields: { image_url: url, width: '300', height: '500' }, output: 'output.jpg', ffmpeg: (image, output) => resizeWithFfmpeg({ ...context(image, output), params: { width: 300, height: 500 } }) },
-  { op: 'crop_image_to_short', route: '/crop_image_to_short/', fields: { image_url: url }, output: 'output.jpg', ffmpeg: (image, output) => cropWithFfmpeg({ ...context(image, output), params: {} }) },
+  {
+    op: 'resize_image',
+    route: '/resize_image/',
+    fields: { image_url: url, width: '300', height: '500' },
+    output: 'output.jpg',
+    ffmpeg: (image, output) => resizeWithFfmpeg({ ...context(image, output), params: { width: 300, height: 500 } }),
+  },
+  {
+    op: 'crop_image_to_short',
+    route: '/crop_image_to_short/',
+    fields: { image_url: url },
+    output: 'output.jpg',
+    ffmpeg: (image, output) => cropWithFfmpeg({ ...context(image, output), params: {} }),
+  },
   {
     op: 'convert_image_from_url (webp)',
     route: '/convert_image_from_url/',
@@ -96,28 +112,58 @@ export async function ffmpegWorkspace(picture: string) {
 
 /** SSIM of two pictures of one size by ffmpeg's ssim filter: over all planes, and of luma (Y) alone. */
 export async function ssim(a: string, b: string): Promise<{ all: number; luma: number }> {
-  const run = await execa(resolveBinaries().ffmpeg, ['-hide_banner', '-nostdin', '-i', a, '-i', b, '-lavfi', '[0:v]format=yuv444p[a];[1:v]format=yuv444p[b];[a][b]ssim', '-f', 'null', '-'], { reject: false });
+  const run = await execa(
+    resolveBinaries().ffmpeg,
+    [
+      '-hide_banner',
+      '-nostdin',
+      '-i',
+      a,
+      '-i',
+      b,
+      '-lavfi',
+      '[0:v]format=yuv444p[a];[1:v]format=yuv444p[b];[a][b]ssim',
+      '-f',
+      'null',
+      '-',
+    ],
+    { reject: false },
+  );
   const value = (plane: string) => Number(new RegExp(`${plane}:([\\d.]+)`).exec(String(run.stderr))?.[1] ?? NaN);
   return { all: value('All'), luma: value('Y') };
 }
 
 /** SSIM and size of our output against the ffmpeg command's, for one case. */
-export async function againstFfmpeg(c: ImageCase, ours: string, workspace: Awaited<ReturnType<typeof ffmpegWorkspace>>) {
+export async function againstFfmpeg(
+  c: ImageCase,
+  ours: string,
+  workspace: Awaited<ReturnType<typeof ffmpegWorkspace>>,
+) {
   await workspace.run(c, `reference-${c.output}`);
   const reference = path.join(workspace.dir, `reference-${c.output}`);
   const kept = path.join(workspace.dir, `ours-${c.output}`);
   await copyFile(ours, kept);
   const { all, luma } = await ssim(kept, reference);
-  return { ssim: all, ssimLuma: luma, sizeRatio: Number(((await stat(kept)).size / (await stat(reference)).size).toFixed(3)) };
+  return {
+    ssim: all,
+    ssimLuma: luma,
+    sizeRatio: Number(((await stat(kept)).size / (await stat(reference)).size).toFixed(3)),
+  };
 }
 
 /** Jobs per second of `job`, `lanes` at a time, over `count` jobs in all. */
-export async function throughput(count: number, lanes: number, job: (index: number) => Promise<unknown>): Promise<number> {
+export async function throughput(
+  count: number,
+  lanes: number,
+  job: (index: number) => Promise<unknown>,
+): Promise<number> {
   let next = 0;
   const started = performance.now();
-  await Promise.all(Array.from({ length: lanes }, async () => {
-    while (next < count) await job(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      while (next < count) await job(next++);
+    }),
+  );
   return count / ((performance.now() - started) / 1000);
 }
 
@@ -129,7 +175,11 @@ export async function throughput(count: number, lanes: number, job: (index: numb
 export async function memoryOver(count: number, url: string) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-bench-memory-'));
   // Outputs are deleted as they are made: the disk is not what is measured.
-  const serve = await startServeProcess(dataDir, { MEDIAFLOW_LOG_LEVEL: 'warn', MEDIAFLOW_RETENTION: '0', MEDIAFLOW_CACHE_BYTES: '0' });
+  const serve = await startServeProcess(dataDir, {
+    MEDIAFLOW_LOG_LEVEL: 'warn',
+    MEDIAFLOW_RETENTION: '0',
+    MEDIAFLOW_CACHE_BYTES: '0',
+  });
   const pid = serve.child.pid!;
   const cases = imageCases(url);
   const post = async (index: number) => {

@@ -57,7 +57,10 @@ async function startFixtureServer(dir: string) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: (name: string, kind = 'b') => `http://127.0.0.1:${port}/${kind}/${name}`, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: (name: string, kind = 'b') => `http://127.0.0.1:${port}/${kind}/${name}`,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 interface Case {
@@ -77,7 +80,12 @@ async function main() {
   const local = (name: string) => path.join(cache, name);
   const u = (name: string) => fixtures.url(name);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-bench-'));
-  const config = loadConfig({ MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_DATA_DIR: dataDir, MEDIAFLOW_RETENTION: '0', MEDIAFLOW_MAX_INPUTS: '200' });
+  const config = loadConfig({
+    MEDIAFLOW_ALLOW_PRIVATE_URLS: '1',
+    MEDIAFLOW_DATA_DIR: dataDir,
+    MEDIAFLOW_RETENTION: '0',
+    MEDIAFLOW_MAX_INPUTS: '200',
+  });
   const registry = builtinRegistry();
   const { app } = await buildServer({ config, registry, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -116,7 +124,12 @@ async function main() {
       await work();
       times.push(performance.now() - started);
     }
-    return { minMs: Math.round(Math.min(...times)), medianMs: Math.round(median(times)), maxMs: Math.round(Math.max(...times)), peakMiB };
+    return {
+      minMs: Math.round(Math.min(...times)),
+      medianMs: Math.round(median(times)),
+      maxMs: Math.round(Math.max(...times)),
+      peakMiB,
+    };
   }
 
   async function post(route: string, fields: Record<string, string>, server = base) {
@@ -134,14 +147,36 @@ async function main() {
       op: 'merge-videos',
       route: '/merge-videos/',
       fields: { video_urls: `${u('a-30s-720p.mp4')}, ${u('b-30s-720p.mp4')}` },
-      naive: (l, out) => ['-i', l('a-30s-720p.mp4'), '-i', l('b-30s-720p.mp4'), '-filter_complex', '[0:v][0:a][1:v][1:a]concat=n=2:v=1:a=1[v][a]', '-map', '[v]', '-map', '[a]', out],
+      naive: (l, out) => [
+        '-i',
+        l('a-30s-720p.mp4'),
+        '-i',
+        l('b-30s-720p.mp4'),
+        '-filter_complex',
+        '[0:v][0:a][1:v][1:a]concat=n=2:v=1:a=1[v][a]',
+        '-map',
+        '[v]',
+        '-map',
+        '[a]',
+        out,
+      ],
       naiveOut: 'naive.mp4',
     },
     {
       op: 'merge-audios',
       route: '/merge-audios/',
       fields: { audio_urls: ['intro-30s.mp3', 'body-600s.mp3', 'outro-30s.mp3'].map(u).join(','), format: 'mp3' },
-      naive: (l, out) => ['-i', l('intro-30s.mp3'), '-i', l('body-600s.mp3'), '-i', l('outro-30s.mp3'), '-filter_complex', 'concat=n=3:v=0:a=1', out],
+      naive: (l, out) => [
+        '-i',
+        l('intro-30s.mp3'),
+        '-i',
+        l('body-600s.mp3'),
+        '-i',
+        l('outro-30s.mp3'),
+        '-filter_complex',
+        'concat=n=3:v=0:a=1',
+        out,
+      ],
       naiveOut: 'naive.mp3',
     },
     {
@@ -150,8 +185,15 @@ async function main() {
       fields: { image_urls: slides(10).map(u).join(','), seconds_per_image: '5' },
       naive: (l, out) => [
         ...slides(10).flatMap((s) => ['-loop', '1', '-t', '5', '-i', l(s)]),
-        '-filter_complex', `${slides(10).map((_, i) => `[${i}:v]`).join('')}concat=n=10:v=1:a=0,format=yuv420p[v]`,
-        '-map', '[v]', '-r', '25', out,
+        '-filter_complex',
+        `${slides(10)
+          .map((_, i) => `[${i}:v]`)
+          .join('')}concat=n=10:v=1:a=0,format=yuv420p[v]`,
+        '-map',
+        '[v]',
+        '-r',
+        '25',
+        out,
       ],
       naiveOut: 'naive-slideshow.mp4',
     },
@@ -169,7 +211,11 @@ async function main() {
       naive: (l, out) => ['-i', l('a-30s-720p.mp4'), out],
       naiveOut: 'naive.mkv',
     },
-    { op: 'merge-audio-video', route: '/merge-audio-video/', fields: { video_url: u('a-30s-720p.mp4'), audio_url: u('voice-30s.mp3') } },
+    {
+      op: 'merge-audio-video',
+      route: '/merge-audio-video/',
+      fields: { video_url: u('a-30s-720p.mp4'), audio_url: u('voice-30s.mp3') },
+    },
     { op: 'generate-subtitles', route: '/generate-subtitles/', fields: { text: 'The quick brown fox. '.repeat(200) } },
   ];
 
@@ -178,28 +224,47 @@ async function main() {
   const lastOutputs = new Map<string, string>();
   for (const c of cases) {
     process.stderr.write(`${c.op}...\n`);
-    const e2e = await measure(async () => lastOutputs.set(c.op, Object.values(await post(c.route, c.fields)).find((v) => v.startsWith('http'))!));
+    const e2e = await measure(async () =>
+      lastOutputs.set(
+        c.op,
+        Object.values(await post(c.route, c.fields)).find((v) => v.startsWith('http'))!,
+      ),
+    );
     // Capture the plan, then replay its commands on the cached files.
     captured = undefined;
     const planned = await planner.run(c.op, c.fields);
     const { plan, inputs } = captured!;
     const dir = await mkdtemp(path.join(replayDir, `${c.op}-`));
-    for (const input of inputs) await symlink(local(decodeURIComponent(new URL(input.source).pathname.split('/').pop()!)), path.join(dir, input.file));
+    for (const input of inputs)
+      await symlink(
+        local(decodeURIComponent(new URL(input.source).pathname.split('/').pop()!)),
+        path.join(dir, input.file),
+      );
     for (const [name, content] of Object.entries(plan.files ?? {})) await writeFile(path.join(dir, name), content);
     // Steps before commands prepare their files (add-subtitles' styled script, written in a worker thread).
     if (plan.commands.length > 0 && plan.steps?.length) {
       await runSteps(c.op, dir, plan.steps, { timeoutMs: 60_000, maxPixels: 100_000_000, sources: new Map() });
     }
-    const floor = plan.commands.length === 0
-      ? undefined
-      : await measure(async () => {
-          for (const args of plan.commands) {
-            const [bin, ...rest] = ffmpegCommandLine(ffmpeg, args);
-            await execa(bin!, rest, { cwd: dir });
-          }
-        });
+    const floor =
+      plan.commands.length === 0
+        ? undefined
+        : await measure(async () => {
+            for (const args of plan.commands) {
+              const [bin, ...rest] = ffmpegCommandLine(ffmpeg, args);
+              await execa(bin!, rest, { cwd: dir });
+            }
+          });
     const naive = c.naive
-      ? await measure(() => execa(ffmpeg, ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', ...c.naive!(local, path.join(replayDir, c.naiveOut!))]))
+      ? await measure(() =>
+          execa(ffmpeg, [
+            '-hide_banner',
+            '-nostdin',
+            '-y',
+            '-loglevel',
+            'error',
+            ...c.naive!(local, path.join(replayDir, c.naiveOut!)),
+          ]),
+        )
       : undefined;
     rows.push({
       operation: c.op,
@@ -218,14 +283,26 @@ async function main() {
   // images-to-video against the naive slideshow: SSIM, size, and memory for 100 images vs 10.
   const ours = outputPath(lastOutputs.get('images-to-video')!);
   const naiveSlideshow = path.join(replayDir, 'naive-slideshow.mp4');
-  const ssimRun = await execa(ffmpeg, ['-hide_banner', '-nostdin', '-i', ours, '-i', naiveSlideshow, '-lavfi', 'ssim', '-f', 'null', '-'], { reject: false });
+  const ssimRun = await execa(
+    ffmpeg,
+    ['-hide_banner', '-nostdin', '-i', ours, '-i', naiveSlideshow, '-lavfi', 'ssim', '-f', 'null', '-'],
+    { reject: false },
+  );
   const ssim = Number(/All:([\d.]+)/.exec(String(ssimRun.stderr))?.[1] ?? NaN);
   const slideshow = {
     ssimAgainstNaive: ssim,
     bytes: (await stat(ours)).size,
     naiveBytes: (await stat(naiveSlideshow)).size,
-    peakMiB10: (await measure(() => post('/images-to-video/', { image_urls: slides(10).map(u).join(','), seconds_per_image: '1' }))).peakMiB,
-    peakMiB100: (await measure(() => post('/images-to-video/', { image_urls: slides(100).map(u).join(','), seconds_per_image: '1' }))).peakMiB,
+    peakMiB10: (
+      await measure(() =>
+        post('/images-to-video/', { image_urls: slides(10).map(u).join(','), seconds_per_image: '1' }),
+      )
+    ).peakMiB,
+    peakMiB100: (
+      await measure(() =>
+        post('/images-to-video/', { image_urls: slides(100).map(u).join(','), seconds_per_image: '1' }),
+      )
+    ).peakMiB,
   };
 
   // The quality choice: speed and size of each setting, on a burn-in (H.264 video) and a slideshow (stills).
@@ -236,26 +313,49 @@ async function main() {
       ['/images-to-video/', { image_urls: slides(10).map(u).join(','), seconds_per_image: '5' }],
     ] as const) {
       let output = '';
-      const timing = await measure(async () => (output = Object.values(await post(route, { ...fields, quality })).find((v) => v.startsWith('http'))!));
-      qualities.push({ operation: route.replaceAll('/', ''), quality, medianMs: timing.medianMs, bytes: (await stat(outputPath(output))).size });
+      const timing = await measure(
+        async () =>
+          (output = Object.values(await post(route, { ...fields, quality })).find((v) => v.startsWith('http'))!),
+      );
+      qualities.push({
+        operation: route.replaceAll('/', ''),
+        quality,
+        medianMs: timing.medianMs,
+        bytes: (await stat(outputPath(output))).size,
+      });
     }
   }
 
   // Stream copies must leave the streams as they were.
   const streams = async (file: string) => {
-    const { stdout } = await execa('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,profile,width,height,r_frame_rate,sample_rate,channels', '-of', 'json', file]);
+    const { stdout } = await execa('ffprobe', [
+      '-v',
+      'error',
+      '-show_entries',
+      'stream=codec_name,profile,width,height,r_frame_rate,sample_rate,channels',
+      '-of',
+      'json',
+      file,
+    ]);
     return JSON.stringify((JSON.parse(stdout) as { streams: unknown[] }).streams);
   };
   const copies = {
-    mergeVideosIdentical: (await streams(outputPath(lastOutputs.get('merge-videos')!))) === (await streams(local('a-30s-720p.mp4'))),
-    mergeAudiosIdentical: (await streams(outputPath(lastOutputs.get('merge-audios')!))) === (await streams(local('intro-30s.mp3'))),
+    mergeVideosIdentical:
+      (await streams(outputPath(lastOutputs.get('merge-videos')!))) === (await streams(local('a-30s-720p.mp4'))),
+    mergeAudiosIdentical:
+      (await streams(outputPath(lastOutputs.get('merge-audios')!))) === (await streams(local('intro-30s.mp3'))),
   };
 
   // Parallel downloads: eight inputs each served 300 ms late, against one.
   const downloadMs = async (n: number) => {
     const times: number[] = [];
     for (let i = 0; i < RUNS; i++) {
-      const result = await planner.run('images-to-video', { image_urls: Array.from({ length: n }, (_, i) => `${fixtures.url('photo-1080p.jpg', 'slow')}?copy=${i}`).join(','), seconds_per_image: '1' });
+      const result = await planner.run('images-to-video', {
+        image_urls: Array.from({ length: n }, (_, i) => `${fixtures.url('photo-1080p.jpg', 'slow')}?copy=${i}`).join(
+          ',',
+        ),
+        seconds_per_image: '1',
+      });
       times.push(result.timings.downloadMs!);
     }
     return median(times);
@@ -271,10 +371,19 @@ async function main() {
   for (const c of imageCases(u('photo-1080p.jpg'))) {
     process.stderr.write(`${c.op}...\n`);
     let ours = '';
-    const e2e = await measure(async () => (ours = Object.values(await post(c.route, c.fields)).find((v) => v.startsWith('http'))!));
+    const e2e = await measure(
+      async () => (ours = Object.values(await post(c.route, c.fields)).find((v) => v.startsWith('http'))!),
+    );
     const ffmpegCommand = await measure(() => workspace.run(c));
     const libvipsMs = (await planner.run(c.route.replaceAll('/', ''), c.fields)).timings.processMs;
-    images.push({ operation: c.op, e2e, ffmpegCommand, libvipsMs, ratio: round(e2e.medianMs / ffmpegCommand.medianMs), ...(await againstFfmpeg(c, outputPath(ours), workspace)) });
+    images.push({
+      operation: c.op,
+      e2e,
+      ffmpegCommand,
+      libvipsMs,
+      ratio: round(e2e.medianMs / ffmpegCommand.medianMs),
+      ...(await againstFfmpeg(c, outputPath(ours), workspace)),
+    });
   }
   // Throughput with as many jobs at once as slots (the default: one per core), the image cases in
   // turn, each way measured twice, interleaved: ours over HTTP; today's, the same requests to a
@@ -287,9 +396,23 @@ async function main() {
   const beforeBase = `http://127.0.0.1:${(before.app.server.address() as AddressInfo).port}`;
   const rates = { ours: [] as number[], today: [] as number[], ffmpeg: [] as number[] };
   for (let round = 0; round < 2; round++) {
-    rates.ours.push(await throughput(jobs, lanes, (i) => { const c = rotation[i % rotation.length]!; return post(c.route, c.fields); }));
-    rates.today.push(await throughput(jobs, lanes, (i) => { const c = rotation[i % rotation.length]!; return post(c.route, c.fields, beforeBase); }));
-    rates.ffmpeg.push(await throughput(jobs, lanes, (i) => workspace.run(rotation[i % rotation.length]!, `t${i}-${rotation[i % rotation.length]!.output}`)));
+    rates.ours.push(
+      await throughput(jobs, lanes, (i) => {
+        const c = rotation[i % rotation.length]!;
+        return post(c.route, c.fields);
+      }),
+    );
+    rates.today.push(
+      await throughput(jobs, lanes, (i) => {
+        const c = rotation[i % rotation.length]!;
+        return post(c.route, c.fields, beforeBase);
+      }),
+    );
+    rates.ffmpeg.push(
+      await throughput(jobs, lanes, (i) =>
+        workspace.run(rotation[i % rotation.length]!, `t${i}-${rotation[i % rotation.length]!.output}`),
+      ),
+    );
   }
   await before.app.close();
   const best = (xs: number[]) => Math.max(...xs);
@@ -316,7 +439,26 @@ async function main() {
   const streaming = await streamingRss();
   const targets = targetsOf(rows, images, imageThroughput, imageMemory);
 
-  const result = { machine: { cpus: os.cpus()[0]?.model, cores: os.availableParallelism(), memoryGiB: Math.round(os.totalmem() / 1024 ** 3), node: process.version }, runs: RUNS, date: new Date().toISOString(), targets, rows, images, imageThroughput, imageMemory, slideshow, qualities, copies, downloads, streaming };
+  const result = {
+    machine: {
+      cpus: os.cpus()[0]?.model,
+      cores: os.availableParallelism(),
+      memoryGiB: Math.round(os.totalmem() / 1024 ** 3),
+      node: process.version,
+    },
+    runs: RUNS,
+    date: new Date().toISOString(),
+    targets,
+    rows,
+    images,
+    imageThroughput,
+    imageMemory,
+    slideshow,
+    qualities,
+    copies,
+    downloads,
+    streaming,
+  };
   await rm(dataDir, { recursive: true, force: true });
   await rm(replayDir, { recursive: true, force: true });
   await mkdir(path.resolve(import.meta.dirname, 'results'), { recursive: true });
@@ -345,7 +487,10 @@ async function streamingRss() {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-bench-stream-'));
-  const serve = await startServeProcess(dataDir, { MEDIAFLOW_MAX_INPUT_BYTES: String(3 * 1024 ** 3), MEDIAFLOW_LOG_LEVEL: 'warn' });
+  const serve = await startServeProcess(dataDir, {
+    MEDIAFLOW_MAX_INPUT_BYTES: String(3 * 1024 ** 3),
+    MEDIAFLOW_LOG_LEVEL: 'warn',
+  });
   const pid = serve.child.pid!;
   let peak = await rssMiB(pid);
   const timer = setInterval(() => void rssMiB(pid).then((rss) => (peak = Math.max(peak, rss))), 50);
@@ -412,49 +557,120 @@ interface Target {
 }
 
 /** Each target of issue 13 as a ratio measured in this run. */
-function targetsOf(rows: OperationRow[], images: ImageRow[], imageThroughput: { ratio: number }, imageMemory: { samplesMiB: number[]; secondHalfGrowth: number }): Target[] {
+function targetsOf(
+  rows: OperationRow[],
+  images: ImageRow[],
+  imageThroughput: { ratio: number },
+  imageMemory: { samplesMiB: number[]; secondHalfGrowth: number },
+): Target[] {
   const at = (measured: number, op: '<' | '<=' | '>=', bound: number, target: string, why: () => string): Target => {
     const met = op === '<' ? measured < bound : op === '<=' ? measured <= bound : measured >= bound;
     return { target, measured, goal: `${op} ${bound}`, met, ...(met ? {} : { why: why() }) };
   };
   const image = (op: string) => images.find((r) => r.operation === op)!;
-  const libvipsTimes = images.map((r) => `${r.operation.replace('convert_image_from_url ', '')} ${r.libvipsMs}`).join(', ');
+  const libvipsTimes = images
+    .map((r) => `${r.operation.replace('convert_image_from_url ', '')} ${r.libvipsMs}`)
+    .join(', ');
   const targets = [
-    at(image('resize_image').ratio, '<', 1, 'resize_image 1080p JPEG: e2e p50 ÷ the ffmpeg command', () => `e2e ${image('resize_image').e2e.medianMs} ms, libvips ${image('resize_image').libvipsMs} ms of it`),
-    at(image('crop_image_to_short').ratio, '<', 1, 'crop_image_to_short 1080p JPEG: e2e p50 ÷ the ffmpeg command', () => `e2e ${image('crop_image_to_short').e2e.medianMs} ms, libvips ${image('crop_image_to_short').libvipsMs} ms of it`),
-    at(imageThroughput.ratio, '>=', 3, "image throughput, 2 slots: ours ÷ today's (ffmpeg commands, same server)", () => `libvips' own work per picture is most of a job now (ms: ${libvipsTimes}), one thread per slot`),
+    at(
+      image('resize_image').ratio,
+      '<',
+      1,
+      'resize_image 1080p JPEG: e2e p50 ÷ the ffmpeg command',
+      () => `e2e ${image('resize_image').e2e.medianMs} ms, libvips ${image('resize_image').libvipsMs} ms of it`,
+    ),
+    at(
+      image('crop_image_to_short').ratio,
+      '<',
+      1,
+      'crop_image_to_short 1080p JPEG: e2e p50 ÷ the ffmpeg command',
+      () =>
+        `e2e ${image('crop_image_to_short').e2e.medianMs} ms, libvips ${image('crop_image_to_short').libvipsMs} ms of it`,
+    ),
+    at(
+      imageThroughput.ratio,
+      '>=',
+      3,
+      "image throughput, 2 slots: ours ÷ today's (ffmpeg commands, same server)",
+      () => `libvips' own work per picture is most of a job now (ms: ${libvipsTimes}), one thread per slot`,
+    ),
     ...images.flatMap((r) => [
-      at(r.ssim, '>=', 0.99, `${r.operation}: SSIM against the ffmpeg output`, () => `luma alone ${r.ssimLuma}: the colour planes differ, as the two JPEG decoders upsample 4:2:0 chroma differently`),
-      at(r.sizeRatio, '<=', 1.05, `${r.operation}: size ÷ the ffmpeg output's`, () => 'the encoder settings give a larger file'),
+      at(
+        r.ssim,
+        '>=',
+        0.99,
+        `${r.operation}: SSIM against the ffmpeg output`,
+        () =>
+          `luma alone ${r.ssimLuma}: the colour planes differ, as the two JPEG decoders upsample 4:2:0 chroma differently`,
+      ),
+      at(
+        r.sizeRatio,
+        '<=',
+        1.05,
+        `${r.operation}: size ÷ the ffmpeg output's`,
+        () => 'the encoder settings give a larger file',
+      ),
     ]),
-    at(imageMemory.secondHalfGrowth, '<=', 1.05, 'server RSS over the image operations: at the end ÷ halfway', () => `RSS by tenths (MiB): ${imageMemory.samplesMiB.join(' ')}`),
+    at(
+      imageMemory.secondHalfGrowth,
+      '<=',
+      1.05,
+      'server RSS over the image operations: at the end ÷ halfway',
+      () => `RSS by tenths (MiB): ${imageMemory.samplesMiB.join(' ')}`,
+    ),
   ];
   const merge = rows.find((r) => r.operation === 'merge-videos')!;
   // The merge-videos case has a naive command, so a speedup.
-  targets.push(at(merge.speedup!, '>=', 50, 'merge-videos 2 × 30 s 720p: naive re-encode ÷ e2e', () => `e2e ${merge.e2e.medianMs} ms`));
+  targets.push(
+    at(
+      merge.speedup!,
+      '>=',
+      50,
+      'merge-videos 2 × 30 s 720p: naive re-encode ÷ e2e',
+      () => `e2e ${merge.e2e.medianMs} ms`,
+    ),
+  );
   // Jobs by how long they take end to end: the fixed cost matters for the short ones.
   for (const r of rows) {
     const { floor, overhead } = r;
     // A plan without commands (its work all in process) has no floor.
     if (!floor || overhead === undefined) continue;
-    const gap = () => `+${r.overheadMs} ms over the floor, of which ${r.downloadMs} ms downloading the inputs (the floor reads local files); floor runs spread ${floor.minMs}-${floor.maxMs} ms`;
-    if (r.e2e.medianMs < 1000) targets.push(at(overhead, '<=', 1.3, `${r.operation} (sub-second): e2e ÷ ffmpeg floor`, gap));
-    else if (r.e2e.medianMs > 5000) targets.push(at(overhead, '<=', 1.05, `${r.operation} (over 5 s): e2e ÷ ffmpeg floor`, gap));
+    const gap = () =>
+      `+${r.overheadMs} ms over the floor, of which ${r.downloadMs} ms downloading the inputs (the floor reads local files); floor runs spread ${floor.minMs}-${floor.maxMs} ms`;
+    if (r.e2e.medianMs < 1000)
+      targets.push(at(overhead, '<=', 1.3, `${r.operation} (sub-second): e2e ÷ ffmpeg floor`, gap));
+    else if (r.e2e.medianMs > 5000)
+      targets.push(at(overhead, '<=', 1.05, `${r.operation} (over 5 s): e2e ÷ ffmpeg floor`, gap));
   }
   return targets;
 }
 
-function printTable(result: { targets: Target[]; rows: OperationRow[]; images: object[]; imageThroughput: object; imageMemory: object; slideshow: object; qualities: object[]; copies: object; downloads: object; streaming: object; machine: object }) {
+function printTable(result: {
+  targets: Target[];
+  rows: OperationRow[];
+  images: object[];
+  imageThroughput: object;
+  imageMemory: object;
+  slideshow: object;
+  qualities: object[];
+  copies: object;
+  downloads: object;
+  streaming: object;
+  machine: object;
+}) {
   const pad = (s: unknown, n: number) => String(s ?? '-').padEnd(n);
   console.log(`\nmachine: ${JSON.stringify(result.machine)}`);
-  console.log(`${pad('operation', 24)}${pad('e2e med ms', 12)}${pad('floor med', 11)}${pad('e2e/floor', 11)}${pad('+ms', 8)}${pad('naive med', 11)}${pad('naive/e2e', 11)}${pad('MiB ours', 10)}${pad('MiB naive', 10)}`);
+  console.log(
+    `${pad('operation', 24)}${pad('e2e med ms', 12)}${pad('floor med', 11)}${pad('e2e/floor', 11)}${pad('+ms', 8)}${pad('naive med', 11)}${pad('naive/e2e', 11)}${pad('MiB ours', 10)}${pad('MiB naive', 10)}`,
+  );
   for (const r of result.rows) {
     console.log(
       `${pad(r.operation, 24)}${pad(r.e2e.medianMs, 12)}${pad(r.floor?.medianMs, 11)}${pad(r.overhead, 11)}${pad(r.overheadMs, 8)}${pad(r.naive?.medianMs, 11)}${pad(r.speedup, 11)}${pad(r.e2e.peakMiB, 10)}${pad(r.naive?.peakMiB, 10)}`,
     );
   }
   for (const image of result.images) console.log(`image: ${JSON.stringify(image)}`);
-  for (const key of ['imageThroughput', 'imageMemory', 'slideshow', 'copies', 'downloads', 'streaming'] as const) console.log(`${key}: ${JSON.stringify(result[key])}`);
+  for (const key of ['imageThroughput', 'imageMemory', 'slideshow', 'copies', 'downloads', 'streaming'] as const)
+    console.log(`${key}: ${JSON.stringify(result[key])}`);
   for (const q of result.qualities) console.log(`quality: ${JSON.stringify(q)}`);
   console.log('\ntargets (issue 13):');
   for (const t of result.targets) {

@@ -61,7 +61,10 @@ async function serveFolder(dir: string) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: (name: string) => `http://127.0.0.1:${port}/${name}`, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: (name: string) => `http://127.0.0.1:${port}/${name}`,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 async function post(base: string, route: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
@@ -80,8 +83,14 @@ async function post(base: string, route: string, fields: Record<string, string>,
 async function waitAll(base: string, ids: string[]): Promise<Record<string, string>[]> {
   return Promise.all(
     ids.map(async (id) => {
-      const events = (await (await fetch(`${base}/jobs/${id}/events`)).text()).split('\n').filter((line) => line.startsWith('data:'));
-      const job = JSON.parse(events.at(-1)?.slice('data:'.length) ?? '{}') as { status?: string; error?: unknown; result: Record<string, string> };
+      const events = (await (await fetch(`${base}/jobs/${id}/events`)).text())
+        .split('\n')
+        .filter((line) => line.startsWith('data:'));
+      const job = JSON.parse(events.at(-1)?.slice('data:'.length) ?? '{}') as {
+        status?: string;
+        error?: unknown;
+        result: Record<string, string>;
+      };
       if (job.status !== 'succeeded') throw new Error(`job ${id} ${job.status}: ${JSON.stringify(job.error)}`);
       return job.result;
     }),
@@ -90,13 +99,31 @@ async function waitAll(base: string, ids: string[]): Promise<Record<string, stri
 
 /** What ffprobe says of an output URL: its streams' codecs, the first one's size, the duration. */
 async function probeOutput(url: string) {
-  const { stdout } = await execa('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,width,height:format=duration', '-of', 'json', url]);
-  const facts = JSON.parse(stdout) as { streams: { codec_name: string; width?: number; height?: number }[]; format: { duration?: string } };
-  return { codecs: facts.streams.map((stream) => stream.codec_name), width: facts.streams[0]?.width, height: facts.streams[0]?.height, duration: Number(facts.format.duration) };
+  const { stdout } = await execa('ffprobe', [
+    '-v',
+    'error',
+    '-show_entries',
+    'stream=codec_name,width,height:format=duration',
+    '-of',
+    'json',
+    url,
+  ]);
+  const facts = JSON.parse(stdout) as {
+    streams: { codec_name: string; width?: number; height?: number }[];
+    format: { duration?: string };
+  };
+  return {
+    codecs: facts.streams.map((stream) => stream.codec_name),
+    width: facts.streams[0]?.width,
+    height: facts.streams[0]?.height,
+    duration: Number(facts.format.duration),
+  };
 }
 
 /** CPU time, in seconds, from /proc (Linux); `undefined` elsewhere, where no batch is judged disturbed. */
-const TICKS = existsSync('/proc/stat') ? Number((await execa('getconf', ['CLK_TCK'], { reject: false })).stdout) || 100 : undefined;
+const TICKS = existsSync('/proc/stat')
+  ? Number((await execa('getconf', ['CLK_TCK'], { reject: false })).stdout) || 100
+  : undefined;
 
 /** A process's own CPU time and that of its children it waited for (ffmpeg, ffprobe). */
 async function processSeconds(pid: number | undefined): Promise<number> {
@@ -108,7 +135,11 @@ async function processSeconds(pid: number | undefined): Promise<number> {
 
 /** The machine's busy CPU time: user, nice, system, irq, softirq and steal of every core. */
 async function machineSeconds(): Promise<number> {
-  const [, user, nice, system, , , irq, softirq, steal] = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!.trim().split(/\s+/).map(Number);
+  const [, user, nice, system, , , irq, softirq, steal] = (await readFile('/proc/stat', 'utf8'))
+    .split('\n')[0]!
+    .trim()
+    .split(/\s+/)
+    .map(Number);
   return (user! + nice! + system! + irq! + softirq! + steal!) / TICKS!;
 }
 
@@ -181,16 +212,41 @@ async function main() {
     await execa('ffmpeg', [
       ...['-v', 'error', '-f', 'lavfi', '-i', `color=c=gray:size=32x32:rate=1:duration=${MEDIA_SECONDS}`],
       ...['-f', 'lavfi', '-i', `sine=frequency=440:duration=${MEDIA_SECONDS}:sample_rate=44100`],
-      ...['-ac', '2', '-c:v', 'mpeg4', '-q:v', '5', '-c:a', 'libvorbis', '-shortest', '-y', path.join(fixtures, 'input.mkv')],
+      ...[
+        '-ac',
+        '2',
+        '-c:v',
+        'mpeg4',
+        '-q:v',
+        '5',
+        '-c:a',
+        'libvorbis',
+        '-shortest',
+        '-y',
+        path.join(fixtures, 'input.mkv'),
+      ],
     ]);
-    await execa('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc=size=300x200', '-frames:v', '1', '-y', path.join(fixtures, 'small.png')]);
+    await execa('ffmpeg', [
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=300x200',
+      '-frames:v',
+      '1',
+      '-y',
+      path.join(fixtures, 'small.png'),
+    ]);
     files = await serveFolder(fixtures);
     const quiet = { MEDIAFLOW_LOG_LEVEL: 'warn', MEDIAFLOW_RETENTION: '0' };
 
     // 1. Workers scale.
     const env = { ...quiet, MEDIAFLOW_REDIS_URL: await redis() };
     const dataDir = await tempDir('mediaflow-scale-');
-    const api = await launch(startServeProcess(dataDir, { ...env, MEDIAFLOW_WORKERS: '0', MEDIAFLOW_MAX_QUEUE: '1000' }));
+    const api = await launch(
+      startServeProcess(dataDir, { ...env, MEDIAFLOW_WORKERS: '0', MEDIAFLOW_MAX_QUEUE: '1000' }),
+    );
     const startWorker = () => launch(startWorkerProcess(dataDir, { ...env, MEDIAFLOW_CONCURRENCY: '1' }));
     const job = { video_url: files.url('input.mkv'), format: 'avi' };
     const batch = async (workers: ServeProcess[]): Promise<{ result: Batch; output: string }> => {
@@ -198,17 +254,26 @@ async function main() {
       const before = await cpuNow(api, workers);
       const started = performance.now();
       const ids: string[] = [];
-      for (let n = 0; n < JOBS; n++) ids.push((await post(api.base, '/convert-video/', job, { prefer: 'respond-async' })).job_id!);
+      for (let n = 0; n < JOBS; n++)
+        ids.push((await post(api.base, '/convert-video/', job, { prefer: 'respond-async' })).job_id!);
       const output = (await waitAll(api.base, ids))[0]!.output_file!;
       const seconds = (performance.now() - started) / 1000;
       const after = await cpuNow(api, workers);
-      const used = before && after && { machine: after.machine - before.machine, workers: after.workers - before.workers, ours: after.api + after.workers + after.bench - before.api - before.workers - before.bench };
+      const used = before &&
+        after && {
+          machine: after.machine - before.machine,
+          workers: after.workers - before.workers,
+          ours: after.api + after.workers + after.bench - before.api - before.workers - before.bench,
+        };
       const otherCores = used && Math.max(0, (used.machine - used.ours) / seconds);
       const result: Batch = {
         workers: workers.length,
         seconds: round(seconds, 2),
         jobsPerSecond: round(JOBS / seconds),
-        ...(used && { coresPerWorker: round(used.workers / seconds / workers.length, 2), otherCores: round(otherCores!, 2) }),
+        ...(used && {
+          coresPerWorker: round(used.workers / seconds / workers.length, 2),
+          otherCores: round(otherCores!, 2),
+        }),
         disturbed: otherCores !== undefined && otherCores > MAX_OTHER_CORES,
       };
       return { result, output };
@@ -219,14 +284,17 @@ async function main() {
       for (let tries = 0, clean = 0; clean < wanted && tries < 2 * wanted; tries++) {
         const { result } = await batch(workers);
         batches.push(result);
-        console.log(`${result.workers} worker(s): ${result.jobsPerSecond} jobs/s, ${result.coresPerWorker ?? '?'} cores per worker, ${result.otherCores ?? '?'} cores used by others${result.disturbed ? ' (disturbed: run again)' : ''}`);
+        console.log(
+          `${result.workers} worker(s): ${result.jobsPerSecond} jobs/s, ${result.coresPerWorker ?? '?'} cores per worker, ${result.otherCores ?? '?'} cores used by others${result.disturbed ? ' (disturbed: run again)' : ''}`,
+        );
         if (!result.disturbed) clean++;
       }
     };
     const workers = [await startWorker()];
     // Warm-up, and proof of what a job makes: the video copied, the whole audio in mp3.
     const sample = await probeOutput((await batch(workers)).output);
-    if (sample.codecs.join() !== 'mpeg4,mp3' || Math.abs(sample.duration - MEDIA_SECONDS) > 2) throw new Error(`unexpected output: ${JSON.stringify(sample)}`);
+    if (sample.codecs.join() !== 'mpeg4,mp3' || Math.abs(sample.duration - MEDIA_SECONDS) > 2)
+      throw new Error(`unexpected output: ${JSON.stringify(sample)}`);
     await measure(workers, Math.ceil(REPEATS / 2));
     workers.push(await startWorker());
     await batch(workers); // warm-up of the second worker
@@ -237,8 +305,19 @@ async function main() {
 
     // 2. Queue overhead: the same small request through each set-up in turn.
     const setups = {
-      embedded: await launch(startServeProcess(await tempDir('mediaflow-scale-embedded-'), { ...quiet, MEDIAFLOW_CACHE_BYTES: String(1024 ** 3) })),
-      redis: await launch(startServeProcess(await tempDir('mediaflow-scale-redis-'), { ...quiet, MEDIAFLOW_CACHE_BYTES: String(1024 ** 3), MEDIAFLOW_REDIS_URL: await redis() })),
+      embedded: await launch(
+        startServeProcess(await tempDir('mediaflow-scale-embedded-'), {
+          ...quiet,
+          MEDIAFLOW_CACHE_BYTES: String(1024 ** 3),
+        }),
+      ),
+      redis: await launch(
+        startServeProcess(await tempDir('mediaflow-scale-redis-'), {
+          ...quiet,
+          MEDIAFLOW_CACHE_BYTES: String(1024 ** 3),
+          MEDIAFLOW_REDIS_URL: await redis(),
+        }),
+      ),
       redisSplit: await (async () => {
         const splitEnv = { ...quiet, MEDIAFLOW_CACHE_BYTES: String(1024 ** 3), MEDIAFLOW_REDIS_URL: await redis() };
         const dir = await tempDir('mediaflow-scale-split-');
@@ -248,16 +327,24 @@ async function main() {
       })(),
     };
     const names = Object.keys(setups) as (keyof typeof setups)[];
-    const times = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<keyof typeof setups, number[]>;
+    const times = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<
+      keyof typeof setups,
+      number[]
+    >;
     for (let n = 0; n < WARM_UP_REQUESTS + REQUESTS; n++) {
       // A different set-up goes first each round.
       for (const name of [...names.slice(n % names.length), ...names.slice(0, n % names.length)]) {
         const started = performance.now();
-        const answer = await post(setups[name].base, '/resize_image/', { image_url: files.url('small.png'), width: '64', height: '48' });
+        const answer = await post(setups[name].base, '/resize_image/', {
+          image_url: files.url('small.png'),
+          width: '64',
+          height: '48',
+        });
         if (n >= WARM_UP_REQUESTS) times[name].push(performance.now() - started);
         else if (n === 0) {
           const resized = await probeOutput(answer.output_file!);
-          if (resized.width !== 64 || resized.height !== 48) throw new Error(`${name}: unexpected output ${JSON.stringify(resized)}`);
+          if (resized.width !== 64 || resized.height !== 48)
+            throw new Error(`${name}: unexpected output ${JSON.stringify(resized)}`);
         }
       }
     }
@@ -269,11 +356,21 @@ async function main() {
       return undisturbed.length > 0 ? undisturbed : ofCount;
     };
     const [one, two] = [clean(1), clean(2)];
-    const jobsPerSecond = { oneWorker: median(one.map((b) => b.jobsPerSecond)), twoWorkers: median(two.map((b) => b.jobsPerSecond)) };
-    const p50 = Object.fromEntries(names.map((name) => [name, round(median(times[name]), 1)])) as Record<keyof typeof setups, number>;
+    const jobsPerSecond = {
+      oneWorker: median(one.map((b) => b.jobsPerSecond)),
+      twoWorkers: median(two.map((b) => b.jobsPerSecond)),
+    };
+    const p50 = Object.fromEntries(names.map((name) => [name, round(median(times[name]), 1)])) as Record<
+      keyof typeof setups,
+      number
+    >;
     const result = {
       date: new Date().toISOString(),
-      machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, ffmpeg: (await execa('ffmpeg', ['-version'])).stdout.split('\n')[0] },
+      machine: {
+        cpus: os.cpus().length,
+        model: os.cpus()[0]?.model,
+        ffmpeg: (await execa('ffmpeg', ['-version'])).stdout.split('\n')[0],
+      },
       workersScale: {
         job: `convert-video to avi of a ${MEDIA_SECONDS} s mkv: 32x32 MPEG-4 video copied, Vorbis audio re-encoded to mp3 (single-threaded LAME)`,
         setup: 'one API with MEDIAFLOW_WORKERS=0, `mediaflow worker` processes at concurrency 1, one Redis',
@@ -308,7 +405,11 @@ async function main() {
       { measure: 'throughput, 1 worker (jobs/s)', value: jobsPerSecond.oneWorker, target: '' },
       { measure: 'throughput, 2 workers (jobs/s)', value: jobsPerSecond.twoWorkers, target: '' },
       { measure: 'ratio 2 workers / 1', value: result.workersScale.ratio, target: '>= 1.8' },
-      { measure: 'cores per worker (1 / 2 workers)', value: `${coresPerWorker.oneWorker ?? '?'} / ${coresPerWorker.twoWorkers ?? '?'}`, target: '' },
+      {
+        measure: 'cores per worker (1 / 2 workers)',
+        value: `${coresPerWorker.oneWorker ?? '?'} / ${coresPerWorker.twoWorkers ?? '?'}`,
+        target: '',
+      },
       { measure: 'sync p50, embedded (ms)', value: p50.embedded, target: '' },
       { measure: 'sync p50, Redis (ms)', value: p50.redis, target: '' },
       { measure: 'sync p50, Redis API + worker (ms)', value: p50.redisSplit, target: '' },
@@ -316,7 +417,9 @@ async function main() {
       { measure: 'Redis API + worker - embedded (ms)', value: result.queueOverhead.splitDifferenceMs, target: '<= 15' },
     ]);
     if (one.every((b) => b.disturbed) || two.every((b) => b.disturbed)) {
-      console.warn(`WARNING: other processes took more than ${MAX_OTHER_CORES} cores during every batch of one worker count; the ratio measures them, not mediaflow. Run again on an idle machine.`);
+      console.warn(
+        `WARNING: other processes took more than ${MAX_OTHER_CORES} cores during every batch of one worker count; the ratio measures them, not mediaflow. Run again on an idle machine.`,
+      );
     }
     await mkdir(path.resolve(import.meta.dirname, 'results'), { recursive: true });
     const file = path.resolve(import.meta.dirname, 'results', `scale-${result.date.replace(/[:.]/g, '-')}.json`);

@@ -74,7 +74,12 @@ async function phase(serve: ServeProcess, name: string, run: () => Promise<Recor
   // Closed sockets leave the server's table within a moment; give it a few seconds.
   await eventually(async () => (await openDescriptors(pid)) <= before.fds + 5, 10_000, 200);
   const after = { fds: await openDescriptors(pid), rssMiB: Math.round(await rssMiB(pid)) };
-  const alive = serve.child.exitCode === null && (await fetch(`${serve.base}/health`).then((r) => r.status, () => 0)) === 200;
+  const alive =
+    serve.child.exitCode === null &&
+    (await fetch(`${serve.base}/health`).then(
+      (r) => r.status,
+      () => 0,
+    )) === 200;
   return {
     phase: name,
     alive,
@@ -93,7 +98,10 @@ export async function runConnections(): Promise<boolean> {
   const reports: Array<Awaited<ReturnType<typeof phase>>> = [];
   let slowStillOpen = 0;
   try {
-    for (const [name, from] of [['flood, one address', '127.0.0.2'], ['flood, 40 addresses', addresses(40)]] as const) {
+    for (const [name, from] of [
+      ['flood, one address', '127.0.0.2'],
+      ['flood, 40 addresses', addresses(40)],
+    ] as const) {
       reports.push(
         await phase(serve, name, async () => {
           const flood = await floodConnections(port, floodSize, from);
@@ -132,7 +140,9 @@ export async function runConnections(): Promise<boolean> {
   console.log(JSON.stringify({ mode: 'connections', nofile, phases: reports }, null, 2));
   const ok = reports.every((r) => r.alive && r.descriptors.after <= r.descriptors.before + 5) && slowStillOpen === 0;
   console.log(
-    ok ? 'the server stayed up; descriptors back to the baseline after every phase' : 'the server fell over, or kept descriptors or slow bodies',
+    ok
+      ? 'the server stayed up; descriptors back to the baseline after every phase'
+      : 'the server fell over, or kept descriptors or slow bodies',
   );
   return ok;
 }

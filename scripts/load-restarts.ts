@@ -25,7 +25,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * One request to the API on a connection of its own, closed after it: the API's descriptors then
  * count only what the server itself keeps open, not this script's idle keep-alive sockets.
  */
-function call(base: string, method: string, pathname: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+function call(
+  base: string,
+  method: string,
+  pathname: string,
+  body?: unknown,
+): Promise<{ status: number; json: unknown }> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { connection: 'close', prefer: 'respond-async' };
@@ -66,7 +71,12 @@ export async function runRestarts(files: FileServer, seconds: number): Promise<b
   const pid = api.child.pid!;
   // Baseline: the API warmed by one job, so that what the first request loads is not counted as growth.
   const submit = async (n: number) => {
-    const fields = { image_url: files.url('/f/landscape-1920x1080.jpg'), width: String(320 + n), height: '180', webhook_url: receiver.url(`/hook/${n}`) };
+    const fields = {
+      image_url: files.url('/f/landscape-1920x1080.jpg'),
+      width: String(320 + n),
+      height: '180',
+      webhook_url: receiver.url(`/hook/${n}`),
+    };
     const res = await call(api.base, 'POST', '/resize_image/', fields);
     if (res.status !== 202) throw new Error(`job ${n}: ${res.status} ${JSON.stringify(res.json)}`);
     return (res.json as { job_id: string }).job_id;
@@ -90,7 +100,11 @@ export async function runRestarts(files: FileServer, seconds: number): Promise<b
   const started = performance.now();
   const ids = await Promise.all(Array.from({ length: JOBS }, (_, n) => submit(n)));
   const deliveredJobs = () =>
-    new Set(receiver.deliveries.filter((d) => d.answered === 200 && d.headers['webhook-id'] !== `msg_${warm}`).map((d) => d.headers['webhook-id'])).size;
+    new Set(
+      receiver.deliveries
+        .filter((d) => d.answered === 200 && d.headers['webhook-id'] !== `msg_${warm}`)
+        .map((d) => d.headers['webhook-id']),
+    ).size;
   // A worker killed with -9 after the first tenth of the webhooks, Redis restarted after the first third.
   await eventually(() => deliveredJobs() >= JOBS / 10, 60_000, 50);
   const killed = workers[0]!;
@@ -115,10 +129,15 @@ export async function runRestarts(files: FileServer, seconds: number): Promise<b
   // Connections the API holds for a while after its last job (webhook sockets, Redis reconnects) may take a moment.
   const settled = Date.now();
   await eventually(async () => (await openFds(pid)) <= baseline.fds, 15_000, 250);
-  const end = { rssMiB: Math.round(await rssMiB(pid)), fds: await openFds(pid), afterSeconds: Number(((Date.now() - settled) / 1000).toFixed(1)) };
+  const end = {
+    rssMiB: Math.round(await rssMiB(pid)),
+    fds: await openFds(pid),
+    afterSeconds: Number(((Date.now() - settled) / 1000).toFixed(1)),
+  };
 
   const logs = [api, ...workers].flatMap((proc) => proc.output().split('\n'));
-  const endedLines = (id: string) => logs.filter((line) => line.includes('"msg":"job ended"') && line.includes(`"job":"${id}"`)).length;
+  const endedLines = (id: string) =>
+    logs.filter((line) => line.includes('"msg":"job ended"') && line.includes(`"job":"${id}"`)).length;
   const statuses: Record<string, number> = {};
   let endedTwice = 0;
   let notEnded = 0;
@@ -147,7 +166,10 @@ export async function runRestarts(files: FileServer, seconds: number): Promise<b
   const report = {
     mode: 'restarts',
     jobs: JOBS,
-    events: ['worker killed with -9 after 10% of the webhooks (a new one started)', `Redis stopped for ${outageMs / 1000} s after a third`],
+    events: [
+      'worker killed with -9 after 10% of the webhooks (a new one started)',
+      `Redis stopped for ${outageMs / 1000} s after a third`,
+    ],
     seconds: Number(elapsed.toFixed(1)),
     statuses,
     endedTwice,
@@ -167,9 +189,14 @@ export async function runRestarts(files: FileServer, seconds: number): Promise<b
   if (notEnded > 0) problems.push(`${notEnded} jobs did not end`);
   if (endedTwice > 0) problems.push(`${endedTwice} jobs ended twice`);
   if (undelivered > 0) problems.push(`${undelivered} webhooks not delivered`);
-  if (end.rssMiB > baseline.rssMiB + MEMORY_TOLERANCE_MIB) problems.push(`API memory ${end.rssMiB} MiB after, ${baseline.rssMiB} MiB before`);
+  if (end.rssMiB > baseline.rssMiB + MEMORY_TOLERANCE_MIB)
+    problems.push(`API memory ${end.rssMiB} MiB after, ${baseline.rssMiB} MiB before`);
   if (end.fds > baseline.fds) problems.push(`API descriptors ${end.fds} after, ${baseline.fds} before`);
   if (healthAfter !== 200) problems.push(`/health answered ${healthAfter} afterwards`);
-  console.log(problems.length === 0 ? `all ${JOBS} jobs ended once and their webhooks were delivered; memory and descriptors back to baseline` : problems.join('\n'));
+  console.log(
+    problems.length === 0
+      ? `all ${JOBS} jobs ended once and their webhooks were delivered; memory and descriptors back to baseline`
+      : problems.join('\n'),
+  );
   return problems.length === 0;
 }

@@ -74,15 +74,22 @@ function flappingPlan(): (path: string, attempt: number) => Behaviour {
  */
 const FLAT_TOLERANCE = { ratio: 1.15, mib: 16 };
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round1 = (n: number) => Number(n.toFixed(1));
 
 // A mix of work: a heavy image resize, a light crop, and text-only subtitles.
 const workMix = (files: FileServer) => [
-  { route: '/resize_image/', fields: { image_url: files.url('/f/landscape-1920x1080.jpg'), width: '640', height: '360' } },
+  {
+    route: '/resize_image/',
+    fields: { image_url: files.url('/f/landscape-1920x1080.jpg'), width: '640', height: '360' },
+  },
   { route: '/crop_image_to_short/', fields: { image_url: files.url('/f/small-300x200.png') } },
-  { route: '/generate-subtitles/', fields: { text: 'One two three. Four five six seven! Eight nine ten?', words_per_line: '4' } },
+  {
+    route: '/generate-subtitles/',
+    fields: { text: 'One two three. Four five six seven! Eight nine ten?', words_per_line: '4' },
+  },
 ];
 
 /** Samples a process's resident memory every `everyMs`, keeping every sample with its time. */
@@ -97,7 +104,8 @@ function sampleRss(pid: number, everyMs: number) {
     samples,
     take,
     stop: () => clearInterval(timer),
-    peak: (from = -Infinity, to = Infinity) => Math.max(0, ...samples.filter((s) => s.at >= from && s.at <= to).map((s) => s.mib)),
+    peak: (from = -Infinity, to = Infinity) =>
+      Math.max(0, ...samples.filter((s) => s.at >= from && s.at <= to).map((s) => s.mib)),
   };
 }
 
@@ -161,7 +169,12 @@ async function runSync(files: FileServer): Promise<boolean> {
     errors,
     lost,
     throughputOkPerSecond: Number((ok.length / elapsed).toFixed(2)),
-    latencyMs: { p50: Math.round(percentile(latencies, 50)), p95: Math.round(percentile(latencies, 95)), p99: Math.round(percentile(latencies, 99)), max: Math.round(latencies.at(-1) ?? NaN) },
+    latencyMs: {
+      p50: Math.round(percentile(latencies, 50)),
+      p95: Math.round(percentile(latencies, 95)),
+      p99: Math.round(percentile(latencies, 99)),
+      max: Math.round(latencies.at(-1) ?? NaN),
+    },
     serverPeakRssMiB: Math.round(peakRss),
     healthAfter,
   };
@@ -207,7 +220,9 @@ async function runAsync(files: FileServer): Promise<boolean> {
   let verified = 0;
   const verifyArrived = () => {
     for (const d of receiver.deliveries.slice(verified)) {
-      const headers = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, String(d.headers[h] ?? '')]));
+      const headers = Object.fromEntries(
+        ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, String(d.headers[h] ?? '')]),
+      );
       try {
         verifier.verify(d.body, headers);
       } catch {
@@ -224,7 +239,11 @@ async function runAsync(files: FileServer): Promise<boolean> {
     verified = receiver.deliveries.length;
   };
   const verifying = setInterval(verifyArrived, 200);
-  const jobs: Submitted[] = Array.from({ length: jobCount }, (_, seq) => ({ seq, metadata: JSON.stringify({ client: 'load', run, seq }), accepted: 0 }));
+  const jobs: Submitted[] = Array.from({ length: jobCount }, (_, seq) => ({
+    seq,
+    metadata: JSON.stringify({ client: 'load', run, seq }),
+    accepted: 0,
+  }));
   const counts = { busy503: 0, busy503WithoutRetryAfter: 0, networkErrors: 0, replays: 0 };
   const started = performance.now();
   const startedAt = Date.now();
@@ -258,7 +277,8 @@ async function runAsync(files: FileServer): Promise<boolean> {
       const text = await res.text();
       if (res.status === 202) {
         const { job_id: jobId } = JSON.parse(text) as { job_id: string };
-        if (job.jobId !== undefined && job.jobId !== jobId) job.refused = `a resubmission got another job (${job.jobId}, then ${jobId})`;
+        if (job.jobId !== undefined && job.jobId !== jobId)
+          job.refused = `a resubmission got another job (${job.jobId}, then ${jobId})`;
         if (job.accepted > 0) counts.replays++;
         job.jobId ??= jobId;
         job.accepted++;
@@ -268,7 +288,8 @@ async function runAsync(files: FileServer): Promise<boolean> {
         counts.busy503++;
         const retryAfter = res.headers.get('retry-after');
         if (retryAfter === null) counts.busy503WithoutRetryAfter++;
-        const wait = retryAfter === null || !Number.isFinite(Number(retryAfter)) ? RETRY_AFTER_CAP_MS : Number(retryAfter) * 1000;
+        const wait =
+          retryAfter === null || !Number.isFinite(Number(retryAfter)) ? RETRY_AFTER_CAP_MS : Number(retryAfter) * 1000;
         await sleep(Math.min(wait, RETRY_AFTER_CAP_MS));
         continue;
       }
@@ -285,7 +306,8 @@ async function runAsync(files: FileServer): Promise<boolean> {
   // Wait until every accepted job's webhook has been answered 2xx by the receiver, and the server has recorded it.
   const accepted = jobs.filter((job) => job.jobId !== undefined);
   const byJobId = new Map(accepted.map((job) => [job.jobId!, job]));
-  const delivered = () => new Set(receiver.deliveries.filter((d) => d.answered === 200).map((d) => String(d.json.job_id)));
+  const delivered = () =>
+    new Set(receiver.deliveries.filter((d) => d.answered === 200).map((d) => String(d.json.job_id)));
   const drainDeadline = Date.now() + seconds * 1000;
   while (Date.now() < drainDeadline && accepted.some((job) => !delivered().has(job.jobId!))) await sleep(250);
   const views = new Map<string, JobViewLite | undefined>();
@@ -314,7 +336,9 @@ async function runAsync(files: FileServer): Promise<boolean> {
   let outputsMissing = 0;
   for (const view of views.values()) {
     if (view?.status !== 'succeeded') continue;
-    const url = view.result ? Object.values(view.result).find((v): v is string => typeof v === 'string' && v.includes('/uploads/')) : undefined;
+    const url = view.result
+      ? Object.values(view.result).find((v): v is string => typeof v === 'string' && v.includes('/uploads/'))
+      : undefined;
     if (!url) {
       outputsMissing++;
       continue;
@@ -383,7 +407,9 @@ async function runAsync(files: FileServer): Promise<boolean> {
   const firstHalfPeak = rss.peak(-Infinity, middle);
   const secondHalfPeak = rss.peak(middle, last);
   const quarter = (q: number) => finishedAt[Math.floor((q * finishedAt.length) / 4)] ?? Infinity;
-  const byQuarter = [0, 1, 2, 3].map((q) => Math.round(rss.peak(q === 0 ? -Infinity : quarter(q), q === 3 ? last : quarter(q + 1))));
+  const byQuarter = [0, 1, 2, 3].map((q) =>
+    Math.round(rss.peak(q === 0 ? -Infinity : quarter(q), q === 3 ? last : quarter(q + 1))),
+  );
   const flat = secondHalfPeak <= firstHalfPeak * FLAT_TOLERANCE.ratio + FLAT_TOLERANCE.mib;
 
   const unsubmitted = jobs.filter((job) => job.jobId === undefined);
@@ -440,23 +466,31 @@ async function runAsync(files: FileServer): Promise<boolean> {
   console.log(JSON.stringify(report, null, 2));
 
   const problems: string[] = [];
-  if (unsubmitted.length > 0) problems.push(`${unsubmitted.length} jobs not accepted within ${seconds} s (raise LOAD_SECONDS)`);
+  if (unsubmitted.length > 0)
+    problems.push(`${unsubmitted.length} jobs not accepted within ${seconds} s (raise LOAD_SECONDS)`);
   for (const job of jobs.filter((j) => j.refused)) problems.push(`job ${job.seq} refused: ${job.refused}`);
   if (lost > 0) problems.push(`${lost} jobs lost (no final state, or no delivered webhook)`);
-  if (succeeded !== accepted.length) problems.push(`${accepted.length - succeeded} jobs did not succeed: ${JSON.stringify(statuses)}`);
+  if (succeeded !== accepted.length)
+    problems.push(`${accepted.length - succeeded} jobs did not succeed: ${JSON.stringify(statuses)}`);
   for (const job of accepted) {
     const view = views.get(job.jobId!);
     if (view?.status === 'succeeded') continue;
-    problems.push(`  job ${job.seq} (${job.jobId}, ${view?.name ?? '?'}): ${view?.status ?? 'no record'}${view?.error ? `, ${view.error.status} ${view.error.error}` : ''}`);
+    problems.push(
+      `  job ${job.seq} (${job.jobId}, ${view?.name ?? '?'}): ${view?.status ?? 'no record'}${view?.error ? `, ${view.error.status} ${view.error.error}` : ''}`,
+    );
     // What the server logged about it, less the webhook retries.
     for (const line of serve.output().split('\n')) {
       if (line.includes(job.jobId!) && !line.includes('webhook')) problems.push(`    ${line.slice(0, 1000)}`);
     }
   }
   if (outputsMissing > 0) problems.push(`${outputsMissing} outputs could not be downloaded`);
-  if (okReceipts.size !== accepted.length) problems.push(`${okReceipts.size} webhooks delivered for ${accepted.length} jobs`);
+  if (okReceipts.size !== accepted.length)
+    problems.push(`${okReceipts.size} webhooks delivered for ${accepted.length} jobs`);
   for (const [name, n] of Object.entries(check)) if (n > 0) problems.push(`${name}: ${n}`);
-  if (!flat) problems.push(`server memory grew: peak ${Math.round(firstHalfPeak)} MiB over the first half of the jobs, ${Math.round(secondHalfPeak)} MiB over the second`);
+  if (!flat)
+    problems.push(
+      `server memory grew: peak ${Math.round(firstHalfPeak)} MiB over the first half of the jobs, ${Math.round(secondHalfPeak)} MiB over the second`,
+    );
   if (healthAfter !== 200) problems.push(`/health answered ${healthAfter} afterwards`);
   console.log(
     problems.length === 0

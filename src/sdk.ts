@@ -44,4 +44,11 @@ export {
   type VideoContainer,
   type VideoEncodeOptions,
 } from './sdk/encoding.js';
-export { AUDIO_CONTAINERS, audioFileEncoder, audioFileSampleRate, audioMuxerFor, isAudioFileOf, type AudioContainer } from './sdk/audio-encoding.js';
+export {
+  AUDIO_CONTAINERS,
+  audioFileEncoder,
+  audioFileSampleRate,
+  audioMuxerFor,
+  isAudioFileOf,
+  type AudioContainer,
+} from './sdk/audio-encoding.js';

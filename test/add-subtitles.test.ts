@@ -11,21 +11,33 @@ import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
 
 type Frame = Awaited<ReturnType<typeof frameRgb>>;
 
-
 /** Mean absolute difference (0..255) of two frames over a rectangle. */
 function meanDiff(a: Frame, b: Frame, x0: number, y0: number, w: number, h: number): number {
   let sum = 0;
-  for (let y = y0; y < y0 + h; y++) for (let x = x0; x < x0 + w; x++) {
-    const p = a.pixel(x, y);
-    const q = b.pixel(x, y);
-    sum += Math.abs(p[0] - q[0]) + Math.abs(p[1] - q[1]) + Math.abs(p[2] - q[2]);
-  }
+  for (let y = y0; y < y0 + h; y++)
+    for (let x = x0; x < x0 + w; x++) {
+      const p = a.pixel(x, y);
+      const q = b.pixel(x, y);
+      sum += Math.abs(p[0] - q[0]) + Math.abs(p[1] - q[1]) + Math.abs(p[2] - q[2]);
+    }
   return sum / (w * h * 3);
 }
 
 /** MD5 of a file's first audio stream's packets as stored (no decoding): equal only for a stream copy. */
 async function audioPacketsMd5(file: string): Promise<string> {
-  const { stdout } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-map', '0:a:0', '-c', 'copy', '-f', 'md5', '-']);
+  const { stdout } = await execa('ffmpeg', [
+    '-v',
+    'error',
+    '-i',
+    file,
+    '-map',
+    '0:a:0',
+    '-c',
+    'copy',
+    '-f',
+    'md5',
+    '-',
+  ]);
   return stdout.trim();
 }
 
@@ -49,10 +61,17 @@ describe('add-subtitles', () => {
   let files: FileServer;
   let server: TestServer;
   let sourceFrame: Frame;
-  const WEIRD = [pathnameOf("/x/it's:a%5Cb%0Aname.srt"), pathnameOf('/x/sub"ti:tle[0],;\'x.s\'rt')];
+  const WEIRD = [pathnameOf("/x/it's:a%5Cb%0Aname.srt"), pathnameOf("/x/sub\"ti:tle[0],;'x.s'rt")];
 
   before(async () => {
-    await fixtures('clip-2s-480x270-black.mp4', 'clip-1s-320x240-30fps-silent.mp4', 'clip-1s-321x241-odd.webm', 'hello.srt', 'hello.vtt', 'hello.ass');
+    await fixtures(
+      'clip-2s-480x270-black.mp4',
+      'clip-1s-320x240-30fps-silent.mp4',
+      'clip-1s-321x241-odd.webm',
+      'hello.srt',
+      'hello.vtt',
+      'hello.ass',
+    );
     await fixtures('not-media.txt', 'tone-2s-44k-stereo.mp3', 'small-300x200.png');
     files = await startFileServer(Object.fromEntries(WEIRD.map((p) => [p, serveAs('hello.srt')])));
     server = await startMediaflow();
@@ -69,7 +88,10 @@ describe('add-subtitles', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual(Object.keys(res.body).sort(), ['message', 'output_video']);
     assert.equal(res.body.message, 'Subtitles added successfully');
-    assert.match(res.body.output_video!, new RegExp(`^${server.base}/uploads/[0-9a-f-]{36}/video_with_subtitles\\.${format}$`));
+    assert.match(
+      res.body.output_video!,
+      new RegExp(`^${server.base}/uploads/[0-9a-f-]{36}/video_with_subtitles\\.${format}$`),
+    );
     return server.pathOf(res.body.output_video!);
   }
 
@@ -89,7 +111,10 @@ describe('add-subtitles', () => {
 
   it('burns SRT in (mp4 by default) and copies the audio stream untouched', async () => {
     const source = await fixture('clip-2s-480x270-black.mp4');
-    const file = await burn({ video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: files.url('/f/hello.srt') });
+    const file = await burn({
+      video_url: files.url('/f/clip-2s-480x270-black.mp4'),
+      subtitle_url: files.url('/f/hello.srt'),
+    });
     await assertBurnedIn(file);
     const [out, src] = [await probe(file), await probe(source)];
     assert.equal(out.format.format_name.split(',')[0], 'mov');
@@ -104,12 +129,18 @@ describe('add-subtitles', () => {
 
   it('burns ASS into mkv and WebVTT into webm', async () => {
     const source = await fixture('clip-2s-480x270-black.mp4');
-    const mkv = await burn({ video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: files.url('/f/hello.ass'), format: 'mkv' }, 'mkv');
+    const mkv = await burn(
+      { video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: files.url('/f/hello.ass'), format: 'mkv' },
+      'mkv',
+    );
     await assertBurnedIn(mkv);
     assert.equal((await probe(mkv)).format.format_name.split(',')[0], 'matroska');
     assert.equal(await audioPacketsMd5(mkv), await audioPacketsMd5(source), 'mkv takes AAC as it is');
 
-    const webm = await burn({ video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: files.url('/f/hello.vtt'), format: 'webm' }, 'webm');
+    const webm = await burn(
+      { video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: files.url('/f/hello.vtt'), format: 'webm' },
+      'webm',
+    );
     await assertBurnedIn(webm);
     const info = await probe(webm);
     assert.equal(videoOf(info)?.codec_name, 'vp9');
@@ -120,10 +151,16 @@ describe('add-subtitles', () => {
 
   it('writes mov and avi', async () => {
     const source = await fixture('clip-2s-480x270-black.mp4');
-    const mov = await burn({ video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: files.url('/f/hello.srt'), format: 'MOV' }, 'mov');
+    const mov = await burn(
+      { video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: files.url('/f/hello.srt'), format: 'MOV' },
+      'mov',
+    );
     await assertBurnedIn(mov);
     assert.equal(await audioPacketsMd5(mov), await audioPacketsMd5(source));
-    const avi = await burn({ video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: files.url('/f/hello.srt'), format: 'avi' }, 'avi');
+    const avi = await burn(
+      { video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: files.url('/f/hello.srt'), format: 'avi' },
+      'avi',
+    );
     await assertBurnedIn(avi);
     const info = await probe(avi);
     assert.equal(info.format.format_name, 'avi');
@@ -132,7 +169,10 @@ describe('add-subtitles', () => {
 
   it('works on a video without audio, and on one of odd size', async () => {
     const silentSource = await fixture('clip-1s-320x240-30fps-silent.mp4');
-    const silent = await burn({ video_url: files.url('/f/clip-1s-320x240-30fps-silent.mp4'), subtitle_url: files.url('/f/hello.srt') });
+    const silent = await burn({
+      video_url: files.url('/f/clip-1s-320x240-30fps-silent.mp4'),
+      subtitle_url: files.url('/f/hello.srt'),
+    });
     const info = await probe(silent);
     assert.equal(audioOf(info), undefined);
     assert.equal(videoOf(info)?.width, 320);
@@ -145,10 +185,16 @@ describe('add-subtitles', () => {
     assert.ok(top < 3, `the rest is the source picture (${top})`);
 
     // 321x241 into H.264 4:2:0, which takes even sizes only.
-    const odd = await burn({ video_url: files.url('/f/clip-1s-321x241-odd.webm'), subtitle_url: files.url('/f/hello.srt') });
+    const odd = await burn({
+      video_url: files.url('/f/clip-1s-321x241-odd.webm'),
+      subtitle_url: files.url('/f/hello.srt'),
+    });
     const oddInfo = await probe(odd);
     assert.equal(videoOf(oddInfo)?.codec_name, 'h264');
-    assert.ok([321, 322].includes(videoOf(oddInfo)!.width!) && [241, 242].includes(videoOf(oddInfo)!.height!), `${videoOf(oddInfo)?.width}x${videoOf(oddInfo)?.height}`);
+    assert.ok(
+      [321, 322].includes(videoOf(oddInfo)!.width!) && [241, 242].includes(videoOf(oddInfo)!.height!),
+      `${videoOf(oddInfo)?.width}x${videoOf(oddInfo)?.height}`,
+    );
   });
 
   it('takes a subtitle URL whose path holds quotes, colons, backslashes, brackets and %0A; the file is saved under a generated name', async () => {
@@ -164,20 +210,35 @@ describe('add-subtitles', () => {
 
   it('answers 422 when the subtitle file is not subtitles, and 400 for a bad format or a missing URL', async () => {
     const video = files.url('/f/clip-2s-480x270-black.mp4');
-    for (const name of ['not-media.txt', 'tone-2s-44k-stereo.mp3', 'small-300x200.png', 'clip-1s-320x240-30fps-silent.mp4']) {
+    for (const name of [
+      'not-media.txt',
+      'tone-2s-44k-stereo.mp3',
+      'small-300x200.png',
+      'clip-1s-320x240-30fps-silent.mp4',
+    ]) {
       const res = await server.post('/add-subtitles/', { video_url: video, subtitle_url: files.url(`/f/${name}`) });
       assert.equal(res.status, 422, `${name}: ${JSON.stringify(res.body)}`);
       assert.deepEqual(Object.keys(res.body), ['error', 'code']);
       assert.equal(res.body.code, 'MF_ERR_MEDIA');
       assert.ok(!res.body.error!.includes(server.dataDir), res.body.error);
     }
-    const swapped = await server.post('/add-subtitles/', { video_url: files.url('/f/hello.srt'), subtitle_url: files.url('/f/hello.srt') });
+    const swapped = await server.post('/add-subtitles/', {
+      video_url: files.url('/f/hello.srt'),
+      subtitle_url: files.url('/f/hello.srt'),
+    });
     assert.equal(swapped.status, 422);
     assert.match(swapped.body.error!, /is not a video file/);
 
-    const bad = await server.post('/add-subtitles/', { video_url: video, subtitle_url: files.url('/f/hello.srt'), format: 'gif' });
+    const bad = await server.post('/add-subtitles/', {
+      video_url: video,
+      subtitle_url: files.url('/f/hello.srt'),
+      format: 'gif',
+    });
     assert.equal(bad.status, 400);
-    assert.match(bad.body.error!, /^Unsupported format 'gif'\. Supported formats: (mp4|mov|mkv|avi|webm)(, (mp4|mov|mkv|avi|webm)){4}\.$/);
+    assert.match(
+      bad.body.error!,
+      /^Unsupported format 'gif'\. Supported formats: (mp4|mov|mkv|avi|webm)(, (mp4|mov|mkv|avi|webm)){4}\.$/,
+    );
     const missing = await server.post('/add-subtitles/', { video_url: video });
     assert.equal(missing.status, 400);
     assert.match(missing.body.error!, /`subtitle_url`/);

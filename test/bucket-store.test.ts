@@ -36,7 +36,13 @@ describe('the S3 output store (real AWS SDK against s3rver on loopback)', () => 
 
   it('streams a file up in parts and serves the same bytes at a presigned URL, with its content type', async () => {
     const config = configOf();
-    const store = new BucketOutputStore(s3ClientOf(config), { bucket: s3.bucket, prefix: '', endpoint: s3.endpoint, urlTtlSeconds: 600, partSize: 5 * 1024 * 1024 });
+    const store = new BucketOutputStore(s3ClientOf(config), {
+      bucket: s3.bucket,
+      prefix: '',
+      endpoint: s3.endpoint,
+      urlTtlSeconds: 600,
+      partSize: 5 * 1024 * 1024,
+    });
     const data = randomBytes(12 * 1024 * 1024);
     const file = path.join(dir, 'big.mp4');
     await writeFile(file, data);
@@ -52,18 +58,30 @@ describe('the S3 output store (real AWS SDK against s3rver on loopback)', () => 
     assert.equal(await store.exists('job-1/missing.mp4'), false);
   });
 
-  it('keeps the seed\'s key shapes under the prefix, builds public URLs on MEDIAFLOW_S3_PUBLIC_URL, and overwrites on a re-run', async () => {
-    const config = configOf({ MEDIAFLOW_S3_PREFIX: 'tenant-a/', MEDIAFLOW_S3_PUBLIC_URL: 'https://cdn.example.com/media/' });
+  it("keeps the seed's key shapes under the prefix, builds public URLs on MEDIAFLOW_S3_PUBLIC_URL, and overwrites on a re-run", async () => {
+    const config = configOf({
+      MEDIAFLOW_S3_PREFIX: 'tenant-a/',
+      MEDIAFLOW_S3_PUBLIC_URL: 'https://cdn.example.com/media/',
+    });
     const store = bucketStoreOf(config)!;
     const file = path.join(dir, 'x.jpg');
     await writeFile(file, 'first');
     await store.publish(file, 'abc_cropped.jpg');
     await writeFile(file, 'second');
     await store.publish(file, 'abc_cropped.jpg');
-    assert.equal(await store.urlFor('abc_cropped.jpg', 'http://ignored'), 'https://cdn.example.com/media/tenant-a/uploads/abc_cropped.jpg');
+    assert.equal(
+      await store.urlFor('abc_cropped.jpg', 'http://ignored'),
+      'https://cdn.example.com/media/tenant-a/uploads/abc_cropped.jpg',
+    );
     const listed = await s3ClientOf(config).send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'tenant-a/' }));
-    assert.deepEqual(listed.Contents?.map((o) => o.Key), ['tenant-a/uploads/abc_cropped.jpg'], 'one object: the re-run replaced it');
-    const head = await s3ClientOf(config).send(new HeadObjectCommand({ Bucket: s3.bucket, Key: 'tenant-a/uploads/abc_cropped.jpg' }));
+    assert.deepEqual(
+      listed.Contents?.map((o) => o.Key),
+      ['tenant-a/uploads/abc_cropped.jpg'],
+      'one object: the re-run replaced it',
+    );
+    const head = await s3ClientOf(config).send(
+      new HeadObjectCommand({ Bucket: s3.bucket, Key: 'tenant-a/uploads/abc_cropped.jpg' }),
+    );
     assert.equal(head.ContentLength, 'second'.length);
     assert.equal(head.ContentType, 'image/jpeg');
   });
@@ -99,13 +117,24 @@ describe('the S3 output store (real AWS SDK against s3rver on loopback)', () => 
     const copy = path.join(dir, 'copy.srt');
     await store.copyTo('job-2/generated_subtitles.srt', copy);
     assert.equal(await readFile(copy, 'utf8'), '1\n00:00:00,000 --> 00:00:01,000\nhello\n');
-    await assert.rejects(store.copyTo('job-2/none.srt', path.join(dir, 'none.srt')), (error: unknown) => error instanceof MediaflowError && error.status === 400);
+    await assert.rejects(
+      store.copyTo('job-2/none.srt', path.join(dir, 'none.srt')),
+      (error: unknown) => error instanceof MediaflowError && error.status === 400,
+    );
 
     const presigned = await store.urlFor('job-2/generated_subtitles.srt', '');
     assert.equal(store.pathOfUrl(presigned), 'job-2/generated_subtitles.srt');
-    assert.equal(store.pathOfUrl(`${s3.endpoint}/${s3.bucket}/uploads/job-2/generated_subtitles.srt`), undefined, 'unsigned: not a URL the store gave');
+    assert.equal(
+      store.pathOfUrl(`${s3.endpoint}/${s3.bucket}/uploads/job-2/generated_subtitles.srt`),
+      undefined,
+      'unsigned: not a URL the store gave',
+    );
     assert.equal(store.pathOfUrl(`${s3.endpoint}/other-bucket/uploads/a.srt?X-Amz-Signature=x`), undefined);
-    assert.equal(store.pathOfUrl(`${s3.endpoint}/${s3.bucket}/uploads/a/b/c.srt?X-Amz-Signature=x`), undefined, 'three segments');
+    assert.equal(
+      store.pathOfUrl(`${s3.endpoint}/${s3.bucket}/uploads/a/b/c.srt?X-Amz-Signature=x`),
+      undefined,
+      'three segments',
+    );
     assert.equal(store.pathOfUrl(`${s3.endpoint}/${s3.bucket}/uploads/.partial-1?X-Amz-Signature=x`), undefined);
     const publicStore = bucketStoreOf(configOf({ MEDIAFLOW_S3_PUBLIC_URL: 'https://cdn.example.com' }))!;
     assert.equal(publicStore.pathOfUrl('https://cdn.example.com/uploads/abc_cropped.jpg'), 'abc_cropped.jpg');
@@ -128,14 +157,29 @@ describe('the S3 output store (real AWS SDK against s3rver on loopback)', () => 
       assert.equal(store.pathOfUrl(other), undefined, other);
     }
     const named = bucketStoreOf(configOf({ MEDIAFLOW_S3_ENDPOINT: 'http://localhost:9000' }))!;
-    assert.equal(named.pathOfUrl(`http://${s3.bucket}.localhost:9000/uploads/a.srt?X-Amz-Signature=x`), 'a.srt', "the bucket's virtual host");
-    assert.equal(named.pathOfUrl(`http://${s3.bucket}.localhost:9001/uploads/a.srt?X-Amz-Signature=x`), undefined, 'another port');
+    assert.equal(
+      named.pathOfUrl(`http://${s3.bucket}.localhost:9000/uploads/a.srt?X-Amz-Signature=x`),
+      'a.srt',
+      "the bucket's virtual host",
+    );
+    assert.equal(
+      named.pathOfUrl(`http://${s3.bucket}.localhost:9001/uploads/a.srt?X-Amz-Signature=x`),
+      undefined,
+      'another port',
+    );
     // AWS (no endpoint): the regional S3 host, as the SDK signs for it.
     const aws = bucketStoreOf(loadConfig({ MEDIAFLOW_S3_BUCKET: 'media', MEDIAFLOW_S3_REGION: 'eu-west-3' }))!;
     assert.equal(aws.pathOfUrl('https://media.s3.eu-west-3.amazonaws.com/uploads/a.srt?X-Amz-Signature=x'), 'a.srt');
     assert.equal(aws.pathOfUrl('https://s3.eu-west-3.amazonaws.com/media/uploads/a.srt?X-Amz-Signature=x'), 'a.srt');
-    assert.equal(aws.pathOfUrl('https://media.s3.eu-west-3.amazonaws.com.attacker.example/uploads/a.srt?X-Amz-Signature=x'), undefined);
-    assert.equal(aws.pathOfUrl('https://s3.us-east-1.amazonaws.com/media/uploads/a.srt?X-Amz-Signature=x'), undefined, 'another region');
+    assert.equal(
+      aws.pathOfUrl('https://media.s3.eu-west-3.amazonaws.com.attacker.example/uploads/a.srt?X-Amz-Signature=x'),
+      undefined,
+    );
+    assert.equal(
+      aws.pathOfUrl('https://s3.us-east-1.amazonaws.com/media/uploads/a.srt?X-Amz-Signature=x'),
+      undefined,
+      'another region',
+    );
   });
 
   it('removes outputs, sweeps only those older than the retention, and checks the bucket', async () => {
@@ -155,7 +199,10 @@ describe('the S3 output store (real AWS SDK against s3rver on loopback)', () => 
   });
 
   it('refuses a presigned-URL lifetime over 7 days when the configuration loads', () => {
-    assert.throws(() => loadConfig({ MEDIAFLOW_S3_URL_TTL: '8d' }), /MEDIAFLOW_S3_URL_TTL \(--s3-url-ttl\) to be from 1s to 7d/);
+    assert.throws(
+      () => loadConfig({ MEDIAFLOW_S3_URL_TTL: '8d' }),
+      /MEDIAFLOW_S3_URL_TTL \(--s3-url-ttl\) to be from 1s to 7d/,
+    );
     assert.equal(loadConfig({ MEDIAFLOW_S3_URL_TTL: '7d' }).s3UrlTtlMs, 7 * 86_400_000);
   });
 });
@@ -185,11 +232,18 @@ describe('a server publishing to S3', () => {
 
     const subs = await server.post('/generate-subtitles/', { text: 'HELLO FROM THE BUCKET', seconds_per_line: '2' });
     assert.equal(subs.status, 200, JSON.stringify(subs.body));
-    assert.match(subs.body.subtitle_file_url!, new RegExp(`^${s3.endpoint}/${s3.bucket}/uploads/[0-9a-f-]{36}/generated_subtitles\\.srt\\?.*X-Amz-Signature=`));
+    assert.match(
+      subs.body.subtitle_file_url!,
+      new RegExp(`^${s3.endpoint}/${s3.bucket}/uploads/[0-9a-f-]{36}/generated_subtitles\\.srt\\?.*X-Amz-Signature=`),
+    );
     assert.match(await (await fetch(subs.body.subtitle_file_url!)).text(), /HELLO FROM THE BUCKET/);
     assert.deepEqual(await readdir(path.join(server.dataDir, 'uploads')), [], 'nothing is published locally');
 
-    const res = await server.post('/add-subtitles/', { video_url: video, subtitle_url: subs.body.subtitle_file_url! }, { headers: { prefer: 'respond-async' } });
+    const res = await server.post(
+      '/add-subtitles/',
+      { video_url: video, subtitle_url: subs.body.subtitle_file_url! },
+      { headers: { prefer: 'respond-async' } },
+    );
     assert.equal(res.status, 202, JSON.stringify(res.body));
     const job = await waitForJob(server.base, res.body.job_id!);
     assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
@@ -213,7 +267,10 @@ describe('a server publishing to S3', () => {
     await store.publish(await fixture('clip-2s-480x270-black.mp4'), 'secret_merged.mp4');
     const endpoint = new URL(s3.endpoint);
     const objectPath = `/${s3.bucket}/uploads/secret_merged.mp4?X-Amz-Signature=forged`;
-    for (const lookalike of [`http://localhost:${endpoint.port}${objectPath}`, `http://127.0.0.1:${Number(endpoint.port) + 1}${objectPath}`]) {
+    for (const lookalike of [
+      `http://localhost:${endpoint.port}${objectPath}`,
+      `http://127.0.0.1:${Number(endpoint.port) + 1}${objectPath}`,
+    ]) {
       const res = await server.post('/convert-video/', { video_url: lookalike, format: 'mp4' });
       // Read from the bucket, this was a 200 with the bucket's video; fetched, the address policy refuses it.
       assert.equal(res.status, 400, `${lookalike}: ${JSON.stringify(res.body)}`);

@@ -18,10 +18,11 @@ const text =
 /** Pixels of the frame that are not (nearly) black: what was drawn on the black clip. */
 function drawn(frame: Frame): Array<{ x: number; y: number; rgb: Rgb }> {
   const result = [];
-  for (let y = 0; y < frame.height; y++) for (let x = 0; x < frame.width; x++) {
-    const rgb = frame.pixel(x, y);
-    if (Math.max(...rgb) > 40) result.push({ x, y, rgb });
-  }
+  for (let y = 0; y < frame.height; y++)
+    for (let x = 0; x < frame.width; x++) {
+      const rgb = frame.pixel(x, y);
+      if (Math.max(...rgb) > 40) result.push({ x, y, rgb });
+    }
   return result;
 }
 
@@ -52,18 +53,29 @@ describe('add-subtitles: caption styles', () => {
 
   /** Burns the cue with style fields and returns the frame at 1 s. */
   async function burned(style: Record<string, string>, subtitle = '/cue.srt'): Promise<Frame> {
-    const res = await server.post('/add-subtitles/', { video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: files.url(subtitle), ...style });
+    const res = await server.post('/add-subtitles/', {
+      video_url: files.url('/f/clip-2s-480x270-black.mp4'),
+      subtitle_url: files.url(subtitle),
+      ...style,
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.warnings, undefined);
     return frameRgb(server.pathOf(res.body.output_video!), 1);
   }
 
   it('position=top draws the caption in the top third, bottom in the bottom third', async () => {
-    for (const [position, third] of [['top', 0], ['bottom', 2], ['middle', 1]] as const) {
+    for (const [position, third] of [
+      ['top', 0],
+      ['bottom', 2],
+      ['middle', 1],
+    ] as const) {
       const pixels = drawn(await burned({ position }));
       assert.ok(pixels.length > 200, `${position}: a caption is drawn (${pixels.length} pixels)`);
       const inThird = pixels.filter(({ y }) => Math.floor(y / 90) === third).length;
-      assert.ok(inThird / pixels.length > 0.95, `${position}: ${inThird} of ${pixels.length} caption pixels in third ${third}`);
+      assert.ok(
+        inThird / pixels.length > 0.95,
+        `${position}: ${inThird} of ${pixels.length} caption pixels in third ${third}`,
+      );
     }
   });
 
@@ -89,7 +101,10 @@ describe('add-subtitles: caption styles', () => {
   });
 
   it('a translucent background (#RRGGBBAA) lets the picture through', async () => {
-    const [opaque, half] = await Promise.all([burned({ background: '#FFFFFF', color: '#000000' }), burned({ background: '#FFFFFF80', color: '#000000' })]);
+    const [opaque, half] = await Promise.all([
+      burned({ background: '#FFFFFF', color: '#000000' }),
+      burned({ background: '#FFFFFF80', color: '#000000' }),
+    ]);
     const boxOf = (frame: Frame) => median(drawn(frame).map((p) => p.rgb));
     assert.ok(near(boxOf(opaque), [255, 255, 255], 20), `opaque ${boxOf(opaque)}`);
     assert.ok(near(boxOf(half), [128, 128, 128], 30), `half ${boxOf(half)}`);
@@ -97,16 +112,29 @@ describe('add-subtitles: caption styles', () => {
 
   it('font_size and max_width change the caption: bigger text, wrapped into narrower lines', async () => {
     // 240 is 60 px on the 270-pixel clip: the line is about 290 px wide, more than half of 480.
-    const [small, big, narrow] = await Promise.all([burned({ font_size: '60' }), burned({ font_size: '240' }), burned({ font_size: '240', max_width: '0.5' })]);
+    const [small, big, narrow] = await Promise.all([
+      burned({ font_size: '60' }),
+      burned({ font_size: '240' }),
+      burned({ font_size: '240', max_width: '0.5' }),
+    ]);
     const extent = (frame: Frame) => {
       const pixels = drawn(frame);
       const xs = pixels.map((p) => p.x);
       const ys = pixels.map((p) => p.y);
       return { width: Math.max(...xs) - Math.min(...xs), height: Math.max(...ys) - Math.min(...ys) };
     };
-    assert.ok(extent(big).height > extent(small).height * 2, `${JSON.stringify(extent(big))} vs ${JSON.stringify(extent(small))}`);
-    assert.ok(extent(narrow).width < extent(big).width * 0.7, `wrapped: ${extent(narrow).width} vs ${extent(big).width}`);
-    assert.ok(extent(narrow).height > extent(big).height * 1.6, `two lines: ${extent(narrow).height} vs ${extent(big).height}`);
+    assert.ok(
+      extent(big).height > extent(small).height * 2,
+      `${JSON.stringify(extent(big))} vs ${JSON.stringify(extent(small))}`,
+    );
+    assert.ok(
+      extent(narrow).width < extent(big).width * 0.7,
+      `wrapped: ${extent(narrow).width} vs ${extent(big).width}`,
+    );
+    assert.ok(
+      extent(narrow).height > extent(big).height * 1.6,
+      `two lines: ${extent(narrow).height} vs ${extent(big).height}`,
+    );
   });
 
   it('an ASS input keeps its own style (its font size) unless a field overrides it', async () => {
@@ -123,9 +151,16 @@ describe('add-subtitles: caption styles', () => {
   it('takes an installed font (in any case) and answers 400 with close matches for an unknown one', async () => {
     const frame = await burned({ font: 'noto serif' });
     assert.ok(drawn(frame).length > 200);
-    const res = await server.post('/add-subtitles/', { video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: files.url('/cue.srt'), font: 'Noto Sanz' });
+    const res = await server.post('/add-subtitles/', {
+      video_url: files.url('/f/clip-2s-480x270-black.mp4'),
+      subtitle_url: files.url('/cue.srt'),
+      font: 'Noto Sanz',
+    });
     assert.equal(res.status, 400);
-    assert.match(res.body.error!, /^Expected `font` to be a font family installed on the server, got `Noto Sanz` \(close matches: .*Noto Sans\b/);
+    assert.match(
+      res.body.error!,
+      /^Expected `font` to be a font family installed on the server, got `Noto Sanz` \(close matches: .*Noto Sans\b/,
+    );
   });
 
   it('refuses values that try to inject ASS or filter syntax, with a 400 naming the field', async () => {
@@ -142,7 +177,11 @@ describe('add-subtitles: caption styles', () => {
       ['max_width', '0.5:shaping=simple'],
     ];
     for (const [field, value] of cases) {
-      const res = await server.post('/add-subtitles/', { video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: files.url('/cue.srt'), [field]: value });
+      const res = await server.post('/add-subtitles/', {
+        video_url: files.url('/f/clip-2s-480x270-black.mp4'),
+        subtitle_url: files.url('/cue.srt'),
+        [field]: value,
+      });
       assert.equal(res.status, 400, `${field}=${value}: ${JSON.stringify(res.body)}`);
       assert.match(res.body.error!, new RegExp(`\`${field}\``), `${field}=${value}: ${res.body.error}`);
     }
@@ -153,7 +192,10 @@ describe('add-subtitles: caption styles', () => {
     assert.equal(res.status, 200);
     const { fonts } = (await res.json()) as { fonts: string[] };
     for (const family of ['Noto Sans', 'Noto Sans CJK JP', 'DejaVu Sans']) assert.ok(fonts.includes(family), family);
-    assert.deepEqual(fonts, [...fonts].sort((a, b) => a.localeCompare(b, 'en')));
+    assert.deepEqual(
+      fonts,
+      [...fonts].sort((a, b) => a.localeCompare(b, 'en')),
+    );
     assert.ok(fonts.every((family) => !/[,{}\\]/.test(family)));
     const cli = await runCli(['fonts']);
     assert.equal(cli.exitCode, 0, cli.stderr);

@@ -15,7 +15,9 @@ import { freePort, startServeProcess } from './helpers/serve-process.js';
 import { builtinRegistry } from '../src/plugins/index.js';
 
 const BIN = path.resolve(import.meta.dirname, '../bin/mediaflow.js');
-const pkg = JSON.parse(await readFile(path.resolve(import.meta.dirname, '../package.json'), 'utf8')) as { version: string };
+const pkg = JSON.parse(await readFile(path.resolve(import.meta.dirname, '../package.json'), 'utf8')) as {
+  version: string;
+};
 
 /** The CLI names of docs/architecture.md: the route without slashes, underscores as dashes. */
 const dashed = (name: string) => name.replace(/^\/+|\/+$/g, '').replace(/_/g, '-');
@@ -65,7 +67,14 @@ describe('cli', () => {
     assert.equal(expected.length, 10);
     // Every operation and serve (other commands, such as pipeline ones, may come beside them).
     for (const name of ['serve', ...expected]) assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
-    for (const name of ['merge-audios', 'crop-image-to-short', 'convert-image-from-url', 'resize-image', 'add-subtitles', 'generate-subtitles']) {
+    for (const name of [
+      'merge-audios',
+      'crop-image-to-short',
+      'convert-image-from-url',
+      'resize-image',
+      'add-subtitles',
+      'generate-subtitles',
+    ]) {
       assert.ok(names.includes(name), name);
     }
   });
@@ -86,9 +95,12 @@ describe('cli', () => {
         assert.ok(start >= 0, `${operation} --help shows ${flag}: ${stdout}`);
         const next = flags[index + 1] ? at(flags[index + 1]!, start) : flat.length;
         const block = flat.slice(start, next);
-        const schema = (plugin.params.properties as Record<string, { default?: unknown }>)[flag.slice(2).replace(/-/g, '_')];
+        const schema = (plugin.params.properties as Record<string, { default?: unknown }>)[
+          flag.slice(2).replace(/-/g, '_')
+        ];
         const fallback = flag === '--out-dir' ? '.' : schema?.default;
-        if (fallback !== undefined) assert.ok(block.includes(`(default: "${String(fallback)}")`), `${operation} ${flag}: ${block}`);
+        if (fallback !== undefined)
+          assert.ok(block.includes(`(default: "${String(fallback)}")`), `${operation} ${flag}: ${block}`);
         else assert.ok(!block.includes('(default: "'), `${operation} ${flag} has no default: ${block}`);
       }
     }
@@ -112,15 +124,47 @@ describe('cli', () => {
       { args: ['no-such-operation'], code: 2, message: /unknown command 'no-such-operation'/ },
       { args: ['--no-such-flag'], code: 2, message: /unknown option '--no-such-flag'/ },
       { args: ['merge-audios', '--no-such-flag', 'x'], code: 2, message: /unknown option '--no-such-flag'/ },
-      { args: ['generate-subtitles', '--text', 'hello', '--words-per-line', '0'], code: 2, message: /^mediaflow: .*`words_per_line`.*`0`/m },
-      { args: ['generate-subtitles', '--text', 'hello', '--seconds-per-line', 'abc'], code: 2, message: /`seconds_per_line`/ },
+      {
+        args: ['generate-subtitles', '--text', 'hello', '--words-per-line', '0'],
+        code: 2,
+        message: /^mediaflow: .*`words_per_line`.*`0`/m,
+      },
+      {
+        args: ['generate-subtitles', '--text', 'hello', '--seconds-per-line', 'abc'],
+        code: 2,
+        message: /`seconds_per_line`/,
+      },
       { args: ['generate-subtitles', '--text', '   '], code: 2, message: /`text`/ },
-      { args: ['add-subtitles', '--video-url', 'clip-2s-480x270-black.mp4', '--subtitle-url', 'hello.srt', '--format', 'gif'], code: 2, message: /Unsupported format 'gif'/ },
-      { args: ['resize-image', '--image-url', path.join(tmp, 'does-not-exist.png'), '--width', '10', '--height', '10'], code: 2, message: /not found/ },
+      {
+        args: [
+          'add-subtitles',
+          '--video-url',
+          'clip-2s-480x270-black.mp4',
+          '--subtitle-url',
+          'hello.srt',
+          '--format',
+          'gif',
+        ],
+        code: 2,
+        message: /Unsupported format 'gif'/,
+      },
+      {
+        args: ['resize-image', '--image-url', path.join(tmp, 'does-not-exist.png'), '--width', '10', '--height', '10'],
+        code: 2,
+        message: /not found/,
+      },
       // Input that is not an image: the tool's reason, exit 1.
-      { args: ['resize-image', '--image-url', 'not-media.txt', '--width', '10', '--height', '10'], code: 1, message: /^mediaflow: Input .*(not readable|not an image)/m },
+      {
+        args: ['resize-image', '--image-url', 'not-media.txt', '--width', '10', '--height', '10'],
+        code: 1,
+        message: /^mediaflow: Input .*(not readable|not an image)/m,
+      },
       // A download that fails: exit 1, the URL named.
-      { args: ['resize-image', '--image-url', files.url('/f/missing.png'), '--width', '10', '--height', '10'], code: 1, message: /Failed to download http:\/\/127\.0\.0\.1:\d+\/f\/missing\.png: HTTP 404/ },
+      {
+        args: ['resize-image', '--image-url', files.url('/f/missing.png'), '--width', '10', '--height', '10'],
+        code: 1,
+        message: /Failed to download http:\/\/127\.0\.0\.1:\d+\/f\/missing\.png: HTTP 404/,
+      },
     ];
     for (const { args, code, message } of cases) {
       const result = await runCli([...args, '--out-dir', tmp], { cwd: FIXTURE_DIR });
@@ -136,14 +180,25 @@ describe('cli', () => {
   it('takes local paths, relative to the working directory, and writes to --out-dir', async () => {
     const out = await mkdtemp(path.join(tmp, 'out-'));
     const { exitCode, stdout, stderr } = await runCli(
-      ['add-subtitles', '--video-url', 'clip-2s-480x270-black.mp4', '--subtitle-url', path.join(FIXTURE_DIR, 'hello.srt'), '--out-dir', out],
+      [
+        'add-subtitles',
+        '--video-url',
+        'clip-2s-480x270-black.mp4',
+        '--subtitle-url',
+        path.join(FIXTURE_DIR, 'hello.srt'),
+        '--out-dir',
+        out,
+      ],
       { cwd: FIXTURE_DIR },
     );
     assert.equal(exitCode, 0, stderr);
     const body = JSON.parse(stdout) as Record<string, string>;
     assert.deepEqual(Object.keys(body).sort(), ['message', 'output_video']);
     assert.equal(body.message, 'Subtitles added successfully');
-    assert.match(body.output_video!, new RegExp(`^${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/[0-9a-f-]{36}/video_with_subtitles\\.mp4$`));
+    assert.match(
+      body.output_video!,
+      new RegExp(`^${out.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/[0-9a-f-]{36}/video_with_subtitles\\.mp4$`),
+    );
     assert.equal(videoOf(await probe(body.output_video!))?.width, 480);
     const frame = await frameRgb(body.output_video!, 1);
     const source = await frameRgb(await fixture('clip-2s-480x270-black.mp4'), 1);
@@ -151,7 +206,10 @@ describe('cli', () => {
 
     // The default --out-dir is the working directory.
     const cwd = await mkdtemp(path.join(tmp, 'cwd-'));
-    const generated = await runCli(['generate-subtitles', '--text', 'Local run. Ça marche 🎉', '--words-per-line', '2'], { cwd });
+    const generated = await runCli(
+      ['generate-subtitles', '--text', 'Local run. Ça marche 🎉', '--words-per-line', '2'],
+      { cwd },
+    );
     assert.equal(generated.exitCode, 0, generated.stderr);
     const result = JSON.parse(generated.stdout) as Record<string, string>;
     assert.equal(result.message, 'Subtitle file generated successfully');
@@ -162,12 +220,15 @@ describe('cli', () => {
     );
   });
 
-  it('-o/--output names the result file; its extension must be the result\'s; a pipeline refuses it', async () => {
+  it("-o/--output names the result file; its extension must be the result's; a pipeline refuses it", async () => {
     const dir = await mkdtemp(path.join(tmp, 'output-'));
     const file = path.join(dir, 'new', 'folder', 'subs.srt');
     let result = await runCli(['generate-subtitles', '--text', 'Named file.', '-o', file]);
     assert.equal(result.exitCode, 0, result.stderr);
-    assert.deepEqual(JSON.parse(result.stdout), { message: 'Subtitle file generated successfully', subtitle_file_url: file });
+    assert.deepEqual(JSON.parse(result.stdout), {
+      message: 'Subtitle file generated successfully',
+      subtitle_file_url: file,
+    });
     assert.equal(await readFile(file, 'utf8'), '1\n00:00:00,000 --> 00:00:03,000\nNamed file.\n');
     // An existing file is replaced; nothing else is written beside it.
     result = await runCli(['generate-subtitles', '--text', 'Again.', '--output', file]);
@@ -176,13 +237,30 @@ describe('cli', () => {
     assert.deepEqual(await readdir(path.dirname(file)), ['subs.srt']);
 
     const resized = path.join(dir, 'small.jpg');
-    result = await runCli(['resize-image', '--image-url', 'small-300x200.png', '--width', '30', '--height', '20', '-o', resized], { cwd: FIXTURE_DIR });
+    result = await runCli(
+      ['resize-image', '--image-url', 'small-300x200.png', '--width', '30', '--height', '20', '-o', resized],
+      { cwd: FIXTURE_DIR },
+    );
     assert.equal(result.exitCode, 0, result.stderr);
     assert.equal(videoOf(await probe(resized))?.width, 30);
 
-    result = await runCli(['convert-video', '--video-url', 'clip-2s-480x270-black.mp4', '--format', 'webm', '-o', path.join(dir, 'clip.mp4')], { cwd: FIXTURE_DIR });
+    result = await runCli(
+      [
+        'convert-video',
+        '--video-url',
+        'clip-2s-480x270-black.mp4',
+        '--format',
+        'webm',
+        '-o',
+        path.join(dir, 'clip.mp4'),
+      ],
+      { cwd: FIXTURE_DIR },
+    );
     assert.equal(result.exitCode, 2);
-    assert.match(result.stderr, /^mediaflow: Expected `--output` to end in \.webm, the kind of file convert-video makes here, got `.*clip\.mp4` \(--format chooses another\)$/m);
+    assert.match(
+      result.stderr,
+      /^mediaflow: Expected `--output` to end in \.webm, the kind of file convert-video makes here, got `.*clip\.mp4` \(--format chooses another\)$/m,
+    );
     result = await runCli(['run', 'podcast', '-o', path.join(dir, 'episode.mp3')]);
     assert.equal(result.exitCode, 2);
     assert.match(result.stderr, /`--output` names one file, but a pipeline names its results itself .*use --out-dir/);
@@ -195,7 +273,10 @@ describe('cli', () => {
     await writeFile(aFile, 'not a folder');
     const cases: Array<[string, RegExp]> = [
       [aFile, /^mediaflow: Cannot write to --out-dir .*a-file: it is a file, not a folder$/m],
-      [path.join(aFile, 'below'), /^mediaflow: Cannot write to --out-dir .*a-file\/below: a part of the path is a file, not a folder$/m],
+      [
+        path.join(aFile, 'below'),
+        /^mediaflow: Cannot write to --out-dir .*a-file\/below: a part of the path is a file, not a folder$/m,
+      ],
     ];
     // Permissions do not stop root, so the read-only folder is only tried as another user.
     if (process.getuid?.() !== 0) {
@@ -205,8 +286,13 @@ describe('cli', () => {
       cases.push([readOnly, /^mediaflow: Cannot write to --out-dir .*read-only: permission denied$/m]);
     }
     for (const [outDir, message] of cases) {
-      for (const args of [['generate-subtitles', '--text', 'hi'], ['run', 'podcast', '--input', 'intro=a.wav', '--input', 'segments=b.wav,c.wav', '--input', 'outro=d.wav']]) {
-        const result = await runCli([...args, '--out-dir', outDir], { env: { MEDIAFLOW_PIPELINES_DIR: path.resolve(import.meta.dirname, '../pipelines') } });
+      for (const args of [
+        ['generate-subtitles', '--text', 'hi'],
+        ['run', 'podcast', '--input', 'intro=a.wav', '--input', 'segments=b.wav,c.wav', '--input', 'outro=d.wav'],
+      ]) {
+        const result = await runCli([...args, '--out-dir', outDir], {
+          env: { MEDIAFLOW_PIPELINES_DIR: path.resolve(import.meta.dirname, '../pipelines') },
+        });
         assert.equal(result.exitCode, 2, `${args[0]} ${outDir}: ${result.stderr}`);
         assert.match(result.stderr, message);
         assert.doesNotMatch(result.stderr, /EEXIST|ENOTDIR|EACCES/);
@@ -216,13 +302,32 @@ describe('cli', () => {
 
   it('a refused loopback URL suggests --allow-private-urls', async () => {
     const url = files.url('/f/small-300x200.png');
-    const result = await runCli(['resize-image', '--image-url', url, '--width', '10', '--height', '10', '--out-dir', tmp], { env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '0' } });
+    const result = await runCli(
+      ['resize-image', '--image-url', url, '--width', '10', '--height', '10', '--out-dir', tmp],
+      { env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '0' } },
+    );
     assert.equal(result.exitCode, 2, result.stderr);
-    assert.match(result.stderr, /^mediaflow: URL 'http:\/\/127\.0\.0\.1:\d+\/f\/small-300x200\.png' is not allowed: it resolves to a loopback address \(127\.0\.0\.1\)$/m);
-    assert.match(result.stderr, /^mediaflow: Hint: add --allow-private-urls \(or set MEDIAFLOW_ALLOW_PRIVATE_URLS=1\)/m);
+    assert.match(
+      result.stderr,
+      /^mediaflow: URL 'http:\/\/127\.0\.0\.1:\d+\/f\/small-300x200\.png' is not allowed: it resolves to a loopback address \(127\.0\.0\.1\)$/m,
+    );
+    assert.match(
+      result.stderr,
+      /^mediaflow: Hint: add --allow-private-urls \(or set MEDIAFLOW_ALLOW_PRIVATE_URLS=1\)/m,
+    );
     assert.equal(files.hits.get('/f/small-300x200.png'), undefined, 'refused before any request');
     // Other refusals get no such hint.
-    const other = await runCli(['resize-image', '--image-url', 'ftp://127.0.0.1/x.png', '--width', '10', '--height', '10', '--out-dir', tmp]);
+    const other = await runCli([
+      'resize-image',
+      '--image-url',
+      'ftp://127.0.0.1/x.png',
+      '--width',
+      '10',
+      '--height',
+      '10',
+      '--out-dir',
+      tmp,
+    ]);
     assert.equal(other.exitCode, 2);
     assert.doesNotMatch(other.stderr, /Hint/);
   });
@@ -251,7 +356,7 @@ describe('cli', () => {
     assert.match(bad.stderr, /Expected `upper` to be true or false, got `maybe`/);
   });
 
-  it('a parameter whose name holds a digit or several words gets its CLI flag\'s value', async () => {
+  it("a parameter whose name holds a digit or several words gets its CLI flag's value", async () => {
     // Commander stores `--line-2` under `line2`; the value was read back from `line_2` and silently dropped.
     const plugin = path.resolve(import.meta.dirname, 'fixtures/plugins/two-lines.js');
     const file = path.join(await mkdtemp(path.join(tmp, 'two-lines-')), 'lines.txt');
@@ -268,21 +373,42 @@ describe('cli', () => {
     await mkdir(leftover, { recursive: true });
     await writeFile(path.join(leftover, 'in0.png'), 'half a download');
     const out = path.join(tmp, 'data-dir-out');
-    const child = execa('node', [BIN, 'resize-image', '--image-url', files.url('/slow/small.png'), '--width', '10', '--height', '10', '--out-dir', out], {
-      reject: false,
-      env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_DATA_DIR: dataDir },
-    });
+    const child = execa(
+      'node',
+      [
+        BIN,
+        'resize-image',
+        '--image-url',
+        files.url('/slow/small.png'),
+        '--width',
+        '10',
+        '--height',
+        '10',
+        '--out-dir',
+        out,
+      ],
+      {
+        reject: false,
+        env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_DATA_DIR: dataDir },
+      },
+    );
     // While the download waits, the job's folder is in this run's own work folder under the data directory.
     let seen: string[] = [];
     for (let tries = 0; seen.length === 0 && tries < 100; tries++) {
       await sleep(50);
-      const mine = (await readdir(path.join(dataDir, 'work')).catch(() => [] as string[])).filter((name) => name === `pid-${child.pid}`);
+      const mine = (await readdir(path.join(dataDir, 'work')).catch(() => [] as string[])).filter(
+        (name) => name === `pid-${child.pid}`,
+      );
       if (mine.length > 0) seen = await readdir(path.join(dataDir, 'work', mine[0]!));
     }
     assert.equal(seen.length, 1, 'a job folder under <data dir>/work/pid-<pid>');
     const result = await child;
     assert.equal(result.exitCode, 0, String(result.stderr));
-    assert.deepEqual(await readdir(path.join(dataDir, 'work')), [], "the killed run's folder is gone, and so is this run's");
+    assert.deepEqual(
+      await readdir(path.join(dataDir, 'work')),
+      [],
+      "the killed run's folder is gone, and so is this run's",
+    );
     assert.ok((await stat(path.join(dataDir, 'cache'))).isDirectory(), 'downloads are cached under the data directory');
   });
 
@@ -321,7 +447,11 @@ describe('cli', () => {
     const port = await freePort();
     const dataDir = await mkdtemp(path.join(tmp, 'data-'));
     // Node by its absolute path: PATH holds nothing at all.
-    const serve = await execa(process.execPath, [BIN, 'serve', '--port', String(port), '--data-dir', dataDir], { env, reject: false, timeout: 30_000 });
+    const serve = await execa(process.execPath, [BIN, 'serve', '--port', String(port), '--data-dir', dataDir], {
+      env,
+      reject: false,
+      timeout: 30_000,
+    });
     assert.equal(serve.timedOut, false, 'exits at start instead of serving');
     assert.notEqual(serve.exitCode, 0);
     assert.match(serve.stderr, /No ffmpeg binary found/);

@@ -15,19 +15,31 @@ const isBlue = ([r, g, b]: Pixel) => b! > 180 && r! < 70 && g! < 70;
 const isYellow = ([r, g, b]: Pixel) => r! > 200 && g! > 200 && b! < 70;
 const isBlack = ([r, g, b]: Pixel) => r! < 24 && g! < 24 && b! < 24;
 const isWhite = ([r, g, b]: Pixel) => r! > 230 && g! > 230 && b! > 230;
-const near = (a: Pixel, b: Pixel, tolerance: number) => a.length === b.length && a.every((v, i) => Math.abs(v - b[i]!) <= tolerance);
+const near = (a: Pixel, b: Pixel, tolerance: number) =>
+  a.length === b.length && a.every((v, i) => Math.abs(v - b[i]!) <= tolerance);
 
 /**
  * A still image's decoded pixels, RGB or RGBA. (media.ts's frameRgb passes `-ss`, and ffmpeg 5.1's
  * image2 demuxer then returns no frame for larger JPEGs, so stills are decoded here without seeking.)
  */
-async function decode(file: string, pixFmt: 'rgb24' | 'rgba' = 'rgb24'): Promise<{ width: number; height: number; pixel: (x: number, y: number) => Pixel }> {
+async function decode(
+  file: string,
+  pixFmt: 'rgb24' | 'rgba' = 'rgb24',
+): Promise<{ width: number; height: number; pixel: (x: number, y: number) => Pixel }> {
   const { width, height } = videoOf(await probe(file)) as { width: number; height: number };
-  const { stdout } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', pixFmt, 'pipe:1'], { encoding: 'buffer' });
+  const { stdout } = await execa(
+    'ffmpeg',
+    ['-v', 'error', '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', pixFmt, 'pipe:1'],
+    { encoding: 'buffer' },
+  );
   const data = stdout as unknown as Uint8Array;
   const channels = pixFmt === 'rgba' ? 4 : 3;
   assert.equal(data.length, width * height * channels, `decoded ${file}`);
-  return { width, height, pixel: (x, y) => [...data.subarray((y * width + x) * channels, (y * width + x + 1) * channels)] };
+  return {
+    width,
+    height,
+    pixel: (x, y) => [...data.subarray((y * width + x) * channels, (y * width + x + 1) * channels)],
+  };
 }
 
 const SUPPORTED = 'png, jpg, jpeg, webp, bmp, tiff, gif';
@@ -48,7 +60,15 @@ describe('convert_image_from_url', () => {
   let server: TestServer;
 
   before(async () => {
-    await fixtures('yellow-333x251.jpg', 'blue-640x480.webp', 'small-300x200.png', 'red-alpha-400x300.png', 'alpha-box-1080x1920.png', 'tone-2s-44k-stereo.mp3', 'not-media.txt');
+    await fixtures(
+      'yellow-333x251.jpg',
+      'blue-640x480.webp',
+      'small-300x200.png',
+      'red-alpha-400x300.png',
+      'alpha-box-1080x1920.png',
+      'tone-2s-44k-stereo.mp3',
+      'not-media.txt',
+    );
     files = await startFileServer();
     server = await startMediaflow();
   });
@@ -59,10 +79,18 @@ describe('convert_image_from_url', () => {
 
   /** Converts a fixture and returns the produced file's path after checking the response and its type. */
   async function convert(name: string, target: string): Promise<string> {
-    const res = await server.post('/convert_image_from_url/', { image_url: files.url(`/f/${name}`), target_format: target });
+    const res = await server.post('/convert_image_from_url/', {
+      image_url: files.url(`/f/${name}`),
+      target_format: target,
+    });
     assert.equal(res.status, 200, `${target}: ${JSON.stringify(res.body)}`);
     assert.equal(res.body.message, `Image converted to ${target} successfully.`);
-    assert.match(res.body.output_file!, new RegExp(`^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}_converted\\.${target}$`));
+    assert.match(
+      res.body.output_file!,
+      new RegExp(
+        `^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}_converted\\.${target}$`,
+      ),
+    );
     const file = server.pathOf(res.body.output_file!);
     const { codec, magic } = TARGETS[target]!;
     assert.deepEqual([...(await readFile(file)).subarray(0, magic.length)], magic, `${target} file signature`);
@@ -79,12 +107,25 @@ describe('convert_image_from_url', () => {
       // The last column of a 4:2:0 JPEG of odd width has half a chroma sample, which decoders
       // upsample differently (ffmpeg reads 239,240,122 where libjpeg, in libvips, reads 244,244,84):
       // a pixel keeps its colour when it is near the source as either decoder reads it.
-      const libvipsSource = await sharp(await fixture('yellow-333x251.jpg')).raw().toBuffer({ resolveWithObject: true });
-      const libvipsPixel = (x: number, y: number) => [...libvipsSource.data.subarray((y * 333 + x) * 3, (y * 333 + x + 1) * 3)];
+      const libvipsSource = await sharp(await fixture('yellow-333x251.jpg'))
+        .raw()
+        .toBuffer({ resolveWithObject: true });
+      const libvipsPixel = (x: number, y: number) => [
+        ...libvipsSource.data.subarray((y * 333 + x) * 3, (y * 333 + x + 1) * 3),
+      ];
       assert.ok(isYellow(frame.pixel(166, 125)), `${target} centre is ${frame.pixel(166, 125)}`);
-      for (const [x, y] of [[0, 0], [166, 125], [332, 0], [0, 250], [332, 250]] as const) {
+      for (const [x, y] of [
+        [0, 0],
+        [166, 125],
+        [332, 0],
+        [0, 250],
+        [332, 250],
+      ] as const) {
         const kept = near(frame.pixel(x, y), source.pixel(x, y), 24) || near(frame.pixel(x, y), libvipsPixel(x, y), 24);
-        assert.ok(kept, `${target} pixel ${x},${y}: ${source.pixel(x, y)} (libvips: ${libvipsPixel(x, y)}) became ${frame.pixel(x, y)}`);
+        assert.ok(
+          kept,
+          `${target} pixel ${x},${y}: ${source.pixel(x, y)} (libvips: ${libvipsPixel(x, y)}) became ${frame.pixel(x, y)}`,
+        );
       }
     });
   }
@@ -94,7 +135,12 @@ describe('convert_image_from_url', () => {
     let video = videoOf(await probe(file))!;
     assert.deepEqual([video.width, video.height], [640, 480]);
     const blue = await decode(file);
-    for (const [x, y] of [[0, 0], [320, 240], [639, 479]] as const) assert.ok(isBlue(blue.pixel(x, y)), `pixel ${x},${y} is ${blue.pixel(x, y)}`);
+    for (const [x, y] of [
+      [0, 0],
+      [320, 240],
+      [639, 479],
+    ] as const)
+      assert.ok(isBlue(blue.pixel(x, y)), `pixel ${x},${y} is ${blue.pixel(x, y)}`);
 
     // testsrc's colour bars survive GIF's 256-colour palette close to their source values.
     file = await convert('small-300x200.png', 'gif');
@@ -102,10 +148,19 @@ describe('convert_image_from_url', () => {
     assert.deepEqual([video.width, video.height], [300, 200]);
     const source = await decode(await fixture('small-300x200.png'));
     const gif = await decode(file);
-    for (const [x, y] of [[10, 10], [150, 20], [290, 10], [40, 100], [250, 100]] as const) {
+    for (const [x, y] of [
+      [10, 10],
+      [150, 20],
+      [290, 10],
+      [40, 100],
+      [250, 100],
+    ] as const) {
       const a = source.pixel(x, y);
       const b = gif.pixel(x, y);
-      assert.ok(a.every((v, i) => Math.abs(v - b[i]!) < 24), `pixel ${x},${y}: ${a} became ${b}`);
+      assert.ok(
+        a.every((v, i) => Math.abs(v - b[i]!) < 24),
+        `pixel ${x},${y}: ${a} became ${b}`,
+      );
     }
   });
 
@@ -116,7 +171,10 @@ describe('convert_image_from_url', () => {
       assert.deepEqual([frame.width, frame.height], [1080, 1920], target);
       assert.equal(frame.pixel(10, 10)[3], 0, `${target}: transparent corner is ${frame.pixel(10, 10)}`);
       assert.equal(frame.pixel(1070, 1910)[3], 0, `${target}: transparent corner is ${frame.pixel(1070, 1910)}`);
-      assert.ok(isWhite(frame.pixel(540, 960)) && frame.pixel(540, 960)[3]! > 250, `${target}: opaque centre is ${frame.pixel(540, 960)}`);
+      assert.ok(
+        isWhite(frame.pixel(540, 960)) && frame.pixel(540, 960)[3]! > 250,
+        `${target}: opaque centre is ${frame.pixel(540, 960)}`,
+      );
     }
   });
 
@@ -127,12 +185,18 @@ describe('convert_image_from_url', () => {
       assert.ok(isBlack(frame.pixel(10, 10)), `${target}: transparent corner is ${frame.pixel(10, 10)}`);
       assert.ok(isWhite(frame.pixel(540, 960)), `${target}: opaque centre is ${frame.pixel(540, 960)}`);
       frame = await decode(await convert('red-alpha-400x300.png', target), 'rgba');
-      assert.ok(isBlack(frame.pixel(200, 150)) && frame.pixel(200, 150)[3] === 255, `${target}: transparent red became ${frame.pixel(200, 150)}`);
+      assert.ok(
+        isBlack(frame.pixel(200, 150)) && frame.pixel(200, 150)[3] === 255,
+        `${target}: transparent red became ${frame.pixel(200, 150)}`,
+      );
     }
   });
 
   it('accepts the target in any case and with a leading dot, answering with the canonical name', async () => {
-    const res = await server.post('/convert_image_from_url/', { image_url: files.url('/f/small-300x200.png'), target_format: '.PNG' });
+    const res = await server.post('/convert_image_from_url/', {
+      image_url: files.url('/f/small-300x200.png'),
+      target_format: '.PNG',
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.message, 'Image converted to png successfully.');
     assert.ok(res.body.output_file!.endsWith('_converted.png'));
@@ -159,7 +223,10 @@ describe('convert_image_from_url', () => {
     assert.equal(res.status, 502);
     assert.equal(res.body.error, `Failed to download ${missing}: HTTP 404 Not Found`);
     for (const name of ['tone-2s-44k-stereo.mp3', 'not-media.txt']) {
-      res = await server.post('/convert_image_from_url/', { image_url: files.url(`/f/${name}`), target_format: 'webp' });
+      res = await server.post('/convert_image_from_url/', {
+        image_url: files.url(`/f/${name}`),
+        target_format: 'webp',
+      });
       assert.equal(res.status, 422, `${name}: ${JSON.stringify(res.body)}`);
       assert.ok(!res.body.error!.includes(server.dataDir), res.body.error);
     }
@@ -173,7 +240,15 @@ describe('convert_image_from_url', () => {
     const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));
     try {
       const local = await fixture('blue-640x480.webp');
-      const result = await runCli(['convert-image-from-url', '--image-url', local, '--target-format', 'bmp', '--out-dir', out]);
+      const result = await runCli([
+        'convert-image-from-url',
+        '--image-url',
+        local,
+        '--target-format',
+        'bmp',
+        '--out-dir',
+        out,
+      ]);
       assert.equal(result.exitCode, 0, result.stderr);
       const body = JSON.parse(result.stdout) as Record<string, string>;
       assert.equal(body.message, 'Image converted to bmp successfully.');
@@ -182,7 +257,15 @@ describe('convert_image_from_url', () => {
       assert.equal(video.codec_name, 'bmp');
       assert.deepEqual([video.width, video.height], [640, 480]);
       assert.ok(isBlue((await decode(body.output_file!)).pixel(320, 240)));
-      const bad = await runCli(['convert-image-from-url', '--image-url', local, '--target-format', 'exe', '--out-dir', out]);
+      const bad = await runCli([
+        'convert-image-from-url',
+        '--image-url',
+        local,
+        '--target-format',
+        'exe',
+        '--out-dir',
+        out,
+      ]);
       assert.equal(bad.exitCode, 2);
       assert.match(bad.stderr, /Unsupported format 'exe'\. Supported formats: png, jpg, jpeg, webp, bmp, tiff, gif\./);
     } finally {

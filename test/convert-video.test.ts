@@ -12,10 +12,24 @@ import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js'
 
 /** MD5s of a file's video packets as stored (no decoding): equal lists mean the stream was copied. */
 async function videoPacketHashes(file: string): Promise<string[]> {
-  const { stdout } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-map', '0:v:0', '-c', 'copy', '-f', 'framemd5', 'pipe:1']);
-  return stdout.split('\n').filter((line) => line && !line.startsWith('#')).map((line) => line.split(',').pop()!.trim());
+  const { stdout } = await execa('ffmpeg', [
+    '-v',
+    'error',
+    '-i',
+    file,
+    '-map',
+    '0:v:0',
+    '-c',
+    'copy',
+    '-f',
+    'framemd5',
+    'pipe:1',
+  ]);
+  return stdout
+    .split('\n')
+    .filter((line) => line && !line.startsWith('#'))
+    .map((line) => line.split(',').pop()!.trim());
 }
-
 
 /** The container as a player tells it: mp4 and mov share ffprobe's format name but not their brand. */
 async function container(file: string, info: Probed): Promise<string> {
@@ -34,11 +48,12 @@ async function pictureDifference(a: string, b: string, seconds: number): Promise
   const width = Math.min(fa.width, fb.width);
   const height = Math.min(fa.height, fb.height);
   let sum = 0;
-  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) {
-    const pa = fa.pixel(x, y);
-    const pb = fb.pixel(x, y);
-    sum += Math.abs(pa[0] - pb[0]) + Math.abs(pa[1] - pb[1]) + Math.abs(pa[2] - pb[2]);
-  }
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) {
+      const pa = fa.pixel(x, y);
+      const pb = fb.pixel(x, y);
+      sum += Math.abs(pa[0] - pb[0]) + Math.abs(pa[1] - pb[1]) + Math.abs(pa[2] - pb[2]);
+    }
   return sum / (width * height * 3);
 }
 
@@ -61,12 +76,41 @@ describe('convert-video', () => {
   let avi: string;
 
   before(async () => {
-    await fixtures('clip-2s-640x360-25fps.mp4', 'clip-2s-320x240.webm', 'clip-1s-320x240-30fps-silent.mp4', 'clip-1s-321x241-odd.webm', 'tone-2s-44k-stereo.mp3', 'not-media.txt');
+    await fixtures(
+      'clip-2s-640x360-25fps.mp4',
+      'clip-2s-320x240.webm',
+      'clip-1s-320x240-30fps-silent.mp4',
+      'clip-1s-321x241-odd.webm',
+      'tone-2s-44k-stereo.mp3',
+      'not-media.txt',
+    );
     scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-convert-'));
     avi = path.join(scratch, 'xvid-mp3.avi');
     await execa('ffmpeg', [
-      '-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=1', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1:sample_rate=44100',
-      '-c:v', 'mpeg4', '-vtag', 'XVID', '-q:v', '4', '-c:a', 'libmp3lame', '-q:a', '4', '-shortest', '-f', 'avi', avi,
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=320x240:rate=25:duration=1',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=440:duration=1:sample_rate=44100',
+      '-c:v',
+      'mpeg4',
+      '-vtag',
+      'XVID',
+      '-q:v',
+      '4',
+      '-c:a',
+      'libmp3lame',
+      '-q:a',
+      '4',
+      '-shortest',
+      '-f',
+      'avi',
+      avi,
     ]);
     files = await startFileServer({
       '/local/xvid-mp3.avi': async (_req, res) => {
@@ -86,7 +130,12 @@ describe('convert-video', () => {
     const res = await server.post('/convert-video/', { video_url: url, format });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.message, `Conversion to .${format} successful`);
-    assert.match(res.body.output_file!, new RegExp(`^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}_input_video\\.${format}$`));
+    assert.match(
+      res.body.output_file!,
+      new RegExp(
+        `^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}_input_video\\.${format}$`,
+      ),
+    );
     const file = server.pathOf(res.body.output_file!);
     return { file, info: await probe(file) };
   };
@@ -107,8 +156,14 @@ describe('convert-video', () => {
       const { file, info } = await convert(url, format);
       const input = await probe(sourcePath);
       assert.equal(await container(file, info), format);
-      assert.ok(SUITS[format]!.video.includes(videoOf(info)!.codec_name), `video codec ${videoOf(info)!.codec_name} in ${format}`);
-      assert.ok(SUITS[format]!.audio.includes(audioOf(info)!.codec_name), `audio codec ${audioOf(info)!.codec_name} in ${format}`);
+      assert.ok(
+        SUITS[format]!.video.includes(videoOf(info)!.codec_name),
+        `video codec ${videoOf(info)!.codec_name} in ${format}`,
+      );
+      assert.ok(
+        SUITS[format]!.audio.includes(audioOf(info)!.codec_name),
+        `audio codec ${audioOf(info)!.codec_name} in ${format}`,
+      );
       assert.equal(info.streams.filter((s) => s.codec_type === 'audio').length, 1);
       assert.deepEqual([videoOf(info)!.width, videoOf(info)!.height], [videoOf(input)!.width, videoOf(input)!.height]);
       close(durationOf(info), durationOf(input), 0.1);
@@ -182,7 +237,15 @@ describe('convert-video', () => {
   it('runs from the CLI with a local path, printing the same JSON', async () => {
     const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));
     try {
-      const result = await runCli(['convert-video', '--video-url', await fixture('clip-2s-320x240.webm'), '--format', 'avi', '--out-dir', out]);
+      const result = await runCli([
+        'convert-video',
+        '--video-url',
+        await fixture('clip-2s-320x240.webm'),
+        '--format',
+        'avi',
+        '--out-dir',
+        out,
+      ]);
       assert.equal(result.exitCode, 0, result.stderr);
       const body = JSON.parse(result.stdout) as Record<string, string>;
       assert.equal(body.message, 'Conversion to .avi successful');
@@ -191,7 +254,15 @@ describe('convert-video', () => {
       assert.equal(info.format.format_name, 'avi');
       assert.equal(videoOf(info)?.codec_name, 'mpeg4');
       assert.equal(audioOf(info)?.codec_name, 'mp3');
-      const bad = await runCli(['convert-video', '--video-url', await fixture('clip-2s-320x240.webm'), '--format', 'gif', '--out-dir', out]);
+      const bad = await runCli([
+        'convert-video',
+        '--video-url',
+        await fixture('clip-2s-320x240.webm'),
+        '--format',
+        'gif',
+        '--out-dir',
+        out,
+      ]);
       assert.equal(bad.exitCode, 2);
       assert.match(bad.stderr, /Unsupported format 'gif'/);
     } finally {

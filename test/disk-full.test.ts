@@ -81,7 +81,10 @@ const entries = async (proc: ServeProcess, dir: string) =>
   (await readdir(inside(proc, dir)).catch(() => [] as string[])).filter((name) => name !== FILLER);
 
 /** The stored job records of a process (status by id), and whatever else is in the folder. */
-async function stored(proc: ServeProcess, jobsDir: string): Promise<{ records: Map<string, string>; others: string[] }> {
+async function stored(
+  proc: ServeProcess,
+  jobsDir: string,
+): Promise<{ records: Map<string, string>; others: string[] }> {
   const records = new Map<string, string>();
   const others: string[] = [];
   for (const name of await entries(proc, jobsDir)) {
@@ -99,7 +102,12 @@ async function stored(proc: ServeProcess, jobsDir: string): Promise<{ records: M
 async function post(base: string, route: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
   const form = new FormData();
   for (const [key, value] of Object.entries(fields)) form.append(key, value);
-  const res = await fetch(`${base}${route}`, { method: 'POST', body: form, headers, signal: AbortSignal.timeout(120_000) });
+  const res = await fetch(`${base}${route}`, {
+    method: 'POST',
+    body: form,
+    headers,
+    signal: AbortSignal.timeout(120_000),
+  });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -140,7 +148,8 @@ describe('A full disk', { skip: unavailable !== undefined } as never, () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
-  const atSubmission = 'at submission: a 507, no record and no key kept; the same request and key later make a job that runs';
+  const atSubmission =
+    'at submission: a 507, no record and no key kept; the same request and key later make a job that runs';
   it(atSubmission, { timeout: 120_000 } as never, async () => {
     const dir = await dataDir();
     const proc = await serve(dir, [['16m', dir]], NO_GUARD);
@@ -164,7 +173,12 @@ describe('A full disk', { skip: unavailable !== undefined } as never, () => {
     assert.equal(job.status, 'succeeded', JSON.stringify(job));
     const output = await fetch(String((job.result as Record<string, unknown>).output_file));
     assert.equal(output.status, 200);
-    assert.equal(Buffer.from(await output.arrayBuffer()).subarray(8, 12).toString('latin1'), 'AVI ');
+    assert.equal(
+      Buffer.from(await output.arrayBuffer())
+        .subarray(8, 12)
+        .toString('latin1'),
+      'AVI ',
+    );
     // One record: the refused request left none to collide with.
     assert.deepEqual([...(await stored(proc, jobsDir)).records], [[id, 'succeeded']]);
   });
@@ -192,7 +206,8 @@ describe('A full disk', { skip: unavailable !== undefined } as never, () => {
     assert.equal((await post(proc.base, '/convert-video/', fields)).status, 200);
   });
 
-  const atEnd = "at a job's end: the job still ends (answered, told) and its record reaches the disk once there is space";
+  const atEnd =
+    "at a job's end: the job still ends (answered, told) and its record reaches the disk once there is space";
   it(atEnd, { timeout: 180_000 } as never, async () => {
     const dir = await dataDir();
     const jobsDir = path.join(dir, 'jobs');
@@ -205,14 +220,18 @@ describe('A full disk', { skip: unavailable !== undefined } as never, () => {
 
     // ffmpeg runs once the record says `process`; the disk fills before it ends.
     let id = '';
-    const processing = await eventually(async () => {
-      for (const name of await entries(proc, jobsDir)) {
-        const text = await readFile(path.join(inside(proc, jobsDir), name), 'utf8').catch(() => '{}');
-        const record = JSON.parse(text) as { id?: string; stage?: string };
-        if (record.stage === 'process') id = record.id!;
-      }
-      return id !== '';
-    }, 60_000, 20);
+    const processing = await eventually(
+      async () => {
+        for (const name of await entries(proc, jobsDir)) {
+          const text = await readFile(path.join(inside(proc, jobsDir), name), 'utf8').catch(() => '{}');
+          const record = JSON.parse(text) as { id?: string; stage?: string };
+          if (record.stage === 'process') id = record.id!;
+        }
+        return id !== '';
+      },
+      60_000,
+      20,
+    );
     assert.ok(processing, 'the job reached ffmpeg');
     const filler = await fill(proc, jobsDir);
     const stopFilling = keepFull(filler);

@@ -13,7 +13,12 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 describe('the README and docs/', () => {
   it('document every setting in the configuration table, with the flag that mirrors it', async () => {
     const table = await readFile(path.join(ROOT, 'docs/configuration.md'), 'utf8');
-    const rows = new Map(table.split('\n').filter((line) => line.startsWith('| `')).map((line) => [/^\| `([A-Z0-9_]+)`/.exec(line)?.[1], line]));
+    const rows = new Map(
+      table
+        .split('\n')
+        .filter((line) => line.startsWith('| `'))
+        .map((line) => [/^\| `([A-Z0-9_]+)`/.exec(line)?.[1], line]),
+    );
     for (const setting of SETTINGS) {
       const row = rows.get(setting.env);
       assert.ok(row, `${setting.env} has a row`);
@@ -22,15 +27,26 @@ describe('the README and docs/', () => {
   });
 
   it('and the docs cite no file outside the repository, and every file they link to exists', async () => {
-    const pages = ['README.md', ...(await readdir(path.join(ROOT, 'docs'))).map((name) => `docs/${name}`), 'examples/plugin-thumbnail/README.md'];
+    const pages = [
+      'README.md',
+      ...(await readdir(path.join(ROOT, 'docs'))).map((name) => `docs/${name}`),
+      'examples/plugin-thumbnail/README.md',
+    ];
     for (const page of pages) {
       const text = await readFile(path.join(ROOT, page), 'utf8');
       // The design documents the project was built from are not shipped with it.
-      assert.doesNotMatch(text, /CONTRACT\.md|ARCHITECTURE\.md|STYLE\.md|\.\.\/shared\//, `${page} cites a file outside the repository`);
+      assert.doesNotMatch(
+        text,
+        /CONTRACT\.md|ARCHITECTURE\.md|STYLE\.md|\.\.\/shared\//,
+        `${page} cites a file outside the repository`,
+      );
       for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
         if (/^[a-z]+:/i.test(target!)) continue;
         const file = path.resolve(ROOT, path.dirname(page), target!);
-        assert.ok(file.startsWith(ROOT + path.sep) && existsSync(file), `${page} links to ${target}, which is not a file of the repository`);
+        assert.ok(
+          file.startsWith(ROOT + path.sep) && existsSync(file),
+          `${page} links to ${target}, which is not a file of the repository`,
+        );
       }
     }
   });
@@ -56,7 +72,7 @@ describe('the code', () => {
 });
 
 describe('the tests', () => {
-  it('take describe/it from helpers/lifecycle.js, so Node\'s own runner runs them too (docs/architecture.md)', async () => {
+  it("take describe/it from helpers/lifecycle.js, so Node's own runner runs them too (docs/architecture.md)", async () => {
     const all = await readdir(path.join(ROOT, 'test'), { recursive: true });
     const files = all.filter((name) => name.endsWith('.test.ts'));
     assert.ok(files.length > 30, `${files.length} test files`);
@@ -68,15 +84,18 @@ describe('the tests', () => {
 });
 
 describe('the README, docs/ and the plugin guide against the code', () => {
-  it("lists every format each operation accepts in the endpoints table, and says how resize_image sizes", async () => {
+  it('lists every format each operation accepts in the endpoints table, and says how resize_image sizes', async () => {
     const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
     const rows = readme.split('\n').filter((line) => line.startsWith('| ') && line.includes('` | `'));
     for (const plugin of builtinRegistry().list()) {
       const row = rows.find((line) => line.includes(`| \`${plugin.path}\` |`));
       assert.ok(row, `${plugin.path} has a row`);
-      for (const [key, property] of Object.entries(plugin.params.properties) as Array<[string, Record<string, unknown>]>) {
+      for (const [key, property] of Object.entries(plugin.params.properties) as Array<
+        [string, Record<string, unknown>]
+      >) {
         if (!property[FORMAT_KEYWORD]) continue;
-        for (const format of property.enum as string[]) assert.ok(row.includes(`\`${format}\``), `${plugin.path}'s row names ${key} ${format}`);
+        for (const format of property.enum as string[])
+          assert.ok(row.includes(`\`${format}\``), `${plugin.path}'s row names ${key} ${format}`);
       }
     }
     const resize = rows.find((line) => line.includes('`/resize_image/`'))!;
@@ -89,17 +108,28 @@ describe('the README, docs/ and the plugin guide against the code', () => {
     const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
     const settings = await readFile(path.join(ROOT, 'docs/configuration.md'), 'utf8');
     const row = settings.split('\n').find((line) => line.startsWith('| `MEDIAFLOW_API_KEY`'))!;
-    for (const route of ['`/health`', '`/uploads/...`', '`/openapi.json`', '`/docs`']) assert.ok(row.includes(route), `${route} is named open`);
+    for (const route of ['`/health`', '`/uploads/...`', '`/openapi.json`', '`/docs`'])
+      assert.ok(row.includes(route), `${route} is named open`);
     assert.match(row, /`\/metrics` need/);
     assert.match(readme, /`GET \/metrics` .*\n?.*Authorization: Bearer/);
   });
 
   it('documents each encoder helper of the SDK in docs/plugins.md, with its signature', async () => {
     const guide = await readFile(path.join(ROOT, 'docs/plugins.md'), 'utf8');
-    const helpers = Object.entries(sdk).filter(([name, value]) => typeof value === 'function' && /Encoder$|CodecFor$|MuxerFor$|^muxerFor$|^even|^isAudioFileOf$|SampleRate$/.test(name));
+    const helpers = Object.entries(sdk).filter(
+      ([name, value]) =>
+        typeof value === 'function' &&
+        /Encoder$|CodecFor$|MuxerFor$|^muxerFor$|^even|^isAudioFileOf$|SampleRate$/.test(name),
+    );
     assert.ok(helpers.length >= 10, helpers.map(([name]) => name).join(', '));
-    for (const [name] of helpers) assert.match(guide, new RegExp(`\\| \`${name}\\([A-Za-z]+: [^)]*\\)(: [\\w |[\\]]+)?\` \\|`), `${name} with its signature`);
-    for (const constant of ['VIDEO_CONTAINERS', 'AUDIO_CONTAINERS', 'QUALITIES']) assert.ok(guide.includes(`\`${constant}\``), constant);
+    for (const [name] of helpers)
+      assert.match(
+        guide,
+        new RegExp(`\\| \`${name}\\([A-Za-z]+: [^)]*\\)(: [\\w |[\\]]+)?\` \\|`),
+        `${name} with its signature`,
+      );
+    for (const constant of ['VIDEO_CONTAINERS', 'AUDIO_CONTAINERS', 'QUALITIES'])
+      assert.ok(guide.includes(`\`${constant}\``), constant);
     // Which facts may be missing, so plugins guard them.
     assert.match(guide, /### Facts[\s\S]*`duration` \| when the container says/);
   });

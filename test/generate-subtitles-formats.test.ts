@@ -11,10 +11,11 @@ type Frame = Awaited<ReturnType<typeof frameRgb>>;
 /** The red (highlighted) pixels of a frame. */
 function redPixels(frame: Frame): Array<{ x: number; y: number }> {
   const result = [];
-  for (let y = 0; y < frame.height; y++) for (let x = 0; x < frame.width; x++) {
-    const [r, g, b] = frame.pixel(x, y);
-    if (r > 150 && g < 100 && b < 100) result.push({ x, y });
-  }
+  for (let y = 0; y < frame.height; y++)
+    for (let x = 0; x < frame.width; x++) {
+      const [r, g, b] = frame.pixel(x, y);
+      if (r > 150 && g < 100 && b < 100) result.push({ x, y });
+    }
   return result;
 }
 
@@ -56,16 +57,36 @@ describe('generate-subtitles: srt, vtt and styled ass with word highlighting', (
   });
 
   it('format=vtt writes WebVTT, with &, < and > as entities, served as text/vtt in UTF-8', async () => {
-    const { url, text } = await generate({ text: 'Tom & Jerry <3 cats. Bye', format: 'vtt', words_per_line: '4' }, 'vtt');
-    assert.equal(text, 'WEBVTT\n\n00:00:00.000 --> 00:00:03.000\nTom &amp; Jerry &lt;3\n\n00:00:03.000 --> 00:00:06.000\ncats.\n\n00:00:06.000 --> 00:00:09.000\nBye\n');
+    const { url, text } = await generate(
+      { text: 'Tom & Jerry <3 cats. Bye', format: 'vtt', words_per_line: '4' },
+      'vtt',
+    );
+    assert.equal(
+      text,
+      'WEBVTT\n\n00:00:00.000 --> 00:00:03.000\nTom &amp; Jerry &lt;3\n\n00:00:03.000 --> 00:00:06.000\ncats.\n\n00:00:06.000 --> 00:00:09.000\nBye\n',
+    );
     const res = await fetch(url);
     assert.equal(res.headers.get('content-type'), 'text/vtt; charset=utf-8');
   });
 
   it('format=ass writes the style fields into its style and user text escaped, served as text/x-ssa', async () => {
-    const { url, text } = await generate({ text: 'Hi {\\fnX} there', format: 'ass', font: 'noto sans', font_size: '90', bold: 'true', color: '#00FF00', position: 'top' }, 'ass');
+    const { url, text } = await generate(
+      {
+        text: 'Hi {\\fnX} there',
+        format: 'ass',
+        font: 'noto sans',
+        font_size: '90',
+        bold: 'true',
+        color: '#00FF00',
+        position: 'top',
+      },
+      'ass',
+    );
     const style = text.split('\n').find((line) => line.startsWith('Style: '))!;
-    assert.equal(style, 'Style: Default,Noto Sans,90,&H0000FF00,&H0000FF00,&H00000000,&H00000000,-1,0,0,0,100,100,0,0,1,4,0,8,40,40,40,0');
+    assert.equal(
+      style,
+      'Style: Default,Noto Sans,90,&H0000FF00,&H0000FF00,&H00000000,&H00000000,-1,0,0,0,100,100,0,0,1,4,0,8,40,40,40,0',
+    );
     // Braces escaped, the backslash kept from starting a tag: libass draws them as text.
     assert.match(text, /^Dialogue: 0,0:00:00\.00,0:00:03\.00,Default,,0,0,0,,Hi \\\{\\\u2060fnX\\\} there$/m);
     assert.equal((await fetch(url)).headers.get('content-type'), 'text/x-ssa; charset=utf-8');
@@ -73,15 +94,32 @@ describe('generate-subtitles: srt, vtt and styled ass with word highlighting', (
 
   it('highlight=word: \\k tags share each cue in proportion to word length, and the highlight moves across the burned-in words', async () => {
     const { url, text } = await generate(
-      { text: 'One two three', format: 'ass', highlight: 'word', highlight_color: '#FF0000', seconds_per_line: '2', font_size: '200', position: 'middle' },
+      {
+        text: 'One two three',
+        format: 'ass',
+        highlight: 'word',
+        highlight_color: '#FF0000',
+        seconds_per_line: '2',
+        font_size: '200',
+        position: 'middle',
+      },
       'ass',
     );
     const event = text.split('\n').find((line) => line.startsWith('Dialogue: '))!;
     // 3, 3 and 5 letters of 11 over 200 centiseconds: ends at 55, 109 and 200.
-    assert.deepEqual([...event.matchAll(/\\k(\d+)/g)].map((m) => Number(m[1])), [55, 54, 91]);
-    assert.deepEqual([...event.matchAll(/\\t\((\d+),/g)].map((m) => Number(m[1])), [550, 1090, 2000]);
+    assert.deepEqual(
+      [...event.matchAll(/\\k(\d+)/g)].map((m) => Number(m[1])),
+      [55, 54, 91],
+    );
+    assert.deepEqual(
+      [...event.matchAll(/\\t\((\d+),/g)].map((m) => Number(m[1])),
+      [550, 1090, 2000],
+    );
 
-    const res = await server.post('/add-subtitles/', { video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: url });
+    const res = await server.post('/add-subtitles/', {
+      video_url: files.url('/f/clip-2s-480x270-black.mp4'),
+      subtitle_url: url,
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const video = server.pathOf(res.body.output_video!);
     const [early, late] = await Promise.all([frameRgb(video, 0.25), frameRgb(video, 1.6)]);
@@ -90,14 +128,21 @@ describe('generate-subtitles: srt, vtt and styled ass with word highlighting', (
     assert.ok(first.length > 100 && last.length > 100, `highlighted pixels: ${first.length}, ${last.length}`);
     const firstRight = Math.max(...first.map((p) => p.x));
     // At 0.25 s the first word is red; at 1.6 s the third is, and the first is white again.
-    assert.ok(mean(last.map((p) => p.x)) > mean(first.map((p) => p.x)) + 80, `moved right: ${mean(first.map((p) => p.x))} -> ${mean(last.map((p) => p.x))}`);
+    assert.ok(
+      mean(last.map((p) => p.x)) > mean(first.map((p) => p.x)) + 80,
+      `moved right: ${mean(first.map((p) => p.x))} -> ${mean(last.map((p) => p.x))}`,
+    );
     assert.equal(last.filter((p) => p.x <= firstRight).length, 0, 'the first word is no longer highlighted');
     const white = (frame: Frame, x0: number, x1: number) => {
       let count = 0;
-      for (let y = 0; y < frame.height; y++) for (let x = x0; x <= x1; x++) if (frame.pixel(x, y).every((c) => c > 200)) count++;
+      for (let y = 0; y < frame.height; y++)
+        for (let x = x0; x <= x1; x++) if (frame.pixel(x, y).every((c) => c > 200)) count++;
       return count;
     };
-    assert.ok(white(late, Math.min(...first.map((p) => p.x)), firstRight) > 100, 'the first word is drawn in the text colour');
+    assert.ok(
+      white(late, Math.min(...first.map((p) => p.x)), firstRight) > 100,
+      'the first word is drawn in the text colour',
+    );
   });
 
   it('refuses style fields for srt and vtt, bad highlight values and injecting colours with a 400 naming the field', async () => {
@@ -105,7 +150,10 @@ describe('generate-subtitles: srt, vtt and styled ass with word highlighting', (
       [{ color: '#FFFFFF' }, /^Expected `format` to be ass when `color` is given: srt files carry no styles$/],
       [{ format: 'vtt', highlight: 'word' }, /`highlight` is given: vtt files/],
       [{ format: 'ass', highlight: 'line' }, /^Expected `highlight` to be one of word, got `line`$/],
-      [{ format: 'ass', highlight: 'word', highlight_color: '#F0}{,0' }, /^Expected `highlight_color` to be a colour as #RRGGBB/],
+      [
+        { format: 'ass', highlight: 'word', highlight_color: '#F0}{,0' },
+        /^Expected `highlight_color` to be a colour as #RRGGBB/,
+      ],
       [{ format: 'ass', font: 'Arial}{\\fnX' }, /^Expected `font` to be a font family installed on the server/],
       [{ format: 'txt' }, /^Unsupported format 'txt'. Supported formats: srt, vtt, ass.$/],
     ];

@@ -17,7 +17,8 @@ function expectedSrt(lines: string[], seconds: number): string {
   return lines.map((line, i) => `${i + 1}\n${time(i * seconds)} --> ${time((i + 1) * seconds)}\n${line}\n`).join('\n');
 }
 
-const URL_SHAPE = /^http:\/\/127\.0\.0\.1:\d+\/uploads\/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\/generated_subtitles\.srt$/;
+const URL_SHAPE =
+  /^http:\/\/127\.0\.0\.1:\d+\/uploads\/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\/generated_subtitles\.srt$/;
 
 describe('generate-subtitles', () => {
   let server: TestServer;
@@ -67,7 +68,16 @@ describe('generate-subtitles', () => {
       words_per_line: '4',
       seconds_per_line: '2',
     });
-    const lines = ['Hello there.', 'How are you doing', 'on this fine day?', 'Great!', 'Well…', 'the quick brown fox', 'jumps over the lazy', 'dog'];
+    const lines = [
+      'Hello there.',
+      'How are you doing',
+      'on this fine day?',
+      'Great!',
+      'Well…',
+      'the quick brown fox',
+      'jumps over the lazy',
+      'dog',
+    ];
     assert.equal(text, expectedSrt(lines, 2));
     for (const cue of text.split('\n\n')) {
       const [, , line, ...rest] = cue.trimEnd().split('\n');
@@ -87,11 +97,23 @@ describe('generate-subtitles', () => {
     const many = await generate({ text: words.join(' '), words_per_line: '1', seconds_per_line: '7' });
     assert.equal(many.text, expectedSrt(words, 7));
     // Cue 515 straddles the hour; the last one ends at 1 h 10 min.
-    assert.ok(many.text.includes('\n\n515\n00:59:58,000 --> 01:00:05,000\nw515\n\n516\n01:00:05,000 --> 01:00:12,000\nw516\n'));
+    assert.ok(
+      many.text.includes('\n\n515\n00:59:58,000 --> 01:00:05,000\nw515\n\n516\n01:00:05,000 --> 01:00:12,000\nw516\n'),
+    );
     assert.ok(many.text.endsWith('\n\n600\n01:09:53,000 --> 01:10:00,000\nw600\n'));
 
     // ffmpeg's SRT reader agrees: 600 events, the last at 4193 s lasting 7 s.
-    const { stdout } = await execa('ffprobe', ['-v', 'error', '-f', 'srt', '-show_entries', 'packet=pts_time,duration_time', '-of', 'json', server.pathOf(many.url)]);
+    const { stdout } = await execa('ffprobe', [
+      '-v',
+      'error',
+      '-f',
+      'srt',
+      '-show_entries',
+      'packet=pts_time,duration_time',
+      '-of',
+      'json',
+      server.pathOf(many.url),
+    ]);
     const packets = (JSON.parse(stdout) as { packets: Array<{ pts_time: string; duration_time: string }> }).packets;
     assert.equal(packets.length, 600);
     assert.equal(Number(packets.at(-1)!.pts_time), 4193);
@@ -111,13 +133,20 @@ describe('generate-subtitles', () => {
 
   it('cuts Japanese and Thai, written without spaces, into several cues of a few words each', async () => {
     // 62 Japanese characters and 94 Thai ones, with no space and no full stop: one cue each before words were counted.
-    const japanese = 'きょうは天気がとてもよかったので友だちと一緒に公園まで歩いて行きそれから駅前の喫茶店でコーヒーを飲みながら長い時間話しました';
+    const japanese =
+      'きょうは天気がとてもよかったので友だちと一緒に公園まで歩いて行きそれから駅前の喫茶店でコーヒーを飲みながら長い時間話しました';
     const thai = 'วันนี้อากาศดีมากเราจึงไปเดินเล่นที่สวนสาธารณะกับเพื่อนแล้วก็ไปกินข้าวที่ร้านอาหารใกล้สถานีรถไฟ';
     const segmenter = new Intl.Segmenter('en', { granularity: 'word' });
     const wordCount = (cue: string) => [...segmenter.segment(cue)].filter((s) => s.isWordLike).length;
-    for (const [text, fewest, longest] of [[japanese, 4, 20], [thai, 3, 40]] as const) {
+    for (const [text, fewest, longest] of [
+      [japanese, 4, 20],
+      [thai, 3, 40],
+    ] as const) {
       const { text: srt } = await generate({ text });
-      const lines = srt.trimEnd().split('\n\n').map((cue) => cue.split('\n')[2]!);
+      const lines = srt
+        .trimEnd()
+        .split('\n\n')
+        .map((cue) => cue.split('\n')[2]!);
       assert.equal(srt, expectedSrt(lines, 3), 'numbered cues of 3 seconds, one text line each');
       assert.ok(lines.length >= fewest, `${lines.length} cues: ${JSON.stringify(lines)}`);
       // Every character kept, in order, and no space added between words that had none.

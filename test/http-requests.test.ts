@@ -19,7 +19,11 @@ interface Answer {
 async function request(url: string, init: RequestInit = {}): Promise<Answer> {
   const res = await fetch(url, init);
   const text = await res.text();
-  return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>), headers: res.headers };
+  return {
+    status: res.status,
+    body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>),
+    headers: res.headers,
+  };
 }
 
 /** A multipart body from name/value pairs, a name possibly repeated, a value possibly a file. */
@@ -79,18 +83,38 @@ describe('HTTP requests', () => {
       ['width', '10'],
       ['height', '10'],
     ]);
-    assertError(await request(`${server.base}/resize_image/`, { method: 'POST', body: twice }), 400, /^Expected `image_url` to be one URL, got 2 \(the field was sent more than once, or as a list\)$/);
+    assertError(
+      await request(`${server.base}/resize_image/`, { method: 'POST', body: twice }),
+      400,
+      /^Expected `image_url` to be one URL, got 2 \(the field was sent more than once, or as a list\)$/,
+    );
     const form = `image_url=${encodeURIComponent(url('a.png'))}&width=10&width=20&height=10`;
-    const answer = await request(`${server.base}/resize_image/`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+    const answer = await request(`${server.base}/resize_image/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form,
+    });
     assertError(answer, 400, /^Expected `width` to be one value, got 2/);
     const json = { image_url: [url('a.png'), url('b.png')], width: 10, height: 10 };
-    assertError(await request(`${server.base}/resize_image/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(json) }), 400, /^Expected `image_url` to be one URL, got 2/);
+    assertError(
+      await request(`${server.base}/resize_image/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(json),
+      }),
+      400,
+      /^Expected `image_url` to be one URL, got 2/,
+    );
     // A list field sent twice is still one list (docs/architecture.md: repeated fields join).
     const listTwice = multipart([
       ['audio_urls', 'ftp://example.com/a.mp3'],
       ['audio_urls', 'ftp://example.com/b.mp3'],
     ]);
-    assertError(await request(`${server.base}/merge-audios/`, { method: 'POST', body: listTwice }), 400, /ftp:\/\/example\.com\/a\.mp3/);
+    assertError(
+      await request(`${server.base}/merge-audios/`, { method: 'POST', body: listTwice }),
+      400,
+      /ftp:\/\/example\.com\/a\.mp3/,
+    );
   });
 
   it('says "comma-separated" when a list is given with newlines, semicolons or spaces', async () => {
@@ -105,15 +129,25 @@ describe('HTTP requests', () => {
       assertError(
         await request(`${server.base}/merge-audios/`, { method: 'POST', body }),
         400,
-        new RegExp(`^Expected \`audio_urls\` to be comma-separated, got items separated by ${name}: put a comma between them$`),
+        new RegExp(
+          `^Expected \`audio_urls\` to be comma-separated, got items separated by ${name}: put a comma between them$`,
+        ),
       );
     }
   });
 
   it('refuses uploaded files, naming the URL fields of the operation, whatever their size', async () => {
     const small = new Blob(['not really a picture']);
-    const inField = multipart([['image_url', small], ['width', '10'], ['height', '10']]);
-    assertError(await request(`${server.base}/resize_image/`, { method: 'POST', body: inField }), 400, /^File uploads are not supported: pass the file's URL in `image_url`$/);
+    const inField = multipart([
+      ['image_url', small],
+      ['width', '10'],
+      ['height', '10'],
+    ]);
+    assertError(
+      await request(`${server.base}/resize_image/`, { method: 'POST', body: inField }),
+      400,
+      /^File uploads are not supported: pass the file's URL in `image_url`$/,
+    );
     const elsewhere = multipart([['file', small]]);
     assertError(
       await request(`${server.base}/merge-audio-video/`, { method: 'POST', body: elsewhere }),
@@ -123,28 +157,61 @@ describe('HTTP requests', () => {
     // Far over the body limit (1 MiB): the answer is about uploads, not about raising the limit.
     const large = multipart([['video', new Blob([Buffer.alloc(5 * 1024 * 1024, 1)])]]);
     const answer = await request(`${server.base}/convert-video/`, { method: 'POST', body: large });
-    assertError(answer, 400, /^File uploads are not supported, and there is no field `video`: pass the files' URLs in `video_url`$/);
+    assertError(
+      answer,
+      400,
+      /^File uploads are not supported, and there is no field `video`: pass the files' URLs in `video_url`$/,
+    );
     assert.doesNotMatch(String(answer.body.error), /limit|MEDIAFLOW_BODY_LIMIT/);
     // Large fields that are not files are still over the body limit.
-    assertError(await request(`${server.base}/generate-subtitles/`, { method: 'POST', body: multipart([['text', 'x'.repeat(1_100_000)]]) }), 413, /MEDIAFLOW_BODY_LIMIT/);
+    assertError(
+      await request(`${server.base}/generate-subtitles/`, {
+        method: 'POST',
+        body: multipart([['text', 'x'.repeat(1_100_000)]]),
+      }),
+      413,
+      /MEDIAFLOW_BODY_LIMIT/,
+    );
   });
 
   it('decodes an urlencoded body in the charset its Content-Type declares', async () => {
     // "Café, naïve façade." in ISO-8859-1: é is byte E9, ï EF, ç E7.
     const latin1 = `text=${[...Buffer.from('Café, naïve façade.', 'latin1')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('')}`;
-    for (const type of ['application/x-www-form-urlencoded; charset=ISO-8859-1', 'application/x-www-form-urlencoded;charset="iso-8859-1"']) {
-      const answer = await request(`${server.base}/generate-subtitles/`, { method: 'POST', headers: { 'content-type': type }, body: latin1 });
+    for (const type of [
+      'application/x-www-form-urlencoded; charset=ISO-8859-1',
+      'application/x-www-form-urlencoded;charset="iso-8859-1"',
+    ]) {
+      const answer = await request(`${server.base}/generate-subtitles/`, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body: latin1,
+      });
       assert.equal(answer.status, 200, JSON.stringify(answer.body));
-      assert.match(await readFile(server.pathOf(String(answer.body.subtitle_file_url)), 'utf8'), /^Café, naïve façade\.$/m);
+      assert.match(
+        await readFile(server.pathOf(String(answer.body.subtitle_file_url)), 'utf8'),
+        /^Café, naïve façade\.$/m,
+      );
     }
     // Unescaped bytes of the charset too, and UTF-8 (percent-escaped or not) when no charset is declared.
     const raw = Buffer.concat([Buffer.from('text='), Buffer.from('Grüße aus Köln', 'latin1')]);
-    const rawAnswer = await request(`${server.base}/generate-subtitles/`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=windows-1252' }, body: raw });
+    const rawAnswer = await request(`${server.base}/generate-subtitles/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded; charset=windows-1252' },
+      body: raw,
+    });
     assert.match(await readFile(server.pathOf(String(rawAnswer.body.subtitle_file_url)), 'utf8'), /^Grüße aus Köln$/m);
-    const utf8 = await request(`${server.base}/generate-subtitles/`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `text=${encodeURIComponent('日本語 and café')}+ok` });
+    const utf8 = await request(`${server.base}/generate-subtitles/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `text=${encodeURIComponent('日本語 and café')}+ok`,
+    });
     assert.match(await readFile(server.pathOf(String(utf8.body.subtitle_file_url)), 'utf8'), /^日本語 and café ok$/m);
     assertError(
-      await request(`${server.base}/generate-subtitles/`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=klingon-1' }, body: 'text=x' }),
+      await request(`${server.base}/generate-subtitles/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded; charset=klingon-1' },
+        body: 'text=x',
+      }),
       415,
       /^Unsupported charset 'klingon-1' in Content-Type/,
     );
@@ -157,7 +224,10 @@ describe('CORS', () => {
   let plain: TestServer;
 
   before(async () => {
-    open = await startMediaflow({ MEDIAFLOW_CORS_ORIGINS: `${ORIGIN}/, https://other.example.org`, MEDIAFLOW_API_KEY: 'k' });
+    open = await startMediaflow({
+      MEDIAFLOW_CORS_ORIGINS: `${ORIGIN}/, https://other.example.org`,
+      MEDIAFLOW_API_KEY: 'k',
+    });
     plain = await startMediaflow();
   });
   after(async () => {
@@ -168,7 +238,11 @@ describe('CORS', () => {
   const preflight = (base: string, origin: string) =>
     fetch(`${base}/resize_image/`, {
       method: 'OPTIONS',
-      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-api-key,prefer' },
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,x-api-key,prefer',
+      },
     });
 
   it('answers the preflight and the request of a listed origin, with the headers a script needs', async () => {
@@ -178,7 +252,11 @@ describe('CORS', () => {
     assert.match(answer.headers.get('access-control-allow-methods') ?? '', /POST/);
     assert.match(answer.headers.get('access-control-allow-headers') ?? '', /x-api-key/i);
     // The real request: a 401 without the key still carries CORS headers, so the script can read it.
-    const denied = await fetch(`${open.base}/resize_image/`, { method: 'POST', headers: { origin: ORIGIN, 'content-type': 'application/json' }, body: '{}' });
+    const denied = await fetch(`${open.base}/resize_image/`, {
+      method: 'POST',
+      headers: { origin: ORIGIN, 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(denied.status, 401);
     assert.equal(denied.headers.get('access-control-allow-origin'), ORIGIN);
     assert.match(denied.headers.get('access-control-expose-headers') ?? '', /Location/);

@@ -18,9 +18,17 @@ const PLUGIN = path.resolve(import.meta.dirname, 'fixtures/plugins/grey-thumbnai
 /** A picture's decoded RGB pixels (ffmpeg, a decoder other than the libvips that wrote it). */
 async function decode(file: string) {
   const { width, height } = videoOf(await probe(file)) as { width: number; height: number };
-  const { stdout } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { encoding: 'buffer' });
+  const { stdout } = await execa(
+    'ffmpeg',
+    ['-v', 'error', '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    { encoding: 'buffer' },
+  );
   const data = stdout as unknown as Uint8Array;
-  return { width, height, pixel: (x: number, y: number) => [...data.subarray((y * width + x) * 3, (y * width + x + 1) * 3)] };
+  return {
+    width,
+    height,
+    pixel: (x: number, y: number) => [...data.subarray((y * width + x) * 3, (y * width + x + 1) * 3)],
+  };
 }
 const isRed = ([r, g, b]: number[]) => r! > 200 && g! < 60 && b! < 60;
 const isBlue = ([r, g, b]: number[]) => b! > 180 && r! < 70 && g! < 70;
@@ -28,13 +36,22 @@ const isBlue = ([r, g, b]: number[]) => b! > 180 && r! < 70 && g! < 70;
 /** A server with the built-ins and the grey-thumbnail plugin, loaded as MEDIAFLOW_PLUGINS loads it. */
 async function startServer(env: Record<string, string> = {}) {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-steps-'));
-  const config = loadConfig({ MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_DATA_DIR: dataDir, MEDIAFLOW_MAX_EVENT_LOOP_DELAY: '0', ...env });
+  const config = loadConfig({
+    MEDIAFLOW_ALLOW_PRIVATE_URLS: '1',
+    MEDIAFLOW_DATA_DIR: dataDir,
+    MEDIAFLOW_MAX_EVENT_LOOP_DELAY: '0',
+    ...env,
+  });
   const registry = await loadRegistry({ env: { MEDIAFLOW_PLUGINS: PLUGIN }, configFile: false });
   const { app } = await buildServer({ config, registry, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   const post = async (route: string, fields: Record<string, string>, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(fields) });
+    const res = await fetch(`${base}${route}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(fields),
+    });
     return { status: res.status, body: (await res.json()) as Record<string, string> };
   };
   return {
@@ -62,18 +79,34 @@ describe('in-process steps (libvips)', () => {
     // Stored 400x200, red on the left and blue on the right, with EXIF orientation 6: shown
     // turned a quarter clockwise, as 200x400 with red on top.
     const halves = await sharp({ create: { width: 400, height: 200, channels: 3, background: { r: 0, g: 0, b: 255 } } })
-      .composite([{ input: { create: { width: 200, height: 200, channels: 3, background: { r: 255, g: 0, b: 0 } } }, left: 0, top: 0 }])
+      .composite([
+        {
+          input: { create: { width: 200, height: 200, channels: 3, background: { r: 255, g: 0, b: 0 } } },
+          left: 0,
+          top: 0,
+        },
+      ])
       .png()
       .toBuffer();
-    await writeFile(path.join(exifDir, 'turned.jpg'), await sharp(halves).withMetadata({ orientation: 6 }).jpeg({ quality: 95 }).toBuffer());
+    await writeFile(
+      path.join(exifDir, 'turned.jpg'),
+      await sharp(halves).withMetadata({ orientation: 6 }).jpeg({ quality: 95 }).toBuffer(),
+    );
     // A PNG whose header is sound and whose image data is not.
     const png = await readFile(await fixture('small-300x200.png'));
     const idat = png.indexOf('IDAT');
-    await writeFile(path.join(exifDir, 'broken.png'), Buffer.concat([png.subarray(0, idat + 4), Buffer.alloc(2000, 0x5a)]));
-    const serveFrom = (name: string, type: string) => async (_req: unknown, res: import('node:http').ServerResponse) => {
-      res.writeHead(200, { 'content-type': type }).end(await readFile(path.join(exifDir, name)));
-    };
-    files = await startFileServer({ '/turned.jpg': serveFrom('turned.jpg', 'image/jpeg'), '/broken.png': serveFrom('broken.png', 'image/png') });
+    await writeFile(
+      path.join(exifDir, 'broken.png'),
+      Buffer.concat([png.subarray(0, idat + 4), Buffer.alloc(2000, 0x5a)]),
+    );
+    const serveFrom =
+      (name: string, type: string) => async (_req: unknown, res: import('node:http').ServerResponse) => {
+        res.writeHead(200, { 'content-type': type }).end(await readFile(path.join(exifDir, name)));
+      };
+    files = await startFileServer({
+      '/turned.jpg': serveFrom('turned.jpg', 'image/jpeg'),
+      '/broken.png': serveFrom('broken.png', 'image/png'),
+    });
     server = await startServer();
   });
   after(async () => {
@@ -102,16 +135,25 @@ describe('in-process steps (libvips)', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     let frame = await decode(server.pathOf(res.body.output_file!));
     assert.deepEqual([frame.width, frame.height], [200, 400]);
-    assert.ok(isRed(frame.pixel(100, 50)) && isBlue(frame.pixel(100, 350)), `top ${frame.pixel(100, 50)}, bottom ${frame.pixel(100, 350)}`);
+    assert.ok(
+      isRed(frame.pixel(100, 50)) && isBlue(frame.pixel(100, 350)),
+      `top ${frame.pixel(100, 50)}, bottom ${frame.pixel(100, 350)}`,
+    );
     res = await server.post('/resize_image/', { image_url: url, width: '100', height: '300' });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     frame = await decode(server.pathOf(res.body.output_file!));
-    assert.ok(isRed(frame.pixel(50, 30)) && isBlue(frame.pixel(50, 270)), `top ${frame.pixel(50, 30)}, bottom ${frame.pixel(50, 270)}`);
+    assert.ok(
+      isRed(frame.pixel(50, 30)) && isBlue(frame.pixel(50, 270)),
+      `top ${frame.pixel(50, 30)}, bottom ${frame.pixel(50, 270)}`,
+    );
     res = await server.post('/crop_image_to_short/', { image_url: url });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     frame = await decode(server.pathOf(res.body.output_file!));
     // 200x400 fitted into 720x1280: 640x1280, centred between black bars 40 wide.
-    assert.ok(isRed(frame.pixel(360, 300)) && isBlue(frame.pixel(360, 1000)), `top ${frame.pixel(360, 300)}, bottom ${frame.pixel(360, 1000)}`);
+    assert.ok(
+      isRed(frame.pixel(360, 300)) && isBlue(frame.pixel(360, 1000)),
+      `top ${frame.pixel(360, 300)}, bottom ${frame.pixel(360, 1000)}`,
+    );
   });
 
   it("answers libvips' failure on a broken picture with a 422 that shows no server path", async () => {
@@ -131,17 +173,25 @@ describe('in-process steps (libvips)', () => {
   it('stops a step at the time limit (504) and on cancellation, leaving no work files', async () => {
     const limited = await startServer({ MEDIAFLOW_JOB_TIMEOUT: '1' });
     try {
-      const res = await limited.post('/grey-thumbnail/', { image_url: files.url('/f/small-300x200.png'), mode: 'hang' });
+      const res = await limited.post('/grey-thumbnail/', {
+        image_url: files.url('/f/small-300x200.png'),
+        mode: 'hang',
+      });
       assert.equal(res.status, 504, JSON.stringify(res.body));
       assert.match(res.body.error!, /time limit/);
       assert.deepEqual(await limited.work(), []);
     } finally {
       await limited.close();
     }
-    const queued = await server.post('/grey-thumbnail/', { image_url: files.url('/f/small-300x200.png'), mode: 'hang' }, { prefer: 'respond-async' });
+    const queued = await server.post(
+      '/grey-thumbnail/',
+      { image_url: files.url('/f/small-300x200.png'), mode: 'hang' },
+      { prefer: 'respond-async' },
+    );
     assert.equal(queued.status, 202, JSON.stringify(queued.body));
     const jobUrl = `${server.base}/jobs/${queued.body.job_id}`;
-    for (let i = 0; i < 100 && ((await (await fetch(jobUrl)).json()) as { stage: string }).stage !== 'process'; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && ((await (await fetch(jobUrl)).json()) as { stage: string }).stage !== 'process'; i++)
+      await new Promise((r) => setTimeout(r, 50));
     const cancelled = await fetch(jobUrl, { method: 'DELETE' });
     assert.equal(cancelled.status, 200);
     assert.equal(((await cancelled.json()) as { status: string }).status, 'cancelled');

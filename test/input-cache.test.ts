@@ -15,13 +15,19 @@ describe('cachePolicy', () => {
   it('follows max-age, Expires, no-cache, no-store, private and Last-Modified', () => {
     assert.deepEqual(cachePolicy({ 'cache-control': 'public, max-age=60' }, now), { freshUntil: now + 60_000 });
     assert.deepEqual(cachePolicy({ expires: 'Thu, 01 Jan 2026 01:00:00 GMT' }, now), { freshUntil: now + 3_600_000 });
-    assert.deepEqual(cachePolicy({ 'cache-control': 'no-cache', etag: '"v1"' }, now), { freshUntil: now, etag: '"v1"' });
+    assert.deepEqual(cachePolicy({ 'cache-control': 'no-cache', etag: '"v1"' }, now), {
+      freshUntil: now,
+      etag: '"v1"',
+    });
     assert.equal(cachePolicy({ 'cache-control': 'no-store', etag: '"v1"' }, now), undefined);
     assert.equal(cachePolicy({ 'cache-control': 'private, max-age=600' }, now), undefined);
     assert.equal(cachePolicy({}, now), undefined, 'neither freshness nor a validator: not kept');
     // Heuristic: 10% of the age since Last-Modified (here 10 days), at most one day.
     const lastModified = new Date(now - 10 * 86_400_000).toUTCString();
-    assert.deepEqual(cachePolicy({ 'last-modified': lastModified }, now), { freshUntil: now + 86_400_000, lastModified });
+    assert.deepEqual(cachePolicy({ 'last-modified': lastModified }, now), {
+      freshUntil: now + 86_400_000,
+      lastModified,
+    });
   });
 });
 
@@ -34,18 +40,20 @@ describe('repeated inputs are fetched once', () => {
   let maxActive = 0;
 
   /** Serves a PNG (white for v1, small for v2) with the given caching headers, answering If-None-Match. */
-  const cachable = (headers: Record<string, string>): import('./helpers/file-server.js').Route => async (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const etag = `"${version}"`;
-    if (req.headers['if-none-match'] === etag) {
-      bodies.notModified++;
-      res.writeHead(304, { etag, ...headers }).end();
-      return;
-    }
-    bodies.full++;
-    const file = await fixture(version === 'v1' ? 'white-800x600.png' : 'small-300x200.png');
-    res.writeHead(200, { 'content-type': 'image/png', 'content-length': (await stat(file)).size, etag, ...headers });
-    createReadStream(file).pipe(res);
-  };
+  const cachable =
+    (headers: Record<string, string>): import('./helpers/file-server.js').Route =>
+    async (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const etag = `"${version}"`;
+      if (req.headers['if-none-match'] === etag) {
+        bodies.notModified++;
+        res.writeHead(304, { etag, ...headers }).end();
+        return;
+      }
+      bodies.full++;
+      const file = await fixture(version === 'v1' ? 'white-800x600.png' : 'small-300x200.png');
+      res.writeHead(200, { 'content-type': 'image/png', 'content-length': (await stat(file)).size, etag, ...headers });
+      createReadStream(file).pipe(res);
+    };
 
   before(async () => {
     await fixtures('white-800x600.png', 'small-300x200.png');
@@ -65,7 +73,10 @@ describe('repeated inputs are fetched once', () => {
     });
     // Room for one 800x600 PNG but not two, to see the bound at work.
     const size = (await stat(await fixture('white-800x600.png'))).size;
-    server = await startMediaflow({ MEDIAFLOW_CACHE_BYTES: String(Math.floor(size * 1.5)), MEDIAFLOW_CONCURRENCY: '4' });
+    server = await startMediaflow({
+      MEDIAFLOW_CACHE_BYTES: String(Math.floor(size * 1.5)),
+      MEDIAFLOW_CONCURRENCY: '4',
+    });
   });
   after(async () => {
     await server?.close();
@@ -84,7 +95,11 @@ describe('repeated inputs are fetched once', () => {
     reset();
     assert.equal(await convert('/fresh.png'), '800x600');
     assert.equal(await convert('/fresh.png'), '800x600');
-    assert.deepEqual(await Promise.all([convert('/fresh.png'), convert('/fresh.png'), convert('/fresh.png')]), ['800x600', '800x600', '800x600']);
+    assert.deepEqual(await Promise.all([convert('/fresh.png'), convert('/fresh.png'), convert('/fresh.png')]), [
+      '800x600',
+      '800x600',
+      '800x600',
+    ]);
     assert.deepEqual(bodies, { full: 1, notModified: 0 });
     assert.deepEqual(await server.workLeftovers(), []);
   });
@@ -115,7 +130,7 @@ describe('repeated inputs are fetched once', () => {
     assert.equal(maxActive, 3);
   });
 
-    it('stays within MEDIAFLOW_CACHE_BYTES, evicting the least recently used body', async () => {
+  it('stays within MEDIAFLOW_CACHE_BYTES, evicting the least recently used body', async () => {
     await convert('/fresh.png');
     reset();
     await convert('/fresh.png');

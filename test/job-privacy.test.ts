@@ -25,7 +25,11 @@ const recordOf = async (server: TestServer, id: string) =>
   JSON.parse(await readFile(path.join(server.dataDir, 'jobs', `${id}.json`), 'utf8')) as Record<string, unknown>;
 
 /** A finished job's event stream: its one event, then the end. */
-async function eventsOf(base: string, id: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+async function eventsOf(
+  base: string,
+  id: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
   const res = await fetch(`${base}/jobs/${id}/events`, { headers, signal: AbortSignal.timeout(20_000) });
   return { status: res.status, text: await res.text() };
 }
@@ -36,7 +40,13 @@ describe('outputs are named apart from their job', () => {
   let work: string;
 
   before(async () => {
-    await fixtures('small-300x200.png', 'tone-1s-22k-mono.wav', 'tone-2s-44k-stereo.mp3', 'tone-1s-48k-stereo.m4a', 'tone-2s-48k-stereo.aac');
+    await fixtures(
+      'small-300x200.png',
+      'tone-1s-22k-mono.wav',
+      'tone-2s-44k-stereo.mp3',
+      'tone-1s-48k-stereo.m4a',
+      'tone-2s-48k-stereo.aac',
+    );
     files = await startFileServer();
     server = await startMediaflow({ MEDIAFLOW_PIPELINES_DIR: PIPELINES });
     work = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-privacy-'));
@@ -48,7 +58,12 @@ describe('outputs are named apart from their job', () => {
   });
 
   it('gives an operation output a UUID v4 of its own: the URL does not contain the job id, nor lead to the job', async () => {
-    const id = await submitJob(server.base, '/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: '40', height: '30' }, ASYNC);
+    const id = await submitJob(
+      server.base,
+      '/resize_image/',
+      { image_url: files.url('/f/small-300x200.png'), width: '40', height: '30' },
+      ASYNC,
+    );
     const job = await waitForJob(server.base, id);
     assert.equal(job.status, 'succeeded', JSON.stringify(job));
     const url = String(job.result!.output_file);
@@ -65,7 +80,10 @@ describe('outputs are named apart from their job', () => {
     const file = path.join(work, 'out.jpg');
     await writeFile(file, Buffer.from(await (await fetch(url)).arrayBuffer()));
     assert.deepEqual([videoOf(await probe(file))!.width, videoOf(await probe(file))!.height], [40, 30]);
-    assert.ok(!(await readdir(path.join(server.dataDir, 'uploads'))).some((name) => name.includes(id)), 'no upload is named by the job id');
+    assert.ok(
+      !(await readdir(path.join(server.dataDir, 'uploads'))).some((name) => name.includes(id)),
+      'no upload is named by the job id',
+    );
   });
 
   it("puts a pipeline's results in a folder named by the output id, not the job id", async () => {
@@ -106,7 +124,12 @@ describe('webhook URLs are shown without their secrets', () => {
   it('shows scheme, host and path with "(query redacted)" in GET /jobs, the events and the webhook body; delivers to the full URL', async () => {
     const hook = new URL(receiver.url('/hook/zap'));
     const full = `http://zapuser:zappass@${hook.host}/hook/zap?token=s3cr3t-t0ken&sig=abc`;
-    const id = await submitJob(server.base, '/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: '20', height: '20', webhook_url: full });
+    const id = await submitJob(server.base, '/resize_image/', {
+      image_url: files.url('/f/small-300x200.png'),
+      width: '20',
+      height: '20',
+      webhook_url: full,
+    });
     const job = await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
     const shown = `http://${hook.host}/hook/zap?(query redacted)`;
     assert.equal(job.webhook!.url, shown);
@@ -116,7 +139,8 @@ describe('webhook URLs are shown without their secrets', () => {
     texts.push(delivery!.body);
     assert.equal((delivery!.json.webhook as JobView['webhook'])!.url, shown);
     for (const text of texts) {
-      for (const secret of ['s3cr3t-t0ken', 'zappass', 'zapuser', 'sig=abc']) assert.ok(!text.includes(secret), `${secret} shown in ${text}`);
+      for (const secret of ['s3cr3t-t0ken', 'zappass', 'zapuser', 'sig=abc'])
+        assert.ok(!text.includes(secret), `${secret} shown in ${text}`);
     }
     assert.ok(texts[1]!.includes(JSON.stringify(shown)), 'the event stream shows the redacted URL');
     // The receiver got the whole URL: its query, and the user info as Basic authentication.
@@ -124,7 +148,12 @@ describe('webhook URLs are shown without their secrets', () => {
     assert.equal(delivery!.headers.authorization, `Basic ${Buffer.from('zapuser:zappass').toString('base64')}`);
     // A URL with nothing to hide is shown as it is.
     const plain = receiver.url('/hook/plain');
-    const other = await submitJob(server.base, '/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: '20', height: '20', webhook_url: plain });
+    const other = await submitJob(server.base, '/resize_image/', {
+      image_url: files.url('/f/small-300x200.png'),
+      width: '20',
+      height: '20',
+      webhook_url: plain,
+    });
     assert.equal((await waitForJob(server.base, other, (j) => j.webhook?.delivered_at != null)).webhook!.url, plain);
   });
 });
@@ -140,7 +169,11 @@ describe('several API keys: each key sees only its own jobs', () => {
     await fixtures('small-300x200.png');
     files = await startFileServer();
     // One key in each setting: both are accepted, and together they are several.
-    server = await startMediaflow({ MEDIAFLOW_API_KEY: A['x-api-key'], MEDIAFLOW_API_KEYS: `${B['x-api-key']}, ${SOLO['x-api-key']}`, MEDIAFLOW_CACHE_BYTES: '0' });
+    server = await startMediaflow({
+      MEDIAFLOW_API_KEY: A['x-api-key'],
+      MEDIAFLOW_API_KEYS: `${B['x-api-key']}, ${SOLO['x-api-key']}`,
+      MEDIAFLOW_CACHE_BYTES: '0',
+    });
   });
   after(async () => {
     await server?.close();
@@ -153,10 +186,18 @@ describe('several API keys: each key sees only its own jobs', () => {
     const id = await submitJob(server.base, '/resize_image/', fields(files), { ...ASYNC, ...A });
     const own = await waitForJob(server.base, id, isFinal, { headers: A });
     assert.equal(own.status, 'succeeded');
-    for (const [method, route] of [['GET', `/jobs/${id}`], ['GET', `/jobs/${id}/events`], ['DELETE', `/jobs/${id}`]] as const) {
+    for (const [method, route] of [
+      ['GET', `/jobs/${id}`],
+      ['GET', `/jobs/${id}/events`],
+      ['DELETE', `/jobs/${id}`],
+    ] as const) {
       const res = await fetch(`${server.base}${route}`, { method, headers: B });
       assert.equal(res.status, 404, `${method} ${route}`);
-      assert.deepEqual(await res.json(), { error: `Unknown job '${id}' (it may have expired)`, code: 'MF_ERR_NOT_FOUND' }, 'the same answer as an unknown id');
+      assert.deepEqual(
+        await res.json(),
+        { error: `Unknown job '${id}' (it may have expired)`, code: 'MF_ERR_NOT_FOUND' },
+        'the same answer as an unknown id',
+      );
     }
     assert.equal((await fetch(`${server.base}/jobs/${id}`, { headers: { 'x-api-key': 'not-a-key' } })).status, 401);
     assert.deepEqual(await getJob(server.base, id, A), own, 'unchanged for its owner');
@@ -192,8 +233,22 @@ describe('several API keys: each key sees only its own jobs', () => {
     // Other fields under the same key: a 422 for its own key only; the third key starts afresh.
     const other = new FormData();
     for (const [name, value] of Object.entries({ ...fields(files), width: '18' })) other.append(name, value);
-    assert.equal((await fetch(`${server.base}/resize_image/`, { method: 'POST', body: other, headers: { ...ASYNC, ...A, ...key } })).status, 422);
-    const c = await submitJob(server.base, '/resize_image/', { ...fields(files), width: '18' }, { ...ASYNC, ...SOLO, ...key });
+    assert.equal(
+      (
+        await fetch(`${server.base}/resize_image/`, {
+          method: 'POST',
+          body: other,
+          headers: { ...ASYNC, ...A, ...key },
+        })
+      ).status,
+      422,
+    );
+    const c = await submitJob(
+      server.base,
+      '/resize_image/',
+      { ...fields(files), width: '18' },
+      { ...ASYNC, ...SOLO, ...key },
+    );
     assert.ok(![a, b].includes(c));
   });
 });
@@ -208,8 +263,15 @@ describe('several API keys with jobs in Redis', () => {
 
   before(async () => {
     await fixtures('small-300x200.png');
-    [files, redis, dataDir] = await Promise.all([startFileServer(), startRedis(), mkdtemp(path.join(os.tmpdir(), 'mediaflow-privacy-redis-'))]);
-    serve = await startServeProcess(dataDir, { MEDIAFLOW_REDIS_URL: redis.url, MEDIAFLOW_API_KEYS: `${A['x-api-key']},${B['x-api-key']}` });
+    [files, redis, dataDir] = await Promise.all([
+      startFileServer(),
+      startRedis(),
+      mkdtemp(path.join(os.tmpdir(), 'mediaflow-privacy-redis-')),
+    ]);
+    serve = await startServeProcess(dataDir, {
+      MEDIAFLOW_REDIS_URL: redis.url,
+      MEDIAFLOW_API_KEYS: `${A['x-api-key']},${B['x-api-key']}`,
+    });
   });
   after(async () => {
     serve?.child.kill('SIGTERM');
@@ -227,7 +289,11 @@ describe('several API keys with jobs in Redis', () => {
     assert.notEqual(a, b);
     assert.equal((await waitForJob(serve.base, a, isFinal, { headers: A })).status, 'succeeded');
     assert.equal((await waitForJob(serve.base, b, isFinal, { headers: B })).status, 'succeeded');
-    assert.equal(await submitJob(serve.base, '/resize_image/', fields, { ...ASYNC, ...B, ...key }), b, 'replayed to its own job');
+    assert.equal(
+      await submitJob(serve.base, '/resize_image/', fields, { ...ASYNC, ...B, ...key }),
+      b,
+      'replayed to its own job',
+    );
     assert.equal((await fetch(`${serve.base}/jobs/${a}`, { headers: B })).status, 404);
     assert.equal((await fetch(`${serve.base}/jobs/${b}/events`, { headers: A })).status, 404);
   });
@@ -249,8 +315,16 @@ describe('one API key: jobs are shared as before', () => {
 
   it('accepts a key given only in MEDIAFLOW_API_KEYS and records no owner', async () => {
     assert.equal((await fetch(`${server.base}/jobs/00000000-0000-4000-8000-000000000000`)).status, 401);
-    const id = await submitJob(server.base, '/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: '8', height: '8' }, { ...ASYNC, 'x-api-key': 'only-key' });
-    assert.equal((await waitForJob(server.base, id, isFinal, { headers: { 'x-api-key': 'only-key' } })).status, 'succeeded');
+    const id = await submitJob(
+      server.base,
+      '/resize_image/',
+      { image_url: files.url('/f/small-300x200.png'), width: '8', height: '8' },
+      { ...ASYNC, 'x-api-key': 'only-key' },
+    );
+    assert.equal(
+      (await waitForJob(server.base, id, isFinal, { headers: { 'x-api-key': 'only-key' } })).status,
+      'succeeded',
+    );
     assert.equal((await recordOf(server, id)).owner, undefined);
   });
 });
@@ -259,10 +333,17 @@ describe('webhook signing at start', () => {
   it('warns in the log when webhooks would go out unsigned, and not when MEDIAFLOW_WEBHOOK_SECRET is set', async () => {
     const dirs = await Promise.all([0, 1].map(() => mkdtemp(path.join(os.tmpdir(), 'mediaflow-warn-'))));
     const unsigned = await startServeProcess(dirs[0]!);
-    const signed = await startServeProcess(dirs[1]!, { MEDIAFLOW_WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}` });
+    const signed = await startServeProcess(dirs[1]!, {
+      MEDIAFLOW_WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}`,
+    });
     try {
       const warned = (output: string) =>
-        output.split('\n').some((line) => line.includes('MEDIAFLOW_WEBHOOK_SECRET') && /"level":40\b/.test(line) && line.includes('unsigned'));
+        output
+          .split('\n')
+          .some(
+            (line) =>
+              line.includes('MEDIAFLOW_WEBHOOK_SECRET') && /"level":40\b/.test(line) && line.includes('unsigned'),
+          );
       assert.ok(await eventually(() => warned(unsigned.output())), unsigned.output());
       assert.ok(!warned(signed.output()), signed.output());
     } finally {

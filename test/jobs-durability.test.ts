@@ -20,7 +20,12 @@ import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { durationOf, probe, videoOf } from './helpers/media.js';
 import { eventually, ffmpegChildren, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 import { getJob, isFinal, submitJob, waitForJob } from './helpers/jobs.js';
-import { startWebhookReceiver, type Behaviour, type Delivery, type WebhookReceiver } from './helpers/webhook-receiver.js';
+import {
+  startWebhookReceiver,
+  type Behaviour,
+  type Delivery,
+  type WebhookReceiver,
+} from './helpers/webhook-receiver.js';
 
 interface StoredRecord {
   id: string;
@@ -31,7 +36,6 @@ interface StoredRecord {
   started_at: string | null;
   webhook: { message_id: string; next_attempt_at: string | null } | null;
 }
-
 
 /** A slideshow ffmpeg takes a few seconds over (1200 frames of 1920x1080; about 5 s on a CI core), and finishes. */
 const SLOW_SECONDS = 24;
@@ -44,8 +48,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Every job record in a data directory, as stored (temp files of a killed writer skipped). */
 async function records(dataDir: string): Promise<StoredRecord[]> {
   const dir = path.join(dataDir, 'jobs');
-  const names = (await readdir(dir).catch(() => [] as string[])).filter((name) => name.endsWith('.json') && !name.startsWith('.'));
-  return Promise.all(names.map(async (name) => JSON.parse(await readFile(path.join(dir, name), 'utf8')) as StoredRecord));
+  const names = (await readdir(dir).catch(() => [] as string[])).filter(
+    (name) => name.endsWith('.json') && !name.startsWith('.'),
+  );
+  return Promise.all(
+    names.map(async (name) => JSON.parse(await readFile(path.join(dir, name), 'utf8')) as StoredRecord),
+  );
 }
 
 async function record(dataDir: string, id: string): Promise<StoredRecord> {
@@ -85,7 +93,14 @@ function logged(proc: ServeProcess, message: string): Record<string, unknown> | 
 async function recovered(proc: ServeProcess): Promise<Record<string, unknown> | undefined> {
   let entry: Record<string, unknown> | undefined;
   await eventually(() => (entry = logged(proc, 'picked up jobs left by an earlier run')) !== undefined, 2_000, 50);
-  return entry && { requeued: entry.requeued, failed: entry.failed, cancelled: entry.cancelled, deliveries: entry.deliveries };
+  return (
+    entry && {
+      requeued: entry.requeued,
+      failed: entry.failed,
+      cancelled: entry.cancelled,
+      deliveries: entry.deliveries,
+    }
+  );
 }
 
 /** Messages the receiver got with a 2xx, one per `webhook-id` (receivers drop repeats by it). */
@@ -123,7 +138,10 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
   /** Waits until the server runs ffmpeg, and returns those pids. */
   const ffmpegRunning = async (proc: ServeProcess): Promise<number[]> => {
     let pids: number[] = [];
-    assert.ok(await eventually(async () => (pids = await ffmpegChildren(proc.child.pid!)).length > 0, 20_000), 'ffmpeg started');
+    assert.ok(
+      await eventually(async () => (pids = await ffmpegChildren(proc.child.pid!)).length > 0, 20_000),
+      'ffmpeg started',
+    );
     for (const pid of pids) strays.add(pid);
     return pids;
   };
@@ -146,11 +164,22 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
         // it had ended
       }
     }
-    assert.ok(await eventually(async () => !(await Promise.all(ffmpegs.map(alive))).some(Boolean), 5_000), `ffmpeg ${ffmpegs} still runs`);
+    assert.ok(
+      await eventually(async () => !(await Promise.all(ffmpegs.map(alive))).some(Boolean), 5_000),
+      `ffmpeg ${ffmpegs} still runs`,
+    );
   };
 
-  const slow = () => ({ image_urls: files.url('/f/landscape-1920x1080.jpg'), seconds_per_image: String(SLOW_SECONDS), fps: String(SLOW_FPS) });
-  const small = (width: number, height: number) => ({ image_url: files.url('/f/small-300x200.png'), width: String(width), height: String(height) });
+  const slow = () => ({
+    image_urls: files.url('/f/landscape-1920x1080.jpg'),
+    seconds_per_image: String(SLOW_SECONDS),
+    fps: String(SLOW_FPS),
+  });
+  const small = (width: number, height: number) => ({
+    image_url: files.url('/f/small-300x200.png'),
+    width: String(width),
+    height: String(height),
+  });
 
   before(async () => {
     await fixtures('landscape-1920x1080.jpg', 'small-300x200.png');
@@ -193,7 +222,12 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
     await ffmpegRunning(first);
     assert.equal(receiver.deliveries.length, 1, "C's retry is still pending at the kill");
     const beforeKill = await getJob(first.base, c);
-    assert.deepEqual(beforeKill.webhook, { url: receiver.url('/c'), attempts: 1, last_status: 500, delivered_at: null });
+    assert.deepEqual(beforeKill.webhook, {
+      url: receiver.url('/c'),
+      attempts: 1,
+      last_status: 500,
+      delivered_at: null,
+    });
 
     await killHard(first);
     const killedAt = Date.now();
@@ -203,10 +237,14 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
     const second = await serve(dataDir, env);
     assert.deepEqual(await recovered(second), { requeued: 2, failed: 0, cancelled: 0, deliveries: 1 });
     // Running again, A says so: its progress is the first run's until this run passes it.
-    const rerun = await waitForJob(second.base, a, (j) => isFinal(j) || / \(attempt 2 of 2\)$/.test(j.stage), { ms: 30_000 });
+    const rerun = await waitForJob(second.base, a, (j) => isFinal(j) || / \(attempt 2 of 2\)$/.test(j.stage), {
+      ms: 30_000,
+    });
     assert.equal(rerun.status, 'running', `stage ${rerun.stage}`);
 
-    const doneA = await waitForJob(second.base, a, (j) => isFinal(j) && j.webhook?.delivered_at != null, { ms: 90_000 });
+    const doneA = await waitForJob(second.base, a, (j) => isFinal(j) && j.webhook?.delivered_at != null, {
+      ms: 90_000,
+    });
     const doneB = await waitForJob(second.base, b, (j) => isFinal(j) && j.webhook?.delivered_at != null);
     const doneC = await waitForJob(second.base, c, (j) => j.webhook?.delivered_at != null);
 
@@ -230,11 +268,22 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
 
     // C's retry kept its id and its schedule across the restart (not sent at once on start).
     const toC = receiver.deliveries.filter((d) => d.path === '/c');
-    assert.deepEqual(toC.map((d) => d.answered), [500, 200]);
+    assert.deepEqual(
+      toC.map((d) => d.answered),
+      [500, 200],
+    );
     assert.equal(toC[1]!.headers['webhook-id'], failedDelivery!.headers['webhook-id']);
     assert.equal(toC[1]!.body, failedDelivery!.body);
-    assert.ok((toC[1]!.at - toC[0]!.at) / 1000 >= 6.3, `the retry came ${(toC[1]!.at - toC[0]!.at) / 1000}s after the failure, expected the 8 s back-off (-20%)`);
-    assert.deepEqual(doneC.webhook, { url: receiver.url('/c'), attempts: 2, last_status: 200, delivered_at: doneC.webhook!.delivered_at });
+    assert.ok(
+      (toC[1]!.at - toC[0]!.at) / 1000 >= 6.3,
+      `the retry came ${(toC[1]!.at - toC[0]!.at) / 1000}s after the failure, expected the 8 s back-off (-20%)`,
+    );
+    assert.deepEqual(doneC.webhook, {
+      url: receiver.url('/c'),
+      attempts: 2,
+      last_status: 200,
+      delivered_at: doneC.webhook!.delivered_at,
+    });
     assert.equal(doneC.status, 'succeeded');
     assert.equal((await record(dataDir, c)).attempts, 1, 'a pending delivery never re-runs its job');
 
@@ -244,8 +293,15 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
     for (const d of messages.values()) assert.equal(d.json.status, 'succeeded');
     const left = await records(dataDir);
     assert.equal(left.length, 3);
-    assert.deepEqual(left.filter((r) => !isFinal(r)), []);
-    assert.deepEqual(left.filter((r) => r.webhook?.next_attempt_at != null), [], 'no delivery is still owed');
+    assert.deepEqual(
+      left.filter((r) => !isFinal(r)),
+      [],
+    );
+    assert.deepEqual(
+      left.filter((r) => r.webhook?.next_attempt_at != null),
+      [],
+      'no delivery is still owed',
+    );
   });
 
   it('MEDIAFLOW_JOB_ATTEMPTS=1: a job interrupted by kill -9 ends failed with an error that says why, and its webhook says so', async () => {
@@ -253,7 +309,11 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
     const receiver = await receive();
     const env = { MEDIAFLOW_CONCURRENCY: '1', MEDIAFLOW_JOB_ATTEMPTS: '1' };
     const first = await serve(dataDir, env);
-    const id = await submitJob(first.base, '/images-to-video/', { image_urls: files.url('/f/small-300x200.png'), ...ENDLESS, webhook_url: receiver.url('/x') });
+    const id = await submitJob(first.base, '/images-to-video/', {
+      image_urls: files.url('/f/small-300x200.png'),
+      ...ENDLESS,
+      webhook_url: receiver.url('/x'),
+    });
     await waitForJob(first.base, id, (j) => j.status === 'running');
     await ffmpegRunning(first);
     await killHard(first);
@@ -280,13 +340,18 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
     const env = { MEDIAFLOW_CONCURRENCY: '1' };
     const first = await serve(dataDir, env);
     const form = new FormData();
-    for (const [key, value] of Object.entries({ image_urls: files.url('/f/small-300x200.png'), ...ENDLESS })) form.append(key, value);
+    for (const [key, value] of Object.entries({ image_urls: files.url('/f/small-300x200.png'), ...ENDLESS }))
+      form.append(key, value);
     const answer = fetch(`${first.base}/images-to-video/`, { method: 'POST', body: form }).then(
       (res) => `answered ${res.status}`,
       () => 'no answer',
     );
     let running: StoredRecord | undefined;
-    assert.ok(await eventually(async () => (running = (await records(dataDir)).find((r) => r.status === 'running')) !== undefined));
+    assert.ok(
+      await eventually(
+        async () => (running = (await records(dataDir)).find((r) => r.status === 'running')) !== undefined,
+      ),
+    );
     assert.equal(running!.mode, 'sync');
     await ffmpegRunning(first);
     await killHard(first);
@@ -302,7 +367,9 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
     assert.equal(stored.started_at, running!.started_at, 'it never started again');
     await sleep(500);
     assert.deepEqual(await ffmpegChildren(second.child.pid!), []);
-    const health = (await (await fetch(`${second.base}/health`)).json()) as { queue: { waiting: number; running: number } };
+    const health = (await (await fetch(`${second.base}/health`)).json()) as {
+      queue: { waiting: number; running: number };
+    };
     assert.deepEqual([health.queue.waiting, health.queue.running], [0, 0]);
   });
 
@@ -343,7 +410,10 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
     assert.ok(Math.abs(durationOf(video) - SLOW_SECONDS) < 0.1);
     const messages = deliveredMessages(receiver);
     assert.deepEqual([...messages.values()].map((d) => d.json.job_id).sort(), [a, b].sort());
-    assert.deepEqual((await records(dataDir)).filter((r) => !isFinal(r)), []);
+    assert.deepEqual(
+      (await records(dataDir)).filter((r) => !isFinal(r)),
+      [],
+    );
   });
 });
 
@@ -417,7 +487,11 @@ describe('a run cut short by a graceful shutdown is not counted as an attempt', 
     const first = await start();
     const fields = { image_urls: files.url('/first-held.png'), seconds_per_image: '2', fps: '10' };
     const id = await submitJob(first.base, '/images-to-video/', { ...fields, webhook_url: receiver.url('/a') });
-    const running = await waitForJob(first.base, id, (j) => j.status === 'running' && j.stage === 'download' && requests === 1);
+    const running = await waitForJob(
+      first.base,
+      id,
+      (j) => j.status === 'running' && j.stage === 'download' && requests === 1,
+    );
     assert.equal(running.stage, 'download');
 
     // The grace (0.1 s) runs out with the job still running: it is stopped and handed back.

@@ -10,7 +10,13 @@ import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { getJob, submitJob, waitForJob } from './helpers/jobs.js';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { startRedis, type TestRedis } from './helpers/redis.js';
-import { eventually, ffmpegChildren, startServeProcess, startWorkerProcess, type ServeProcess } from './helpers/serve-process.js';
+import {
+  eventually,
+  ffmpegChildren,
+  startServeProcess,
+  startWorkerProcess,
+  type ServeProcess,
+} from './helpers/serve-process.js';
 import { startWebhookReceiver, type Behaviour, type WebhookReceiver } from './helpers/webhook-receiver.js';
 
 const ASYNC = { prefer: 'respond-async' };
@@ -31,7 +37,10 @@ describe('Redis restarts at each point of a job', () => {
   async function cluster(extra: Record<string, string> = {}) {
     const redis = await startRedis({ appendonly: true });
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-redis-restart-'));
-    cleanups.push(() => redis.close(), () => rm(dataDir, { recursive: true, force: true }));
+    cleanups.push(
+      () => redis.close(),
+      () => rm(dataDir, { recursive: true, force: true }),
+    );
     const env = {
       MEDIAFLOW_REDIS_URL: redis.url,
       MEDIAFLOW_WEBHOOK_BACKOFF: '1s',
@@ -51,12 +60,17 @@ describe('Redis restarts at each point of a job', () => {
 
   /** The lines a process logged with this message about this job. */
   const logged = (procs: ServeProcess[], msg: string, id: string) =>
-    procs.flatMap((proc) => proc.output().split('\n')).filter((line) => line.includes(`"msg":"${msg}"`) && line.includes(`"job":"${id}"`));
+    procs
+      .flatMap((proc) => proc.output().split('\n'))
+      .filter((line) => line.includes(`"msg":"${msg}"`) && line.includes(`"job":"${id}"`));
 
   /** Starts Redis again and waits until the API has reconnected (its /health answers 200). */
   async function restart(redis: TestRedis, api: ServeProcess) {
     await redis.start();
-    assert.ok(await eventually(async () => (await fetch(`${api.base}/health`)).status === 200, 15_000), 'the API reconnects');
+    assert.ok(
+      await eventually(async () => (await fetch(`${api.base}/health`)).status === 200, 15_000),
+      'the API reconnects',
+    );
   }
 
   /**
@@ -86,7 +100,12 @@ describe('Redis restarts at each point of a job', () => {
     await files?.close();
   });
 
-  const resize = (width: number, hook: string) => ({ image_url: files.url('/f/small-300x200.png'), width: String(width), height: '20', webhook_url: receiver.url(hook) });
+  const resize = (width: number, hook: string) => ({
+    image_url: files.url('/f/small-300x200.png'),
+    width: String(width),
+    height: '20',
+    webhook_url: receiver.url(hook),
+  });
 
   it('finishing: Redis is down when the worker has published the output; the end and the webhook wait for it', async () => {
     // The default lock (30 s) outlasts the outage: BullMQ does not hand the job to a second run.
@@ -95,15 +114,21 @@ describe('Redis restarts at each point of a job', () => {
     const hook = '/finishing';
     // Long enough to stop Redis while ffmpeg runs: a minute of slideshow at 25 fps.
     const fields = {
-      image_urls: files.url('/f/small-300x200.png'), seconds_per_image: '60', fps: '25',
+      image_urls: files.url('/f/small-300x200.png'),
+      seconds_per_image: '60',
+      fps: '25',
       webhook_url: receiver.url(hook),
     };
     const id = await submitJob(api.base, '/images-to-video/', fields, ASYNC);
     // Generous: on a loaded machine the worker may take a while to pick the job up and start ffmpeg.
-    assert.ok(await eventually(async () => (await ffmpegChildren(w.child.pid!)).length > 0, 60_000), 'the worker runs ffmpeg');
+    assert.ok(
+      await eventually(async () => (await ffmpegChildren(w.child.pid!)).length > 0, 60_000),
+      'the worker runs ffmpeg',
+    );
     await redis.stop();
     const uploads = path.join(dataDir, 'uploads');
-    const published = async () => (await readdir(uploads).catch(() => [] as string[])).some((name) => !name.startsWith(TEMP_PREFIX));
+    const published = async () =>
+      (await readdir(uploads).catch(() => [] as string[])).some((name) => !name.startsWith(TEMP_PREFIX));
     assert.ok(await eventually(published, 60_000), 'the output is published while Redis is down');
     // The worker now tries to record the end; Redis comes back a little later.
     await sleep(2_000);
@@ -118,12 +143,19 @@ describe('Redis restarts at each point of a job', () => {
     // The first attempt gets no answer (it times out after 3 s, Redis down by then); the next is accepted.
     plans.set(hook, (n) => (n === 0 ? 'hang' : 200));
     const id = await submitJob(api.base, '/resize_image/', resize(40, hook), ASYNC);
-    assert.ok(await eventually(() => receiver.deliveries.some((delivery) => delivery.path === hook), 30_000), 'the first attempt arrives');
+    assert.ok(
+      await eventually(() => receiver.deliveries.some((delivery) => delivery.path === hook), 30_000),
+      'the first attempt arrives',
+    );
     await redis.stop();
     await sleep(5_000);
     await restart(redis, api);
     await endedOnce(api.base, [w], id, hook, 'succeeded');
-    assert.equal(receiver.deliveries.filter((delivery) => delivery.path === hook).length, 2, 'one timed-out attempt, one accepted');
+    assert.equal(
+      receiver.deliveries.filter((delivery) => delivery.path === hook).length,
+      2,
+      'one timed-out attempt, one accepted',
+    );
   });
 
   it('queued and running: records that lost their queue entry across a restart run again, or fail past MEDIAFLOW_JOB_ATTEMPTS', async () => {
@@ -137,7 +169,10 @@ describe('Redis restarts at each point of a job', () => {
     const client = new Redis(redis.url, { maxRetriesPerRequest: null });
     const bull = new Queue('jobs', { connection: client, prefix: 'mediaflow' });
     for (const id of [queued, running, spent]) await bull.remove(id);
-    for (const [id, attempts] of [[running, 1], [spent, 2]] as const) {
+    for (const [id, attempts] of [
+      [running, 1],
+      [spent, 2],
+    ] as const) {
       const record = JSON.parse((await client.get(`mediaflow:job:${id}`))!) as Record<string, unknown>;
       const orphan = { ...record, status: 'running', stage: 'process', progress: 10, attempts };
       await client.set(`mediaflow:job:${id}`, JSON.stringify(orphan));
@@ -164,7 +199,9 @@ describe('Redis restarts at each point of a job', () => {
       ids.push({ id: await submitJob(api.base, '/resize_image/', resize(50 + n, hook), ASYNC), hook });
     }
     // Down as soon as the first jobs end (some mid-way, some finishing), up again two seconds later.
-    assert.ok(await eventually(() => receiver.deliveries.some((delivery) => delivery.path.startsWith('/many-')), 30_000));
+    assert.ok(
+      await eventually(() => receiver.deliveries.some((delivery) => delivery.path.startsWith('/many-')), 30_000),
+    );
     await redis.stop();
     await sleep(2_000);
     await restart(redis, api);

@@ -19,7 +19,21 @@ const PIPELINES = path.resolve(import.meta.dirname, '../pipelines');
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 /** Every field of a job as docs/jobs.md lists it, and no other. */
-const JOB_FIELDS = ['job_id', 'kind', 'name', 'status', 'stage', 'progress', 'created_at', 'started_at', 'finished_at', 'result', 'error', 'metadata', 'webhook'].sort();
+const JOB_FIELDS = [
+  'job_id',
+  'kind',
+  'name',
+  'status',
+  'stage',
+  'progress',
+  'created_at',
+  'started_at',
+  'finished_at',
+  'result',
+  'error',
+  'metadata',
+  'webhook',
+].sort();
 const ASYNC = { prefer: 'respond-async' };
 
 type Job = JobView;
@@ -27,7 +41,12 @@ type Job = JobView;
 type Answer = { status: number; body: Record<string, unknown>; headers: Headers };
 
 /** POSTs a multipart form (as server.post) with any headers. */
-async function postForm(base: string, route: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Answer> {
+async function postForm(
+  base: string,
+  route: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const form = new FormData();
   for (const [key, value] of Object.entries(fields)) form.append(key, value);
   const res = await fetch(`${base}${route}`, { method: 'POST', body: form, headers });
@@ -35,8 +54,17 @@ async function postForm(base: string, route: string, fields: Record<string, stri
 }
 
 /** POSTs a JSON body. */
-async function postJson(base: string, route: string, body: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const res = await fetch(`${base}${route}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
+async function postJson(
+  base: string,
+  route: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
+  const res = await fetch(`${base}${route}`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...headers },
+  });
   return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
 }
 
@@ -54,7 +82,10 @@ function accepted(res: Answer, base: string): string {
 
 /** The first delivery to a receiver path, once it arrives. */
 async function deliveryTo(receiver: WebhookReceiver, pathname: string, ms = 20_000): Promise<Delivery> {
-  assert.ok(await eventually(() => receiver.deliveries.some((d) => d.path === pathname), ms), `a webhook reached ${pathname}`);
+  assert.ok(
+    await eventually(() => receiver.deliveries.some((d) => d.path === pathname), ms),
+    `a webhook reached ${pathname}`,
+  );
   return receiver.deliveries.find((d) => d.path === pathname)!;
 }
 
@@ -73,7 +104,11 @@ function assertJobShape(job: Job, id: string, kind: string, name: string): void 
   for (const at of [job.started_at, job.finished_at]) if (at !== null) assert.match(at, ISO);
   if (isFinal(job)) {
     assert.ok(job.finished_at !== null && job.finished_at >= job.created_at, 'finished after it was created');
-    if (job.started_at !== null) assert.ok(job.started_at >= job.created_at && job.finished_at >= job.started_at, 'created <= started <= finished');
+    if (job.started_at !== null)
+      assert.ok(
+        job.started_at >= job.created_at && job.finished_at >= job.started_at,
+        'created <= started <= finished',
+      );
   }
 }
 
@@ -81,7 +116,10 @@ function assertJobShape(job: Job, id: string, kind: string, name: string): void 
  * Reads a Server-Sent Events stream to its end (the server closes it) and returns the parsed
  * `data:` lines; `onEvent` hears each as it arrives.
  */
-async function readEvents(url: string, onEvent: (job: Job) => void = () => {}): Promise<{ res: Response; events: Job[] }> {
+async function readEvents(
+  url: string,
+  onEvent: (job: Job) => void = () => {},
+): Promise<{ res: Response; events: Job[] }> {
   const res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
   assert.equal(res.status, 200);
   const events: Job[] = [];
@@ -120,18 +158,26 @@ function gate() {
 }
 
 /** A fixture served at another path, so its fetches are counted apart (FileServer.hits). */
-const serveAs = (name: string, type: string, held?: Promise<void>): Route => async (_req: IncomingMessage, res: ServerResponse) => {
-  await held;
-  res.writeHead(200, { 'content-type': type });
-  createReadStream(await fixture(name)).pipe(res);
-};
+const serveAs =
+  (name: string, type: string, held?: Promise<void>): Route =>
+  async (_req: IncomingMessage, res: ServerResponse) => {
+    await held;
+    res.writeHead(200, { 'content-type': type });
+    createReadStream(await fixture(name)).pipe(res);
+  };
 
 /** A slideshow that takes ffmpeg minutes: one picture shown for an hour at 60 fps. */
-const longJob = (files: FileServer) => ({ image_urls: files.url('/f/small-300x200.png'), seconds_per_image: '3600', fps: '60' });
+const longJob = (files: FileServer) => ({
+  image_urls: files.url('/f/small-300x200.png'),
+  seconds_per_image: '3600',
+  fps: '60',
+});
 
 /** The `{id}` of a job's outputs, from its record: a UUID of its own, not the job id. */
 async function outputIdOf(server: TestServer, id: string): Promise<string> {
-  const record = JSON.parse(await readFile(path.join(server.dataDir, 'jobs', `${id}.json`), 'utf8')) as { output_id: string };
+  const record = JSON.parse(await readFile(path.join(server.dataDir, 'jobs', `${id}.json`), 'utf8')) as {
+    output_id: string;
+  };
   assert.match(record.output_id, new RegExp(`^${UUID}$`));
   assert.notEqual(record.output_id, id);
   return record.output_id;
@@ -140,10 +186,13 @@ async function outputIdOf(server: TestServer, id: string): Promise<string> {
 /** The entries under uploads/ that belong to a job (its `<output id>/` folder or `<output id>_...` files). */
 async function uploadsOf(server: TestServer, id: string): Promise<string[]> {
   const outputId = await outputIdOf(server, id);
-  return (await readdir(path.join(server.dataDir, 'uploads')).catch(() => [] as string[])).filter((name) => name.startsWith(outputId));
+  return (await readdir(path.join(server.dataDir, 'uploads')).catch(() => [] as string[])).filter((name) =>
+    name.startsWith(outputId),
+  );
 }
 
-const jobRecords = async (server: TestServer) => (await readdir(path.join(server.dataDir, 'jobs')).catch(() => [] as string[])).filter((n) => n.endsWith('.json'));
+const jobRecords = async (server: TestServer) =>
+  (await readdir(path.join(server.dataDir, 'jobs')).catch(() => [] as string[])).filter((n) => n.endsWith('.json'));
 
 describe('asynchronous jobs', () => {
   let files: FileServer;
@@ -153,10 +202,22 @@ describe('asynchronous jobs', () => {
   const secret = `whsec_${randomBytes(32).toString('base64')}`;
   const held = gate();
   const sseHeld = gate();
-  const resizeFields = (files: FileServer) => ({ image_url: files.url('/f/landscape-1920x1080.jpg'), width: '160', height: '90' });
+  const resizeFields = (files: FileServer) => ({
+    image_url: files.url('/f/landscape-1920x1080.jpg'),
+    width: '160',
+    height: '90',
+  });
 
   before(async () => {
-    await fixtures('landscape-1920x1080.jpg', 'small-300x200.png', 'not-media.txt', 'tone-1s-22k-mono.wav', 'tone-2s-44k-stereo.mp3', 'tone-1s-48k-stereo.m4a', 'tone-2s-48k-stereo.aac');
+    await fixtures(
+      'landscape-1920x1080.jpg',
+      'small-300x200.png',
+      'not-media.txt',
+      'tone-1s-22k-mono.wav',
+      'tone-2s-44k-stereo.mp3',
+      'tone-1s-48k-stereo.m4a',
+      'tone-2s-48k-stereo.aac',
+    );
     files = await startFileServer({
       '/held.png': serveAs('small-300x200.png', 'image/png', held.opened),
       '/sse.jpg': serveAs('landscape-1920x1080.jpg', 'image/jpeg', sseHeld.opened),
@@ -165,7 +226,11 @@ describe('asynchronous jobs', () => {
     });
     receiver = await startWebhookReceiver();
     // No input cache: a fetch the idempotency tests count must not be saved by the cache instead.
-    server = await startMediaflow({ MEDIAFLOW_WEBHOOK_SECRET: secret, MEDIAFLOW_PIPELINES_DIR: PIPELINES, MEDIAFLOW_CACHE_BYTES: '0' });
+    server = await startMediaflow({
+      MEDIAFLOW_WEBHOOK_SECRET: secret,
+      MEDIAFLOW_PIPELINES_DIR: PIPELINES,
+      MEDIAFLOW_CACHE_BYTES: '0',
+    });
     work = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-jobs-'));
   });
   after(async () => {
@@ -236,11 +301,22 @@ describe('asynchronous jobs', () => {
       'webhook-signature': String(delivery.headers['webhook-signature']),
     };
     assert.ok(headers['webhook-id'].length > 0);
-    assert.ok(Math.abs(Number(headers['webhook-timestamp']) - Date.now() / 1000) < 120, `timestamp ${headers['webhook-timestamp']}`);
+    assert.ok(
+      Math.abs(Number(headers['webhook-timestamp']) - Date.now() / 1000) < 120,
+      `timestamp ${headers['webhook-timestamp']}`,
+    );
     assert.match(headers['webhook-signature'], /^v1,[A-Za-z0-9+/]+=*$/);
     assert.deepEqual(new Webhook(secret).verify(delivery.body, headers), delivery.json);
-    assert.throws(() => new Webhook(secret).verify(delivery.body.replace('"succeeded"', '"failed"'), headers), /signature/i, 'a tampered body fails');
-    assert.throws(() => new Webhook(`whsec_${randomBytes(32).toString('base64')}`).verify(delivery.body, headers), /signature/i, 'another secret fails');
+    assert.throws(
+      () => new Webhook(secret).verify(delivery.body.replace('"succeeded"', '"failed"'), headers),
+      /signature/i,
+      'a tampered body fails',
+    );
+    assert.throws(
+      () => new Webhook(`whsec_${randomBytes(32).toString('base64')}`).verify(delivery.body, headers),
+      /signature/i,
+      'another secret fails',
+    );
 
     // The job shows the delivery; apart from that state, the webhook body is the job.
     const job = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 1);
@@ -252,9 +328,13 @@ describe('asynchronous jobs', () => {
     assert.equal(receiver.deliveries.filter((d) => d.path === '/hook/form').length, 1, 'delivered once');
   });
 
-  it('echoes a JSON body\'s metadata object unchanged in the job and its webhook', async () => {
+  it("echoes a JSON body's metadata object unchanged in the job and its webhook", async () => {
     const metadata = { order: 7, tags: ['a', 'b'], nested: { none: null, yes: true, text: 'ünïcode' } };
-    const res = await postJson(server.base, '/resize_image', { ...resizeFields(files), webhook_url: receiver.url('/hook/json'), metadata });
+    const res = await postJson(server.base, '/resize_image', {
+      ...resizeFields(files),
+      webhook_url: receiver.url('/hook/json'),
+      metadata,
+    });
     const id = accepted(res, server.base);
     const delivery = await deliveryTo(receiver, '/hook/json');
     assert.equal(delivery.json.job_id, id);
@@ -263,7 +343,12 @@ describe('asynchronous jobs', () => {
     new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);
     const job = await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
     assert.deepEqual(job.metadata, metadata);
-    assert.deepEqual(job.webhook, { url: receiver.url('/hook/json'), attempts: 1, last_status: 200, delivered_at: job.webhook!.delivered_at });
+    assert.deepEqual(job.webhook, {
+      url: receiver.url('/hook/json'),
+      attempts: 1,
+      last_status: 200,
+      delivered_at: job.webhook!.delivered_at,
+    });
   });
 
   it('fails a job whose input cannot be downloaded (502) or is not media (422), as the synchronous route would, in the record and the webhook', async () => {
@@ -278,7 +363,15 @@ describe('asynchronous jobs', () => {
       assert.equal(sync.body.code, code);
       if (status === 502) assert.ok(sync.body.error!.startsWith(`Failed to download ${url}`), sync.body.error);
 
-      const id = accepted(await postForm(server.base, '/resize_image/', { ...fields, webhook_url: receiver.url(hook), metadata: hook }, ASYNC), server.base);
+      const id = accepted(
+        await postForm(
+          server.base,
+          '/resize_image/',
+          { ...fields, webhook_url: receiver.url(hook), metadata: hook },
+          ASYNC,
+        ),
+        server.base,
+      );
       const delivery = await deliveryTo(receiver, hook);
       const body = delivery.json as unknown as Job;
       assertJobShape(body, id, 'operation', 'resize_image');
@@ -303,7 +396,10 @@ describe('asynchronous jobs', () => {
 
   it('cancels a running job with DELETE: ffmpeg killed, files removed, a cancelled webhook; a second DELETE is a 409', async () => {
     const hook = receiver.url('/hook/cancel');
-    const id = accepted(await postForm(server.base, '/images-to-video/', { ...longJob(files), webhook_url: hook }), server.base);
+    const id = accepted(
+      await postForm(server.base, '/images-to-video/', { ...longJob(files), webhook_url: hook }),
+      server.base,
+    );
     assert.ok(await eventually(async () => (await ffmpegChildren(process.pid)).length === 1, 20_000), 'ffmpeg started');
     const running = await getJob(server.base, id);
     assert.equal(running.status, 'running');
@@ -318,7 +414,10 @@ describe('asynchronous jobs', () => {
     assert.equal(cancelled.result, null);
     assert.ok(cancelled.finished_at !== null);
 
-    assert.ok(await eventually(async () => (await ffmpegChildren(process.pid)).length === 0, 10_000), 'ffmpeg was killed');
+    assert.ok(
+      await eventually(async () => (await ffmpegChildren(process.pid)).length === 0, 10_000),
+      'ffmpeg was killed',
+    );
     assert.ok(await eventually(async () => (await server.workLeftovers()).length === 0), 'work folder emptied');
     assert.deepEqual(await uploadsOf(server, id), []);
 
@@ -338,7 +437,12 @@ describe('asynchronous jobs', () => {
 
   it('answers 404 {error} for an unknown job id on GET, DELETE and the event stream', async () => {
     const unknown = '3f0c7a52-8d7e-4c1b-9a55-2b3c4d5e6f70';
-    for (const [method, route] of [['GET', `/jobs/${unknown}`], ['DELETE', `/jobs/${unknown}`], ['GET', `/jobs/${unknown}/events`], ['GET', '/jobs/not-a-uuid']] as const) {
+    for (const [method, route] of [
+      ['GET', `/jobs/${unknown}`],
+      ['DELETE', `/jobs/${unknown}`],
+      ['GET', `/jobs/${unknown}/events`],
+      ['GET', '/jobs/not-a-uuid'],
+    ] as const) {
       const res = await fetch(`${server.base}${route}`, { method });
       assert.equal(res.status, 404, `${method} ${route}`);
       assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
@@ -351,7 +455,11 @@ describe('asynchronous jobs', () => {
     // 40 s of video at 30 fps: long enough for progress events, short enough to finish quickly. The
     // second picture is held back until the stream has said where the job stands, so the stream
     // sees the job before it ends whatever the machine's speed.
-    const fields = { image_urls: `${files.url('/f/small-300x200.png')},${files.url('/sse.jpg')}`, seconds_per_image: '20', fps: '30' };
+    const fields = {
+      image_urls: `${files.url('/f/small-300x200.png')},${files.url('/sse.jpg')}`,
+      seconds_per_image: '20',
+      fps: '30',
+    };
     const id = accepted(await postForm(server.base, '/images-to-video/', fields, ASYNC), server.base);
     const { res, events } = await readEvents(`${server.base}/jobs/${id}/events`, () => sseHeld.open());
     assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
@@ -362,7 +470,10 @@ describe('asynchronous jobs', () => {
       assertJobShape(event, id, 'operation', 'images-to-video');
       if (i === 0) continue;
       const previous = events[i - 1]!;
-      assert.ok(order.indexOf(event.status) >= order.indexOf(previous.status), `status went from ${previous.status} to ${event.status}`);
+      assert.ok(
+        order.indexOf(event.status) >= order.indexOf(previous.status),
+        `status went from ${previous.status} to ${event.status}`,
+      );
       assert.ok(event.progress >= previous.progress, `progress went from ${previous.progress} to ${event.progress}`);
       assert.notDeepEqual(event, previous, `event ${i} repeats the one before: an event is sent at each change`);
     }
@@ -385,7 +496,12 @@ describe('asynchronous jobs', () => {
     const controller = new AbortController();
     const form = new FormData();
     for (const [k, v] of Object.entries(fields)) form.append(k, v);
-    const res = await fetch(`${server.base}/resize_image/`, { method: 'POST', body: form, headers: ASYNC, signal: controller.signal });
+    const res = await fetch(`${server.base}/resize_image/`, {
+      method: 'POST',
+      body: form,
+      headers: ASYNC,
+      signal: controller.signal,
+    });
     assert.equal(res.status, 202);
     const first = res.headers.get('location')!.split('/').at(-1)!;
     controller.abort();
@@ -396,7 +512,11 @@ describe('asynchronous jobs', () => {
       const req = httpRequest(`${server.base}/resize_image/`, {
         method: 'POST',
         agent: false,
-        headers: { ...ASYNC, 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) },
+        headers: {
+          ...ASYNC,
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': Buffer.byteLength(body),
+        },
       });
       req.on('response', (answer) => {
         const location = answer.headers.location;
@@ -408,11 +528,17 @@ describe('asynchronous jobs', () => {
       req.end(body);
     });
     // Both jobs wait for their input, with their clients gone.
-    assert.ok(await eventually(() => (files.hits.get('/held.png') ?? 0) >= 2, 10_000), 'both jobs asked for their input');
+    assert.ok(
+      await eventually(() => (files.hits.get('/held.png') ?? 0) >= 2, 10_000),
+      'both jobs asked for their input',
+    );
     await new Promise((r) => setTimeout(r, 300));
     for (const id of [first, second]) assert.equal((await getJob(server.base, id)).status, 'running');
     held.open();
-    for (const [id, size] of [[first, [30, 20]], [second, [20, 30]]] as const) {
+    for (const [id, size] of [
+      [first, [30, 20]],
+      [second, [20, 30]],
+    ] as const) {
       const job = await waitForJob(server.base, id);
       assert.equal(job.status, 'succeeded', JSON.stringify(job));
       const video = videoOf(await probe(await download(job.result!.output_file as string, work)))!;
@@ -455,10 +581,17 @@ describe('asynchronous jobs', () => {
     assert.deepEqual(b.body, a.body);
     assert.match(a.body.output_file as string, new RegExp(`^${server.base}/uploads/${UUID}_resized\\.jpg$`));
     assert.equal(files.hits.get('/once/sync.png'), 1, 'the input was fetched once');
-    assert.equal((await postForm(server.base, '/resize_image/', { ...syncFields, height: '25' }, syncHeaders)).status, 422);
+    assert.equal(
+      (await postForm(server.base, '/resize_image/', { ...syncFields, height: '25' }, syncHeaders)).status,
+      422,
+    );
 
     for (const bad of ['k'.repeat(300), 'has space', '']) {
-      const res = await fetch(`${server.base}/resize_image/`, { method: 'POST', body: new URLSearchParams(fields), headers: { ...ASYNC, 'idempotency-key': bad } });
+      const res = await fetch(`${server.base}/resize_image/`, {
+        method: 'POST',
+        body: new URLSearchParams(fields),
+        headers: { ...ASYNC, 'idempotency-key': bad },
+      });
       assert.equal(res.status, 400, `key ${JSON.stringify(bad.slice(0, 20))}`);
       assert.match(((await res.json()) as { error: string }).error, /Idempotency-Key/);
     }
@@ -527,13 +660,59 @@ describe('asynchronous submissions refused at once', () => {
   it('answers 400 for invalid fields, oversized metadata and a webhook_url that is not http(s), creating no job', async () => {
     const fields = { image_url: files.url('/f/small-300x200.png'), width: '32', height: '32' };
     const cases: Array<{ res: Answer; names: RegExp }> = [
-      { res: await postForm(server.base, '/resize_image/', { ...fields, width: 'wide' }, { ...auth, ...ASYNC }), names: /width/ },
-      { res: await postForm(server.base, '/resize_image/', { ...fields, width: 'wide', webhook_url: receiver.url() }, auth), names: /width/ },
-      { res: await postForm(server.base, '/resize_image/', { ...fields, metadata: 'x'.repeat(4097) }, { ...auth, ...ASYNC }), names: /metadata/ },
-      { res: await postForm(server.base, '/resize_image/', { ...fields, metadata: 'é'.repeat(2049) }, { ...auth, ...ASYNC }), names: /metadata/ },
-      { res: await postJson(server.base, '/resize_image/', { ...fields, metadata: { blob: 'x'.repeat(4090) } }, { ...auth, ...ASYNC }), names: /metadata/ },
-      { res: await postForm(server.base, '/resize_image/', { ...fields, webhook_url: 'ftp://127.0.0.1/x' }, auth), names: /webhook_url/ },
-      { res: await postForm(server.base, '/resize_image/', { ...fields, webhook_url: 'not a url' }, { ...auth, ...ASYNC }), names: /webhook_url/ },
+      {
+        res: await postForm(server.base, '/resize_image/', { ...fields, width: 'wide' }, { ...auth, ...ASYNC }),
+        names: /width/,
+      },
+      {
+        res: await postForm(
+          server.base,
+          '/resize_image/',
+          { ...fields, width: 'wide', webhook_url: receiver.url() },
+          auth,
+        ),
+        names: /width/,
+      },
+      {
+        res: await postForm(
+          server.base,
+          '/resize_image/',
+          { ...fields, metadata: 'x'.repeat(4097) },
+          { ...auth, ...ASYNC },
+        ),
+        names: /metadata/,
+      },
+      {
+        res: await postForm(
+          server.base,
+          '/resize_image/',
+          { ...fields, metadata: 'é'.repeat(2049) },
+          { ...auth, ...ASYNC },
+        ),
+        names: /metadata/,
+      },
+      {
+        res: await postJson(
+          server.base,
+          '/resize_image/',
+          { ...fields, metadata: { blob: 'x'.repeat(4090) } },
+          { ...auth, ...ASYNC },
+        ),
+        names: /metadata/,
+      },
+      {
+        res: await postForm(server.base, '/resize_image/', { ...fields, webhook_url: 'ftp://127.0.0.1/x' }, auth),
+        names: /webhook_url/,
+      },
+      {
+        res: await postForm(
+          server.base,
+          '/resize_image/',
+          { ...fields, webhook_url: 'not a url' },
+          { ...auth, ...ASYNC },
+        ),
+        names: /webhook_url/,
+      },
     ];
     for (const [i, { res, names }] of cases.entries()) {
       assert.equal(res.status, 400, `case ${i}: ${JSON.stringify(res.body)}`);
@@ -541,7 +720,12 @@ describe('asynchronous submissions refused at once', () => {
       assert.match(res.body.error as string, names, `case ${i}`);
     }
     // At the limit is fine (4096 bytes of metadata).
-    const ok = await postForm(server.base, '/resize_image/', { ...fields, metadata: 'x'.repeat(4096) }, { ...auth, ...ASYNC });
+    const ok = await postForm(
+      server.base,
+      '/resize_image/',
+      { ...fields, metadata: 'x'.repeat(4096) },
+      { ...auth, ...ASYNC },
+    );
     const id = accepted(ok, server.base);
     const job = await waitForJob(server.base, id, isFinal, { headers: auth });
     assert.equal(job.status, 'succeeded');
@@ -550,7 +734,12 @@ describe('asynchronous submissions refused at once', () => {
   });
 
   it('answers 413 for a body over the limit, at once', async () => {
-    const res = await postForm(server.base, '/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: '32', height: '32', filler: 'x'.repeat(70_000) }, { ...auth, ...ASYNC });
+    const res = await postForm(
+      server.base,
+      '/resize_image/',
+      { image_url: files.url('/f/small-300x200.png'), width: '32', height: '32', filler: 'x'.repeat(70_000) },
+      { ...auth, ...ASYNC },
+    );
     assert.equal(res.status, 413);
     assert.equal(typeof res.body.error, 'string');
   });
@@ -568,7 +757,11 @@ describe('asynchronous submissions refused at once', () => {
         assert.equal(res.status, 401);
         assert.deepEqual(res.body, { error: 'Invalid or missing API key', code: 'MF_ERR_AUTH' });
       }
-      for (const [method, route] of [['GET', `/jobs/${id}`], ['GET', `/jobs/${id}/events`], ['DELETE', `/jobs/${id}`]] as const) {
+      for (const [method, route] of [
+        ['GET', `/jobs/${id}`],
+        ['GET', `/jobs/${id}/events`],
+        ['DELETE', `/jobs/${id}`],
+      ] as const) {
         const res = await fetch(`${server.base}${route}`, { method, headers });
         assert.equal(res.status, 401, `${method} ${route}`);
         assert.deepEqual(await res.json(), { error: 'Invalid or missing API key', code: 'MF_ERR_AUTH' });
@@ -577,7 +770,11 @@ describe('asynchronous submissions refused at once', () => {
     const keyed = await fetch(`${server.base}/jobs/${id}`, { headers: auth });
     assert.equal(keyed.status, 200);
     assert.equal(((await keyed.json()) as Job).job_id, id, 'the DELETEs without the key cancelled nothing');
-    assert.deepEqual((await jobRecords(server)).sort(), [...existing, `${id}.json`].sort(), 'the refused submissions made no job');
+    assert.deepEqual(
+      (await jobRecords(server)).sort(),
+      [...existing, `${id}.json`].sort(),
+      'the refused submissions made no job',
+    );
     assert.equal(receiver.deliveries.length, 0);
   });
 });
@@ -597,23 +794,37 @@ describe('load shedding with asynchronous jobs', () => {
   });
 
   const health = async () => {
-    const { queue } = (await (await fetch(`${server.base}/health`)).json()) as { queue: { waiting: number; running: number } };
+    const { queue } = (await (await fetch(`${server.base}/health`)).json()) as {
+      queue: { waiting: number; running: number };
+    };
     return { waiting: queue.waiting, running: queue.running };
   };
 
   it('counts waiting asynchronous jobs: one running and one waiting, the next is a 503 with Retry-After', async () => {
     const running = accepted(await postForm(server.base, '/images-to-video/', longJob(files), ASYNC), server.base);
-    assert.ok(await eventually(async () => (await ffmpegChildren(process.pid)).length === 1, 20_000), 'the first job runs ffmpeg');
+    assert.ok(
+      await eventually(async () => (await ffmpegChildren(process.pid)).length === 1, 20_000),
+      'the first job runs ffmpeg',
+    );
     const waiting = accepted(await postForm(server.base, '/images-to-video/', longJob(files), ASYNC), server.base);
     assert.deepEqual(await health(), { waiting: 1, running: 1 });
     assert.equal((await getJob(server.base, waiting)).status, 'queued');
 
-    const refused = await postForm(server.base, '/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: '8', height: '8' }, ASYNC);
+    const refused = await postForm(
+      server.base,
+      '/resize_image/',
+      { image_url: files.url('/f/small-300x200.png'), width: '8', height: '8' },
+      ASYNC,
+    );
     assert.equal(refused.status, 503);
     assert.ok(Number(refused.headers.get('retry-after')) > 0, `Retry-After ${refused.headers.get('retry-after')}`);
     assert.equal(typeof refused.body.error, 'string');
     assert.equal(refused.headers.get('location'), null);
-    assert.deepEqual((await jobRecords(server)).sort(), [`${running}.json`, `${waiting}.json`].sort(), 'the refused job left no record');
+    assert.deepEqual(
+      (await jobRecords(server)).sort(),
+      [`${running}.json`, `${waiting}.json`].sort(),
+      'the refused job left no record',
+    );
 
     // The waiting one is taken off the queue, the running one stopped.
     for (const id of [waiting, running]) {
@@ -622,7 +833,10 @@ describe('load shedding with asynchronous jobs', () => {
       assert.equal(((await res.json()) as Job).status, 'cancelled');
     }
     assert.equal((await getJob(server.base, waiting)).started_at, null, 'the waiting job never started');
-    assert.ok(await eventually(async () => (await ffmpegChildren(process.pid)).length === 0, 10_000), 'ffmpeg was killed');
+    assert.ok(
+      await eventually(async () => (await ffmpegChildren(process.pid)).length === 0, 10_000),
+      'ffmpeg was killed',
+    );
     assert.deepEqual(await health(), { waiting: 0, running: 0 });
     assert.ok(await eventually(async () => (await server.workLeftovers()).length === 0));
   });

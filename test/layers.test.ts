@@ -12,7 +12,10 @@ const SRC = path.resolve(import.meta.dirname, '../src');
  */
 const LAYERS: Array<{ name: string; holds: (relative: string) => boolean }> = [
   { name: 'engine', holds: (f) => f.startsWith('engine/') },
-  { name: 'sdk and built-in plugins', holds: (f) => f === 'sdk.ts' || f.startsWith('sdk/') || f.startsWith('plugins/') },
+  {
+    name: 'sdk and built-in plugins',
+    holds: (f) => f === 'sdk.ts' || f.startsWith('sdk/') || f.startsWith('plugins/'),
+  },
   { name: 'pipelines', holds: (f) => f.startsWith('pipelines/') },
   { name: 'jobs', holds: (f) => f.startsWith('jobs/') },
   { name: 'composition root', holds: (f) => f === 'runtime.ts' },
@@ -48,7 +51,9 @@ describe('the layers of src/', () => {
     for (const file of await sourceFiles(SRC)) {
       for (const imported of await localImportsOf(file)) {
         if (layerOf(imported) > layerOf(file)) {
-          backwards.push(`${file} (${LAYERS[layerOf(file)]!.name}) imports ${imported} (${LAYERS[layerOf(imported)]!.name})`);
+          backwards.push(
+            `${file} (${LAYERS[layerOf(file)]!.name}) imports ${imported} (${LAYERS[layerOf(imported)]!.name})`,
+          );
         }
       }
     }

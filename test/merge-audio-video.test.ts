@@ -11,11 +11,24 @@ import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js'
 
 /** MD5s of a file's video packets as stored (no decoding): equal lists mean the stream was copied. */
 async function videoPacketHashes(file: string): Promise<string[]> {
-  const { stdout } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-map', '0:v:0', '-c', 'copy', '-f', 'framemd5', 'pipe:1']);
-  return stdout.split('\n').filter((line) => line && !line.startsWith('#')).map((line) => line.split(',').pop()!.trim());
+  const { stdout } = await execa('ffmpeg', [
+    '-v',
+    'error',
+    '-i',
+    file,
+    '-map',
+    '0:v:0',
+    '-c',
+    'copy',
+    '-f',
+    'framemd5',
+    'pipe:1',
+  ]);
+  return stdout
+    .split('\n')
+    .filter((line) => line && !line.startsWith('#'))
+    .map((line) => line.split(',').pop()!.trim());
 }
-
-
 
 /** Asserts the output's sound is the tone `present` and carries nothing of the tone `absent`. */
 async function assertTone(file: string, seconds: number, present: number, absent: number | undefined): Promise<void> {
@@ -28,7 +41,6 @@ async function assertTone(file: string, seconds: number, present: number, absent
   }
 }
 
-
 const audioStreams = (info: Probed) => info.streams.filter((s) => s.codec_type === 'audio');
 const close = (actual: number, expected: number, tolerance: number, what = 'duration') =>
   assert.ok(Math.abs(actual - expected) <= tolerance, `${what} ${actual}, expected ${expected} ± ${tolerance}`);
@@ -39,9 +51,17 @@ describe('merge-audio-video', () => {
 
   before(async () => {
     await fixtures(
-      'clip-2s-640x360-25fps.mp4', 'clip-3s-640x360-25fps.mp4', 'clip-1s-320x240-30fps-silent.mp4', 'clip-2s-320x240.webm',
-      'clip-1s-321x241-odd.webm', 'clip-1s-320x240-long-sound.mp4',
-      'tone-5s-44k-stereo.mp3', 'tone-1s-48k-stereo.m4a', 'tone-2s-44k-stereo.mp3', 'landscape-1920x1080.jpg', 'not-media.txt',
+      'clip-2s-640x360-25fps.mp4',
+      'clip-3s-640x360-25fps.mp4',
+      'clip-1s-320x240-30fps-silent.mp4',
+      'clip-2s-320x240.webm',
+      'clip-1s-321x241-odd.webm',
+      'clip-1s-320x240-long-sound.mp4',
+      'tone-5s-44k-stereo.mp3',
+      'tone-1s-48k-stereo.m4a',
+      'tone-2s-44k-stereo.mp3',
+      'landscape-1920x1080.jpg',
+      'not-media.txt',
     );
     files = await startFileServer();
     server = await startMediaflow();
@@ -57,7 +77,12 @@ describe('merge-audio-video', () => {
     const res = await server.post('/merge-audio-video/', fields);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.message, 'Audio successfully merged into the video');
-    assert.match(res.body.output_file!, new RegExp(`^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}_merged\\.${format ?? 'mp4'}$`));
+    assert.match(
+      res.body.output_file!,
+      new RegExp(
+        `^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}_merged\\.${format ?? 'mp4'}$`,
+      ),
+    );
     const file = server.pathOf(res.body.output_file!);
     return { file, info: await probe(file) };
   };
@@ -69,7 +94,10 @@ describe('merge-audio-video', () => {
     assert.match(info.format.format_name, /mp4/);
     const video = videoOf(info)!;
     assert.equal(video.codec_name, 'h264');
-    assert.deepEqual([video.width, video.height, video.pix_fmt, video.avg_frame_rate], [inVideo.width, inVideo.height, inVideo.pix_fmt, inVideo.avg_frame_rate]);
+    assert.deepEqual(
+      [video.width, video.height, video.pix_fmt, video.avg_frame_rate],
+      [inVideo.width, inVideo.height, inVideo.pix_fmt, inVideo.avg_frame_rate],
+    );
     // Copied, not re-encoded: the very same 50 packets.
     assert.deepEqual(await videoPacketHashes(file), await videoPacketHashes(source));
     // The video's own 48 kHz AAC (440 Hz) is gone; the mp3 (44.1 kHz, 220 Hz) is the only sound.
@@ -97,14 +125,17 @@ describe('merge-audio-video', () => {
     const { file, info } = await merge('clip-1s-320x240-30fps-silent.mp4', 'tone-2s-44k-stereo.mp3', 'mkv');
     assert.equal(await docType(file), 'matroska');
     assert.equal(videoOf(info)?.codec_name, 'h264');
-    assert.deepEqual(await videoPacketHashes(file), await videoPacketHashes(await fixture('clip-1s-320x240-30fps-silent.mp4')));
+    assert.deepEqual(
+      await videoPacketHashes(file),
+      await videoPacketHashes(await fixture('clip-1s-320x240-30fps-silent.mp4')),
+    );
     assert.equal(audioStreams(info).length, 1);
     assert.equal(audioOf(info)?.codec_name, 'mp3');
     close(durationOf(info), 1, 0.1);
     await assertTone(file, 1, 440, undefined);
   });
 
-  it('ends with the picture when the video\'s own (dropped) sound outlasts it', async () => {
+  it("ends with the picture when the video's own (dropped) sound outlasts it", async () => {
     // The container says 3 s (its sound), the picture lasts 1 s, the new audio 5 s: 1 s it is.
     const { file, info } = await merge('clip-1s-320x240-long-sound.mp4', 'tone-5s-44k-stereo.mp3');
     close(durationOf(info), 1, 0.1);
@@ -118,7 +149,10 @@ describe('merge-audio-video', () => {
     assert.match(info.format.format_name, /mov/);
     assert.equal(videoOf(info)?.codec_name, 'h264');
     assert.equal(audioOf(info)?.codec_name, 'aac');
-    assert.deepEqual(await videoPacketHashes(file), (await videoPacketHashes(await fixture('clip-2s-640x360-25fps.mp4'))).slice(0, 25));
+    assert.deepEqual(
+      await videoPacketHashes(file),
+      (await videoPacketHashes(await fixture('clip-2s-640x360-25fps.mp4'))).slice(0, 25),
+    );
     close(durationOf(info), 1, 0.1);
   });
 
@@ -147,9 +181,12 @@ describe('merge-audio-video', () => {
     await assertTone(file, 2, 220, 440);
   });
 
-  it('copies a webm\'s VP9 into webm and re-encodes it for mp4', async () => {
+  it("copies a webm's VP9 into webm and re-encodes it for mp4", async () => {
     let { file, info } = await merge('clip-2s-320x240.webm', 'tone-1s-48k-stereo.m4a', 'webm');
-    assert.deepEqual(await videoPacketHashes(file), (await videoPacketHashes(await fixture('clip-2s-320x240.webm'))).slice(0, 25));
+    assert.deepEqual(
+      await videoPacketHashes(file),
+      (await videoPacketHashes(await fixture('clip-2s-320x240.webm'))).slice(0, 25),
+    );
     assert.equal(audioOf(info)?.codec_name, 'opus');
     ({ file, info } = await merge('clip-2s-320x240.webm', 'tone-1s-48k-stereo.m4a', 'mp4'));
     assert.equal(videoOf(info)?.codec_name, 'h264');
@@ -186,7 +223,10 @@ describe('merge-audio-video', () => {
     res = await server.post('/merge-audio-video/', { video_url: audio, audio_url: audio });
     assert.equal(res.status, 422);
     assert.match(res.body.error!, /is not a video file/);
-    res = await server.post('/merge-audio-video/', { video_url: video, audio_url: files.url('/f/landscape-1920x1080.jpg') });
+    res = await server.post('/merge-audio-video/', {
+      video_url: video,
+      audio_url: files.url('/f/landscape-1920x1080.jpg'),
+    });
     assert.equal(res.status, 422);
     assert.match(res.body.error!, /is not an audio file/);
     res = await server.post('/merge-audio-video/', { video_url: video, audio_url: files.url('/f/not-media.txt') });
@@ -200,7 +240,17 @@ describe('merge-audio-video', () => {
     const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));
     try {
       const local = await fixture('clip-2s-640x360-25fps.mp4');
-      const result = await runCli(['merge-audio-video', '--video-url', local, '--audio-url', files.url('/f/tone-1s-48k-stereo.m4a'), '--format', 'mov', '--out-dir', out]);
+      const result = await runCli([
+        'merge-audio-video',
+        '--video-url',
+        local,
+        '--audio-url',
+        files.url('/f/tone-1s-48k-stereo.m4a'),
+        '--format',
+        'mov',
+        '--out-dir',
+        out,
+      ]);
       assert.equal(result.exitCode, 0, result.stderr);
       const body = JSON.parse(result.stdout) as Record<string, string>;
       assert.equal(body.message, 'Audio successfully merged into the video');
@@ -212,7 +262,17 @@ describe('merge-audio-video', () => {
       assert.equal(audioOf(info)?.codec_name, 'aac');
       close(durationOf(info), 1, 0.1);
       await assertTone(body.output_file!, 1, 330, 440);
-      const bad = await runCli(['merge-audio-video', '--video-url', local, '--audio-url', local, '--format', 'flv', '--out-dir', out]);
+      const bad = await runCli([
+        'merge-audio-video',
+        '--video-url',
+        local,
+        '--audio-url',
+        local,
+        '--format',
+        'flv',
+        '--out-dir',
+        out,
+      ]);
       assert.equal(bad.exitCode, 2);
       assert.match(bad.stderr, /Unsupported format 'flv'/);
     } finally {

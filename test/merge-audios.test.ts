@@ -13,7 +13,13 @@ describe('merge-audios', () => {
   let server: TestServer;
 
   before(async () => {
-    await fixtures('tone-2s-44k-stereo.mp3', 'tone-3s-44k-stereo.mp3', 'tone-1s-22k-mono.wav', 'tone-1s-48k-stereo.m4a', 'tone-2s-48k-stereo.aac');
+    await fixtures(
+      'tone-2s-44k-stereo.mp3',
+      'tone-3s-44k-stereo.mp3',
+      'tone-1s-22k-mono.wav',
+      'tone-1s-48k-stereo.m4a',
+      'tone-2s-48k-stereo.aac',
+    );
     files = await startFileServer();
     server = await startMediaflow();
   });
@@ -23,7 +29,9 @@ describe('merge-audios', () => {
   });
 
   it('joins inputs of different formats, rates and channel counts; duration is the sum', async () => {
-    const urls = ['tone-2s-44k-stereo.mp3', 'tone-1s-22k-mono.wav', 'tone-1s-48k-stereo.m4a'].map((n) => files.url(`/f/${n}`));
+    const urls = ['tone-2s-44k-stereo.mp3', 'tone-1s-22k-mono.wav', 'tone-1s-48k-stereo.m4a'].map((n) =>
+      files.url(`/f/${n}`),
+    );
     const res = await server.post('/merge-audios/', { audio_urls: urls.join(', '), format: 'wav' });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.message, 'Audios merged successfully');
@@ -81,7 +89,15 @@ describe('merge-audios', () => {
     const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));
     try {
       const local = await fixture('tone-1s-22k-mono.wav');
-      const result = await runCli(['merge-audios', '--audio-urls', `${local},${files.url('/f/tone-2s-44k-stereo.mp3')}`, '--format', 'flac', '--out-dir', out]);
+      const result = await runCli([
+        'merge-audios',
+        '--audio-urls',
+        `${local},${files.url('/f/tone-2s-44k-stereo.mp3')}`,
+        '--format',
+        'flac',
+        '--out-dir',
+        out,
+      ]);
       assert.equal(result.exitCode, 0, result.stderr);
       const body = JSON.parse(result.stdout) as Record<string, string>;
       assert.equal(body.message, 'Audios merged successfully');

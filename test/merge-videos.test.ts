@@ -6,30 +6,64 @@ import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
-import { audioOf, durationOf, frameRgb, meanLuma, pcm, probe, toneLevel, videoOf, type Probed } from './helpers/media.js';
+import {
+  audioOf,
+  durationOf,
+  frameRgb,
+  meanLuma,
+  pcm,
+  probe,
+  toneLevel,
+  videoOf,
+  type Probed,
+} from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 
 /** MD5 of every decoded video frame: the output of a join by copy decodes to exactly the inputs' frames. */
 async function frameHashes(file: string): Promise<string[]> {
   const { stdout } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-map', '0:v:0', '-f', 'framemd5', 'pipe:1']);
-  return stdout.split('\n').filter((line) => line && !line.startsWith('#')).map((line) => line.split(',').pop()!.trim());
+  return stdout
+    .split('\n')
+    .filter((line) => line && !line.startsWith('#'))
+    .map((line) => line.split(',').pop()!.trim());
 }
 
 /** MD5 of every packet's data in one stream (`v:0`, `a:0`), in file order: a copy keeps them byte for byte. */
 async function packetHashes(file: string, stream: string): Promise<string[]> {
-  const { stdout } = await execa('ffprobe', ['-v', 'error', '-select_streams', stream, '-show_data_hash', 'md5', '-show_entries', 'packet=data_hash', '-of', 'json', file]);
+  const { stdout } = await execa('ffprobe', [
+    '-v',
+    'error',
+    '-select_streams',
+    stream,
+    '-show_data_hash',
+    'md5',
+    '-show_entries',
+    'packet=data_hash',
+    '-of',
+    'json',
+    file,
+  ]);
   return (JSON.parse(stdout) as { packets: Array<{ data_hash: string }> }).packets.map((packet) => packet.data_hash);
 }
 
 /** Presentation times of the video packets, in seconds, in file order. */
 async function videoTimes(file: string): Promise<number[]> {
-  const { stdout } = await execa('ffprobe', ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time', '-of', 'csv=p=0', file]);
+  const { stdout } = await execa('ffprobe', [
+    '-v',
+    'error',
+    '-select_streams',
+    'v:0',
+    '-show_entries',
+    'packet=pts_time',
+    '-of',
+    'csv=p=0',
+    file,
+  ]);
   return stdout.split('\n').filter(Boolean).map(Number);
 }
 
-
-
-const rms = (samples: Float32Array) => Math.sqrt(samples.reduce((sum, x) => sum + x * x, 0) / Math.max(1, samples.length));
+const rms = (samples: Float32Array) =>
+  Math.sqrt(samples.reduce((sum, x) => sum + x * x, 0) / Math.max(1, samples.length));
 const close = (actual: number, expected: number, tolerance: number, what = 'duration') =>
   assert.ok(Math.abs(actual - expected) <= tolerance, `${what} ${actual}, expected ${expected} ± ${tolerance}`);
 const audioStreams = (info: Probed) => info.streams.filter((s) => s.codec_type === 'audio');
@@ -37,7 +71,14 @@ const audioStreams = (info: Probed) => info.streams.filter((s) => s.codec_type =
 /** What a join by copy must keep of the first input's video stream. */
 const videoShape = (info: Probed) => {
   const v = videoOf(info)!;
-  return { codec: v.codec_name, profile: (v as { profile?: string }).profile, width: v.width, height: v.height, pixFmt: v.pix_fmt, fps: v.avg_frame_rate };
+  return {
+    codec: v.codec_name,
+    profile: (v as { profile?: string }).profile,
+    width: v.width,
+    height: v.height,
+    pixFmt: v.pix_fmt,
+    fps: v.avg_frame_rate,
+  };
 };
 
 describe('merge-videos', () => {
@@ -46,8 +87,14 @@ describe('merge-videos', () => {
 
   before(async () => {
     await fixtures(
-      'clip-2s-640x360-25fps.mp4', 'clip-3s-640x360-25fps.mp4', 'clip-3s-640x360-25fps-90k.mp4', 'clip-1s-320x240-30fps-silent.mp4',
-      'clip-2s-320x240.webm', 'clip-2s-480x270-black.mp4', 'tone-2s-44k-stereo.mp3', 'not-media.txt',
+      'clip-2s-640x360-25fps.mp4',
+      'clip-3s-640x360-25fps.mp4',
+      'clip-3s-640x360-25fps-90k.mp4',
+      'clip-1s-320x240-30fps-silent.mp4',
+      'clip-2s-320x240.webm',
+      'clip-2s-480x270-black.mp4',
+      'tone-2s-44k-stereo.mp3',
+      'not-media.txt',
     );
     files = await startFileServer();
     server = await startMediaflow();
@@ -58,10 +105,15 @@ describe('merge-videos', () => {
   });
 
   const merge = async (names: string[], separator = ',') => {
-    const res = await server.post('/merge-videos/', { video_urls: names.map((n) => files.url(`/f/${n}`)).join(separator) });
+    const res = await server.post('/merge-videos/', {
+      video_urls: names.map((n) => files.url(`/f/${n}`)).join(separator),
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.message, 'Videos merged successfully');
-    assert.match(res.body.output_file!, new RegExp(`^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}_merged\\.mp4$`));
+    assert.match(
+      res.body.output_file!,
+      new RegExp(`^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}_merged\\.mp4$`),
+    );
     const file = server.pathOf(res.body.output_file!);
     return { file, info: await probe(file) };
   };
@@ -72,16 +124,28 @@ describe('merge-videos', () => {
     assert.match(info.format.format_name, /mp4/);
     assert.deepEqual(videoShape(info), videoShape(first));
     assert.equal(audioStreams(info).length, 1);
-    assert.deepEqual([audioOf(info)?.codec_name, audioOf(info)?.sample_rate, audioOf(info)?.channels], [audioOf(first)?.codec_name, audioOf(first)?.sample_rate, audioOf(first)?.channels]);
+    assert.deepEqual(
+      [audioOf(info)?.codec_name, audioOf(info)?.sample_rate, audioOf(info)?.channels],
+      [audioOf(first)?.codec_name, audioOf(first)?.sample_rate, audioOf(first)?.channels],
+    );
     close(durationOf(info), 5, 0.1);
     // Not re-encoded: the output decodes to the inputs' very frames, the first input's first.
-    const expected = [...(await frameHashes(await fixture('clip-2s-640x360-25fps.mp4'))), ...(await frameHashes(await fixture('clip-3s-640x360-25fps.mp4')))];
+    const expected = [
+      ...(await frameHashes(await fixture('clip-2s-640x360-25fps.mp4'))),
+      ...(await frameHashes(await fixture('clip-3s-640x360-25fps.mp4'))),
+    ];
     assert.deepEqual(await frameHashes(file), expected);
     // The sound follows: 440 Hz from the first clip, then 660 Hz from the second.
     const head = await pcm(file, 0.2, 1.6);
     const tail = await pcm(file, 2.3, 2.4);
-    assert.ok(toneLevel(head, 440) > 0.05 && toneLevel(head, 660) < 0.01, 'first two seconds are the first clip\'s sound');
-    assert.ok(toneLevel(tail, 660) > 0.05 && toneLevel(tail, 440) < 0.01, 'last three seconds are the second clip\'s sound');
+    assert.ok(
+      toneLevel(head, 440) > 0.05 && toneLevel(head, 660) < 0.01,
+      "first two seconds are the first clip's sound",
+    );
+    assert.ok(
+      toneLevel(tail, 660) > 0.05 && toneLevel(tail, 440) < 0.01,
+      "last three seconds are the second clip's sound",
+    );
     assert.deepEqual(await server.workLeftovers(), []);
   });
 
@@ -92,7 +156,9 @@ describe('merge-videos', () => {
     ]) {
       const { file } = await merge(names);
       for (const stream of ['v:0', 'a:0']) {
-        const expected = (await Promise.all(names.map(async (name) => packetHashes(await fixture(name), stream)))).flat();
+        const expected = (
+          await Promise.all(names.map(async (name) => packetHashes(await fixture(name), stream)))
+        ).flat();
         assert.ok(expected.length > 50, `${stream}: ${expected.length} packets`);
         assert.deepEqual(await packetHashes(file, stream), expected, `${names.join(' + ')}: ${stream}`);
       }
@@ -108,7 +174,10 @@ describe('merge-videos', () => {
     const times = await videoTimes(file);
     assert.equal(times.length, 125);
     assert.ok(Math.max(...times) < 5, `last frame at ${Math.max(...times)} s`);
-    const expected = [...(await frameHashes(await fixture('clip-2s-640x360-25fps.mp4'))), ...(await frameHashes(await fixture('clip-3s-640x360-25fps-90k.mp4')))];
+    const expected = [
+      ...(await frameHashes(await fixture('clip-2s-640x360-25fps.mp4'))),
+      ...(await frameHashes(await fixture('clip-3s-640x360-25fps-90k.mp4'))),
+    ];
     assert.deepEqual(await frameHashes(file), expected);
   });
 
@@ -122,7 +191,11 @@ describe('merge-videos', () => {
   });
 
   it('normalises incompatible inputs (size, frame rate, VP9 webm, no sound) to the first one and joins them', async () => {
-    const { file, info } = await merge(['clip-2s-640x360-25fps.mp4', 'clip-2s-320x240.webm', 'clip-1s-320x240-30fps-silent.mp4']);
+    const { file, info } = await merge([
+      'clip-2s-640x360-25fps.mp4',
+      'clip-2s-320x240.webm',
+      'clip-1s-320x240-30fps-silent.mp4',
+    ]);
     const video = videoOf(info)!;
     assert.equal(video.codec_name, 'h264');
     assert.deepEqual([video.width, video.height, video.pix_fmt, video.avg_frame_rate], [640, 360, 'yuv420p', '25/1']);
@@ -137,7 +210,7 @@ describe('merge-videos', () => {
     assert.ok(meanLuma(frame, 570, 0, 70, 360) < 20, `right bar luma ${meanLuma(frame, 570, 0, 70, 360)}`);
     assert.ok(meanLuma(frame, 100, 20, 440, 320) > 40, 'the picture is between the bars');
     // The sound stays in step: the webm's tone in its own seconds, silence for the silent clip.
-    assert.ok(toneLevel(await pcm(file, 2.2, 1.6), 440) > 0.05, 'the webm\'s sound plays in its seconds');
+    assert.ok(toneLevel(await pcm(file, 2.2, 1.6), 440) > 0.05, "the webm's sound plays in its seconds");
     assert.ok(rms(await pcm(file, 4.15, 0.7)) < 0.005, 'the silent clip stays silent');
   });
 
@@ -148,7 +221,7 @@ describe('merge-videos', () => {
     close(durationOf(info), 3, 0.15);
     assert.equal(audioStreams(info).length, 1);
     assert.ok(rms(await pcm(file, 0.1, 0.8)) < 0.005, 'the first second is silent');
-    assert.ok(toneLevel(await pcm(file, 1.2, 1.6), 440) > 0.05, 'then the second clip\'s tone');
+    assert.ok(toneLevel(await pcm(file, 1.2, 1.6), 440) > 0.05, "then the second clip's tone");
     // The 16:9 black clip sits between bars in 4:3; the picture that came before it is testsrc.
     assert.ok(meanLuma(await frameRgb(file, 0.5), 0, 0, 320, 240) > 40);
   });
@@ -180,7 +253,13 @@ describe('merge-videos', () => {
     const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));
     try {
       const local = await fixture('clip-2s-640x360-25fps.mp4');
-      const result = await runCli(['merge-videos', '--video-urls', `${local}, ${files.url('/f/clip-1s-320x240-30fps-silent.mp4')}`, '--out-dir', out]);
+      const result = await runCli([
+        'merge-videos',
+        '--video-urls',
+        `${local}, ${files.url('/f/clip-1s-320x240-30fps-silent.mp4')}`,
+        '--out-dir',
+        out,
+      ]);
       assert.equal(result.exitCode, 0, result.stderr);
       const body = JSON.parse(result.stdout) as Record<string, string>;
       assert.equal(body.message, 'Videos merged successfully');

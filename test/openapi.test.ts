@@ -29,10 +29,29 @@ const JOB_FIELDS = ['webhook_url', 'metadata'];
 const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
 /** What GET /uploads/... answers for each extension the test registry's plugins write (@fastify/static's types). */
 const MEDIA_TYPES: Record<string, string> = {
-  mp3: 'audio/mpeg', wav: 'audio/wav', aac: 'audio/x-aac', m4a: 'audio/mp4', ogg: 'audio/ogg', flac: 'audio/x-flac', opus: 'audio/ogg',
-  mp4: 'video/mp4', mov: 'video/quicktime', mkv: 'video/x-matroska', avi: 'video/x-msvideo', webm: 'video/webm',
-  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', webp: 'image/webp', bmp: 'image/bmp', tiff: 'image/tiff', gif: 'image/gif',
-  srt: 'application/x-subrip', vtt: 'text/vtt', ass: 'text/x-ssa', txt: 'text/plain',
+  mp3: 'audio/mpeg',
+  wav: 'audio/wav',
+  aac: 'audio/x-aac',
+  m4a: 'audio/mp4',
+  ogg: 'audio/ogg',
+  flac: 'audio/x-flac',
+  opus: 'audio/ogg',
+  mp4: 'video/mp4',
+  mov: 'video/quicktime',
+  mkv: 'video/x-matroska',
+  avi: 'video/x-msvideo',
+  webm: 'video/webm',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  bmp: 'image/bmp',
+  tiff: 'image/tiff',
+  gif: 'image/gif',
+  srt: 'application/x-subrip',
+  vtt: 'text/vtt',
+  ass: 'text/x-ssa',
+  txt: 'text/plain',
 };
 
 /**
@@ -68,10 +87,16 @@ describe('OpenAPI document and docs', () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-openapi-'));
     // Built-ins and two third-party plugins: the example package, by name, and a fixture, by path.
     registry = await loadRegistry({
-      env: { MEDIAFLOW_PLUGINS: `mediaflow-plugin-thumbnail,${path.resolve(import.meta.dirname, 'fixtures/plugins/echo.js')}` },
+      env: {
+        MEDIAFLOW_PLUGINS: `mediaflow-plugin-thumbnail,${path.resolve(import.meta.dirname, 'fixtures/plugins/echo.js')}`,
+      },
       configFile: false,
     });
-    const config = loadConfig({ MEDIAFLOW_DATA_DIR: dataDir, MEDIAFLOW_API_KEY: 'sesame', MEDIAFLOW_MAX_EVENT_LOOP_DELAY: '0' });
+    const config = loadConfig({
+      MEDIAFLOW_DATA_DIR: dataDir,
+      MEDIAFLOW_API_KEY: 'sesame',
+      MEDIAFLOW_MAX_EVENT_LOOP_DELAY: '0',
+    });
     ({ app } = await buildServer({ config, registry, logger: false }));
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -115,12 +140,15 @@ describe('OpenAPI document and docs', () => {
       assert.notEqual(node.format, 'binary', `${where}: format binary is OpenAPI 3.0; 3.1 names the media type only`);
       assert.notEqual(typeof node.exclusiveMinimum, 'boolean', `${where}: a boolean exclusiveMinimum is OpenAPI 3.0`);
     }
-    const resolve = (parameter: Json): Json => (parameter.$ref ? document.components.parameters[parameter.$ref.split('/').pop()] : parameter);
+    const resolve = (parameter: Json): Json =>
+      parameter.$ref ? document.components.parameters[parameter.$ref.split('/').pop()] : parameter;
     for (const [route, item] of Object.entries(document.paths as Json)) {
       const inTemplate = [...route.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]).sort();
       for (const method of ['get', 'post', 'put', 'patch', 'delete', 'head']) {
         if (!item[method]) continue;
-        const declared = [...(item.parameters ?? []), ...(item[method].parameters ?? [])].map(resolve).filter((parameter) => parameter.in === 'path');
+        const declared = [...(item.parameters ?? []), ...(item[method].parameters ?? [])]
+          .map(resolve)
+          .filter((parameter) => parameter.in === 'path');
         assert.deepEqual(declared.map((parameter) => parameter.name).sort(), inTemplate, `${method} ${route}`);
       }
     }
@@ -138,34 +166,68 @@ describe('OpenAPI document and docs', () => {
     assert.deepEqual(document.paths['/thumbnail/'].post.tags, ['plugins']);
     assert.deepEqual(document.paths['/merge-audios/'].post.tags, ['operations']);
     // A plugin loaded by path is named by its file, without the folders of the server's disk.
-    assert.deepEqual(document.paths['/echo/'].post['x-mediaflow-plugin'], { name: 'echo', source: 'echo.js (MEDIAFLOW_PLUGINS)', version: '2.3.4', cli: 'mediaflow echo' });
-    assert.deepEqual(document.paths['/thumbnail/'].post['x-mediaflow-plugin'].source, 'mediaflow-plugin-thumbnail (MEDIAFLOW_PLUGINS)');
+    assert.deepEqual(document.paths['/echo/'].post['x-mediaflow-plugin'], {
+      name: 'echo',
+      source: 'echo.js (MEDIAFLOW_PLUGINS)',
+      version: '2.3.4',
+      cli: 'mediaflow echo',
+    });
+    assert.deepEqual(
+      document.paths['/thumbnail/'].post['x-mediaflow-plugin'].source,
+      'mediaflow-plugin-thumbnail (MEDIAFLOW_PLUGINS)',
+    );
     assert.ok(!JSON.stringify(document).includes(import.meta.dirname), 'no server path in the document');
-    for (const route of ['/health', '/pipelines', '/pipelines/{name}/', '/uploads/{file}', '/uploads/{dir}/{file}', '/jobs/{id}', '/jobs/{id}/events']) assert.ok(document.paths[route], route);
+    for (const route of [
+      '/health',
+      '/pipelines',
+      '/pipelines/{name}/',
+      '/uploads/{file}',
+      '/uploads/{dir}/{file}',
+      '/jobs/{id}',
+      '/jobs/{id}/events',
+    ])
+      assert.ok(document.paths[route], route);
   });
 
   it("gives each operation's fields with their types, defaults, enums, bounds and required ones, in the three encodings", async () => {
     const document = await getDocument();
     for (const plugin of registry.list() as PluginDefinition[]) {
       const content = document.paths[plugin.path].post.requestBody.content;
-      assert.deepEqual(Object.keys(content), ['multipart/form-data', 'application/x-www-form-urlencoded', 'application/json'], plugin.name);
+      assert.deepEqual(
+        Object.keys(content),
+        ['multipart/form-data', 'application/x-www-form-urlencoded', 'application/json'],
+        plugin.name,
+      );
       for (const [encoding, media] of Object.entries(content as Json)) {
         const schema = media.schema;
-        assert.deepEqual(Object.keys(schema.properties), [...Object.keys(plugin.params.properties), ...JOB_FIELDS], `${plugin.name} ${encoding}`);
+        assert.deepEqual(
+          Object.keys(schema.properties),
+          [...Object.keys(plugin.params.properties), ...JOB_FIELDS],
+          `${plugin.name} ${encoding}`,
+        );
         for (const [key, source] of Object.entries(plugin.params.properties) as Array<[string, Json]>) {
           const field = schema.properties[key];
           const spec = inputSpecOf(source as never);
           if (encoding === 'application/json' && spec?.list) {
-            assert.deepEqual(field.oneOf.map((s: Json) => s.type), ['string', 'array'], `${plugin.name}.${key}`);
+            assert.deepEqual(
+              field.oneOf.map((s: Json) => s.type),
+              ['string', 'array'],
+              `${plugin.name}.${key}`,
+            );
           } else {
             assert.equal(field.type, source.type, `${plugin.name}.${key}`);
           }
           for (const keyword of ['default', 'enum', 'minimum', 'maximum', 'maxLength']) {
             assert.deepEqual(field[keyword], source[keyword], `${plugin.name}.${key}.${keyword}`);
           }
-          assert.ok(String(field.description).startsWith(String(source.description)), `${plugin.name}.${key} description`);
+          assert.ok(
+            String(field.description).startsWith(String(source.description)),
+            `${plugin.name}.${key} description`,
+          );
         }
-        const required = (plugin.params.required ?? []).filter((key) => (plugin.params.properties[key] as Json).default === undefined);
+        const required = (plugin.params.required ?? []).filter(
+          (key) => (plugin.params.properties[key] as Json).default === undefined,
+        );
         assert.deepEqual(schema.required ?? [], required, `${plugin.name} required`);
       }
     }
@@ -175,7 +237,10 @@ describe('OpenAPI document and docs', () => {
     assert.deepEqual(merge.audio_urls['x-mediaflow-input'], { kind: 'audio', list: true, min: 2 });
     const resize = document.paths['/resize_image/'].post.requestBody.content['application/json'].schema;
     assert.deepEqual(resize.required, ['image_url', 'width', 'height']);
-    assert.deepEqual([resize.properties.width.type, resize.properties.width.minimum, resize.properties.width.maximum], ['integer', 1, 8192]);
+    assert.deepEqual(
+      [resize.properties.width.type, resize.properties.width.minimum, resize.properties.width.maximum],
+      ['integer', 1, 8192],
+    );
   });
 
   it('offers example values that work: every example passes validation, no field shown at a bound it does not need', async () => {
@@ -187,13 +252,22 @@ describe('OpenAPI document and docs', () => {
       // The engine takes the example as it is (the URLs aside, which it would download).
       assert.doesNotThrow(() => parseParams(plugin.params, example), plugin.name);
       for (const [key, value] of Object.entries(example)) {
-        assert.deepEqual(content['multipart/form-data'].schema.properties[key].examples, [value], `${plugin.name}.${key}`);
+        assert.deepEqual(
+          content['multipart/form-data'].schema.properties[key].examples,
+          [value],
+          `${plugin.name}.${key}`,
+        );
         // Nothing at a maximum, such as an 8192x8192 resize.
         const maximum = (plugin.params.properties[key] as Json).maximum;
-        if (maximum !== undefined && (plugin.params.properties[key] as Json).default !== maximum) assert.ok(value < maximum, `${plugin.name}.${key} = ${value}`);
+        if (maximum !== undefined && (plugin.params.properties[key] as Json).default !== maximum)
+          assert.ok(value < maximum, `${plugin.name}.${key} = ${value}`);
       }
     }
-    assert.deepEqual(document.paths['/resize_image/'].post.requestBody.content['application/json'].example, { image_url: 'https://example.com/photo.jpg', width: 640, height: 480 });
+    assert.deepEqual(document.paths['/resize_image/'].post.requestBody.content['application/json'].example, {
+      image_url: 'https://example.com/photo.jpg',
+      width: 640,
+      height: 480,
+    });
     // Optional fields without a default (a frame size that would otherwise come from the images) are left out.
     const slideshow = document.paths['/images-to-video/'].post.requestBody.content['application/json'].example;
     assert.equal(slideshow.width, undefined);
@@ -201,9 +275,15 @@ describe('OpenAPI document and docs', () => {
   });
 
   it("keeps text's maxLength within the body limit, and says the limit counts bytes", () => {
-    const text = (bodyLimit: number) => (openApiDocument(builtinRegistry(), { apiKey: undefined, publicUrl: undefined, bodyLimit }) as Json).paths['/generate-subtitles/'].post.requestBody.content['application/json'].schema.properties.text;
+    const text = (bodyLimit: number) =>
+      (openApiDocument(builtinRegistry(), { apiKey: undefined, publicUrl: undefined, bodyLimit }) as Json).paths[
+        '/generate-subtitles/'
+      ].post.requestBody.content['application/json'].schema.properties.text;
     assert.equal(text(4096).maxLength, 4096);
-    assert.match(text(4096).description, /at most 4096 characters; the whole request body is at most 4096 bytes, MEDIAFLOW_BODY_LIMIT/);
+    assert.match(
+      text(4096).description,
+      /at most 4096 characters; the whole request body is at most 4096 bytes, MEDIAFLOW_BODY_LIMIT/,
+    );
     assert.equal(text(8 * 1024 * 1024).maxLength, 1_000_000, "the plugin's own bound, when it is the smaller");
   });
 
@@ -211,10 +291,19 @@ describe('OpenAPI document and docs', () => {
     const document = await getDocument();
     for (const plugin of registry.list() as PluginDefinition[]) {
       const bare = plugin.path.replace(/\/$/, '');
-      assert.ok(String(document.paths[plugin.path].post.description).includes(`Also answered at \`${bare}\`: the trailing slash is optional.`), plugin.name);
+      assert.ok(
+        String(document.paths[plugin.path].post.description).includes(
+          `Also answered at \`${bare}\`: the trailing slash is optional.`,
+        ),
+        plugin.name,
+      );
       assert.match(document.paths[plugin.path].post.description, /405 with `Allow: POST`/);
       // And it does.
-      const res = await fetch(`${base}${bare}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const res = await fetch(`${base}${bare}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       assert.equal(res.status, 401, `${bare} is a route (behind the key)`);
       await res.arrayBuffer();
     }
@@ -224,7 +313,11 @@ describe('OpenAPI document and docs', () => {
   it('marks /metrics as needing the API key or the metrics token, as the server does', async () => {
     const document = await getDocument();
     assert.deepEqual(document.paths['/metrics'].get.security, [{ apiKey: [] }, { apiKeyBearer: [] }]);
-    const withToken = openApiDocument(builtinRegistry(), { apiKey: undefined, publicUrl: undefined, metricsToken: 't' }) as Json;
+    const withToken = openApiDocument(builtinRegistry(), {
+      apiKey: undefined,
+      publicUrl: undefined,
+      metricsToken: 't',
+    }) as Json;
     assert.deepEqual(withToken.paths['/metrics'].get.security, [{ metricsToken: [] }]);
     assert.equal((openApiDocument(builtinRegistry()) as Json).paths['/metrics'].get.security, undefined);
     assert.equal(await openApiErrors(withToken), undefined);
@@ -245,7 +338,11 @@ describe('OpenAPI document and docs', () => {
       assert.deepEqual(ok.schema.required, ['message', field], route);
       assert.equal(ok.schema.properties[field].format, 'uri', route);
     }
-    assert.deepEqual(document.paths['/generate-subtitles/'].post.responses['200'].content['application/json'].schema.properties.message.examples, ['Subtitle file generated successfully']);
+    assert.deepEqual(
+      document.paths['/generate-subtitles/'].post.responses['200'].content['application/json'].schema.properties.message
+        .examples,
+      ['Subtitle file generated successfully'],
+    );
     for (const plugin of registry.list()) {
       const responses = document.paths[plugin.path].post.responses;
       for (const status of ERROR_STATUSES) {
@@ -259,14 +356,20 @@ describe('OpenAPI document and docs', () => {
     assert.deepEqual(document.components.schemas.Error.properties.code.enum, Object.keys(ERRORS));
     // The responses are made from the registry: each code is described under the response of its status.
     for (const [code, { title }] of Object.entries(ERRORS)) {
-      const described = Object.values(document.components.responses as Record<string, Json>)
-        .filter((response) => response.description.includes(`\`${code}\` (${title})`));
+      const described = Object.values(document.components.responses as Record<string, Json>).filter((response) =>
+        response.description.includes(`\`${code}\` (${title})`),
+      );
       assert.equal(described.length, 1, code);
     }
     assert.ok(document.components.responses.ServiceUnavailable.headers['Retry-After']);
     assert.equal(document.paths['/thumbnail/'].post.responses['400'].$ref, '#/components/responses/BadRequest');
     // This server has an API key: the operations say so.
-    assert.deepEqual(document.components.securitySchemes.apiKey, { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Needed when the server has MEDIAFLOW_API_KEY or MEDIAFLOW_API_KEYS set' });
+    assert.deepEqual(document.components.securitySchemes.apiKey, {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-API-Key',
+      description: 'Needed when the server has MEDIAFLOW_API_KEY or MEDIAFLOW_API_KEYS set',
+    });
     assert.deepEqual(document.paths['/thumbnail/'].post.security, [{ apiKey: [] }]);
   });
 
@@ -277,21 +380,40 @@ describe('OpenAPI document and docs', () => {
       const post = document.paths[route].post;
       for (const encoding of ['multipart/form-data', 'application/x-www-form-urlencoded', 'application/json']) {
         const properties = post.requestBody.content[encoding].schema.properties;
-        assert.deepEqual([properties.webhook_url.type, properties.webhook_url.format], ['string', 'uri'], `${route} ${encoding} webhook_url`);
+        assert.deepEqual(
+          [properties.webhook_url.type, properties.webhook_url.format],
+          ['string', 'uri'],
+          `${route} ${encoding} webhook_url`,
+        );
         const metadata = encoding === 'application/json' ? properties.metadata.oneOf : [properties.metadata];
-        assert.deepEqual(metadata.map((schema: Json) => schema.type), encoding === 'application/json' ? ['string', 'object'] : ['string'], `${route} ${encoding} metadata`);
+        assert.deepEqual(
+          metadata.map((schema: Json) => schema.type),
+          encoding === 'application/json' ? ['string', 'object'] : ['string'],
+          `${route} ${encoding} metadata`,
+        );
         assert.equal(metadata[0].maxLength, 4096, `${route} ${encoding} metadata`);
-        assert.ok(!(post.requestBody.content[encoding].schema.required ?? []).some((key: string) => JOB_FIELDS.includes(key)), `${route}: the job fields are optional`);
+        assert.ok(
+          !(post.requestBody.content[encoding].schema.required ?? []).some((key: string) => JOB_FIELDS.includes(key)),
+          `${route}: the job fields are optional`,
+        );
       }
-      const headers = post.parameters.filter((parameter: Json) => parameter.$ref).map((parameter: Json) => parameter.$ref);
+      const headers = post.parameters
+        .filter((parameter: Json) => parameter.$ref)
+        .map((parameter: Json) => parameter.$ref);
       assert.deepEqual(headers, ['#/components/parameters/Prefer', '#/components/parameters/IdempotencyKey'], route);
       assert.equal(post.responses['202'].$ref, '#/components/responses/Accepted', route);
       assert.equal(post.responses['422'].$ref, '#/components/responses/UnprocessableEntity', route);
       assert.ok(post.responses['200'], `${route}: still answers synchronously`);
     }
     const { Prefer, IdempotencyKey } = document.components.parameters;
-    assert.deepEqual([Prefer.name, Prefer.in, Prefer.required, Prefer.example], ['Prefer', 'header', false, 'respond-async']);
-    assert.deepEqual([IdempotencyKey.name, IdempotencyKey.in, IdempotencyKey.required], ['Idempotency-Key', 'header', false]);
+    assert.deepEqual(
+      [Prefer.name, Prefer.in, Prefer.required, Prefer.example],
+      ['Prefer', 'header', false, 'respond-async'],
+    );
+    assert.deepEqual(
+      [IdempotencyKey.name, IdempotencyKey.in, IdempotencyKey.required],
+      ['Idempotency-Key', 'header', false],
+    );
     assert.deepEqual([IdempotencyKey.schema.minLength, IdempotencyKey.schema.maxLength], [1, 255]);
     const key = new RegExp(IdempotencyKey.schema.pattern, 'u');
     assert.ok(key.test('order-1234/thumbnail~v2'));
@@ -313,7 +435,21 @@ describe('OpenAPI document and docs', () => {
   it('describes GET /jobs/{id}, its events and DELETE, behind the API key, with the Job schema', async () => {
     const document = await getDocument();
     const job = document.components.schemas.Job;
-    const fields = ['job_id', 'kind', 'name', 'status', 'stage', 'progress', 'created_at', 'started_at', 'finished_at', 'result', 'error', 'metadata', 'webhook'];
+    const fields = [
+      'job_id',
+      'kind',
+      'name',
+      'status',
+      'stage',
+      'progress',
+      'created_at',
+      'started_at',
+      'finished_at',
+      'result',
+      'error',
+      'metadata',
+      'webhook',
+    ];
     assert.deepEqual(Object.keys(job.properties), fields);
     assert.deepEqual(job.required, fields);
     const p = job.properties;
@@ -323,7 +459,8 @@ describe('OpenAPI document and docs', () => {
     assert.equal(p.stage.type, 'string');
     assert.deepEqual([p.progress.type, p.progress.minimum, p.progress.maximum], ['integer', 0, 100]);
     assert.deepEqual([p.created_at.type, p.created_at.format], ['string', 'date-time']);
-    for (const at of ['started_at', 'finished_at']) assert.deepEqual([p[at].type, p[at].format], [['string', 'null'], 'date-time'], at);
+    for (const at of ['started_at', 'finished_at'])
+      assert.deepEqual([p[at].type, p[at].format], [['string', 'null'], 'date-time'], at);
     assert.deepEqual(p.result.type, ['object', 'null']);
     assert.deepEqual(p.result.required, ['message']);
     assert.deepEqual(p.error.type, ['object', 'null']);
@@ -333,17 +470,28 @@ describe('OpenAPI document and docs', () => {
     assert.deepEqual(p.webhook.type, ['object', 'null']);
     assert.deepEqual(p.webhook.required, ['url', 'attempts', 'last_status', 'delivered_at']);
     assert.deepEqual(p.webhook.properties.last_status.type, ['integer', 'null']);
-    assert.deepEqual([p.webhook.properties.delivered_at.type, p.webhook.properties.delivered_at.format], [['string', 'null'], 'date-time']);
+    assert.deepEqual(
+      [p.webhook.properties.delivered_at.type, p.webhook.properties.delivered_at.format],
+      [['string', 'null'], 'date-time'],
+    );
 
     const jobRef = '#/components/schemas/Job';
     const item = document.paths['/jobs/{id}'];
     assert.deepEqual(item.parameters, [{ $ref: '#/components/parameters/JobId' }]);
-    assert.deepEqual(document.components.parameters.JobId, { name: 'id', in: 'path', required: true, description: "The job's id (job_id)", schema: { type: 'string', format: 'uuid' } });
+    assert.deepEqual(document.components.parameters.JobId, {
+      name: 'id',
+      in: 'path',
+      required: true,
+      description: "The job's id (job_id)",
+      schema: { type: 'string', format: 'uuid' },
+    });
     assert.equal(item.get.responses['200'].content['application/json'].schema.$ref, jobRef);
     assert.equal(item.get.responses['200'].content['application/json'].example.status, 'succeeded');
     assert.equal(item.delete.responses['200'].content['application/json'].schema.$ref, jobRef);
     assert.equal(item.delete.responses['200'].content['application/json'].example.status, 'cancelled');
-    assert.deepEqual(item.delete.responses['409'].content['application/json'].schema, { $ref: '#/components/schemas/Error' });
+    assert.deepEqual(item.delete.responses['409'].content['application/json'].schema, {
+      $ref: '#/components/schemas/Error',
+    });
     const events = document.paths['/jobs/{id}/events'].get;
     assert.deepEqual(Object.keys(events.responses['200'].content), ['text/event-stream']);
     assert.match(events.responses['200'].content['text/event-stream'].example, /^data: \{.*\}\n\n$/);
@@ -377,7 +525,10 @@ describe('OpenAPI document and docs', () => {
     assert.ok(!signature.test('v1a,abc') && !signature.test(Buffer.alloc(32).toString('hex')));
     assert.ok(post.responses['2XX'], 'a 2xx answer is a delivery');
     // Its example is a Job: every field, in order.
-    assert.deepEqual(Object.keys(post.requestBody.content['application/json'].example), document.components.schemas.Job.required);
+    assert.deepEqual(
+      Object.keys(post.requestBody.content['application/json'].example),
+      document.components.schemas.Job.required,
+    );
   });
 
   it('describes the outputs at /uploads/{file} and /uploads/{dir}/{file}, with the media types the plugins write and Range requests', async () => {
@@ -399,25 +550,54 @@ describe('OpenAPI document and docs', () => {
     for (const [route, types] of Object.entries(expected)) {
       const get = document.paths[route].get;
       assert.equal(get.security, undefined, `${route} is open`);
-      const names = get.parameters.filter((parameter: Json) => parameter.in === 'path').map((parameter: Json) => parameter.name);
+      const names = get.parameters
+        .filter((parameter: Json) => parameter.in === 'path')
+        .map((parameter: Json) => parameter.name);
       assert.deepEqual(names, route === '/uploads/{file}' ? ['file'] : ['dir', 'file']);
-      for (const parameter of get.parameters.filter((p: Json) => p.in === 'path')) assert.doesNotMatch(parameter.description, /may hold/);
-      assert.ok(get.parameters.some((parameter: Json) => parameter.$ref === '#/components/parameters/Range'), `${route} Range`);
+      for (const parameter of get.parameters.filter((p: Json) => p.in === 'path'))
+        assert.doesNotMatch(parameter.description, /may hold/);
+      assert.ok(
+        get.parameters.some((parameter: Json) => parameter.$ref === '#/components/parameters/Range'),
+        `${route} Range`,
+      );
       for (const status of ['200', '206']) {
         assert.deepEqual(Object.keys(get.responses[status].content).sort(), [...types].sort(), `${route} ${status}`);
-        assert.ok(!('application/octet-stream' in get.responses[status].content), `${route} ${status}: real media types`);
+        assert.ok(
+          !('application/octet-stream' in get.responses[status].content),
+          `${route} ${status}: real media types`,
+        );
       }
       assert.ok(get.responses['206'].headers['Content-Range'], `${route} Content-Range`);
       assert.deepEqual(get.responses['200'].headers['Accept-Ranges'].schema.enum, ['bytes']);
-      for (const status of ['404', '416']) assert.equal(get.responses[status].content['application/json'].schema.$ref, '#/components/schemas/Error', `${route} ${status}`);
+      for (const status of ['404', '416'])
+        assert.equal(
+          get.responses[status].content['application/json'].schema.$ref,
+          '#/components/schemas/Error',
+          `${route} ${status}`,
+        );
     }
     const range = document.components.parameters.Range;
-    assert.deepEqual([range.name, range.in, range.required, range.schema.pattern], ['Range', 'header', false, '^bytes=']);
+    assert.deepEqual(
+      [range.name, range.in, range.required, range.schema.pattern],
+      ['Range', 'header', false, '^bytes='],
+    );
     const single = Object.keys(document.paths['/uploads/{file}'].get.responses['200'].content);
-    for (const type of ['image/jpeg', 'video/mp4', 'video/webm', 'video/x-matroska', 'image/png', 'image/webp']) assert.ok(single.includes(type), type);
+    for (const type of ['image/jpeg', 'video/mp4', 'video/webm', 'video/x-matroska', 'image/png', 'image/webp'])
+      assert.ok(single.includes(type), type);
     assert.ok(!single.some((type) => type.startsWith('audio/')), 'no operation writes audio directly under uploads/');
     const nested = Object.keys(document.paths['/uploads/{dir}/{file}'].get.responses['200'].content);
-    for (const type of ['audio/mpeg', 'audio/wav', 'audio/x-aac', 'audio/mp4', 'audio/ogg', 'audio/x-flac', 'application/x-subrip', 'video/mp4', 'text/plain']) assert.ok(nested.includes(type), type);
+    for (const type of [
+      'audio/mpeg',
+      'audio/wav',
+      'audio/x-aac',
+      'audio/mp4',
+      'audio/ogg',
+      'audio/x-flac',
+      'application/x-subrip',
+      'video/mp4',
+      'text/plain',
+    ])
+      assert.ok(nested.includes(type), type);
   });
 
   it('serves a browsable page at /docs, open without the API key, while the operations need it', async () => {
@@ -444,7 +624,11 @@ describe('OpenAPI document and docs', () => {
     const json = await fetch(`${base}/docs/json`);
     assert.equal(json.status, 200);
     assert.deepEqual(await json.json(), await getDocument());
-    const post = await fetch(`${base}/thumbnail/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const post = await fetch(`${base}/thumbnail/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(post.status, 401);
   });
 });

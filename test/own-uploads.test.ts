@@ -23,7 +23,6 @@ const TEXT_BOX = [100, 225, 280, 42] as const;
 const AWAY_BOX = [0, 0, 480, 150] as const;
 const SUBTITLE_TEXT = 'HELLO WORLD HELLO WORLD';
 
-
 /** Puts the black clip into the server's store as a prior result would be, and returns its store name. */
 async function publishPriorResult(dataDir: string): Promise<string> {
   const name = `${randomUUID()}_merged.mp4`;
@@ -53,7 +52,11 @@ async function finished(server: TestServer, id: string): Promise<Record<string, 
 }
 
 /** Submits with Prefer: respond-async, waits for the job and returns its result body. */
-async function viaJob(server: TestServer, route: string, fields: Record<string, string>): Promise<Record<string, string>> {
+async function viaJob(
+  server: TestServer,
+  route: string,
+  fields: Record<string, string>,
+): Promise<Record<string, string>> {
   const res = await server.post(route, fields, { headers: { prefer: 'respond-async' } });
   assert.equal(res.status, 202, JSON.stringify(res.body));
   assert.equal(res.body.status, 'queued');
@@ -111,14 +114,23 @@ describe('own outputs as inputs, with private addresses refused', () => {
     const subtitleUrl = subs.body.subtitle_file_url!;
     await checkSrt(subtitleUrl);
 
-    const res = await server.post('/add-subtitles/', { video_url: `${server.base}/uploads/${video}`, subtitle_url: subtitleUrl });
+    const res = await server.post('/add-subtitles/', {
+      video_url: `${server.base}/uploads/${video}`,
+      subtitle_url: subtitleUrl,
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.message, 'Subtitles added successfully');
-    assert.match(res.body.output_video!, new RegExp(`^${server.base}/uploads/[0-9a-f-]{36}/video_with_subtitles\\.mp4$`));
+    assert.match(
+      res.body.output_video!,
+      new RegExp(`^${server.base}/uploads/[0-9a-f-]{36}/video_with_subtitles\\.mp4$`),
+    );
     await assertBurnedIn(server.pathOf(res.body.output_video!), sourceFrame);
     // The inputs were read, not moved or consumed: they are still published.
     assert.ok((await readdir(path.join(server.dataDir, 'uploads'))).includes(video));
-    assert.equal(await readFile(server.pathOf(subtitleUrl), 'utf8'), `1\n00:00:00,000 --> 00:00:02,000\n${SUBTITLE_TEXT}\n`);
+    assert.equal(
+      await readFile(server.pathOf(subtitleUrl), 'utf8'),
+      `1\n00:00:00,000 --> 00:00:02,000\n${SUBTITLE_TEXT}\n`,
+    );
     assert.deepEqual(await server.workLeftovers(), []);
   });
 
@@ -127,7 +139,10 @@ describe('own outputs as inputs, with private addresses refused', () => {
     assert.equal(subs.message, 'Subtitle file generated successfully');
     await checkSrt(subs.subtitle_file_url!);
 
-    const result = await viaJob(server, '/add-subtitles/', { video_url: `${server.base}/uploads/${video}`, subtitle_url: subs.subtitle_file_url! });
+    const result = await viaJob(server, '/add-subtitles/', {
+      video_url: `${server.base}/uploads/${video}`,
+      subtitle_url: subs.subtitle_file_url!,
+    });
     assert.deepEqual(Object.keys(result).sort(), ['message', 'output_video']);
     assert.equal(result.message, 'Subtitles added successfully');
     await assertBurnedIn(server.pathOf(result.output_video!), sourceFrame);
@@ -136,11 +151,22 @@ describe('own outputs as inputs, with private addresses refused', () => {
 
   it('control: the fixture server on 127.0.0.1 (another port) is still refused as a private address', async () => {
     for (const [route, fields, url] of [
-      ['/add-subtitles/', { video_url: files.url(`/f/${CLIP}`), subtitle_url: files.url('/f/hello.srt') }, files.url(`/f/${CLIP}`)],
+      [
+        '/add-subtitles/',
+        { video_url: files.url(`/f/${CLIP}`), subtitle_url: files.url('/f/hello.srt') },
+        files.url(`/f/${CLIP}`),
+      ],
       // An /uploads/ path on another port is not this server's.
-      ['/add-subtitles/', { video_url: `${server.base}/uploads/${video}`, subtitle_url: files.url('/uploads/x.srt') }, files.url('/uploads/x.srt')],
+      [
+        '/add-subtitles/',
+        { video_url: `${server.base}/uploads/${video}`, subtitle_url: files.url('/uploads/x.srt') },
+        files.url('/uploads/x.srt'),
+      ],
     ] as const) {
-      await expectRefused(server, route, fields, { status: 400, error: `URL '${url}' is not allowed: it resolves to a loopback address (127.0.0.1)` });
+      await expectRefused(server, route, fields, {
+        status: 400,
+        error: `URL '${url}' is not allowed: it resolves to a loopback address (127.0.0.1)`,
+      });
     }
     assert.equal(files.hits.size, 0, 'the fixture server was reached');
   });
@@ -166,7 +192,8 @@ describe('own outputs as inputs, with private addresses refused', () => {
       jobsBefore = await readdir(path.join(server.dataDir, 'jobs')).catch(() => []);
     });
 
-    const invalid = (url: string) => `Invalid URL '${url}': not a published output of this server (dot segments or encoded separators)`;
+    const invalid = (url: string) =>
+      `Invalid URL '${url}': not a published output of this server (dot segments or encoded separators)`;
     const notOutput = (url: string) => `Invalid URL '${url}': not a published output of this server`;
 
     const cases: Array<[string, (base: string, id: string) => string, (url: string, id: string) => string]> = [
@@ -180,7 +207,11 @@ describe('own outputs as inputs, with private addresses refused', () => {
       ['a .partial- file being written', (base, id) => `${base}/uploads/.partial-${id}`, notOutput],
       ['a dotfile', (base) => `${base}/uploads/.hidden.srt`, notOutput],
       ['three segments', (base, id) => `${base}/uploads/${id}/x/sub.srt`, notOutput],
-      ['a query', (base, id) => `${base}/uploads/${id}/sub.srt?x=1`, (url) => `Invalid URL '${url}': an output URL of this server takes no query or fragment`],
+      [
+        'a query',
+        (base, id) => `${base}/uploads/${id}/sub.srt?x=1`,
+        (url) => `Invalid URL '${url}': an output URL of this server takes no query or fragment`,
+      ],
       [
         'a name that is not published',
         (base, id) => `${base}/uploads/${id}_missing.srt`,
@@ -197,7 +228,11 @@ describe('own outputs as inputs, with private addresses refused', () => {
 
     it('refuses them at submission for an asynchronous job too (no 202)', async () => {
       const url = `${server.base}/uploads/%2e%2e/secret.srt`;
-      const res = await server.post('/add-subtitles/', { video_url: `${server.base}/uploads/${video}`, subtitle_url: url }, { headers: { prefer: 'respond-async' } });
+      const res = await server.post(
+        '/add-subtitles/',
+        { video_url: `${server.base}/uploads/${video}`, subtitle_url: url },
+        { headers: { prefer: 'respond-async' } },
+      );
       assert.equal(res.status, 400, JSON.stringify(res.body));
       assert.deepEqual(res.body, { error: invalid(url), code: 'MF_ERR_URL' });
     });
@@ -205,7 +240,11 @@ describe('own outputs as inputs, with private addresses refused', () => {
     it('left no output, no job record, and no file holding the secret', async () => {
       const uploads = path.join(server.dataDir, 'uploads');
       assert.deepEqual((await filesUnder(uploads)).sort(), published, 'a new output appeared');
-      assert.deepEqual(await readdir(path.join(server.dataDir, 'jobs')).catch(() => []), jobsBefore, 'a refused request left a job record');
+      assert.deepEqual(
+        await readdir(path.join(server.dataDir, 'jobs')).catch(() => []),
+        jobsBefore,
+        'a refused request left a job record',
+      );
       assert.equal(files.hits.size, 0);
       assert.deepEqual(await server.workLeftovers(), []);
     });
@@ -233,19 +272,33 @@ describe('own outputs under MEDIAFLOW_PUBLIC_URL', () => {
       const video = await publishPriorResult(server.dataDir);
       const subs = await server.post('/generate-subtitles/', { text: SUBTITLE_TEXT, seconds_per_line: '2' });
       assert.equal(subs.status, 200, JSON.stringify(subs.body));
-      assert.match(subs.body.subtitle_file_url!, /^http:\/\/127\.0\.0\.77:9\/uploads\/[0-9a-f-]{36}\/generated_subtitles\.srt$/);
+      assert.match(
+        subs.body.subtitle_file_url!,
+        /^http:\/\/127\.0\.0\.77:9\/uploads\/[0-9a-f-]{36}\/generated_subtitles\.srt$/,
+      );
 
-      const res = await server.post('/add-subtitles/', { video_url: `${PUBLIC}/uploads/${video}`, subtitle_url: subs.body.subtitle_file_url! });
+      const res = await server.post('/add-subtitles/', {
+        video_url: `${PUBLIC}/uploads/${video}`,
+        subtitle_url: subs.body.subtitle_file_url!,
+      });
       assert.equal(res.status, 200, JSON.stringify(res.body));
-      assert.match(res.body.output_video!, /^http:\/\/127\.0\.0\.77:9\/uploads\/[0-9a-f-]{36}\/video_with_subtitles\.mp4$/);
+      assert.match(
+        res.body.output_video!,
+        /^http:\/\/127\.0\.0\.77:9\/uploads\/[0-9a-f-]{36}\/video_with_subtitles\.mp4$/,
+      );
       await assertBurnedIn(storePath(server, PUBLIC, res.body.output_video!), await frameRgb(await fixture(CLIP), 1));
 
       // Under the public URL, a traversal is refused the same way.
       const bad = `${PUBLIC}/uploads/%2e%2e/secret.srt`;
-      await expectRefused(server, '/add-subtitles/', { video_url: `${PUBLIC}/uploads/${video}`, subtitle_url: bad }, {
-        status: 400,
-        error: `Invalid URL '${bad}': not a published output of this server (dot segments or encoded separators)`,
-      });
+      await expectRefused(
+        server,
+        '/add-subtitles/',
+        { video_url: `${PUBLIC}/uploads/${video}`, subtitle_url: bad },
+        {
+          status: 400,
+          error: `Invalid URL '${bad}': not a published output of this server (dot segments or encoded separators)`,
+        },
+      );
     } finally {
       await server.close();
     }
@@ -260,7 +313,10 @@ describe('own outputs under MEDIAFLOW_PUBLIC_URL', () => {
       const name = `${randomUUID()}_cropped.png`;
       await mkdir(path.join(server.dataDir, 'uploads'), { recursive: true });
       await copyFile(await fixture('small-300x200.png'), path.join(server.dataDir, 'uploads', name));
-      const res = await server.post('/convert_image_from_url/', { image_url: `${PUBLIC}/uploads/${name}`, target_format: 'jpg' });
+      const res = await server.post('/convert_image_from_url/', {
+        image_url: `${PUBLIC}/uploads/${name}`,
+        target_format: 'jpg',
+      });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       const out = await probe(storePath(server, PUBLIC, res.body.output_file!));
       assert.equal(videoOf(out)?.codec_name, 'mjpeg');
@@ -269,10 +325,15 @@ describe('own outputs under MEDIAFLOW_PUBLIC_URL', () => {
       assert.equal(files.hits.size, 0, `the public origin was requested: ${[...files.hits.keys()].join(', ')}`);
       // Without the prefix, the same origin is an ordinary (loopback, so refused) URL.
       const other = files.url(`/uploads/${name}`);
-      await expectRefused(server, '/convert_image_from_url/', { image_url: other, target_format: 'jpg' }, {
-        status: 400,
-        error: `URL '${other}' is not allowed: it resolves to a loopback address (127.0.0.1)`,
-      });
+      await expectRefused(
+        server,
+        '/convert_image_from_url/',
+        { image_url: other, target_format: 'jpg' },
+        {
+          status: 400,
+          error: `URL '${other}' is not allowed: it resolves to a loopback address (127.0.0.1)`,
+        },
+      );
       assert.equal(files.hits.size, 0);
     } finally {
       await server.close();

@@ -45,11 +45,22 @@ describe('third-party plugins: loading', () => {
   it('loads a plugin from MEDIAFLOW_PLUGINS, --plugin (either form, on any command) and mediaflow.config.{json,mjs}', async () => {
     const echo = fixture('echo.js');
     const fromEnv = await echoRow([], { env: { MEDIAFLOW_PLUGINS: `  ${echo} ,` } });
-    assert.deepEqual(fromEnv, { name: 'echo', command: 'echo', version: '2.3.4', source: `${echo} (MEDIAFLOW_PLUGINS)`, route: '/echo/', summary: 'Write a text to a file' });
+    assert.deepEqual(fromEnv, {
+      name: 'echo',
+      command: 'echo',
+      version: '2.3.4',
+      source: `${echo} (MEDIAFLOW_PLUGINS)`,
+      route: '/echo/',
+      summary: 'Write a text to a file',
+    });
     // A relative path resolves from the working directory.
     const relative = path.relative(process.cwd(), echo);
     assert.equal((await echoRow(['--plugin', `./${relative}`]))?.source, `./${relative} (--plugin)`);
-    assert.equal((await runCli(['--plugin', echo, 'plugins'])).stdout.match(/^echo +2\.3\.4 +\S+ \(--plugin\) +\/echo\/$/m)?.length, 1);
+    assert.equal(
+      (await runCli(['--plugin', echo, 'plugins'])).stdout.match(/^echo +2\.3\.4 +\S+ \(--plugin\) +\/echo\/$/m)
+        ?.length,
+      1,
+    );
     assert.equal((await echoRow([`--plugin=${echo}`]))?.version, '2.3.4');
 
     const json = path.join(tmp, 'json');
@@ -79,25 +90,62 @@ describe('third-party plugins: loading', () => {
     const echo = fixture('echo.js');
     const registry = await loadRegistry({ env: { MEDIAFLOW_PLUGINS: echo }, plugins: [echo], configFile: false });
     assert.deepEqual(
-      registry.list().map((p) => p.name).slice(10),
+      registry
+        .list()
+        .map((p) => p.name)
+        .slice(10),
       ['echo'],
     );
     const withPackage = await loadFromEnv('mediaflow-plugin-thumbnail');
-    assert.deepEqual(withPackage.infoOf('thumbnail'), { source: 'mediaflow-plugin-thumbnail (MEDIAFLOW_PLUGINS)', version: '1.0.0' });
-    assert.deepEqual(pluginFlags(['serve', '--plugin', 'a', '--port', '1', '--plugin=b,c', '--', '--plugin', 'd']), ['a', 'b', 'c']);
+    assert.deepEqual(withPackage.infoOf('thumbnail'), {
+      source: 'mediaflow-plugin-thumbnail (MEDIAFLOW_PLUGINS)',
+      version: '1.0.0',
+    });
+    assert.deepEqual(pluginFlags(['serve', '--plugin', 'a', '--port', '1', '--plugin=b,c', '--', '--plugin', 'd']), [
+      'a',
+      'b',
+      'c',
+    ]);
   });
 
   it('refuses a bad plugin with a message that names it and what is wrong', async () => {
     const cases: Array<[string, RegExp]> = [
-      ['missing-builder.js', /^Plugin 'no-builder' from .*missing-builder\.js \(MEDIAFLOW_PLUGINS\) is invalid: build\(\) is missing/],
-      ['duplicate-name.js', /^Plugin 'resize_image' from .*duplicate-name\.js.* is invalid: the name is already taken by 'resize_image' \(built-in\)$/],
-      ['route-collision.js', /^Plugin 'resize-twice' from .* is invalid: path \/Resize_Image is already the route of 'resize_image' \(built-in\)$/],
-      ['shadows-uploads.js', /^Plugin 'sneaky' from .* is invalid: path \/uploads\/sneaky\/ shadows mediaflow's own route \/uploads$/],
-      ['schema-error.js', /^Plugin 'bad-schema' from .* is invalid: parameter 'format' has default 'avi', which is not one of mp4, webm$/],
-      ['misspelt-keyword.js', /^Plugin 'typo' from .*misspelt-keyword\.js \(MEDIAFLOW_PLUGINS\) is invalid: parameter 'size' has unknown schema keyword 'defualt' \(did you mean 'default'\?\)$/],
-      ['wrong-contract.js', /^Plugin 'from-the-future' from .* is invalid: it targets plugin contract 2, but this mediaflow implements contract 1 \(incompatible\): upgrade mediaflow/],
-      ['no-default.js', /^Plugin '.*no-default\.js' from MEDIAFLOW_PLUGINS could not be loaded: the module has no default export/],
-      ['does-not-exist.js', /^Plugin '.*does-not-exist\.js' from MEDIAFLOW_PLUGINS could not be loaded: cannot be found: .*does-not-exist\.js does not exist$/],
+      [
+        'missing-builder.js',
+        /^Plugin 'no-builder' from .*missing-builder\.js \(MEDIAFLOW_PLUGINS\) is invalid: build\(\) is missing/,
+      ],
+      [
+        'duplicate-name.js',
+        /^Plugin 'resize_image' from .*duplicate-name\.js.* is invalid: the name is already taken by 'resize_image' \(built-in\)$/,
+      ],
+      [
+        'route-collision.js',
+        /^Plugin 'resize-twice' from .* is invalid: path \/Resize_Image is already the route of 'resize_image' \(built-in\)$/,
+      ],
+      [
+        'shadows-uploads.js',
+        /^Plugin 'sneaky' from .* is invalid: path \/uploads\/sneaky\/ shadows mediaflow's own route \/uploads$/,
+      ],
+      [
+        'schema-error.js',
+        /^Plugin 'bad-schema' from .* is invalid: parameter 'format' has default 'avi', which is not one of mp4, webm$/,
+      ],
+      [
+        'misspelt-keyword.js',
+        /^Plugin 'typo' from .*misspelt-keyword\.js \(MEDIAFLOW_PLUGINS\) is invalid: parameter 'size' has unknown schema keyword 'defualt' \(did you mean 'default'\?\)$/,
+      ],
+      [
+        'wrong-contract.js',
+        /^Plugin 'from-the-future' from .* is invalid: it targets plugin contract 2, but this mediaflow implements contract 1 \(incompatible\): upgrade mediaflow/,
+      ],
+      [
+        'no-default.js',
+        /^Plugin '.*no-default\.js' from MEDIAFLOW_PLUGINS could not be loaded: the module has no default export/,
+      ],
+      [
+        'does-not-exist.js',
+        /^Plugin '.*does-not-exist\.js' from MEDIAFLOW_PLUGINS could not be loaded: cannot be found: .*does-not-exist\.js does not exist$/,
+      ],
     ];
     for (const [file, message] of cases) {
       await assert.rejects(loadFromEnv(fixture(file)), (error: Error) => {
@@ -105,7 +153,10 @@ describe('third-party plugins: loading', () => {
         return true;
       });
     }
-    await assert.rejects(loadFromEnv('mediaflow-plugin-nowhere'), /^PluginError: Plugin 'mediaflow-plugin-nowhere' from MEDIAFLOW_PLUGINS could not be loaded: cannot be found: no package 'mediaflow-plugin-nowhere' is installed/);
+    await assert.rejects(
+      loadFromEnv('mediaflow-plugin-nowhere'),
+      /^PluginError: Plugin 'mediaflow-plugin-nowhere' from MEDIAFLOW_PLUGINS could not be loaded: cannot be found: no package 'mediaflow-plugin-nowhere' is installed/,
+    );
   });
 
   it('says where a plugin fails to import (file and line), and how to compile a TypeScript one', async () => {
@@ -123,26 +174,50 @@ describe('third-party plugins: loading', () => {
     };
     // A syntax error, in the plugin or in a module it imports: Node's import() names neither place.
     const syntax = await write('syntax.js', "export default {\n  name: 'x',\n  oops: ,\n};\n");
-    assert.match(await failure(syntax), /could not be loaded: importing it failed: SyntaxError: Unexpected token ',' \(at .*broken\/syntax\.js:3\)$/);
+    assert.match(
+      await failure(syntax),
+      /could not be loaded: importing it failed: SyntaxError: Unexpected token ',' \(at .*broken\/syntax\.js:3\)$/,
+    );
     const nested = await write('nested.js', "import plugin from './syntax.js';\nexport default plugin;\n");
-    assert.match(await failure(nested), /^mediaflow: Plugin '.*nested\.js' .*importing it failed: SyntaxError: Unexpected token ',' \(at .*broken\/syntax\.js:3\)$/);
+    assert.match(
+      await failure(nested),
+      /^mediaflow: Plugin '.*nested\.js' .*importing it failed: SyntaxError: Unexpected token ',' \(at .*broken\/syntax\.js:3\)$/,
+    );
     // A runtime error at the module's top level, and an import of a package that is not installed.
-    const runtime = await write('runtime.js', "const ready = true;\nnotDefined.call(ready);\nexport default {};\n");
-    assert.match(await failure(runtime), /importing it failed: ReferenceError: notDefined is not defined \(at .*broken\/runtime\.js:2:1\)$/);
-    const missing = await write('missing.js', "// needs a helper\nimport helper from 'mediaflow-helper-nowhere';\nexport default helper;\n");
-    assert.match(await failure(missing), /importing it failed: Cannot find package 'mediaflow-helper-nowhere' imported from .*missing\.js \(at .*broken\/missing\.js:2\)$/);
+    const runtime = await write('runtime.js', 'const ready = true;\nnotDefined.call(ready);\nexport default {};\n');
+    assert.match(
+      await failure(runtime),
+      /importing it failed: ReferenceError: notDefined is not defined \(at .*broken\/runtime\.js:2:1\)$/,
+    );
+    const missing = await write(
+      'missing.js',
+      "// needs a helper\nimport helper from 'mediaflow-helper-nowhere';\nexport default helper;\n",
+    );
+    assert.match(
+      await failure(missing),
+      /importing it failed: Cannot find package 'mediaflow-helper-nowhere' imported from .*missing\.js \(at .*broken\/missing\.js:2\)$/,
+    );
     // TypeScript: this Node.js does not run it, so the message says how to compile it.
     const ts = await write('plugin.ts', 'export default {} as unknown;\n');
     const message = await failure(ts);
-    assert.match(message, /could not be loaded: it is TypeScript, which this Node\.js does not run: compile it to JavaScript/);
-    assert.match(message, /npx tsc, with a tsconfig\.json such as \{"compilerOptions":\{"target":"ES2022","module":"NodeNext"/);
+    assert.match(
+      message,
+      /could not be loaded: it is TypeScript, which this Node\.js does not run: compile it to JavaScript/,
+    );
+    assert.match(
+      message,
+      /npx tsc, with a tsconfig\.json such as \{"compilerOptions":\{"target":"ES2022","module":"NodeNext"/,
+    );
   });
 
   it("shows the version of a plugin object's package, in mediaflow plugins and the registry the API document reads", async () => {
     const dir = path.join(tmp, 'objects');
     await mkdir(dir);
     // The config file's own package: the version of the plugins written inline in it.
-    await writeFile(path.join(dir, 'package.json'), JSON.stringify({ name: 'my-media-app', version: '3.1.4', type: 'module' }));
+    await writeFile(
+      path.join(dir, 'package.json'),
+      JSON.stringify({ name: 'my-media-app', version: '3.1.4', type: 'module' }),
+    );
     const thumbnail = path.resolve(import.meta.dirname, '../node_modules/mediaflow-plugin-thumbnail/index.js');
     await writeFile(
       path.join(dir, 'mediaflow.config.mjs'),
@@ -167,21 +242,35 @@ describe('third-party plugins: loading', () => {
     const dir = path.join(tmp, 'bad-config');
     await mkdir(dir);
     await writeFile(path.join(dir, 'mediaflow.config.json'), JSON.stringify({ plugin: ['x'] }));
-    await assert.rejects(loadRegistry({ cwd: dir }), /^PluginConfigError: mediaflow.config.json is not a usable mediaflow config file: unknown key 'plugin' \(it may hold: plugins\)$/);
+    await assert.rejects(
+      loadRegistry({ cwd: dir }),
+      /^PluginConfigError: mediaflow.config.json is not a usable mediaflow config file: unknown key 'plugin' \(it may hold: plugins\)$/,
+    );
     await writeFile(path.join(dir, 'mediaflow.config.js'), 'export default {};\n');
-    await assert.rejects(loadRegistry({ cwd: dir }), /there are mediaflow.config.js and mediaflow.config.json in .*: keep one/);
+    await assert.rejects(
+      loadRegistry({ cwd: dir }),
+      /there are mediaflow.config.js and mediaflow.config.json in .*: keep one/,
+    );
   });
 
   it('refuses to serve, and to run any command, with a bad plugin: exit 1, the message on stderr', async () => {
     const bad = fixture('route-collision.js');
-    const serve = await runCli(['serve', '--port', '0', '--data-dir', path.join(tmp, 'data')], { env: { MEDIAFLOW_PLUGINS: bad } });
+    const serve = await runCli(['serve', '--port', '0', '--data-dir', path.join(tmp, 'data')], {
+      env: { MEDIAFLOW_PLUGINS: bad },
+    });
     assert.equal(serve.exitCode, 1);
-    assert.match(serve.stderr, /^mediaflow: Plugin 'resize-twice' from .*route-collision\.js \(MEDIAFLOW_PLUGINS\) is invalid: path \/Resize_Image is already the route of 'resize_image'/);
+    assert.match(
+      serve.stderr,
+      /^mediaflow: Plugin 'resize-twice' from .*route-collision\.js \(MEDIAFLOW_PLUGINS\) is invalid: path \/Resize_Image is already the route of 'resize_image'/,
+    );
     assert.equal(serve.stdout, '');
     // A plugin named like a command of mediaflow's own is refused by name, instead of breaking commander.
     const command = await runCli(['plugins', '--plugin', fixture('reserved-command.js')]);
     assert.equal(command.exitCode, 1);
-    assert.match(command.stderr, /^mediaflow: Plugin 'quickstart' from .*reserved-command\.js \(--plugin\) is invalid/m);
+    assert.match(
+      command.stderr,
+      /^mediaflow: Plugin 'quickstart' from .*reserved-command\.js \(--plugin\) is invalid/m,
+    );
     assert.match(command.stderr, /: name 'quickstart' is a command of mediaflow itself$/m);
     const flag = await runCli(['resize-image', '--help', '--plugin', fixture('wrong-contract.js')]);
     assert.equal(flag.exitCode, 1);
@@ -190,7 +279,7 @@ describe('third-party plugins: loading', () => {
 });
 
 describe('reserved names', () => {
-  it('are exactly the CLI\'s own commands and the first segments of the server\'s own routes', async () => {
+  it("are exactly the CLI's own commands and the first segments of the server's own routes", async () => {
     const registry = builtinRegistry();
     const operations = new Set(registry.list().map((plugin) => dashed(plugin.name)));
     const names = buildProgram(registry).commands.map((command) => command.name());
@@ -267,25 +356,84 @@ describe('third-party plugins: registration checks', () => {
       [{ path: '/merge-audios' }, "path /merge-audios is already the route of 'merge-audios' (built-in)"],
       [{ summary: '' }, 'summary is missing'],
       [{ params: { type: 'string' } }, 'params must be a TypeBox object schema (Type.Object({...}))'],
-      [{ params: Type.Object({ items: Type.Array(Type.String(), { description: 'Items' }) }) }, "parameter 'items' has unsupported type 'array' (use string, integer, number or boolean)"],
-      [{ params: Type.Object({ camelCase: Param.text({ description: 'x', maxLength: 1 }) }) }, "parameter 'camelCase' must be snake_case"],
-      [{ params: Type.Object({ size: Type.Integer({ minimum: 1, maximum: 9 }) }) }, "parameter 'size' has no description (--help and the API docs show it)"],
-      [{ params: Type.Object({ size: Param.integer({ minimum: 9, maximum: 1, description: 'Size' }) }) }, "parameter 'size' has minimum 9 above its maximum 1"],
-      [{ params: Type.Object({ size: Param.integer({ minimum: 1, maximum: 9, default: 12, description: 'Size' }) }) }, "parameter 'size' has default 12, which is above its maximum 9"],
-      [{ params: Type.Object({ fmt: Param.choice(['PNG', 'jpg'], { description: 'Format' }) }) }, "parameter 'fmt' has enum value 'PNG'; choices must be lower-case and not empty"],
-      [{ params: Type.Object({ code: Param.text({ description: 'Code', maxLength: 9, pattern: '([a-z' }) }) }, /^parameter 'code' has a pattern that is not a regular expression/],
-      [{ params: Type.Object({ code: Param.text({ description: 'Code', maxLength: 9, pattern: '^[a-z]+$', default: '42' }) }) }, "parameter 'code' has default '42', which is not matched by its pattern ^[a-z]+$"],
-      [{ params: Type.Object({ clip: Type.String({ description: 'Clip', 'x-mediaflow-input': { kind: 'hologram', list: false } }) }) }, "input parameter 'clip' has kind 'hologram' (use audio, video, image, subtitle, media)"],
-      [{ params: Type.Object({ size: Type.Integer({ description: 'Size', minimum: 1, maximun: 9 }) }) }, "parameter 'size' has unknown schema keyword 'maximun' (did you mean 'maximum'?)"],
-      [{ params: Type.Object({ link: Type.String({ description: 'Link', format: 'uri' }) }) }, /^parameter 'link' has unknown schema keyword 'format' \(mediaflow reads type, description, enum, default, examples/],
-      [{ params: Type.Object({ size: Param.integer({ minimum: 1, maximum: 9, examples: [20], description: 'Size' }) }) }, "parameter 'size' has example 20, which is above its maximum 9"],
+      [
+        { params: Type.Object({ items: Type.Array(Type.String(), { description: 'Items' }) }) },
+        "parameter 'items' has unsupported type 'array' (use string, integer, number or boolean)",
+      ],
+      [
+        { params: Type.Object({ camelCase: Param.text({ description: 'x', maxLength: 1 }) }) },
+        "parameter 'camelCase' must be snake_case",
+      ],
+      [
+        { params: Type.Object({ size: Type.Integer({ minimum: 1, maximum: 9 }) }) },
+        "parameter 'size' has no description (--help and the API docs show it)",
+      ],
+      [
+        { params: Type.Object({ size: Param.integer({ minimum: 9, maximum: 1, description: 'Size' }) }) },
+        "parameter 'size' has minimum 9 above its maximum 1",
+      ],
+      [
+        { params: Type.Object({ size: Param.integer({ minimum: 1, maximum: 9, default: 12, description: 'Size' }) }) },
+        "parameter 'size' has default 12, which is above its maximum 9",
+      ],
+      [
+        { params: Type.Object({ fmt: Param.choice(['PNG', 'jpg'], { description: 'Format' }) }) },
+        "parameter 'fmt' has enum value 'PNG'; choices must be lower-case and not empty",
+      ],
+      [
+        { params: Type.Object({ code: Param.text({ description: 'Code', maxLength: 9, pattern: '([a-z' }) }) },
+        /^parameter 'code' has a pattern that is not a regular expression/,
+      ],
+      [
+        {
+          params: Type.Object({
+            code: Param.text({ description: 'Code', maxLength: 9, pattern: '^[a-z]+$', default: '42' }),
+          }),
+        },
+        "parameter 'code' has default '42', which is not matched by its pattern ^[a-z]+$",
+      ],
+      [
+        {
+          params: Type.Object({
+            clip: Type.String({ description: 'Clip', 'x-mediaflow-input': { kind: 'hologram', list: false } }),
+          }),
+        },
+        "input parameter 'clip' has kind 'hologram' (use audio, video, image, subtitle, media)",
+      ],
+      [
+        { params: Type.Object({ size: Type.Integer({ description: 'Size', minimum: 1, maximun: 9 }) }) },
+        "parameter 'size' has unknown schema keyword 'maximun' (did you mean 'maximum'?)",
+      ],
+      [
+        { params: Type.Object({ link: Type.String({ description: 'Link', format: 'uri' }) }) },
+        /^parameter 'link' has unknown schema keyword 'format' \(mediaflow reads type, description, enum, default, examples/,
+      ],
+      [
+        {
+          params: Type.Object({ size: Param.integer({ minimum: 1, maximum: 9, examples: [20], description: 'Size' }) }),
+        },
+        "parameter 'size' has example 20, which is above its maximum 9",
+      ],
       [{ build: 'not a function' }, 'build() is missing (it must be a function)'],
       [{ check: 42 }, 'check must be a function'],
       [{ checkParams: 'yes' }, 'checkParams must be a function'],
-      [{ output: () => ({ field: 'output_file', path: 'fixed-name.jpg' }) }, "output() returned path 'fixed-name.jpg'; it must contain {id}, the job's random id"],
-      [{ output: () => ({ field: 'output_file', path: '{id}/../../etc/passwd' }) }, /^output\(\) returned path '\{id\}\/\.\.\/\.\.\/etc\/passwd'; it must be a relative path/],
+      [
+        { output: () => ({ field: 'output_file', path: 'fixed-name.jpg' }) },
+        "output() returned path 'fixed-name.jpg'; it must contain {id}, the job's random id",
+      ],
+      [
+        { output: () => ({ field: 'output_file', path: '{id}/../../etc/passwd' }) },
+        /^output\(\) returned path '\{id\}\/\.\.\/\.\.\/etc\/passwd'; it must be a relative path/,
+      ],
       [{ output: () => ({ field: 'message', path: '{id}.jpg' }) }, /^output\(\) returned field 'message'/],
-      [{ output: () => { throw new Error('no params'); } }, 'output() threw with sample params: no params'],
+      [
+        {
+          output: () => {
+            throw new Error('no params');
+          },
+        },
+        'output() threw with sample params: no params',
+      ],
     ];
     for (const [overrides, expected] of cases) {
       const actual = problem(overrides);
@@ -293,7 +441,15 @@ describe('third-party plugins: registration checks', () => {
       else assert.equal(actual, expected, JSON.stringify(Object.keys(overrides)));
     }
     // Optional parameters, with or without defaults, are fine.
-    assert.equal(problem({ params: Type.Object({ image_url: Param.url('image', 'Image'), width: Optional(Param.integer({ minimum: 1, maximum: 9, description: 'W' })) }) }), undefined);
+    assert.equal(
+      problem({
+        params: Type.Object({
+          image_url: Param.url('image', 'Image'),
+          width: Optional(Param.integer({ minimum: 1, maximum: 9, description: 'W' })),
+        }),
+      }),
+      undefined,
+    );
   });
 });
 
@@ -323,19 +479,33 @@ describe('third-party plugins: failures at run time', () => {
   });
 
   const post = async (route: string, fields: Record<string, string>) => {
-    const res = await fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(fields) });
+    const res = await fetch(`${base}${route}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(fields),
+    });
     return { status: res.status, body: (await res.json()) as Record<string, string> };
   };
 
   it('fails only its own request: 500 naming the plugin (no server path), or its own 422; the details are logged', async () => {
     const boom = await post('/boom/', { text: 'hi' });
-    assert.deepEqual(boom, { status: 500, body: { error: "Plugin 'boom' failed: kaboom reading <path>", code: 'MF_ERR_INTERNAL' } });
+    assert.deepEqual(boom, {
+      status: 500,
+      body: { error: "Plugin 'boom' failed: kaboom reading <path>", code: 'MF_ERR_INTERNAL' },
+    });
     const logged = log.join('');
     assert.match(logged, /Plugin 'boom' failed/);
-    assert.match(logged, /TypeError: kaboom reading \/srv\/mediaflow\/secret\/config\.json/, 'the original error, with its stack, is in the log');
+    assert.match(
+      logged,
+      /TypeError: kaboom reading \/srv\/mediaflow\/secret\/config\.json/,
+      'the original error, with its stack, is in the log',
+    );
     assert.match(logged, /throws\.js/);
 
-    assert.deepEqual(await post('/refuse/', { text: 'that' }), { status: 422, body: { error: "Cannot use 'that'", code: 'MF_ERR_MEDIA' } });
+    assert.deepEqual(await post('/refuse/', { text: 'that' }), {
+      status: 422,
+      body: { error: "Cannot use 'that'", code: 'MF_ERR_MEDIA' },
+    });
     assert.deepEqual(await post('/no-plan/', { text: 'x' }), {
       status: 500,
       body: {
@@ -350,7 +520,10 @@ describe('third-party plugins: failures at run time', () => {
     const echo = await post('/echo/', { text: 'still here', repeat: '2' });
     assert.equal(echo.status, 200, JSON.stringify(echo.body));
     assert.equal(echo.body.message, 'Text written successfully');
-    const text = await readFile(path.join(dataDir, 'uploads', new URL(echo.body.text_file!).pathname.replace(/^\/uploads\//, '')), 'utf8');
+    const text = await readFile(
+      path.join(dataDir, 'uploads', new URL(echo.body.text_file!).pathname.replace(/^\/uploads\//, '')),
+      'utf8',
+    );
     assert.equal(text, 'still here\nstill here\n');
     assert.equal((await fetch(`${base}/health`)).status, 200);
   });
@@ -362,7 +535,10 @@ describe('third-party plugins: failures at run time', () => {
     assert.equal(boom.stderr.trim(), "mediaflow: Plugin 'boom' failed: kaboom reading <path>");
     // The details, for the plugin's author, when asked for.
     const debug = await runCli(['boom', '--text', 'hi'], { env: { ...env, MEDIAFLOW_LOG_LEVEL: 'debug' } });
-    assert.match(debug.stderr, /caused by TypeError: kaboom reading \/srv\/mediaflow\/secret\/config\.json\n\s+at .*throws\.js/);
+    assert.match(
+      debug.stderr,
+      /caused by TypeError: kaboom reading \/srv\/mediaflow\/secret\/config\.json\n\s+at .*throws\.js/,
+    );
     const refuse = await runCli(['refuse', '--text', 'that'], { env });
     assert.equal(refuse.exitCode, 1);
     assert.equal(refuse.stderr.trim(), "mediaflow: Cannot use 'that'");

@@ -27,12 +27,24 @@ describe('mediaflow quickstart', () => {
     );
     assert.match(run.stdout, new RegExp(`^samples: ${path.join(outDir, 'samples')}$`, 'm'));
     assert.deepEqual([...results.keys()].sort(), [
-      'add-subtitles', 'convert-video', 'convert_image_from_url', 'crop_image_to_short', 'generate-subtitles',
-      'images-to-video', 'merge-audio-video', 'merge-audios', 'merge-videos', 'resize_image',
+      'add-subtitles',
+      'convert-video',
+      'convert_image_from_url',
+      'crop_image_to_short',
+      'generate-subtitles',
+      'images-to-video',
+      'merge-audio-video',
+      'merge-audios',
+      'merge-videos',
+      'resize_image',
     ]);
-    for (const file of results.values()) assert.ok(file.startsWith(path.join(outDir, 'results')) && existsSync(file), file);
+    for (const file of results.values())
+      assert.ok(file.startsWith(path.join(outDir, 'results')) && existsSync(file), file);
 
-    assert.match(await readFile(results.get('generate-subtitles')!, 'utf8'), /^1\r?\n00:00:00,000 --> 00:00:01,000\r?\nMade on this machine\./);
+    assert.match(
+      await readFile(results.get('generate-subtitles')!, 'utf8'),
+      /^1\r?\n00:00:00,000 --> 00:00:01,000\r?\nMade on this machine\./,
+    );
     const burned = await probe(results.get('add-subtitles')!);
     assert.equal(videoOf(burned)?.codec_name, 'h264');
     assert.ok(Math.abs(durationOf(burned) - 3) < 0.2, `3 s clip, got ${durationOf(burned)}`);

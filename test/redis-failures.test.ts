@@ -8,7 +8,13 @@ import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { getJob, submitJob, waitForJob } from './helpers/jobs.js';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { startRedis } from './helpers/redis.js';
-import { eventually, ffmpegChildren, startServeProcess, startWorkerProcess, type ServeProcess } from './helpers/serve-process.js';
+import {
+  eventually,
+  ffmpegChildren,
+  startServeProcess,
+  startWorkerProcess,
+  type ServeProcess,
+} from './helpers/serve-process.js';
 
 const ASYNC = { prefer: 'respond-async' };
 
@@ -25,7 +31,10 @@ describe('Redis mode across processes', () => {
   async function cluster() {
     const redis = await startRedis({ appendonly: true });
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-redis-mode-'));
-    cleanups.push(() => redis.close(), () => rm(dataDir, { recursive: true, force: true }));
+    cleanups.push(
+      () => redis.close(),
+      () => rm(dataDir, { recursive: true, force: true }),
+    );
     const env = { MEDIAFLOW_REDIS_URL: redis.url };
     const api = async (extra: Record<string, string> = {}) => {
       const proc = await startServeProcess(dataDir, { ...env, MEDIAFLOW_WORKERS: '0', ...extra });
@@ -43,7 +52,11 @@ describe('Redis mode across processes', () => {
     proc.child.kill('SIGKILL');
     await proc.child;
   };
-  const resize = (width: number) => ({ image_url: files.url('/f/small-300x200.png'), width: String(width), height: '20' });
+  const resize = (width: number) => ({
+    image_url: files.url('/f/small-300x200.png'),
+    width: String(width),
+    height: '20',
+  });
   const endless = () => ({ image_urls: files.url('/f/small-300x200.png'), seconds_per_image: '3600', fps: '60' });
 
   before(async () => {
@@ -85,7 +98,10 @@ describe('Redis mode across processes', () => {
     assert.equal(a, b);
     const other = new FormData();
     for (const [k, v] of Object.entries(resize(27))) other.append(k, v);
-    assert.equal((await fetch(`${second.base}/resize_image/`, { method: 'POST', body: other, headers: key })).status, 422);
+    assert.equal(
+      (await fetch(`${second.base}/resize_image/`, { method: 'POST', body: other, headers: key })).status,
+      422,
+    );
     await Promise.all([first, second, w].map(stop));
   });
 
@@ -99,9 +115,18 @@ describe('Redis mode across processes', () => {
     const page = await fetch(`${front.base}/admin/queues`, { headers: { authorization: basic } });
     assert.equal(page.status, 200);
     assert.match(await page.text(), /<html/i);
-    const queues = (await (await fetch(`${front.base}/admin/queues/api/queues`, { headers: { 'x-api-key': 'dash-key' } })).json()) as { queues: Array<{ name: string }> };
+    const queues = (await (
+      await fetch(`${front.base}/admin/queues/api/queues`, { headers: { 'x-api-key': 'dash-key' } })
+    ).json()) as { queues: Array<{ name: string }> };
     assert.deepEqual(queues.queues.map((queue) => queue.name).sort(), ['jobs', 'webhooks']);
-    assert.equal((await fetch(`${front.base}/admin/queues/api/queues`, { headers: { authorization: `Basic ${Buffer.from('x:wrong').toString('base64')}` } })).status, 401);
+    assert.equal(
+      (
+        await fetch(`${front.base}/admin/queues/api/queues`, {
+          headers: { authorization: `Basic ${Buffer.from('x:wrong').toString('base64')}` },
+        })
+      ).status,
+      401,
+    );
     await submitJob(front.base, '/resize_image/', resize(21), { ...ASYNC, 'x-api-key': 'dash-key' });
     // With an API key set, /metrics wants it too.
     const metrics = await (await fetch(`${front.base}/metrics`, { headers: { 'x-api-key': 'dash-key' } })).text();
@@ -115,7 +140,10 @@ describe('Redis mode across processes', () => {
     const front = await api();
     const w = await worker();
     const id = await submitJob(front.base, '/images-to-video/', endless(), ASYNC);
-    assert.ok(await eventually(async () => (await ffmpegChildren(w.child.pid!)).length === 1, 20_000), 'the worker runs ffmpeg');
+    assert.ok(
+      await eventually(async () => (await ffmpegChildren(w.child.pid!)).length === 1, 20_000),
+      'the worker runs ffmpeg',
+    );
     const res = await fetch(`${front.base}/jobs/${id}`, { method: 'DELETE' });
     assert.equal(res.status, 200);
     assert.equal(((await res.json()) as { status: string }).status, 'cancelled');
@@ -137,7 +165,8 @@ describe('Redis mode across processes', () => {
     const refused = await fetch(`${two.base}/resize_image/`, { method: 'POST', body: form, headers: ASYNC });
     assert.equal(refused.status, 503);
     assert.equal(refused.headers.get('retry-after'), '5');
-    for (const id of [waiting, running]) assert.equal((await fetch(`${two.base}/jobs/${id}`, { method: 'DELETE' })).status, 200);
+    for (const id of [waiting, running])
+      assert.equal((await fetch(`${two.base}/jobs/${id}`, { method: 'DELETE' })).status, 200);
     await Promise.all([one, two, w].map(stop));
   });
 
@@ -159,10 +188,16 @@ describe('Redis mode across processes', () => {
     assert.equal(body.jobs.ok, false);
     assert.ok(body.jobs.error);
     await redis.start();
-    assert.ok(await eventually(async () => (await fetch(`${front.base}/health`)).status === 200, 15_000), '/health recovers');
+    assert.ok(
+      await eventually(async () => (await fetch(`${front.base}/health`)).status === 200, 15_000),
+      '/health recovers',
+    );
     const w = await worker();
     assert.equal((await waitForJob(front.base, queued)).status, 'succeeded', 'the job queued before the outage ran');
-    assert.equal((await waitForJob(front.base, await submitJob(front.base, '/resize_image/', resize(31), ASYNC))).status, 'succeeded');
+    assert.equal(
+      (await waitForJob(front.base, await submitJob(front.base, '/resize_image/', resize(31), ASYNC))).status,
+      'succeeded',
+    );
     await Promise.all([front, w].map(stop));
   });
 
@@ -177,7 +212,10 @@ describe('Redis mode across processes', () => {
     // An hour of video does not finish in the 25 s grace: the job goes back to the queue.
     const exit = await leaving.child;
     assert.equal(exit.exitCode, 0, leaving.output());
-    assert.ok(await eventually(async () => (await ffmpegChildren(staying.child.pid!)).length === 1, 20_000), 'the other worker took it up');
+    assert.ok(
+      await eventually(async () => (await ffmpegChildren(staying.child.pid!)).length === 1, 20_000),
+      'the other worker took it up',
+    );
     const client = new Redis(redis.url);
     const record = JSON.parse((await client.get(`mediaflow:job:${id}`))!) as { attempts: number; status: string };
     client.disconnect();

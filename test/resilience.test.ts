@@ -16,10 +16,15 @@ function gate() {
   return { open, opened };
 }
 
-const health = async (base: string) => (await (await fetch(`${base}/health`)).json()) as { queue: { waiting: number; running: number } };
+const health = async (base: string) =>
+  (await (await fetch(`${base}/health`)).json()) as { queue: { waiting: number; running: number } };
 
 /** A slideshow that takes ffmpeg a long time: one picture shown for an hour at 60 fps. */
-const longJob = (files: FileServer) => ({ image_urls: files.url('/f/small-300x200.png'), seconds_per_image: '3600', fps: '60' });
+const longJob = (files: FileServer) => ({
+  image_urls: files.url('/f/small-300x200.png'),
+  seconds_per_image: '3600',
+  fps: '60',
+});
 
 const form = (fields: Record<string, string>) => {
   const body = new FormData();
@@ -55,12 +60,17 @@ describe('queue, cancellation and time limits', () => {
 
   it('answers 503 with Retry-After at once when the queue is full, and runs the admitted jobs', async () => {
     for (const key of ['a', 'b']) gates.set(key, gate());
-    const resize = (key: string) => server.post('/resize_image/', { image_url: files.url(`/held/${key}`), width: '32', height: '32' });
+    const resize = (key: string) =>
+      server.post('/resize_image/', { image_url: files.url(`/held/${key}`), width: '32', height: '32' });
     const first = resize('a');
     assert.ok(await eventually(async () => (await health(server.base)).queue.running === 1));
     const second = resize('b');
     assert.ok(await eventually(async () => (await health(server.base)).queue.waiting === 1));
-    const third = await server.post('/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: '32', height: '32' });
+    const third = await server.post('/resize_image/', {
+      image_url: files.url('/f/small-300x200.png'),
+      width: '32',
+      height: '32',
+    });
     assert.equal(third.status, 503);
     assert.equal(third.body.error, 'Too many jobs are waiting (1); retry later');
     assert.equal(third.headers.get('retry-after'), '5');
@@ -84,7 +94,7 @@ describe('queue, cancellation and time limits', () => {
     assert.ok(await eventually(async () => (await health(server.base)).queue.waiting === 1));
     const fetchedBefore = files.hits.get('/f/white-800x600.png') ?? 0;
     controller.abort();
-    assert.ok(await waiting instanceof Error);
+    assert.ok((await waiting) instanceof Error);
     assert.ok(await eventually(async () => (await health(server.base)).queue.waiting === 0), 'the job left the queue');
     gates.get('c')!.open();
     assert.equal((await holder).status, 200);
@@ -94,11 +104,18 @@ describe('queue, cancellation and time limits', () => {
 
   it('kills ffmpeg when the client disconnects while it runs, leaving no process and no files', async () => {
     const controller = new AbortController();
-    const request = fetch(`${server.base}/images-to-video/`, { method: 'POST', body: form(longJob(files)), signal: controller.signal }).catch((e: Error) => e);
+    const request = fetch(`${server.base}/images-to-video/`, {
+      method: 'POST',
+      body: form(longJob(files)),
+      signal: controller.signal,
+    }).catch((e: Error) => e);
     assert.ok(await eventually(async () => (await ffmpegChildren(process.pid)).length === 1, 15_000), 'ffmpeg started');
     controller.abort();
-    assert.ok(await request instanceof Error);
-    assert.ok(await eventually(async () => (await ffmpegChildren(process.pid)).length === 0, 10_000), 'ffmpeg was killed');
+    assert.ok((await request) instanceof Error);
+    assert.ok(
+      await eventually(async () => (await ffmpegChildren(process.pid)).length === 0, 10_000),
+      'ffmpeg was killed',
+    );
     assert.ok(await eventually(async () => (await server.workLeftovers()).length === 0), 'workspace removed');
     assert.equal((await fetch(`${server.base}/health`)).status, 200);
   });
@@ -150,8 +167,13 @@ describe('the serve process', () => {
 
   it('removes work and partial outputs left by a killed predecessor when it starts', async () => {
     const first = await startServeProcess(dataDir);
-    const job = fetch(`${first.base}/images-to-video/`, { method: 'POST', body: form(longJob(files)) }).catch((e: Error) => e);
-    assert.ok(await eventually(async () => (await readdir(path.join(dataDir, 'work')).catch(() => [])).length === 1, 15_000), 'a job is at work');
+    const job = fetch(`${first.base}/images-to-video/`, { method: 'POST', body: form(longJob(files)) }).catch(
+      (e: Error) => e,
+    );
+    assert.ok(
+      await eventually(async () => (await readdir(path.join(dataDir, 'work')).catch(() => [])).length === 1, 15_000),
+      'a job is at work',
+    );
     first.child.kill('SIGKILL');
     await first.child;
     await job;
@@ -162,7 +184,11 @@ describe('the serve process', () => {
     const second = await startServeProcess(dataDir);
     try {
       assert.deepEqual(await readdir(path.join(dataDir, 'work')), []);
-      assert.deepEqual(await readdir(path.join(dataDir, 'uploads', 'some-id')).catch(() => []), [], 'the partial file is gone');
+      assert.deepEqual(
+        await readdir(path.join(dataDir, 'uploads', 'some-id')).catch(() => []),
+        [],
+        'the partial file is gone',
+      );
       const partial = await fetch(`${second.base}/uploads/some-id/.partial-123`);
       assert.equal(partial.status, 404);
     } finally {
@@ -171,14 +197,22 @@ describe('the serve process', () => {
     }
   });
 
-  it('refuses to start a second server on a data directory in use, leaving the first one\'s job running', async () => {
+  it("refuses to start a second server on a data directory in use, leaving the first one's job running", async () => {
     const first = await startServeProcess(dataDir);
     try {
-      const job = fetch(`${first.base}/images-to-video/`, { method: 'POST', body: form(longJob(files)) }).catch((e: Error) => e);
-      assert.ok(await eventually(async () => (await ffmpegChildren(first.child.pid!)).length === 1, 15_000), 'the first server runs ffmpeg');
+      const job = fetch(`${first.base}/images-to-video/`, { method: 'POST', body: form(longJob(files)) }).catch(
+        (e: Error) => e,
+      );
+      assert.ok(
+        await eventually(async () => (await ffmpegChildren(first.child.pid!)).length === 1, 15_000),
+        'the first server runs ffmpeg',
+      );
       const second = await runCli(['serve', '--port', String(await freePort()), '--data-dir', dataDir]);
       assert.equal(second.exitCode, 2);
-      assert.match(second.stderr, new RegExp(`Another mediaflow process \\(pid ${first.child.pid}\\) uses the data directory`));
+      assert.match(
+        second.stderr,
+        new RegExp(`Another mediaflow process \\(pid ${first.child.pid}\\) uses the data directory`),
+      );
       assert.equal((await ffmpegChildren(first.child.pid!)).length, 1, 'the running job was left alone');
       assert.equal((await readdir(path.join(dataDir, 'work'))).length, 1, 'its workspace too');
       assert.equal((await health(first.base)).queue.running, 1);
@@ -194,7 +228,10 @@ describe('the serve process', () => {
 
   it('finishes a running job on SIGTERM, then exits 0 and refuses new connections', async () => {
     const serve = await startServeProcess(dataDir);
-    const job = fetch(`${serve.base}/resize_image/`, { method: 'POST', body: form({ image_url: files.url('/held'), width: '16', height: '16' }) });
+    const job = fetch(`${serve.base}/resize_image/`, {
+      method: 'POST',
+      body: form({ image_url: files.url('/held'), width: '16', height: '16' }),
+    });
     assert.ok(await eventually(async () => (await health(serve.base)).queue.running === 1));
     serve.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
@@ -209,7 +246,10 @@ describe('the serve process', () => {
   it('deletes outputs older than MEDIAFLOW_RETENTION', async () => {
     const serve = await startServeProcess(dataDir, { MEDIAFLOW_RETENTION: '2s' });
     try {
-      const res = await fetch(`${serve.base}/resize_image/`, { method: 'POST', body: form({ image_url: files.url('/f/small-300x200.png'), width: '16', height: '16' }) });
+      const res = await fetch(`${serve.base}/resize_image/`, {
+        method: 'POST',
+        body: form({ image_url: files.url('/f/small-300x200.png'), width: '16', height: '16' }),
+      });
       assert.equal(res.status, 200);
       const url = ((await res.json()) as { output_file: string }).output_file;
       assert.equal((await fetch(url)).status, 200);

@@ -15,13 +15,23 @@ type Rgb = [number, number, number];
  * A still image's decoded RGB pixels. (media.ts's frameRgb passes `-ss`, and ffmpeg 5.1's image2
  * demuxer then returns no frame for larger JPEGs, so stills are decoded here without seeking.)
  */
-async function stillRgb(file: string): Promise<{ width: number; height: number; pixel: (x: number, y: number) => Rgb }> {
+async function stillRgb(
+  file: string,
+): Promise<{ width: number; height: number; pixel: (x: number, y: number) => Rgb }> {
   const video = videoOf(await probe(file))!;
   const { width, height } = video as { width: number; height: number };
-  const { stdout } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { encoding: 'buffer' });
+  const { stdout } = await execa(
+    'ffmpeg',
+    ['-v', 'error', '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    { encoding: 'buffer' },
+  );
   const data = stdout as unknown as Uint8Array;
   assert.equal(data.length, width * height * 3, `decoded ${file}`);
-  return { width, height, pixel: (x, y) => [data[(y * width + x) * 3]!, data[(y * width + x) * 3 + 1]!, data[(y * width + x) * 3 + 2]!] };
+  return {
+    width,
+    height,
+    pixel: (x, y) => [data[(y * width + x) * 3]!, data[(y * width + x) * 3 + 1]!, data[(y * width + x) * 3 + 2]!],
+  };
 }
 const isBlue = ([r, g, b]: Rgb) => b > 180 && r < 70 && g < 70;
 const isBlack = ([r, g, b]: Rgb) => r < 24 && g < 24 && b < 24;
@@ -32,7 +42,15 @@ describe('resize_image', () => {
   let server: TestServer;
 
   before(async () => {
-    await fixtures('small-300x200.png', 'landscape-1920x1080.jpg', 'blue-640x480.webp', 'red-alpha-400x300.png', 'alpha-box-1080x1920.png', 'tone-2s-44k-stereo.mp3', 'not-media.txt');
+    await fixtures(
+      'small-300x200.png',
+      'landscape-1920x1080.jpg',
+      'blue-640x480.webp',
+      'red-alpha-400x300.png',
+      'alpha-box-1080x1920.png',
+      'tone-2s-44k-stereo.mp3',
+      'not-media.txt',
+    );
     files = await startFileServer();
     server = await startMediaflow();
   });
@@ -46,7 +64,12 @@ describe('resize_image', () => {
     const res = await server.post('/resize_image/', { image_url: files.url(`/f/${name}`), width, height });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.message, 'Image resized successfully');
-    assert.match(res.body.output_file!, new RegExp(`^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}_resized\\.jpg$`));
+    assert.match(
+      res.body.output_file!,
+      new RegExp(
+        `^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}_resized\\.jpg$`,
+      ),
+    );
     return server.pathOf(res.body.output_file!);
   }
 
@@ -79,7 +102,12 @@ describe('resize_image', () => {
     const file = await resize('blue-640x480.webp', '64', '48');
     await assertJpeg(file, 64, 48);
     const frame = await stillRgb(file);
-    for (const [x, y] of [[0, 0], [32, 24], [63, 47]] as const) assert.ok(isBlue(frame.pixel(x, y)), `pixel ${x},${y} is ${frame.pixel(x, y)}`);
+    for (const [x, y] of [
+      [0, 0],
+      [32, 24],
+      [63, 47],
+    ] as const)
+      assert.ok(isBlue(frame.pixel(x, y)), `pixel ${x},${y} is ${frame.pixel(x, y)}`);
   });
 
   it('makes transparency black, not the colour hidden under it', async () => {
@@ -100,7 +128,10 @@ describe('resize_image', () => {
   it('refuses non-positive, non-numeric and absurd sizes with a 400 naming the parameter', async () => {
     const url = files.url('/f/small-300x200.png');
     for (const bad of ['0', '-5', 'abc', '8193', '1.5', '1e3', '']) {
-      for (const [param, other] of [['width', 'height'], ['height', 'width']] as const) {
+      for (const [param, other] of [
+        ['width', 'height'],
+        ['height', 'width'],
+      ] as const) {
         const res = await server.post('/resize_image/', { image_url: url, [param]: bad, [other]: '50' });
         assert.equal(res.status, 400, `${param}=${bad}: ${JSON.stringify(res.body)}`);
         assert.ok(res.body.error!.includes(param), `${param}=${bad}: ${res.body.error}`);
@@ -137,13 +168,33 @@ describe('resize_image', () => {
     const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));
     try {
       const local = await fixture('small-300x200.png');
-      const result = await runCli(['resize-image', '--image-url', local, '--width', '64', '--height', '48', '--out-dir', out]);
+      const result = await runCli([
+        'resize-image',
+        '--image-url',
+        local,
+        '--width',
+        '64',
+        '--height',
+        '48',
+        '--out-dir',
+        out,
+      ]);
       assert.equal(result.exitCode, 0, result.stderr);
       const body = JSON.parse(result.stdout) as Record<string, string>;
       assert.equal(body.message, 'Image resized successfully');
       assert.ok(body.output_file!.startsWith(out) && body.output_file!.endsWith('_resized.jpg'), body.output_file);
       await assertJpeg(body.output_file!, 64, 48);
-      const bad = await runCli(['resize-image', '--image-url', local, '--width', '0', '--height', '48', '--out-dir', out]);
+      const bad = await runCli([
+        'resize-image',
+        '--image-url',
+        local,
+        '--width',
+        '0',
+        '--height',
+        '48',
+        '--out-dir',
+        out,
+      ]);
       assert.equal(bad.exitCode, 2);
       assert.match(bad.stderr, /width/);
     } finally {

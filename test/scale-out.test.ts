@@ -11,7 +11,13 @@ import { after, before, describe, it } from './helpers/lifecycle.js';
 import { audioOf, durationOf, probe, videoOf } from './helpers/media.js';
 import { startRedis, type TestRedis } from './helpers/redis.js';
 import { startS3, type TestS3 } from './helpers/s3-server.js';
-import { eventually, ffmpegChildren, startServeProcess, startWorkerProcess, type ServeProcess } from './helpers/serve-process.js';
+import {
+  eventually,
+  ffmpegChildren,
+  startServeProcess,
+  startWorkerProcess,
+  type ServeProcess,
+} from './helpers/serve-process.js';
 import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.js';
 
 /** Kills a process that may be gone already. */
@@ -42,10 +48,27 @@ describe('one API, two workers, Redis and S3', () => {
   const orphans: number[] = [];
 
   before(async () => {
-    await fixtures('landscape-1920x1080.jpg', 'small-300x200.png', 'tone-2s-44k-stereo.mp3', 'tone-3s-44k-stereo.mp3', 'tone-1s-22k-mono.wav', 'clip-2s-640x360-25fps.mp4');
-    [redis, s3, files, receiver] = await Promise.all([startRedis(), startS3(), startFileServer(), startWebhookReceiver()]);
+    await fixtures(
+      'landscape-1920x1080.jpg',
+      'small-300x200.png',
+      'tone-2s-44k-stereo.mp3',
+      'tone-3s-44k-stereo.mp3',
+      'tone-1s-22k-mono.wav',
+      'clip-2s-640x360-25fps.mp4',
+    );
+    [redis, s3, files, receiver] = await Promise.all([
+      startRedis(),
+      startS3(),
+      startFileServer(),
+      startWebhookReceiver(),
+    ]);
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-scale-'));
-    const shared = { ...s3.env, MEDIAFLOW_REDIS_URL: redis.url, MEDIAFLOW_WEBHOOK_SECRET: SECRET, MEDIAFLOW_STALLED_INTERVAL: '3s' };
+    const shared = {
+      ...s3.env,
+      MEDIAFLOW_REDIS_URL: redis.url,
+      MEDIAFLOW_WEBHOOK_SECRET: SECRET,
+      MEDIAFLOW_STALLED_INTERVAL: '3s',
+    };
     // A worker started before the API: it waits for jobs.
     workers.push(await startWorkerProcess(dataDir, { ...shared, MEDIAFLOW_CONCURRENCY: '1' }));
     api = await startServeProcess(dataDir, { ...shared, MEDIAFLOW_WORKERS: '0' });
@@ -81,10 +104,18 @@ describe('one API, two workers, Redis and S3', () => {
       'a worker runs the slideshow',
     );
 
-    const asyncJobs: Array<{ id: string; check: (file: string) => Promise<void> }> = [{ id: slow, check: expectVideo(1920, 1080, 24) }];
-    const audio = (n: number) => ({ audio_urls: `${files.url('/f/tone-2s-44k-stereo.mp3')},${files.url('/f/tone-3s-44k-stereo.mp3')}`, format: n % 2 ? 'wav' : 'mp3' });
+    const asyncJobs: Array<{ id: string; check: (file: string) => Promise<void> }> = [
+      { id: slow, check: expectVideo(1920, 1080, 24) },
+    ];
+    const audio = (n: number) => ({
+      audio_urls: `${files.url('/f/tone-2s-44k-stereo.mp3')},${files.url('/f/tone-3s-44k-stereo.mp3')}`,
+      format: n % 2 ? 'wav' : 'mp3',
+    });
     for (let n = 0; n < 7; n++) {
-      asyncJobs.push({ id: await submitJob(api.base, '/merge-audios/', { ...audio(n), webhook_url: receiver.url(`/audio-${n}`) }), check: expectAudio(5) });
+      asyncJobs.push({
+        id: await submitJob(api.base, '/merge-audios/', { ...audio(n), webhook_url: receiver.url(`/audio-${n}`) }),
+        check: expectAudio(5),
+      });
     }
     for (let n = 0; n < 2; n++) {
       const id = await submitJob(api.base, '/pipelines/podcast/', {
@@ -99,7 +130,11 @@ describe('one API, two workers, Redis and S3', () => {
     const sync = Array.from({ length: 10 }, (_, n) =>
       fetch(`${api.base}/${n % 2 ? 'resize_image' : 'convert-video'}/`, {
         method: 'POST',
-        body: form(n % 2 ? { image_url: files.url('/f/small-300x200.png'), width: String(40 + n), height: '30' } : { video_url: files.url('/f/clip-2s-640x360-25fps.mp4'), format: 'mkv' }),
+        body: form(
+          n % 2
+            ? { image_url: files.url('/f/small-300x200.png'), width: String(40 + n), height: '30' }
+            : { video_url: files.url('/f/clip-2s-640x360-25fps.mp4'), format: 'mkv' },
+        ),
       }).then(async (res) => ({ n, status: res.status, body: (await res.json()) as Record<string, string> })),
     );
 
@@ -113,7 +148,10 @@ describe('one API, two workers, Redis and S3', () => {
       assert.equal(status, 200, JSON.stringify(body));
       if (n % 2) {
         assert.equal(body.message, 'Image resized successfully');
-        assert.match(body.output_file!, new RegExp(`^${s3.endpoint}/${s3.bucket}/uploads/[0-9a-f-]{36}_resized\\.jpg\\?`));
+        assert.match(
+          body.output_file!,
+          new RegExp(`^${s3.endpoint}/${s3.bucket}/uploads/[0-9a-f-]{36}_resized\\.jpg\\?`),
+        );
         const video = videoOf(await probe(await download(body.output_file!, `sync-${n}.jpg`)));
         assert.deepEqual([video?.width, video?.height], [40 + n, 30]);
       } else {
@@ -122,7 +160,9 @@ describe('one API, two workers, Redis and S3', () => {
       }
     }
     for (const { id, check } of asyncJobs) {
-      const job = await waitForJob(api.base, id, (j) => j.status !== 'queued' && j.status !== 'running', { ms: 90_000 });
+      const job = await waitForJob(api.base, id, (j) => j.status !== 'queued' && j.status !== 'running', {
+        ms: 90_000,
+      });
       assert.equal(job.status, 'succeeded', `${job.name}: ${JSON.stringify(job.error)}`);
       const url = String(job.result!.output_file ?? (job.result!.outputs as Record<string, string>).episode);
       await check(await download(url, `${id}${path.extname(new URL(url).pathname)}`));
@@ -136,15 +176,26 @@ describe('one API, two workers, Redis and S3', () => {
 
     // One webhook per job id, each signed; none for a job twice.
     const verifier = new Webhook(SECRET);
-    assert.ok(await eventually(() => new Set(receiver.deliveries.map((d) => d.headers['webhook-id'])).size >= asyncJobs.length, 30_000));
+    assert.ok(
+      await eventually(
+        () => new Set(receiver.deliveries.map((d) => d.headers['webhook-id'])).size >= asyncJobs.length,
+        30_000,
+      ),
+    );
     const byJob = new Map<string, number>();
     for (const delivery of receiver.deliveries) {
-      const job = verifier.verify(delivery.body, delivery.headers as Record<string, string>) as { job_id: string; status: string };
+      const job = verifier.verify(delivery.body, delivery.headers as Record<string, string>) as {
+        job_id: string;
+        status: string;
+      };
       assert.equal(job.status, 'succeeded');
       byJob.set(job.job_id, (byJob.get(job.job_id) ?? 0) + 1);
     }
     assert.deepEqual([...byJob.keys()].sort(), asyncJobs.map((job) => job.id).sort());
-    assert.ok([...byJob.values()].every((count) => count === 1), `each webhook arrives once: ${JSON.stringify([...byJob])}`);
+    assert.ok(
+      [...byJob.values()].every((count) => count === 1),
+      `each webhook arrives once: ${JSON.stringify([...byJob])}`,
+    );
   });
 
   const form = (fields: Record<string, string>) => {

@@ -21,7 +21,13 @@ interface Answer {
 async function send(
   base: string,
   route: string,
-  body: { json?: unknown; form?: Record<string, string>; multipart?: FormData | Record<string, string>; raw?: string; type?: string },
+  body: {
+    json?: unknown;
+    form?: Record<string, string>;
+    multipart?: FormData | Record<string, string>;
+    raw?: string;
+    type?: string;
+  },
   headers: Record<string, string> = {},
 ): Promise<Answer> {
   const init: RequestInit & { headers: Record<string, string> } = { method: 'POST', headers: { ...headers } };
@@ -67,7 +73,10 @@ function assertError(res: Answer, status: number, server: TestServer, pattern?: 
   assert.equal(typeof text, 'string');
   assert.ok((text as string).length > 0);
   assert.ok(!(text as string).includes(server.dataDir), `no data directory in: ${String(text)}`);
-  assert.ok(!(text as string).includes(path.dirname(server.dataDir) + path.sep), `no temp directory in: ${String(text)}`);
+  assert.ok(
+    !(text as string).includes(path.dirname(server.dataDir) + path.sep),
+    `no temp directory in: ${String(text)}`,
+  );
   if (pattern) assert.match(text as string, pattern);
   return text as string;
 }
@@ -111,7 +120,8 @@ describe('server', () => {
     }
     const ok = await send(server.base, '/generate-subtitles', { multipart: { text: 'no slash' } });
     assert.equal(ok.status, 200);
-    for (const route of ['/health', '/health/']) assert.equal((await fetch(`${server.base}${route}`)).status, 200, route);
+    for (const route of ['/health', '/health/'])
+      assert.equal((await fetch(`${server.base}${route}`)).status, 200, route);
   });
 
   it('takes multipart, urlencoded and JSON bodies with the same field names and the same result', async () => {
@@ -136,14 +146,21 @@ describe('server', () => {
     const image = files.url('/f/small-300x200.png');
     const json = await send(server.base, '/resize_image/', { json: { image_url: image, width: 64, height: '48' } });
     assert.equal(json.status, 200, JSON.stringify(json.body));
-    const form = await send(server.base, '/resize_image', { form: { image_url: ` ${image} `, width: ' 32 ', height: '+24' } });
+    const form = await send(server.base, '/resize_image', {
+      form: { image_url: ` ${image} `, width: ' 32 ', height: '+24' },
+    });
     assert.equal(form.status, 200, JSON.stringify(form.body));
-    const [a, b] = [videoOf(await probe(server.pathOf(json.body.output_file as string))), videoOf(await probe(server.pathOf(form.body.output_file as string)))];
+    const [a, b] = [
+      videoOf(await probe(server.pathOf(json.body.output_file as string))),
+      videoOf(await probe(server.pathOf(form.body.output_file as string))),
+    ];
     assert.deepEqual([a?.width, a?.height, b?.width, b?.height], [64, 48, 32, 24]);
   });
 
   it('coerces integers sent as strings and rejects non-numbers with a 400 naming the field; ignores unknown fields', async () => {
-    const res = await send(server.base, '/generate-subtitles/', { form: { text: 'a b c d', words_per_line: ' 2 ', seconds_per_line: '05', colour: 'blue', extra_field: 'x' } });
+    const res = await send(server.base, '/generate-subtitles/', {
+      form: { text: 'a b c d', words_per_line: ' 2 ', seconds_per_line: '05', colour: 'blue', extra_field: 'x' },
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual(Object.keys(res.body).sort(), ['message', 'subtitle_file_url']);
     assert.equal(await srtOf(res), '1\n00:00:00,000 --> 00:00:05,000\na b\n\n2\n00:00:05,000 --> 00:00:10,000\nc d\n');
@@ -155,10 +172,17 @@ describe('server', () => {
       ['/generate-subtitles/', { text: 'x', words_per_line: '0x10' }, 'words_per_line'],
       ['/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: 'wide', height: '10' }, 'width'],
       ['/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: '10', height: true }, 'height'],
-      ['/images-to-video/', { image_urls: files.url('/f/small-300x200.png'), seconds_per_image: 'five' }, 'seconds_per_image'],
+      [
+        '/images-to-video/',
+        { image_urls: files.url('/f/small-300x200.png'), seconds_per_image: 'five' },
+        'seconds_per_image',
+      ],
     ];
     for (const [route, fields, name] of cases) {
-      for (const body of [{ json: fields }, { form: Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, String(v)])) }]) {
+      for (const body of [
+        { json: fields },
+        { form: Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, String(v)])) },
+      ]) {
         const answer = await send(server.base, route, body);
         assertError(answer, 400, server, new RegExp(`\`${name}\``));
       }
@@ -172,8 +196,18 @@ describe('server', () => {
     assert.ok(Math.abs(durationOf(await probe(server.pathOf(res.body.output_file as string))) - 5) < 0.2);
     assert.equal(files.hits.get('/f/tone-2s-44k-stereo.mp3'), 1);
     // Only empty items left: fewer than two URLs.
-    assertError(await send(server.base, '/merge-audios/', { form: { audio_urls: ` , ${a} ,, ` } }), 400, server, /^At least two audio URLs are required$/);
-    assertError(await send(server.base, '/merge-audios/', { json: { audio_urls: ' , ,' } }), 400, server, /^At least two audio URLs are required$/);
+    assertError(
+      await send(server.base, '/merge-audios/', { form: { audio_urls: ` , ${a} ,, ` } }),
+      400,
+      server,
+      /^At least two audio URLs are required$/,
+    );
+    assertError(
+      await send(server.base, '/merge-audios/', { json: { audio_urls: ' , ,' } }),
+      400,
+      server,
+      /^At least two audio URLs are required$/,
+    );
   });
 
   it('serves outputs with their content type and byte ranges, and 404s JSON for anything else', async () => {
@@ -209,7 +243,9 @@ describe('server', () => {
     assert.equal(part.headers.get('content-type'), 'audio/mpeg');
     assert.equal(part.headers.get('content-range'), `bytes 100-1099/${mp3.length}`);
     assert.deepEqual(Buffer.from(await part.arrayBuffer()), mp3.subarray(100, 1100));
-    const image = await send(server.base, '/resize_image/', { json: { image_url: files.url('/f/small-300x200.png'), width: 20, height: 20 } });
+    const image = await send(server.base, '/resize_image/', {
+      json: { image_url: files.url('/f/small-300x200.png'), width: 20, height: 20 },
+    });
     assert.equal((await fetch(image.body.output_file as string)).headers.get('content-type'), 'image/jpeg');
 
     // Missing outputs, folders, files still being published, and ways out of the uploads folder.
@@ -226,7 +262,11 @@ describe('server', () => {
     ]) {
       assertError(await getJson(url), 404, server);
     }
-    for (const url of [`${server.base}/uploads/..%2f..%2fetc%2fpasswd`, `${server.base}/uploads/%E0%A4%A`, `${server.base}/uploads/a%00b`]) {
+    for (const url of [
+      `${server.base}/uploads/..%2f..%2fetc%2fpasswd`,
+      `${server.base}/uploads/%E0%A4%A`,
+      `${server.base}/uploads/a%00b`,
+    ]) {
       const res = await getJson(url);
       assert.ok(res.status >= 400 && res.status < 500, `${url}: ${res.status}`);
       assertError(res, res.status, server);
@@ -245,7 +285,12 @@ describe('server', () => {
   it('reports the ffmpeg in use and the queue on GET /health', async () => {
     const res = await getJson(`${server.base}/health`);
     assert.equal(res.status, 200);
-    const health = res.body as { status: string; ffmpeg: { version: string; source: string }; ffprobe: { version: string }; queue: { waiting: number; running: number; concurrency: number } };
+    const health = res.body as {
+      status: string;
+      ffmpeg: { version: string; source: string };
+      ffprobe: { version: string };
+      queue: { waiting: number; running: number; concurrency: number };
+    };
     assert.equal(health.status, 'ok');
     const { stdout } = await execa('ffmpeg', ['-version']);
     assert.equal(health.ffmpeg.version, stdout.split('\n')[0]);
@@ -262,14 +307,38 @@ describe('server', () => {
     withFile.append('subtitle', new Blob(['1\n00:00:00,000 --> 00:00:01,000\nhi\n']), 'hi.srt');
     assertError(await send(server.base, '/generate-subtitles/', { multipart: withFile }), 400, server, /URL/);
 
-    assertError(await send(server.base, '/generate-subtitles/', { raw: '{"text": "unterminated', type: 'application/json' }), 400, server);
+    assertError(
+      await send(server.base, '/generate-subtitles/', { raw: '{"text": "unterminated', type: 'application/json' }),
+      400,
+      server,
+    );
     assertError(await send(server.base, '/generate-subtitles/', { raw: '', type: 'application/json' }), 400, server);
-    assertError(await send(server.base, '/generate-subtitles/', { raw: '["text"]', type: 'application/json' }), 400, server);
-    assertError(await send(server.base, '/generate-subtitles/', { raw: '{"__proto__": {"polluted": 1}, "text": "x"}', type: 'application/json' }), 400, server);
+    assertError(
+      await send(server.base, '/generate-subtitles/', { raw: '["text"]', type: 'application/json' }),
+      400,
+      server,
+    );
+    assertError(
+      await send(server.base, '/generate-subtitles/', {
+        raw: '{"__proto__": {"polluted": 1}, "text": "x"}',
+        type: 'application/json',
+      }),
+      400,
+      server,
+    );
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
-    assertError(await send(server.base, '/generate-subtitles/', { raw: 'text=hi', type: 'multipart/form-data' }), 400, server);
+    assertError(
+      await send(server.base, '/generate-subtitles/', { raw: 'text=hi', type: 'multipart/form-data' }),
+      400,
+      server,
+    );
     for (const type of ['text/plain', 'application/xml', 'application/octet-stream', 'image/png']) {
-      assertError(await send(server.base, '/generate-subtitles/', { raw: 'text=hello', type }), 415, server, /Content-Type/);
+      assertError(
+        await send(server.base, '/generate-subtitles/', { raw: 'text=hello', type }),
+        415,
+        server,
+        /Content-Type/,
+      );
     }
     // Still serving.
     const ok = await send(server.base, '/generate-subtitles/', { multipart: { text: 'still here' } });
@@ -278,10 +347,29 @@ describe('server', () => {
 
   it('keeps input failures free of server paths: a 502 names the URL, a 422 the problem', async () => {
     const missing = files.url('/f/missing.png');
-    assertError(await send(server.base, '/resize_image/', { json: { image_url: missing, width: 10, height: 10 } }), 502, server, /^Failed to download http:\/\/127\.0\.0\.1:\d+\/f\/missing\.png: HTTP 404/);
-    assertError(await send(server.base, '/resize_image/', { json: { image_url: files.url('/f/not-media.txt'), width: 10, height: 10 } }), 422, server);
-    assertError(await send(server.base, '/resize_image/', { json: { image_url: 'file:///etc/passwd', width: 10, height: 10 } }), 400, server);
-    assertError(await send(server.base, '/resize_image/', { json: { image_url: 'not a url', width: 10, height: 10 } }), 400, server);
+    assertError(
+      await send(server.base, '/resize_image/', { json: { image_url: missing, width: 10, height: 10 } }),
+      502,
+      server,
+      /^Failed to download http:\/\/127\.0\.0\.1:\d+\/f\/missing\.png: HTTP 404/,
+    );
+    assertError(
+      await send(server.base, '/resize_image/', {
+        json: { image_url: files.url('/f/not-media.txt'), width: 10, height: 10 },
+      }),
+      422,
+      server,
+    );
+    assertError(
+      await send(server.base, '/resize_image/', { json: { image_url: 'file:///etc/passwd', width: 10, height: 10 } }),
+      400,
+      server,
+    );
+    assertError(
+      await send(server.base, '/resize_image/', { json: { image_url: 'not a url', width: 10, height: 10 } }),
+      400,
+      server,
+    );
     assert.deepEqual(await server.workLeftovers(), []);
     assert.equal((await fetch(`${server.base}/health`)).status, 200);
   });
@@ -290,18 +378,35 @@ describe('server', () => {
     const keyed = await startMediaflow({ MEDIAFLOW_API_KEY: 'k' });
     try {
       const fields = { text: 'secret words' };
-      for (const headers of [{} as Record<string, string>, { 'x-api-key': 'wrong' }, { 'x-api-key': '' }, { 'x-api-key': 'K' }, { 'x-api-key': 'kk' }]) {
+      for (const headers of [
+        {} as Record<string, string>,
+        { 'x-api-key': 'wrong' },
+        { 'x-api-key': '' },
+        { 'x-api-key': 'K' },
+        { 'x-api-key': 'kk' },
+      ]) {
         const res = await send(keyed.base, '/generate-subtitles/', { multipart: fields }, headers);
         assertError(res, 401, keyed, /^Invalid or missing API key$/);
       }
       // Checked before the body is read: a malformed or oversized body without the key is still a 401.
-      assertError(await send(keyed.base, '/generate-subtitles/', { raw: '{bad', type: 'application/json' }), 401, keyed, /^Invalid or missing API key$/);
+      assertError(
+        await send(keyed.base, '/generate-subtitles/', { raw: '{bad', type: 'application/json' }),
+        401,
+        keyed,
+        /^Invalid or missing API key$/,
+      );
       assertError(await send(keyed.base, '/generate-subtitles', { json: { text: 'x'.repeat(1_100_000) } }), 401, keyed);
       const ok = await send(keyed.base, '/generate-subtitles/', { multipart: fields }, { 'x-api-key': 'k' });
       assert.equal(ok.status, 200, JSON.stringify(ok.body));
-      assert.equal(await readFile(keyed.pathOf(ok.body.subtitle_file_url as string), 'utf8'), '1\n00:00:00,000 --> 00:00:03,000\nsecret words\n');
+      assert.equal(
+        await readFile(keyed.pathOf(ok.body.subtitle_file_url as string), 'utf8'),
+        '1\n00:00:00,000 --> 00:00:03,000\nsecret words\n',
+      );
       assert.equal((await fetch(`${keyed.base}/health`)).status, 200);
-      assert.deepEqual(await readFile(keyed.pathOf(ok.body.subtitle_file_url as string)), Buffer.from(await (await fetch(ok.body.subtitle_file_url as string)).arrayBuffer()));
+      assert.deepEqual(
+        await readFile(keyed.pathOf(ok.body.subtitle_file_url as string)),
+        Buffer.from(await (await fetch(ok.body.subtitle_file_url as string)).arrayBuffer()),
+      );
     } finally {
       await keyed.close();
     }
@@ -334,7 +439,10 @@ describe('server', () => {
 
     // Not trusted: the headers change nothing.
     const plain = await send(server.base, '/generate-subtitles/', { multipart: { text: 'x' } }, forwarded);
-    assert.ok((plain.body.subtitle_file_url as string).startsWith(`${server.base}/uploads/`), plain.body.subtitle_file_url as string);
+    assert.ok(
+      (plain.body.subtitle_file_url as string).startsWith(`${server.base}/uploads/`),
+      plain.body.subtitle_file_url as string,
+    );
 
     const proxied = await startMediaflow({ MEDIAFLOW_TRUST_PROXY: 'on' });
     try {
@@ -348,7 +456,11 @@ describe('server', () => {
       await proxied.close();
     }
 
-    for (const publicUrl of ['https://cdn.example.com/media', 'https://cdn.example.com/media/', 'https://cdn.example.com/media//']) {
+    for (const publicUrl of [
+      'https://cdn.example.com/media',
+      'https://cdn.example.com/media/',
+      'https://cdn.example.com/media//',
+    ]) {
       const pub = await startMediaflow({ MEDIAFLOW_PUBLIC_URL: publicUrl, MEDIAFLOW_TRUST_PROXY: '1' });
       try {
         const res = await send(pub.base, '/generate-subtitles/', { multipart: { text: 'x' } }, forwarded);

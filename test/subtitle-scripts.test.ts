@@ -67,7 +67,10 @@ describe('add-subtitles: every script renders', () => {
 
   /** POSTs a burn of `subtitles` onto the black clip; returns the body and each cue's frame. */
   async function burn(subtitles: string): Promise<{ body: Record<string, unknown>; frames: Frame[] }> {
-    const res = await server.post('/add-subtitles/', { video_url: files.url('/f/black-8s-640x360-silent.mp4'), subtitle_url: files.url(subtitles) });
+    const res = await server.post('/add-subtitles/', {
+      video_url: files.url('/f/black-8s-640x360-silent.mp4'),
+      subtitle_url: files.url(subtitles),
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const output = server.pathOf(res.body.output_video!);
     const frames = await Promise.all(SCRIPTS.map((_, i) => frameRgb(output, i + 0.5)));
@@ -81,7 +84,20 @@ describe('add-subtitles: every script renders', () => {
     const png = path.join(work, `${shaping}.png`);
     await writeFile(srt, srtOf([text]));
     await execa('ffmpeg', ['-v', 'error', '-y', '-i', srt, ass]);
-    await execa('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=black:size=640x360:rate=10:duration=1', '-vf', `ass=filename=${ass}:shaping=${shaping}`, '-frames:v', '1', png]);
+    await execa('ffmpeg', [
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=black:size=640x360:rate=10:duration=1',
+      '-vf',
+      `ass=filename=${ass}:shaping=${shaping}`,
+      '-frames:v',
+      '1',
+      png,
+    ]);
     return frameRgb(png);
   }
 
@@ -108,8 +124,14 @@ describe('add-subtitles: every script renders', () => {
       const [simple, complex] = [await reference(text, 'simple'), await reference(text, 'complex')];
       const apart = differingPixels(simple, complex, ...TEXT_BAND);
       assert.ok(apart > 40, `${name}: simple and complex shaping differ (${apart} pixels)`);
-      const [toComplex, toSimple] = [differingPixels(frames[index]!, complex, ...TEXT_BAND), differingPixels(frames[index]!, simple, ...TEXT_BAND)];
-      assert.ok(toComplex < toSimple / 3, `${name} is drawn as complex shaping draws it: ${toComplex} pixels differ from complex, ${toSimple} from simple`);
+      const [toComplex, toSimple] = [
+        differingPixels(frames[index]!, complex, ...TEXT_BAND),
+        differingPixels(frames[index]!, simple, ...TEXT_BAND),
+      ];
+      assert.ok(
+        toComplex < toSimple / 3,
+        `${name} is drawn as complex shaping draws it: ${toComplex} pixels differ from complex, ${toSimple} from simple`,
+      );
     }
   });
 
@@ -120,7 +142,10 @@ describe('add-subtitles: every script renders', () => {
     await mkdir(fonts, { recursive: true });
     await symlink(font, path.join(fonts, path.basename(font)));
     const config = path.join(work, 'fonts.conf');
-    await writeFile(config, `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig><dir>${fonts}</dir><cachedir>${path.join(work, 'fc-cache')}</cachedir></fontconfig>\n`);
+    await writeFile(
+      config,
+      `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig><dir>${fonts}</dir><cachedir>${path.join(work, 'fc-cache')}</cachedir></fontconfig>\n`,
+    );
     const previous = process.env.FONTCONFIG_FILE;
     process.env.FONTCONFIG_FILE = config;
     let latinOnly: Awaited<ReturnType<typeof burn>>;
@@ -134,12 +159,20 @@ describe('add-subtitles: every script renders', () => {
     }
     // The comparison the first test relies on can fail: Chinese without its font is exactly the boxes.
     const chinese = SCRIPTS.findIndex(([name]) => name === 'Chinese');
-    assert.ok(differingPixels(latinOnly.frames[chinese]!, boxes.frames[chinese]!, ...TEXT_BAND) < 5, 'Chinese without a CJK font is drawn as boxes');
+    assert.ok(
+      differingPixels(latinOnly.frames[chinese]!, boxes.frames[chinese]!, ...TEXT_BAND) < 5,
+      'Chinese without a CJK font is drawn as boxes',
+    );
     const warnings = latinOnly.body.warnings as string[];
     assert.ok(Array.isArray(warnings), JSON.stringify(latinOnly.body));
     const about = (codePoint: string, fontPackage: string) =>
       assert.ok(
-        warnings.some((w) => w.startsWith('No font has glyphs for ') && w.includes(codePoint) && w.endsWith(`: they render as empty boxes; install ${fontPackage}`)),
+        warnings.some(
+          (w) =>
+            w.startsWith('No font has glyphs for ') &&
+            w.includes(codePoint) &&
+            w.endsWith(`: they render as empty boxes; install ${fontPackage}`),
+        ),
         `${codePoint} and ${fontPackage} in ${JSON.stringify(warnings)}`,
       );
     about('U+4F60', 'fonts-noto-cjk'); // 你
@@ -157,7 +190,12 @@ describe('add-subtitles: every script renders', () => {
       'No font has glyphs for U+E000: they render as empty boxes; they are private-use characters, which only a font made for them draws',
     ]);
 
-    const id = await submitJob(server.base, '/add-subtitles/', { video_url: files.url('/f/black-8s-640x360-silent.mp4'), subtitle_url: files.url('/boxes.srt') }, { Prefer: 'respond-async' });
+    const id = await submitJob(
+      server.base,
+      '/add-subtitles/',
+      { video_url: files.url('/f/black-8s-640x360-silent.mp4'), subtitle_url: files.url('/boxes.srt') },
+      { Prefer: 'respond-async' },
+    );
     const job = await waitForJob(server.base, id, undefined, { ms: 60_000 });
     assert.equal(job.status, 'succeeded', JSON.stringify(job));
     assert.deepEqual(Object.keys(job.result!).sort(), ['message', 'output_video', 'warnings']);
@@ -168,9 +206,20 @@ describe('add-subtitles: every script renders', () => {
     const subtitles = path.join(work, 'boxes.srt');
     await writeFile(subtitles, srtOf(['\uE000\uE000']));
     const out = path.join(work, 'cli-out');
-    const result = await runCli(['add-subtitles', '--video-url', await fixture('black-8s-640x360-silent.mp4'), '--subtitle-url', subtitles, '--out-dir', out]);
+    const result = await runCli([
+      'add-subtitles',
+      '--video-url',
+      await fixture('black-8s-640x360-silent.mp4'),
+      '--subtitle-url',
+      subtitles,
+      '--out-dir',
+      out,
+    ]);
     assert.equal(result.exitCode, 0, result.stderr);
-    assert.match(result.stderr, /^mediaflow: warning: No font has glyphs for U\+E000: they render as empty boxes; they are private-use characters, which only a font made for them draws$/m);
+    assert.match(
+      result.stderr,
+      /^mediaflow: warning: No font has glyphs for U\+E000: they render as empty boxes; they are private-use characters, which only a font made for them draws$/m,
+    );
     assert.deepEqual(Object.keys(JSON.parse(result.stdout) as object).sort(), ['message', 'output_video']);
   });
 });

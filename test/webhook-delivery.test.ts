@@ -16,7 +16,12 @@ import { probe, videoOf } from './helpers/media.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
 import { freePort } from './helpers/serve-process.js';
 import { getJob, waitForJob, type JobView } from './helpers/jobs.js';
-import { startWebhookReceiver, type Behaviour, type Delivery, type WebhookReceiver } from './helpers/webhook-receiver.js';
+import {
+  startWebhookReceiver,
+  type Behaviour,
+  type Delivery,
+  type WebhookReceiver,
+} from './helpers/webhook-receiver.js';
 
 /** A Standard Webhooks secret (`whsec_` + base64 of 24 bytes). */
 const SECRET = `whsec_${Buffer.from('mediaflow-webhook-test-key!').toString('base64')}`;
@@ -24,7 +29,10 @@ const SECRET = `whsec_${Buffer.from('mediaflow-webhook-test-key!').toString('bas
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The stored record (for what the view does not show: how many runs the job had, the next attempt). */
-async function storedRecord(server: TestServer, id: string): Promise<{ attempts: number; webhook: { next_attempt_at: string | null; message_id: string } | null }> {
+async function storedRecord(
+  server: TestServer,
+  id: string,
+): Promise<{ attempts: number; webhook: { next_attempt_at: string | null; message_id: string } | null }> {
   return JSON.parse(await readFile(path.join(server.dataDir, 'jobs', `${id}.json`), 'utf8'));
 }
 
@@ -78,17 +86,31 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
   it('retries a receiver that drops the connection, then answers 500, then 200: same id and body, doubling gaps, fresh signatures', async () => {
     // 0.5 s: the two gaps (0.4-0.6 s, then 0.8-1.2 s) span more than a second, so the timestamps
     // (whole seconds) must move.
-    const server = await serve({ MEDIAFLOW_WEBHOOK_BACKOFF: '0.5s', MEDIAFLOW_WEBHOOK_ATTEMPTS: '5', MEDIAFLOW_WEBHOOK_SECRET: SECRET });
+    const server = await serve({
+      MEDIAFLOW_WEBHOOK_BACKOFF: '0.5s',
+      MEDIAFLOW_WEBHOOK_ATTEMPTS: '5',
+      MEDIAFLOW_WEBHOOK_SECRET: SECRET,
+    });
     const receiver = await receive((_path, n) => (['reset', 500, 200] as const)[n] ?? 200);
     const hitsBefore = files.hits.get('/f/small-300x200.png') ?? 0;
-    const id = await submit(server, '/resize_image/', { ...smallImage(), webhook_url: receiver.url('/hook'), metadata: 'order-17' });
+    const id = await submit(server, '/resize_image/', {
+      ...smallImage(),
+      webhook_url: receiver.url('/hook'),
+      metadata: 'order-17',
+    });
 
     const deliveries = await receiver.received(3);
     const job = await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
     await sleep(300);
     assert.equal(receiver.deliveries.length, 3, 'nothing is sent after the 2xx');
-    assert.deepEqual(deliveries.map((d) => d.answered), ['reset', 500, 200]);
-    assert.deepEqual(deliveries.map((d) => d.path), ['/hook', '/hook', '/hook']);
+    assert.deepEqual(
+      deliveries.map((d) => d.answered),
+      ['reset', 500, 200],
+    );
+    assert.deepEqual(
+      deliveries.map((d) => d.path),
+      ['/hook', '/hook', '/hook'],
+    );
 
     // One message: the same id on every attempt, the same bytes.
     const ids = deliveries.map((d) => header(d, 'webhook-id'));
@@ -100,7 +122,8 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
 
     // A fresh timestamp (and so signature) per attempt, each close to when it was sent, each verifying.
     const stamps = deliveries.map((d) => Number(header(d, 'webhook-timestamp')));
-    for (const [i, d] of deliveries.entries()) assert.ok(Math.abs(stamps[i]! - d.at / 1000) < 2, `timestamp ${stamps[i]} vs sent at ${d.at / 1000}`);
+    for (const [i, d] of deliveries.entries())
+      assert.ok(Math.abs(stamps[i]! - d.at / 1000) < 2, `timestamp ${stamps[i]} vs sent at ${d.at / 1000}`);
     assert.ok(stamps[0]! <= stamps[1]! && stamps[1]! <= stamps[2]!, `timestamps ${stamps}`);
     assert.ok(stamps[2]! > stamps[0]!, `timestamps ${stamps} should move between the first and the last attempt`);
     assert.notEqual(header(deliveries[0]!, 'webhook-signature'), header(deliveries[2]!, 'webhook-signature'));
@@ -145,13 +168,21 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     // A fourth attempt would come 0.3 s * 4 (±20%) = at most 1.44 s after the third.
     await sleep(2_000);
     assert.equal(receiver.deliveries.length, 3, 'no attempt after the last one');
-    assert.deepEqual(receiver.deliveries.map((d) => d.answered), [500, 500, 500]);
+    assert.deepEqual(
+      receiver.deliveries.map((d) => d.answered),
+      [500, 500, 500],
+    );
     assert.equal(new Set(receiver.deliveries.map((d) => d.headers['webhook-id'])).size, 1);
     const [first, second] = gaps(receiver.deliveries) as [number, number];
     assert.ok(first >= 0.23 && second >= 0.47, `gaps ${first}s, ${second}s should be at least 0.24 s and 0.48 s`);
 
     assert.equal(job.status, 'succeeded');
-    assert.deepEqual(job.webhook, { url: receiver.url('/always-500'), attempts: 3, last_status: 500, delivered_at: null });
+    assert.deepEqual(job.webhook, {
+      url: receiver.url('/always-500'),
+      attempts: 3,
+      last_status: 500,
+      delivered_at: null,
+    });
     assert.deepEqual(await getJob(server.base, id), job, 'the record no longer changes');
     // Nothing is owed any more, so a restart would not send it again either; and the job ran once.
     const record = await storedRecord(server, id);
@@ -193,7 +224,11 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
   });
 
   it('counts a receiver that hangs as a failed attempt after MEDIAFLOW_WEBHOOK_TIMEOUT, retries, and stays healthy meanwhile', async () => {
-    const server = await serve({ MEDIAFLOW_WEBHOOK_BACKOFF: '1.5s', MEDIAFLOW_WEBHOOK_ATTEMPTS: '3', MEDIAFLOW_WEBHOOK_TIMEOUT: '1s' });
+    const server = await serve({
+      MEDIAFLOW_WEBHOOK_BACKOFF: '1.5s',
+      MEDIAFLOW_WEBHOOK_ATTEMPTS: '3',
+      MEDIAFLOW_WEBHOOK_TIMEOUT: '1s',
+    });
     const receiver = await receive((_path, n) => (n === 0 ? 'hang' : 200));
     const id = await submit(server, '/resize_image/', { ...smallImage(), webhook_url: receiver.url('/slow') });
 
@@ -211,7 +246,10 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
       { ms: 5_000, every: 50 },
     );
     // While the receiver holds the connection, the server answers as usual and runs other work.
-    const [health, quick] = await Promise.all([fetch(`${server.base}/health`), server.post('/resize_image/', smallImage())]);
+    const [health, quick] = await Promise.all([
+      fetch(`${server.base}/health`),
+      server.post('/resize_image/', smallImage()),
+    ]);
     assert.equal(health.status, 200);
     assert.equal(quick.status, 200, JSON.stringify(quick.body));
 
@@ -244,8 +282,15 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     await sleep(500);
     assert.deepEqual(job.webhook, { url: receiver.url('/hook'), attempts: 2, last_status: 302, delivered_at: null });
     assert.equal(job.status, 'succeeded');
-    assert.deepEqual(receiver.deliveries.map((d) => d.path), ['/hook', '/hook'], 'the redirect target is never requested');
-    assert.deepEqual(receiver.deliveries.map((d) => d.answered), [302, 302]);
+    assert.deepEqual(
+      receiver.deliveries.map((d) => d.path),
+      ['/hook', '/hook'],
+      'the redirect target is never requested',
+    );
+    assert.deepEqual(
+      receiver.deliveries.map((d) => d.answered),
+      [302, 302],
+    );
   });
 
   it('delivers at every terminal state: a failed job and cancelled jobs (queued and running) each send one webhook', async () => {
@@ -257,7 +302,11 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     const missing = { image_url: files.url('/no-such-image.png'), width: '32', height: '24' };
     const sync = await server.post('/resize_image/', missing);
     assert.ok(sync.status >= 400, `the synchronous request fails (${sync.status})`);
-    const failedId = await submit(server, '/resize_image/', { ...missing, webhook_url: receiver.url('/failed'), metadata: 'f' });
+    const failedId = await submit(server, '/resize_image/', {
+      ...missing,
+      webhook_url: receiver.url('/failed'),
+      metadata: 'f',
+    });
     const failed = await waitForJob(server.base, failedId, (j) => j.webhook?.delivered_at != null);
     assert.equal(failed.status, 'failed');
     assert.deepEqual(failed.error, { status: sync.status, error: sync.body.error, code: sync.body.code });
@@ -291,7 +340,12 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
       assert.deepEqual(body.error, view.error);
       assert.equal(body.result, null);
       assert.equal(body.finished_at, view.finished_at);
-      assert.deepEqual(view.webhook, { url: receiver.url(pathname), attempts: 1, last_status: 200, delivered_at: view.webhook!.delivered_at });
+      assert.deepEqual(view.webhook, {
+        url: receiver.url(pathname),
+        attempts: 1,
+        last_status: 200,
+        delivered_at: view.webhook!.delivered_at,
+      });
     }
     assert.equal((byJob(failedId)[0]!.json as unknown as JobView).metadata, 'f');
     assert.equal(receiver.deliveries.length, 3);

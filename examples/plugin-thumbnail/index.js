@@ -38,8 +38,19 @@ export default definePlugin({
     'The frame shown at `time` is written as a JPEG, PNG or WebP picture, at the size of the video or `width` pixels wide (the height follows the aspect ratio). A time at or past the end of the video is refused with a 422.',
   params: Type.Object({
     video_url: Param.url('video', 'Direct URL of the video'),
-    time: Param.text({ description: 'A time code: seconds (12.5) or [HH:]MM:SS[.fraction] (00:01:02.5)', maxLength: 20, default: '0', pattern: TIME_CODE }),
-    width: Optional(Param.integer({ minimum: 16, maximum: 7680, description: 'Width of the picture in pixels (default: the width of the video)' })),
+    time: Param.text({
+      description: 'A time code: seconds (12.5) or [HH:]MM:SS[.fraction] (00:01:02.5)',
+      maxLength: 20,
+      default: '0',
+      pattern: TIME_CODE,
+    }),
+    width: Optional(
+      Param.integer({
+        minimum: 16,
+        maximum: 7680,
+        description: 'Width of the picture in pixels (default: the width of the video)',
+      }),
+    ),
     format: Param.format(FORMATS, { default: 'jpg', description: 'Picture format' }),
   }),
   output: (p) => ({ field: 'output_file', path: `{id}_thumbnail.${p.format}` }),
@@ -62,7 +73,12 @@ export default definePlugin({
       input(video),
       ['-map', '0:v:0', '-frames:v', '1'],
       // Square pixels at the display size; -2 keeps the height even, which JPEG's 4:2:0 needs.
-      ['-vf', params.width ? `scale=${params.width}:-2:flags=lanczos,setsar=1` : 'scale=trunc(iw*sar/2)*2:trunc(ih/2)*2,setsar=1'],
+      [
+        '-vf',
+        params.width
+          ? `scale=${params.width}:-2:flags=lanczos,setsar=1`
+          : 'scale=trunc(iw*sar/2)*2:trunc(ih/2)*2,setsar=1',
+      ],
       ENCODE[params.format],
       ['-update', '1', '-f', 'image2', output],
     );

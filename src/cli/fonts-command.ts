@@ -15,6 +15,8 @@ export function fontsCommand(): Command {
     .addOption(new Option('--json', 'print the list as JSON ({"fonts": [...]}, as GET /fonts)'))
     .action((flags: { json?: boolean }) => {
       const fonts = installedFonts();
-      process.stdout.write(flags.json ? `${JSON.stringify({ fonts }, null, 2)}\n` : fonts.map((font) => `${font}\n`).join(''));
+      process.stdout.write(
+        flags.json ? `${JSON.stringify({ fonts }, null, 2)}\n` : fonts.map((font) => `${font}\n`).join(''),
+      );
     });
 }

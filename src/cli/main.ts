@@ -37,18 +37,26 @@ function describeParam(schema: Record<string, unknown>, required = false): strin
 
 /** A subcommand for one operation, with flags generated from its schema. */
 function operationCommand(plugin: PluginDefinition, registry: Registry): Command {
-  const command = new Command(dashed(plugin.name)).summary(plugin.summary).description(`${plugin.summary}.${plugin.description ? `\n\n${plugin.description}` : ''}`);
+  const command = new Command(dashed(plugin.name))
+    .summary(plugin.summary)
+    .description(`${plugin.summary}.${plugin.description ? `\n\n${plugin.description}` : ''}`);
   for (const [key, schema] of Object.entries(plugin.params.properties) as Array<[string, Record<string, unknown>]>) {
     // A boolean is a bare flag with its negation (`--mono`, `--no-mono`); `--mono false` still works.
     const boolean = schema.type === 'boolean';
-    const option = new Option(`--${dashed(key)} ${boolean ? '[true|false]' : '<value>'}`, describeParam(schema, plugin.params.required?.includes(key)));
+    const option = new Option(
+      `--${dashed(key)} ${boolean ? '[true|false]' : '<value>'}`,
+      describeParam(schema, plugin.params.required?.includes(key)),
+    );
     if (schema.default !== undefined) option.default(String(schema.default));
     command.addOption(option);
     if (boolean) command.addOption(new Option(`--no-${dashed(key)}`, `the same as --${dashed(key)} false`));
   }
   command
     .option('--out-dir <dir>', 'folder for the output (in a folder of its own, as the server lays it out)', '.')
-    .option('-o, --output <file>', 'the file to write the result to, replacing any there; its extension must be the result\'s (instead of --out-dir)')
+    .option(
+      '-o, --output <file>',
+      "the file to write the result to, replacing any there; its extension must be the result's (instead of --out-dir)",
+    )
     .option('--allow-private-urls', 'allow input URLs on loopback/private addresses')
     .action(async (flags: Record<string, string | boolean>) => {
       const raw: Record<string, unknown> = {};
@@ -74,7 +82,9 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
         progress.done();
         // Characters drawn as empty boxes, say: the job succeeded, but the user should know.
         for (const warning of result.warnings ?? []) process.stderr.write(`mediaflow: warning: ${warning}\n`);
-        process.stdout.write(`${JSON.stringify({ message: result.message, [result.field]: output ?? path.join(outDir, result.path) }, null, 2)}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ message: result.message, [result.field]: output ?? path.join(outDir, result.path) }, null, 2)}\n`,
+        );
       } catch (error) {
         progress.done();
         fail(error);
@@ -123,13 +133,17 @@ export function buildProgram(registry: Registry = builtinRegistry()): Command {
     .allowUnknownOption()
     .action(async (flags: { version?: boolean }, command: Command) => {
       const [first] = command.args;
-      if (first?.startsWith('-')) return program.error(`error: unknown option '${first}'`, { exitCode: 2, code: 'commander.unknownOption' });
-      if (first !== undefined) return program.error(`error: unknown command '${first}'`, { exitCode: 2, code: 'commander.unknownCommand' });
+      if (first?.startsWith('-'))
+        return program.error(`error: unknown option '${first}'`, { exitCode: 2, code: 'commander.unknownOption' });
+      if (first !== undefined)
+        return program.error(`error: unknown command '${first}'`, { exitCode: 2, code: 'commander.unknownCommand' });
       if (!flags.version) return program.help();
       try {
         const binaries = resolveBinaries();
         const [ffmpeg, ffprobe] = await Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
-        process.stdout.write(`mediaflow ${VERSION}\n${ffmpeg} (${binaries.ffmpegSource}: ${binaries.ffmpeg})\n${ffprobe} (${binaries.ffprobeSource}: ${binaries.ffprobe})\n`);
+        process.stdout.write(
+          `mediaflow ${VERSION}\n${ffmpeg} (${binaries.ffmpegSource}: ${binaries.ffmpeg})\n${ffprobe} (${binaries.ffprobeSource}: ${binaries.ffprobe})\n`,
+        );
       } catch (error) {
         fail(error);
       }
@@ -152,9 +166,10 @@ export function buildProgram(registry: Registry = builtinRegistry()): Command {
 
 /** `--plugin <module>`, repeatable: an operation plugin to load (package name or path). */
 function pluginOption(): Option {
-  return new Option('--plugin <module>', 'load an operation plugin: a package name or a path (repeatable) [env MEDIAFLOW_PLUGINS]').argParser(
-    (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
-  );
+  return new Option(
+    '--plugin <module>',
+    'load an operation plugin: a package name or a path (repeatable) [env MEDIAFLOW_PLUGINS]',
+  ).argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
 }
 
 export async function main(argv: string[] = process.argv): Promise<void> {

@@ -12,12 +12,22 @@ import { ensureWritableDir } from './out-dir.js';
  * Refuses an `--output` name whose extension is not the result's: the content follows the
  * operation's format, so `out.mkv` holding an MP4 would mislead every player that trusts names.
  */
-function checkName(engine: Engine, operation: string, raw: Record<string, unknown>, localFiles: JobOptions['localFiles'], file: string): void {
+function checkName(
+  engine: Engine,
+  operation: string,
+  raw: Record<string, unknown>,
+  localFiles: JobOptions['localFiles'],
+  file: string,
+): void {
   const { plugin, params } = engine.prepare(operation, raw, localFiles);
   const ext = path.extname(engine.outputOf(plugin, params).path);
   if (path.extname(file).toLowerCase() === ext.toLowerCase()) return;
-  const format = Object.entries(plugin.params.properties).find(([, schema]) => (schema as Record<string, unknown>)[FORMAT_KEYWORD])?.[0];
-  throw paramError(`Expected \`--output\` to end in ${ext}, the kind of file ${plugin.name} makes here, got \`${file}\`${format ? ` (--${dashed(format)} chooses another)` : ''}`);
+  const format = Object.entries(plugin.params.properties).find(
+    ([, schema]) => (schema as Record<string, unknown>)[FORMAT_KEYWORD],
+  )?.[0];
+  throw paramError(
+    `Expected \`--output\` to end in ${ext}, the kind of file ${plugin.name} makes here, got \`${file}\`${format ? ` (--${dashed(format)} chooses another)` : ''}`,
+  );
 }
 
 /**
@@ -33,12 +43,16 @@ export async function runToFile(
   options: JobOptions,
 ): Promise<JobResult> {
   checkName(engine, operation, raw, options.localFiles, file);
-  if ((await stat(file).catch(() => undefined))?.isDirectory()) throw paramError(`Cannot write to --output ${file}: it is a folder`);
+  if ((await stat(file).catch(() => undefined))?.isDirectory())
+    throw paramError(`Cannot write to --output ${file}: it is a folder`);
   await ensureWritableDir(path.dirname(path.resolve(file)), '--output');
   const staging = new LocalOutputStore(workspaces.outputStagingDir());
   try {
     const result = await engine.run(operation, raw, { ...options, store: staging });
-    await new LocalOutputStore(path.dirname(path.resolve(file))).publish(staging.locate(result.path), path.basename(file));
+    await new LocalOutputStore(path.dirname(path.resolve(file))).publish(
+      staging.locate(result.path),
+      path.basename(file),
+    );
     return { ...result, path: file };
   } finally {
     await workspaces.remove(staging.root);

@@ -33,8 +33,12 @@ function pluginRows(registry: Registry): PluginRow[] {
 function table(rows: PluginRow[]): string {
   const columns = ['name', 'version', 'source', 'route'] as const;
   const widths = columns.map((column) => Math.max(column.length, ...rows.map((row) => row[column].length)));
-  const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
-  return [line(columns.map((column) => column.toUpperCase())), ...rows.map((row) => line(columns.map((column) => row[column])))].join('\n');
+  const line = (cells: string[]) =>
+    cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
+  return [
+    line(columns.map((column) => column.toUpperCase())),
+    ...rows.map((row) => line(columns.map((column) => row[column]))),
+  ].join('\n');
 }
 
 /** `mediaflow plugins`: the operations loaded (built-in and third-party), their versions and sources. */

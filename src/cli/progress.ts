@@ -81,7 +81,10 @@ export function createStepsReporter(label: string, stream: NodeJS.WriteStream = 
     onEvent: (event: StepEvent) => {
       if (event.type === 'start') {
         running.set(event.step, { ...(event.items !== undefined ? { items: event.items } : {}), progress: new Map() });
-        if (!line.tty) line.log(`${label}: step '${event.step}' (${event.op}) started${event.items !== undefined ? ` for ${event.items} items` : ''}`);
+        if (!line.tty)
+          line.log(
+            `${label}: step '${event.step}' (${event.op}) started${event.items !== undefined ? ` for ${event.items} items` : ''}`,
+          );
       } else if (event.type === 'progress') {
         running.get(event.step)?.progress.set(event.item ?? 0, event.progress);
       } else {
@@ -110,7 +113,12 @@ export function createBatchReporter(label: string, stream: NodeJS.WriteStream = 
   const running = new Set<number>();
   const counts = () => {
     const left = toRun - finishedHere;
-    const eta = finishedHere > 0 && left > 0 ? `ETA ${formatDuration(((Date.now() - started) / finishedHere) * left)}` : left > 0 ? 'ETA …' : 'finishing';
+    const eta =
+      finishedHere > 0 && left > 0
+        ? `ETA ${formatDuration(((Date.now() - started) / finishedHere) * left)}`
+        : left > 0
+          ? 'ETA …'
+          : 'finishing';
     return `${done}/${total} done, ${failed} failed, ${running.size} running, ${eta}`;
   };
   return {
@@ -128,7 +136,8 @@ export function createBatchReporter(label: string, stream: NodeJS.WriteStream = 
         finishedHere++;
         if (record.status === 'done') done++;
         else failed++;
-        const what = record.status === 'done' ? `done in ${formatDuration(record.timings.ms)}` : `failed: ${record.error}`;
+        const what =
+          record.status === 'done' ? `done in ${formatDuration(record.timings.ms)}` : `failed: ${record.error}`;
         line.log(`${label}: row ${record.row} ${what} [${counts()}]`);
       }
       line.show(`${label}: ${counts()}`);

@@ -55,7 +55,8 @@ const shellQuote = (arg: string) => (/^[A-Za-z0-9_/.,:=+@%^-]+$/.test(arg) ? arg
 export function formatPlan(plan: PipelinePlan): string {
   const lines = [`Pipeline ${plan.pipeline}${plan.description ? `: ${plan.description.trim()}` : ''}`];
   lines.push('Inputs:');
-  for (const [name, value] of Object.entries(plan.inputs)) lines.push(`  ${name} = ${Array.isArray(value) ? value.join(', ') : String(value)}`);
+  for (const [name, value] of Object.entries(plan.inputs))
+    lines.push(`  ${name} = ${Array.isArray(value) ? value.join(', ') : String(value)}`);
   plan.stages.forEach((stage, index) => {
     lines.push(`Stage ${index + 1}${stage.length > 1 ? ` (${stage.length} steps run at the same time)` : ''}:`);
     for (const step of stage) {
@@ -65,19 +66,25 @@ export function formatPlan(plan: PipelinePlan): string {
       for (const [key, value] of Object.entries(step.with)) lines.push(`    ${key}: ${value}`);
       if (!step.runs) {
         const names = step.after.map((name) => `'${name}'`);
-        const which = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)} have` : `${names[0]} has`;
+        const which =
+          names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)} have` : `${names[0]} has`;
         lines.push(`    argv: known once ${which} run (it is built from the probed facts of their outputs)`);
         continue;
       }
       for (const run of step.runs) {
         const prefix = run.item !== undefined ? `item ${run.item}: ` : '';
         for (const step of run.steps) lines.push(`    ${prefix}in process: ${step}`);
-        if (run.commands.length === 0 && run.steps.length === 0) lines.push(`    ${prefix}no ffmpeg: the operation writes its output itself`);
+        if (run.commands.length === 0 && run.steps.length === 0)
+          lines.push(`    ${prefix}no ffmpeg: the operation writes its output itself`);
         for (const command of run.commands) lines.push(`    ${prefix}${command.map(shellQuote).join(' ')}`);
       }
     }
   });
-  lines.push(`Results: ${Object.entries(plan.results).map(([name, from]) => `${name} = ${from}`).join(', ')}`);
+  lines.push(
+    `Results: ${Object.entries(plan.results)
+      .map(([name, from]) => `${name} = ${from}`)
+      .join(', ')}`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -99,7 +106,9 @@ function formatSummary(summary: BatchSummary, ms: number): string {
 export function runCommand(registry: Registry): Command {
   return new Command()
     .summary('Run a pipeline: once, as a dry run, or once per row of a CSV/JSONL file')
-    .description('Run a pipeline (a name from the pipelines folder, or a .yaml/.json file). Inputs are URLs, local paths or values.')
+    .description(
+      'Run a pipeline (a name from the pipelines folder, or a .yaml/.json file). Inputs are URLs, local paths or values.',
+    )
     .addHelpText(
       'after',
       [
@@ -114,13 +123,28 @@ export function runCommand(registry: Registry): Command {
       ].join('\n'),
     )
     .argument('<pipeline>', 'pipeline name or definition file')
-    .option('--input <key=value>', 'a pipeline input; repeat for more (a key given twice makes a list)', (value: string, previous: string[] | undefined) => [...(previous ?? []), value])
+    .option(
+      '--input <key=value>',
+      'a pipeline input; repeat for more (a key given twice makes a list)',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
     .option('--out-dir <dir>', 'folder for the results', '.')
     .option('-o, --output <file>', 'refused: a pipeline names its results itself; use --out-dir')
-    .option('--dry-run', 'print the plan (stages, what runs in parallel, ffmpeg argv) without running it; with --batch, check every row and print what each would do')
+    .option(
+      '--dry-run',
+      'print the plan (stages, what runs in parallel, ffmpeg argv) without running it; with --batch, check every row and print what each would do',
+    )
     .option('--json', 'with --dry-run: print the plan as JSON')
-    .addOption(new Option('--batch <file>', 'run once per row of a CSV (header row: input names) or JSONL file; relative paths in it are relative to its folder'))
-    .option('--results <file>', 'with --batch: the results file (default <out-dir>/<batch file name without extension>.results.jsonl)')
+    .addOption(
+      new Option(
+        '--batch <file>',
+        'run once per row of a CSV (header row: input names) or JSONL file; relative paths in it are relative to its folder',
+      ),
+    )
+    .option(
+      '--results <file>',
+      'with --batch: the results file (default <out-dir>/<batch file name without extension>.results.jsonl)',
+    )
     .option('--concurrency <n>', 'ffmpeg jobs at once, and rows at once in a batch [env MEDIAFLOW_CONCURRENCY]')
     .option('--pipelines-dir <dir>', 'folder of pipeline definitions [env MEDIAFLOW_PIPELINES_DIR]')
     .option('--allow-private-urls', 'allow input URLs on loopback/private addresses')
@@ -141,7 +165,9 @@ export function runCommand(registry: Registry): Command {
         if (flags.pipelinesDir !== undefined) overrides.pipelinesDir = flags.pipelinesDir;
         const config = loadConfig(process.env, overrides);
         if (flags.output !== undefined) {
-          throw paramError(`\`--output\` names one file, but a pipeline names its results itself (its \`results\`); use --out-dir <dir>: each result goes to <dir>/<result>.<ext>`);
+          throw paramError(
+            `\`--output\` names one file, but a pipeline names its results itself (its \`results\`); use --out-dir <dir>: each result goes to <dir>/<result>.<ext>`,
+          );
         }
         const definition = await resolvePipeline(reference, config.pipelinesDir, registry);
         const inputs = parseInputFlags(flags.input ?? []);
@@ -152,14 +178,31 @@ export function runCommand(registry: Registry): Command {
         if (flags.batch) {
           // A row's paths are relative to the batch file; --input's to the working directory, as everywhere.
           const shared = resolveLocalPaths(definition, inputs, process.cwd());
-          const rows = (await readRows(flags.batch)).map((row) => ({ ...row, values: { ...shared, ...resolveLocalPaths(definition, row.values, path.dirname(path.resolve(flags.batch!))) } }));
-          const resultsFile = flags.results ?? path.join(outDir, `${path.basename(flags.batch, path.extname(flags.batch))}.results.jsonl`);
+          const rows = (await readRows(flags.batch)).map((row) => ({
+            ...row,
+            values: {
+              ...shared,
+              ...resolveLocalPaths(definition, row.values, path.dirname(path.resolve(flags.batch!))),
+            },
+          }));
+          const resultsFile =
+            flags.results ??
+            path.join(outDir, `${path.basename(flags.batch, path.extname(flags.batch))}.results.jsonl`);
           if (flags.dryRun) {
-            const checks = await checkBatch(definition, engine, { rows, outDir, resultsFile, localFiles: anyLocalPath });
-            process.stdout.write(flags.json ? `${JSON.stringify(checks, null, 2)}\n` : formatBatchCheck(definition.name, checks));
+            const checks = await checkBatch(definition, engine, {
+              rows,
+              outDir,
+              resultsFile,
+              localFiles: anyLocalPath,
+            });
+            process.stdout.write(
+              flags.json ? `${JSON.stringify(checks, null, 2)}\n` : formatBatchCheck(definition.name, checks),
+            );
             const invalid = checks.filter((check) => check.status === 'invalid');
             if (invalid.length > 0) {
-              process.stderr.write(`mediaflow: ${invalid.length} of ${checks.length} rows are invalid:\n${invalid.map((check) => `  row ${check.row} (line ${check.line}): ${check.error}\n`).join('')}`);
+              process.stderr.write(
+                `mediaflow: ${invalid.length} of ${checks.length} rows are invalid:\n${invalid.map((check) => `  row ${check.row} (line ${check.line}): ${check.error}\n`).join('')}`,
+              );
               process.exitCode = 2;
             }
             return;
@@ -188,7 +231,12 @@ export function runCommand(registry: Registry): Command {
         }
 
         if (flags.dryRun) {
-          const plan = await planPipeline(definition, engine, { inputs, refuseUnknownInputs: true, localFiles: anyLocalPath, signal: controller.signal });
+          const plan = await planPipeline(definition, engine, {
+            inputs,
+            refuseUnknownInputs: true,
+            localFiles: anyLocalPath,
+            signal: controller.signal,
+          });
           process.stdout.write(flags.json ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan));
           return;
         }
@@ -205,9 +253,14 @@ export function runCommand(registry: Registry): Command {
             onEvent: reporter.onEvent,
           });
           const outputs = Object.fromEntries(
-            Object.entries(run.outputs).map(([name, value]) => [name, Array.isArray(value) ? value.map((v) => path.join(outDir, v)) : path.join(outDir, value)]),
+            Object.entries(run.outputs).map(([name, value]) => [
+              name,
+              Array.isArray(value) ? value.map((v) => path.join(outDir, v)) : path.join(outDir, value),
+            ]),
           );
-          process.stdout.write(`${JSON.stringify({ message: `Pipeline ${definition.name} completed successfully`, outputs }, null, 2)}\n`);
+          process.stdout.write(
+            `${JSON.stringify({ message: `Pipeline ${definition.name} completed successfully`, outputs }, null, 2)}\n`,
+          );
         } finally {
           reporter.done();
         }

@@ -10,8 +10,20 @@ import { addSettingFlags, overridesOf } from './setting-flags.js';
 
 /** Settings a worker has no use for: it serves no HTTP. */
 const API_ONLY = new Set<keyof Config>([
-  'port', 'host', 'publicUrl', 'trustProxy', 'apiKey', 'apiKeys', 'bodyLimit', 'maxEventLoopDelayMs', 'workers',
-  'headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'maxConnections', 'maxConnectionsPerClient',
+  'port',
+  'host',
+  'publicUrl',
+  'trustProxy',
+  'apiKey',
+  'apiKeys',
+  'bodyLimit',
+  'maxEventLoopDelayMs',
+  'workers',
+  'headersTimeoutMs',
+  'requestTimeoutMs',
+  'keepAliveTimeoutMs',
+  'maxConnections',
+  'maxConnectionsPerClient',
 ]);
 
 /**
@@ -20,7 +32,10 @@ const API_ONLY = new Set<keyof Config>([
  * then exits.
  */
 export function workerCommand(registry: Registry): Command {
-  const command = addSettingFlags(new Command().description('Work jobs from the shared Redis queue (no HTTP)'), API_ONLY);
+  const command = addSettingFlags(
+    new Command().description('Work jobs from the shared Redis queue (no HTTP)'),
+    API_ONLY,
+  );
   command.action(async (flags: Record<string, string | boolean>) => {
     try {
       await startWorker(loadConfig(process.env, overridesOf(flags)), registry);

@@ -114,63 +114,368 @@ export interface Setting {
 export const SETTINGS: readonly Setting[] = [
   { key: 'port', env: 'PORT', flag: 'port', kind: 'int', description: 'listen port' },
   { key: 'host', env: 'HOST', flag: 'host', kind: 'string', description: 'listen address (0.0.0.0 in containers)' },
-  { key: 'dataDir', env: 'MEDIAFLOW_DATA_DIR', flag: 'data-dir', kind: 'string', description: 'outputs in <data-dir>/uploads, work files in <data-dir>/work' },
-  { key: 'publicUrl', env: 'MEDIAFLOW_PUBLIC_URL', flag: 'public-url', kind: 'string', description: 'base of returned URLs (default: from the request)' },
-  { key: 'trustProxy', env: 'MEDIAFLOW_TRUST_PROXY', flag: 'trust-proxy', kind: 'bool', description: 'honour X-Forwarded-* headers' },
-  { key: 'allowPrivateUrls', env: 'MEDIAFLOW_ALLOW_PRIVATE_URLS', flag: 'allow-private-urls', kind: 'bool', description: 'allow inputs on loopback/private/link-local addresses' },
-  { key: 'allowedHosts', env: 'MEDIAFLOW_ALLOWED_HOSTS', flag: 'allowed-hosts', kind: 'list', description: 'if set, only these host names may be fetched (comma list)' },
-  { key: 'concurrency', env: 'MEDIAFLOW_CONCURRENCY', flag: 'concurrency', kind: 'int', description: 'ffmpeg jobs at once (default: CPU count)' },
-  { key: 'maxQueue', env: 'MEDIAFLOW_MAX_QUEUE', flag: 'max-queue', kind: 'int', description: 'jobs waiting before 503' },
-  { key: 'apiKey', env: 'MEDIAFLOW_API_KEY', flag: 'api-key', kind: 'string', description: 'when set, requests need X-API-Key' },
-  { key: 'apiKeys', env: 'MEDIAFLOW_API_KEYS', flag: 'api-keys', kind: 'list', keepCase: true, description: 'more API keys (comma list); with several, each key sees only its own jobs' },
-  { key: 'metricsToken', env: 'MEDIAFLOW_METRICS_TOKEN', flag: 'metrics-token', kind: 'string', description: 'Bearer token /metrics needs (default: the API key, if set)' },
-  { key: 'corsOrigins', env: 'MEDIAFLOW_CORS_ORIGINS', flag: 'cors-origins', kind: 'list', description: 'browser origins allowed to call the API (CORS; comma list; default: none)' },
-  { key: 'maxInputBytes', env: 'MEDIAFLOW_MAX_INPUT_BYTES', flag: 'max-input-bytes', kind: 'int', description: 'largest input download, bytes' },
-  { key: 'maxInputs', env: 'MEDIAFLOW_MAX_INPUTS', flag: 'max-inputs', kind: 'int', description: 'URLs in one request' },
-  { key: 'maxRequestBytes', env: 'MEDIAFLOW_MAX_REQUEST_BYTES', flag: 'max-request-bytes', kind: 'int', description: 'bytes all inputs of one request may add up to' },
-  { key: 'maxSubtitleBytes', env: 'MEDIAFLOW_MAX_SUBTITLE_BYTES', flag: 'max-subtitle-bytes', kind: 'int', description: 'largest subtitle input, bytes' },
-  { key: 'maxTextBytes', env: 'MEDIAFLOW_MAX_TEXT_BYTES', flag: 'max-text-bytes', kind: 'int', description: 'largest text field, bytes of UTF-8' },
-  { key: 'downloadTimeoutMs', env: 'MEDIAFLOW_DOWNLOAD_TIMEOUT', flag: 'download-timeout', kind: 'duration', description: "one input's whole download" },
-  { key: 'firstByteTimeoutMs', env: 'MEDIAFLOW_FIRST_BYTE_TIMEOUT', flag: 'first-byte-timeout', kind: 'duration', description: 'wait for the first byte of an input' },
-  { key: 'jobTimeoutMs', env: 'MEDIAFLOW_JOB_TIMEOUT', flag: 'job-timeout', kind: 'duration', description: 'time one ffmpeg run may take' },
-  { key: 'maxPixels', env: 'MEDIAFLOW_MAX_PIXELS', flag: 'max-pixels', kind: 'int', description: 'pixels of one image or video frame' },
-  { key: 'maxDurationMs', env: 'MEDIAFLOW_MAX_DURATION', flag: 'max-duration', kind: 'duration', description: 'longest input media' },
-  { key: 'logLevel', env: 'MEDIAFLOW_LOG_LEVEL', flag: 'log-level', kind: 'string', description: 'log level: fatal, error, warn, info, debug, silent' },
-  { key: 'retentionMs', env: 'MEDIAFLOW_RETENTION', flag: 'retention', kind: 'duration', description: 'age after which outputs are deleted; 0 keeps them' },
-  { key: 'cacheBytes', env: 'MEDIAFLOW_CACHE_BYTES', flag: 'cache-bytes', kind: 'int', description: 'bytes of inputs kept for reuse (HTTP caching rules); 0 turns it off' },
-  { key: 'minFreeDiskBytes', env: 'MEDIAFLOW_MIN_FREE_DISK', flag: 'min-free-disk', kind: 'int', description: 'free bytes the data directory must keep; below them /health is 503 and new jobs get 507; 0 turns it off' },
-  { key: 'maxEventLoopDelayMs', env: 'MEDIAFLOW_MAX_EVENT_LOOP_DELAY', flag: 'max-event-loop-delay', kind: 'int', description: 'event-loop delay (ms) above which requests get a 503; 0 turns it off' },
-  { key: 'headersTimeoutMs', env: 'MEDIAFLOW_HEADERS_TIMEOUT', flag: 'headers-timeout', kind: 'duration', description: "time a client has to send a request's headers (then 408 or closed)" },
-  { key: 'requestTimeoutMs', env: 'MEDIAFLOW_REQUEST_TIMEOUT', flag: 'request-timeout', kind: 'duration', description: 'time a client has to send a whole request, body included (then 408); 0 turns it off' },
-  { key: 'keepAliveTimeoutMs', env: 'MEDIAFLOW_KEEP_ALIVE_TIMEOUT', flag: 'keep-alive-timeout', kind: 'duration', description: 'idle keep-alive connections are closed after this' },
-  { key: 'maxConnections', env: 'MEDIAFLOW_MAX_CONNECTIONS', flag: 'max-connections', kind: 'int', description: 'connections open at once; more are closed (default: from the open-file limit)' },
-  { key: 'maxConnectionsPerClient', env: 'MEDIAFLOW_MAX_CONNECTIONS_PER_CLIENT', flag: 'max-connections-per-client', kind: 'int', description: 'connections one client address may hold; 0 turns it off (behind a proxy)' },
-  { key: 'bodyLimit', env: 'MEDIAFLOW_BODY_LIMIT', flag: 'body-limit', kind: 'int', description: 'largest request body, bytes' },
-  { key: 'pipelinesDir', env: 'MEDIAFLOW_PIPELINES_DIR', flag: 'pipelines-dir', kind: 'string', description: 'folder of pipeline definitions' },
-  { key: 'jobAttempts', env: 'MEDIAFLOW_JOB_ATTEMPTS', flag: 'job-attempts', kind: 'int', description: 'runs a job may start; a run cut short by a restart counts' },
-  { key: 'webhookSecret', env: 'MEDIAFLOW_WEBHOOK_SECRET', flag: 'webhook-secret', kind: 'string', description: 'whsec_ + base64: sign webhooks (Standard Webhooks)' },
-  { key: 'webhookBackoffMs', env: 'MEDIAFLOW_WEBHOOK_BACKOFF', flag: 'webhook-backoff', kind: 'duration', description: 'wait before the first webhook retry; each later one about doubles' },
-  { key: 'webhookAttempts', env: 'MEDIAFLOW_WEBHOOK_ATTEMPTS', flag: 'webhook-attempts', kind: 'int', description: 'webhook attempts in all (8 at 5m span about ten hours)' },
-  { key: 'webhookTimeoutMs', env: 'MEDIAFLOW_WEBHOOK_TIMEOUT', flag: 'webhook-timeout', kind: 'duration', description: 'time a webhook receiver has to answer one attempt' },
-  { key: 'redisUrl', env: 'MEDIAFLOW_REDIS_URL', flag: 'redis-url', kind: 'string', description: 'Redis URL: queue, job records and events shared by many processes (BullMQ)' },
-  { key: 'workers', env: 'MEDIAFLOW_WORKERS', flag: 'workers', kind: 'int', description: 'jobs this process works at once; 0: API only (default: the concurrency)' },
-  { key: 'stalledIntervalMs', env: 'MEDIAFLOW_STALLED_INTERVAL', flag: 'stalled-interval', kind: 'duration', description: "how soon a dead worker's job goes back to the queue (Redis mode); a job no worker or queue holds, after two such intervals" },
-  { key: 'dashboard', env: 'MEDIAFLOW_DASHBOARD', flag: 'dashboard', kind: 'bool', description: 'serve the queue dashboard at /admin/queues (Redis mode; needs the API key)' },
-  { key: 's3Bucket', env: 'MEDIAFLOW_S3_BUCKET', flag: 's3-bucket', kind: 'string', description: 'publish outputs to this S3-compatible bucket (credentials: the standard AWS chain)' },
-  { key: 's3Endpoint', env: 'MEDIAFLOW_S3_ENDPOINT', flag: 's3-endpoint', kind: 'string', description: 'S3 API address for MinIO, R2, Spaces (default: AWS)' },
-  { key: 's3Region', env: 'MEDIAFLOW_S3_REGION', flag: 's3-region', kind: 'string', description: 'bucket region (default: the AWS configuration, else us-east-1)' },
-  { key: 's3Prefix', env: 'MEDIAFLOW_S3_PREFIX', flag: 's3-prefix', kind: 'string', description: 'key prefix before uploads/ (to share a bucket)' },
-  { key: 's3ForcePathStyle', env: 'MEDIAFLOW_S3_FORCE_PATH_STYLE', flag: 's3-force-path-style', kind: 'bool', description: 'path-style bucket addressing (MinIO and most self-hosted servers)' },
-  { key: 's3PublicUrl', env: 'MEDIAFLOW_S3_PUBLIC_URL', flag: 's3-public-url', kind: 'string', description: 'base of public object URLs (public bucket or CDN); default: presigned URLs' },
-  { key: 's3UrlTtlMs', env: 'MEDIAFLOW_S3_URL_TTL', flag: 's3-url-ttl', kind: 'duration', description: 'how long presigned URLs stay valid (at most 7d); signed again at each GET /jobs/<id>' },
+  {
+    key: 'dataDir',
+    env: 'MEDIAFLOW_DATA_DIR',
+    flag: 'data-dir',
+    kind: 'string',
+    description: 'outputs in <data-dir>/uploads, work files in <data-dir>/work',
+  },
+  {
+    key: 'publicUrl',
+    env: 'MEDIAFLOW_PUBLIC_URL',
+    flag: 'public-url',
+    kind: 'string',
+    description: 'base of returned URLs (default: from the request)',
+  },
+  {
+    key: 'trustProxy',
+    env: 'MEDIAFLOW_TRUST_PROXY',
+    flag: 'trust-proxy',
+    kind: 'bool',
+    description: 'honour X-Forwarded-* headers',
+  },
+  {
+    key: 'allowPrivateUrls',
+    env: 'MEDIAFLOW_ALLOW_PRIVATE_URLS',
+    flag: 'allow-private-urls',
+    kind: 'bool',
+    description: 'allow inputs on loopback/private/link-local addresses',
+  },
+  {
+    key: 'allowedHosts',
+    env: 'MEDIAFLOW_ALLOWED_HOSTS',
+    flag: 'allowed-hosts',
+    kind: 'list',
+    description: 'if set, only these host names may be fetched (comma list)',
+  },
+  {
+    key: 'concurrency',
+    env: 'MEDIAFLOW_CONCURRENCY',
+    flag: 'concurrency',
+    kind: 'int',
+    description: 'ffmpeg jobs at once (default: CPU count)',
+  },
+  {
+    key: 'maxQueue',
+    env: 'MEDIAFLOW_MAX_QUEUE',
+    flag: 'max-queue',
+    kind: 'int',
+    description: 'jobs waiting before 503',
+  },
+  {
+    key: 'apiKey',
+    env: 'MEDIAFLOW_API_KEY',
+    flag: 'api-key',
+    kind: 'string',
+    description: 'when set, requests need X-API-Key',
+  },
+  {
+    key: 'apiKeys',
+    env: 'MEDIAFLOW_API_KEYS',
+    flag: 'api-keys',
+    kind: 'list',
+    keepCase: true,
+    description: 'more API keys (comma list); with several, each key sees only its own jobs',
+  },
+  {
+    key: 'metricsToken',
+    env: 'MEDIAFLOW_METRICS_TOKEN',
+    flag: 'metrics-token',
+    kind: 'string',
+    description: 'Bearer token /metrics needs (default: the API key, if set)',
+  },
+  {
+    key: 'corsOrigins',
+    env: 'MEDIAFLOW_CORS_ORIGINS',
+    flag: 'cors-origins',
+    kind: 'list',
+    description: 'browser origins allowed to call the API (CORS; comma list; default: none)',
+  },
+  {
+    key: 'maxInputBytes',
+    env: 'MEDIAFLOW_MAX_INPUT_BYTES',
+    flag: 'max-input-bytes',
+    kind: 'int',
+    description: 'largest input download, bytes',
+  },
+  {
+    key: 'maxInputs',
+    env: 'MEDIAFLOW_MAX_INPUTS',
+    flag: 'max-inputs',
+    kind: 'int',
+    description: 'URLs in one request',
+  },
+  {
+    key: 'maxRequestBytes',
+    env: 'MEDIAFLOW_MAX_REQUEST_BYTES',
+    flag: 'max-request-bytes',
+    kind: 'int',
+    description: 'bytes all inputs of one request may add up to',
+  },
+  {
+    key: 'maxSubtitleBytes',
+    env: 'MEDIAFLOW_MAX_SUBTITLE_BYTES',
+    flag: 'max-subtitle-bytes',
+    kind: 'int',
+    description: 'largest subtitle input, bytes',
+  },
+  {
+    key: 'maxTextBytes',
+    env: 'MEDIAFLOW_MAX_TEXT_BYTES',
+    flag: 'max-text-bytes',
+    kind: 'int',
+    description: 'largest text field, bytes of UTF-8',
+  },
+  {
+    key: 'downloadTimeoutMs',
+    env: 'MEDIAFLOW_DOWNLOAD_TIMEOUT',
+    flag: 'download-timeout',
+    kind: 'duration',
+    description: "one input's whole download",
+  },
+  {
+    key: 'firstByteTimeoutMs',
+    env: 'MEDIAFLOW_FIRST_BYTE_TIMEOUT',
+    flag: 'first-byte-timeout',
+    kind: 'duration',
+    description: 'wait for the first byte of an input',
+  },
+  {
+    key: 'jobTimeoutMs',
+    env: 'MEDIAFLOW_JOB_TIMEOUT',
+    flag: 'job-timeout',
+    kind: 'duration',
+    description: 'time one ffmpeg run may take',
+  },
+  {
+    key: 'maxPixels',
+    env: 'MEDIAFLOW_MAX_PIXELS',
+    flag: 'max-pixels',
+    kind: 'int',
+    description: 'pixels of one image or video frame',
+  },
+  {
+    key: 'maxDurationMs',
+    env: 'MEDIAFLOW_MAX_DURATION',
+    flag: 'max-duration',
+    kind: 'duration',
+    description: 'longest input media',
+  },
+  {
+    key: 'logLevel',
+    env: 'MEDIAFLOW_LOG_LEVEL',
+    flag: 'log-level',
+    kind: 'string',
+    description: 'log level: fatal, error, warn, info, debug, silent',
+  },
+  {
+    key: 'retentionMs',
+    env: 'MEDIAFLOW_RETENTION',
+    flag: 'retention',
+    kind: 'duration',
+    description: 'age after which outputs are deleted; 0 keeps them',
+  },
+  {
+    key: 'cacheBytes',
+    env: 'MEDIAFLOW_CACHE_BYTES',
+    flag: 'cache-bytes',
+    kind: 'int',
+    description: 'bytes of inputs kept for reuse (HTTP caching rules); 0 turns it off',
+  },
+  {
+    key: 'minFreeDiskBytes',
+    env: 'MEDIAFLOW_MIN_FREE_DISK',
+    flag: 'min-free-disk',
+    kind: 'int',
+    description:
+      'free bytes the data directory must keep; below them /health is 503 and new jobs get 507; 0 turns it off',
+  },
+  {
+    key: 'maxEventLoopDelayMs',
+    env: 'MEDIAFLOW_MAX_EVENT_LOOP_DELAY',
+    flag: 'max-event-loop-delay',
+    kind: 'int',
+    description: 'event-loop delay (ms) above which requests get a 503; 0 turns it off',
+  },
+  {
+    key: 'headersTimeoutMs',
+    env: 'MEDIAFLOW_HEADERS_TIMEOUT',
+    flag: 'headers-timeout',
+    kind: 'duration',
+    description: "time a client has to send a request's headers (then 408 or closed)",
+  },
+  {
+    key: 'requestTimeoutMs',
+    env: 'MEDIAFLOW_REQUEST_TIMEOUT',
+    flag: 'request-timeout',
+    kind: 'duration',
+    description: 'time a client has to send a whole request, body included (then 408); 0 turns it off',
+  },
+  {
+    key: 'keepAliveTimeoutMs',
+    env: 'MEDIAFLOW_KEEP_ALIVE_TIMEOUT',
+    flag: 'keep-alive-timeout',
+    kind: 'duration',
+    description: 'idle keep-alive connections are closed after this',
+  },
+  {
+    key: 'maxConnections',
+    env: 'MEDIAFLOW_MAX_CONNECTIONS',
+    flag: 'max-connections',
+    kind: 'int',
+    description: 'connections open at once; more are closed (default: from the open-file limit)',
+  },
+  {
+    key: 'maxConnectionsPerClient',
+    env: 'MEDIAFLOW_MAX_CONNECTIONS_PER_CLIENT',
+    flag: 'max-connections-per-client',
+    kind: 'int',
+    description: 'connections one client address may hold; 0 turns it off (behind a proxy)',
+  },
+  {
+    key: 'bodyLimit',
+    env: 'MEDIAFLOW_BODY_LIMIT',
+    flag: 'body-limit',
+    kind: 'int',
+    description: 'largest request body, bytes',
+  },
+  {
+    key: 'pipelinesDir',
+    env: 'MEDIAFLOW_PIPELINES_DIR',
+    flag: 'pipelines-dir',
+    kind: 'string',
+    description: 'folder of pipeline definitions',
+  },
+  {
+    key: 'jobAttempts',
+    env: 'MEDIAFLOW_JOB_ATTEMPTS',
+    flag: 'job-attempts',
+    kind: 'int',
+    description: 'runs a job may start; a run cut short by a restart counts',
+  },
+  {
+    key: 'webhookSecret',
+    env: 'MEDIAFLOW_WEBHOOK_SECRET',
+    flag: 'webhook-secret',
+    kind: 'string',
+    description: 'whsec_ + base64: sign webhooks (Standard Webhooks)',
+  },
+  {
+    key: 'webhookBackoffMs',
+    env: 'MEDIAFLOW_WEBHOOK_BACKOFF',
+    flag: 'webhook-backoff',
+    kind: 'duration',
+    description: 'wait before the first webhook retry; each later one about doubles',
+  },
+  {
+    key: 'webhookAttempts',
+    env: 'MEDIAFLOW_WEBHOOK_ATTEMPTS',
+    flag: 'webhook-attempts',
+    kind: 'int',
+    description: 'webhook attempts in all (8 at 5m span about ten hours)',
+  },
+  {
+    key: 'webhookTimeoutMs',
+    env: 'MEDIAFLOW_WEBHOOK_TIMEOUT',
+    flag: 'webhook-timeout',
+    kind: 'duration',
+    description: 'time a webhook receiver has to answer one attempt',
+  },
+  {
+    key: 'redisUrl',
+    env: 'MEDIAFLOW_REDIS_URL',
+    flag: 'redis-url',
+    kind: 'string',
+    description: 'Redis URL: queue, job records and events shared by many processes (BullMQ)',
+  },
+  {
+    key: 'workers',
+    env: 'MEDIAFLOW_WORKERS',
+    flag: 'workers',
+    kind: 'int',
+    description: 'jobs this process works at once; 0: API only (default: the concurrency)',
+  },
+  {
+    key: 'stalledIntervalMs',
+    env: 'MEDIAFLOW_STALLED_INTERVAL',
+    flag: 'stalled-interval',
+    kind: 'duration',
+    description:
+      "how soon a dead worker's job goes back to the queue (Redis mode); a job no worker or queue holds, after two such intervals",
+  },
+  {
+    key: 'dashboard',
+    env: 'MEDIAFLOW_DASHBOARD',
+    flag: 'dashboard',
+    kind: 'bool',
+    description: 'serve the queue dashboard at /admin/queues (Redis mode; needs the API key)',
+  },
+  {
+    key: 's3Bucket',
+    env: 'MEDIAFLOW_S3_BUCKET',
+    flag: 's3-bucket',
+    kind: 'string',
+    description: 'publish outputs to this S3-compatible bucket (credentials: the standard AWS chain)',
+  },
+  {
+    key: 's3Endpoint',
+    env: 'MEDIAFLOW_S3_ENDPOINT',
+    flag: 's3-endpoint',
+    kind: 'string',
+    description: 'S3 API address for MinIO, R2, Spaces (default: AWS)',
+  },
+  {
+    key: 's3Region',
+    env: 'MEDIAFLOW_S3_REGION',
+    flag: 's3-region',
+    kind: 'string',
+    description: 'bucket region (default: the AWS configuration, else us-east-1)',
+  },
+  {
+    key: 's3Prefix',
+    env: 'MEDIAFLOW_S3_PREFIX',
+    flag: 's3-prefix',
+    kind: 'string',
+    description: 'key prefix before uploads/ (to share a bucket)',
+  },
+  {
+    key: 's3ForcePathStyle',
+    env: 'MEDIAFLOW_S3_FORCE_PATH_STYLE',
+    flag: 's3-force-path-style',
+    kind: 'bool',
+    description: 'path-style bucket addressing (MinIO and most self-hosted servers)',
+  },
+  {
+    key: 's3PublicUrl',
+    env: 'MEDIAFLOW_S3_PUBLIC_URL',
+    flag: 's3-public-url',
+    kind: 'string',
+    description: 'base of public object URLs (public bucket or CDN); default: presigned URLs',
+  },
+  {
+    key: 's3UrlTtlMs',
+    env: 'MEDIAFLOW_S3_URL_TTL',
+    flag: 's3-url-ttl',
+    kind: 'duration',
+    description: 'how long presigned URLs stay valid (at most 7d); signed again at each GET /jobs/<id>',
+  },
   // Read before the CLI builds its commands (src/cli/main.ts), so the plugins' subcommands exist;
   // every command takes a repeatable --plugin.
-  { key: 'plugins', env: 'MEDIAFLOW_PLUGINS', flag: 'plugin', kind: 'list', keepCase: true, description: 'operation plugins to load: package names or paths (comma list; the flag is repeatable)' },
+  {
+    key: 'plugins',
+    env: 'MEDIAFLOW_PLUGINS',
+    flag: 'plugin',
+    kind: 'list',
+    keepCase: true,
+    description: 'operation plugins to load: package names or paths (comma list; the flag is repeatable)',
+  },
 ];
 
 /** Every API key configured (MEDIAFLOW_API_KEY and MEDIAFLOW_API_KEYS), once each. */
-export const apiKeysOf = (config: Pick<Config, 'apiKey' | 'apiKeys'>): string[] =>
-  [...new Set([...(config.apiKey ? [config.apiKey] : []), ...config.apiKeys])];
+export const apiKeysOf = (config: Pick<Config, 'apiKey' | 'apiKeys'>): string[] => [
+  ...new Set([...(config.apiKey ? [config.apiKey] : []), ...config.apiKeys]),
+];
 
 /**
  * The default of MEDIAFLOW_MAX_PIXELS, and the least ceiling the probe and every ffmpeg input get whatever
@@ -231,7 +536,10 @@ const FALSE = new Set(['0', 'false', 'no', 'off', '']);
 const UNIT_MS: Record<string, number> = { '': 1000, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 function configError(setting: Setting, raw: string, expected: string): MediaflowError {
-  return new MediaflowError('MF_ERR_PARAM', `Expected ${setting.env} (--${setting.flag}) to be ${expected}, got \`${raw}\``);
+  return new MediaflowError(
+    'MF_ERR_PARAM',
+    `Expected ${setting.env} (--${setting.flag}) to be ${expected}, got \`${raw}\``,
+  );
 }
 
 /** Reads one raw value (from the environment or a flag) as its setting's kind. */
@@ -255,7 +563,10 @@ export function parseSetting(setting: Setting, raw: string | boolean): Config[ke
       return Math.round(Number(match[1]) * UNIT_MS[match[2]!.toLowerCase()]!);
     }
     case 'list': {
-      const items = text.split(',').map((item) => item.trim()).filter(Boolean);
+      const items = text
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean);
       return setting.keepCase ? items : items.map((item) => item.toLowerCase());
     }
     case 'string':
@@ -267,7 +578,10 @@ export function parseSetting(setting: Setting, raw: string | boolean): Config[ke
  * The configuration from defaults, then the environment, then explicit overrides (flags win).
  * Unset or empty variables keep their default.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Record<keyof Config, string | boolean>> = {}): Config {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<Record<keyof Config, string | boolean>> = {},
+): Config {
   const config = defaultConfig() as unknown as Record<string, unknown>;
   for (const setting of SETTINGS) {
     const fromEnv = env[setting.env];
@@ -276,12 +590,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const result = config as unknown as Config;
   for (const key of ['concurrency', 'jobAttempts', 'webhookAttempts'] as const) {
-    if (result[key] < 1) throw configError(SETTINGS.find((s) => s.key === key)!, String(result[key]), 'at least 1');
+    if (result[key] < 1)
+      throw configError(
+        SETTINGS.find((s) => s.key === key)!,
+        String(result[key]),
+        'at least 1',
+      );
   }
-  if (result.headersTimeoutMs < 1000) throw configError(SETTINGS.find((s) => s.key === 'headersTimeoutMs')!, `${result.headersTimeoutMs / 1000}s`, 'at least 1s');
+  if (result.headersTimeoutMs < 1000)
+    throw configError(
+      SETTINGS.find((s) => s.key === 'headersTimeoutMs')!,
+      `${result.headersTimeoutMs / 1000}s`,
+      'at least 1s',
+    );
   // S3 refuses presigned URLs valid for longer than 7 days.
   if (result.s3UrlTtlMs > 7 * 86_400_000 || result.s3UrlTtlMs < 1000) {
-    throw configError(SETTINGS.find((s) => s.key === 's3UrlTtlMs')!, `${result.s3UrlTtlMs / 1000}s`, 'from 1s to 7d');
+    throw configError(
+      SETTINGS.find((s) => s.key === 's3UrlTtlMs')!,
+      `${result.s3UrlTtlMs / 1000}s`,
+      'from 1s to 7d',
+    );
   }
   if (result.s3PublicUrl) result.s3PublicUrl = result.s3PublicUrl.replace(/\/+$/, '');
   result.dataDir = path.resolve(result.dataDir);

@@ -20,26 +20,30 @@ export const ERRORS = {
   MF_ERR_PARAM: {
     status: 400,
     title: 'Invalid parameter',
-    description: 'A parameter is missing, of the wrong type, out of range or not in its enum; an unsupported format; '
-      + 'too few or too many URLs; an invalid `metadata` or `Idempotency-Key`; fields nested more than 32 levels deep.',
+    description:
+      'A parameter is missing, of the wrong type, out of range or not in its enum; an unsupported format; ' +
+      'too few or too many URLs; an invalid `metadata` or `Idempotency-Key`; fields nested more than 32 levels deep.',
   },
   MF_ERR_URL: {
     status: 400,
     title: 'Invalid URL',
-    description: 'An input URL or `webhook_url` is malformed, not http(s), or points at an address that is not allowed '
-      + '(private, loopback, link-local).',
+    description:
+      'An input URL or `webhook_url` is malformed, not http(s), or points at an address that is not allowed ' +
+      '(private, loopback, link-local).',
   },
   MF_ERR_BAD_REQUEST: {
     status: 400,
     title: 'Malformed request',
-    description: 'The request itself cannot be read: a body that is not valid JSON or multipart, a path that does not '
-      + 'decode, or a broken HTTP request.',
+    description:
+      'The request itself cannot be read: a body that is not valid JSON or multipart, a path that does not ' +
+      'decode, or a broken HTTP request.',
   },
   MF_ERR_AUTH: {
     status: 401,
     title: 'Unauthorized',
-    description: 'The server has an API key (`MEDIAFLOW_API_KEY`, `MEDIAFLOW_API_KEYS`, or `MEDIAFLOW_METRICS_TOKEN` '
-      + 'for /metrics) and the request did not carry it.',
+    description:
+      'The server has an API key (`MEDIAFLOW_API_KEY`, `MEDIAFLOW_API_KEYS`, or `MEDIAFLOW_METRICS_TOKEN` ' +
+      'for /metrics) and the request did not carry it.',
   },
   MF_ERR_NOT_FOUND: {
     status: 404,
@@ -54,14 +58,16 @@ export const ERRORS = {
   MF_ERR_REQUEST_TIMEOUT: {
     status: 408,
     title: 'Request timeout',
-    description: "The request's headers or body were not received in time (`MEDIAFLOW_HEADERS_TIMEOUT`, "
-      + '`MEDIAFLOW_REQUEST_TIMEOUT`); the connection is then closed.',
+    description:
+      "The request's headers or body were not received in time (`MEDIAFLOW_HEADERS_TIMEOUT`, " +
+      '`MEDIAFLOW_REQUEST_TIMEOUT`); the connection is then closed.',
   },
   MF_ERR_JOB_STATE: {
     status: 409,
     title: 'Job state',
-    description: 'The job has already finished, so it cannot be cancelled; or it was cancelled while a request '
-      + 'waited for it.',
+    description:
+      'The job has already finished, so it cannot be cancelled; or it was cancelled while a request ' +
+      'waited for it.',
   },
   MF_ERR_TOO_LARGE: {
     status: 413,
@@ -71,8 +77,9 @@ export const ERRORS = {
   MF_ERR_MEDIA_TYPE: {
     status: 415,
     title: 'Unsupported media type',
-    description: "The body's Content-Type is not multipart/form-data, application/x-www-form-urlencoded or "
-      + 'application/json, or its charset is not one mediaflow reads.',
+    description:
+      "The body's Content-Type is not multipart/form-data, application/x-www-form-urlencoded or " +
+      'application/json, or its charset is not one mediaflow reads.',
   },
   MF_ERR_RANGE: {
     status: 416,
@@ -97,13 +104,14 @@ export const ERRORS = {
   MF_ERR_CANCELLED: {
     status: 499,
     title: 'Request cancelled',
-    description: 'The client went away before the answer (nginx\'s 499); written in the log, read by nobody.',
+    description: "The client went away before the answer (nginx's 499); written in the log, read by nobody.",
   },
   MF_ERR_INTERNAL: {
     status: 500,
     title: 'Internal error',
-    description: 'Anything unexpected, such as a plugin that failed (`Plugin <name> failed: ...`) or a job interrupted '
-      + 'more often than `MEDIAFLOW_JOB_ATTEMPTS`; the details are in the server log only.',
+    description:
+      'Anything unexpected, such as a plugin that failed (`Plugin <name> failed: ...`) or a job interrupted ' +
+      'more often than `MEDIAFLOW_JOB_ATTEMPTS`; the details are in the server log only.',
   },
   MF_ERR_DOWNLOAD: {
     status: 502,
@@ -124,9 +132,10 @@ export const ERRORS = {
     status: 507,
     title: 'Insufficient storage',
     // 507 Insufficient Storage (RFC 4918): the request was fine and may be sent again once space is freed.
-    description: "The server's disk or quota is full (a job record, a download or an output could not be written), or "
-      + 'below `MEDIAFLOW_MIN_FREE_DISK` when a job is submitted; nothing half-written is kept: send the same request '
-      + 'again later.',
+    description:
+      "The server's disk or quota is full (a job record, a download or an output could not be written), or " +
+      'below `MEDIAFLOW_MIN_FREE_DISK` when a job is submitted; nothing half-written is kept: send the same request ' +
+      'again later.',
   },
 } as const satisfies Record<`MF_ERR_${string}`, ErrorDefinition>;
 
@@ -166,7 +175,8 @@ export const mediaError = (message: string, cause?: unknown) => new MediaflowErr
 export const downloadError = (url: string, reason: string, cause?: unknown) =>
   new MediaflowError('MF_ERR_DOWNLOAD', `Failed to download ${url}: ${reason}`, { cause });
 export const tooLargeError = (message: string) => new MediaflowError('MF_ERR_TOO_LARGE', message);
-export const busyError = (message: string, retryAfter = 5) => new MediaflowError('MF_ERR_BUSY', message, { retryAfter });
+export const busyError = (message: string, retryAfter = 5) =>
+  new MediaflowError('MF_ERR_BUSY', message, { retryAfter });
 export const timeoutError = (message: string) => new MediaflowError('MF_ERR_TIMEOUT', message);
 
 /** The system error codes of a full disk (ENOSPC) and of a full quota (EDQUOT). */
@@ -202,8 +212,11 @@ export interface JobError {
 }
 
 /** The error a job keeps for `error`. */
-export const jobErrorOf = (error: MediaflowError): JobError =>
-  ({ status: error.status, error: error.message, code: error.code });
+export const jobErrorOf = (error: MediaflowError): JobError => ({
+  status: error.status,
+  error: error.message,
+  code: error.code,
+});
 
 /**
  * A job's stored failure, answered to the synchronous request that waited for it with its own

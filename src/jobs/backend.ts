@@ -35,20 +35,26 @@ export interface JobBackend {
 /**
  * Jobs this process works at once: a worker's concurrency, or an API's MEDIAFLOW_WORKERS (default: the concurrency).
  */
-export const workersOf = (config: Config, role: Role): number => (role === 'worker' ? config.concurrency : (config.workers ?? config.concurrency));
+export const workersOf = (config: Config, role: Role): number =>
+  role === 'worker' ? config.concurrency : (config.workers ?? config.concurrency);
 
 /** The backend the configuration asks for: Redis when MEDIAFLOW_REDIS_URL is set, else this process. */
 export async function createJobBackend(config: Config, role: Role, logger: Logger): Promise<JobBackend> {
   const workers = workersOf(config, role);
   if (!config.redisUrl) {
     if (workers === 0 || role === 'worker') {
-      throw paramError('An API without workers, or a separate worker, needs a shared queue: set MEDIAFLOW_REDIS_URL (--redis-url)');
+      throw paramError(
+        'An API without workers, or a separate worker, needs a shared queue: set MEDIAFLOW_REDIS_URL (--redis-url)',
+      );
     }
     return {
       kind: 'embedded',
       store: await FileJobStore.open(path.join(config.dataDir, 'jobs'), {
         onWriteError: (error, id) =>
-          logger.error({ job: id, err: error }, 'writing the job record failed; it is kept in memory and written again'),
+          logger.error(
+            { job: id, err: error },
+            'writing the job record failed; it is kept in memory and written again',
+          ),
       }),
       queue: new LocalJobQueue(workers, config.maxQueue),
       events: new LocalJobEvents(),
@@ -62,8 +68,16 @@ export async function createJobBackend(config: Config, role: Role, logger: Logge
   const commands = commandConnection(url);
   const subscriber = waitingConnection(url);
   // ioredis reports every failed reconnect; one line per outage state is enough.
-  for (const connection of [commands, subscriber]) connection.on('error', (error: Error) => logger.debug({ err: error }, 'redis connection error'));
-  const queue = new BullJobQueue({ url, maxWaiting: config.maxQueue, concurrency: Math.max(1, workers), jobAttempts: config.jobAttempts, stalledIntervalMs: config.stalledIntervalMs, logger });
+  for (const connection of [commands, subscriber])
+    connection.on('error', (error: Error) => logger.debug({ err: error }, 'redis connection error'));
+  const queue = new BullJobQueue({
+    url,
+    maxWaiting: config.maxQueue,
+    concurrency: Math.max(1, workers),
+    jobAttempts: config.jobAttempts,
+    stalledIntervalMs: config.stalledIntervalMs,
+    logger,
+  });
   const deliveries = new BullDeliveryQueue(url, logger);
   return {
     kind: 'redis',

@@ -46,7 +46,8 @@ export class BullJobQueue implements JobQueue {
       }
       // The job id is the record's: adding it twice queues it once. A finished BullMQ job of that id
       // would swallow the add, so one left behind (the sweeper runs its record again) goes first.
-      if (options.force && ['completed', 'failed'].includes(await this.queue.getJobState(id))) await this.queue.remove(id);
+      if (options.force && ['completed', 'failed'].includes(await this.queue.getJobState(id)))
+        await this.queue.remove(id);
       await this.queue.add('job', { id }, { jobId: id, removeOnComplete: true, removeOnFail: true });
     });
   }
@@ -107,7 +108,11 @@ export class BullJobQueue implements JobQueue {
   async depth(): Promise<QueueDepth> {
     return redisCall(async () => {
       const counts = await this.queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
-      return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0), running: counts.active ?? 0, stalled: this.stalled };
+      return {
+        waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0),
+        running: counts.active ?? 0,
+        stalled: this.stalled,
+      };
     });
   }
 
@@ -132,7 +137,11 @@ export class BullDeliveryQueue implements DeliveryQueue {
 
   async schedule(id: string, at: number): Promise<void> {
     // One BullMQ job per attempt time: scheduling the same attempt twice keeps one.
-    await this.queue.add('deliver', { id }, { jobId: `${id}-${at}`, delay: Math.max(0, at - Date.now()), removeOnComplete: true, removeOnFail: true });
+    await this.queue.add(
+      'deliver',
+      { id },
+      { jobId: `${id}-${at}`, delay: Math.max(0, at - Date.now()), removeOnComplete: true, removeOnFail: true },
+    );
   }
 
   async holds(id: string, at: number): Promise<boolean> {

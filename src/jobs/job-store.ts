@@ -150,7 +150,9 @@ export class FileJobStore implements JobStore {
   }
 
   async unfinished(): Promise<JobRecord[]> {
-    return [...this.records.values()].filter((r) => !isTerminal(r.status) || owesDelivery(r)).map((r) => structuredClone(r));
+    return [...this.records.values()]
+      .filter((r) => !isTerminal(r.status) || owesDelivery(r))
+      .map((r) => structuredClone(r));
   }
 
   async expire(cutoffMs: number): Promise<JobRecord[]> {

@@ -13,7 +13,8 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 export type JobKind = 'operation' | 'pipeline';
 
 /** Whether a status is final: the job runs no more and its webhook (if any) is due. */
-export const isTerminal = (status: JobStatus): boolean => status === 'succeeded' || status === 'failed' || status === 'cancelled';
+export const isTerminal = (status: JobStatus): boolean =>
+  status === 'succeeded' || status === 'failed' || status === 'cancelled';
 
 /** A finished job's outputs, as paths relative to the output store (turned into URLs when shown). */
 export type StoredResult =
@@ -89,10 +90,15 @@ export type UrlOf = (path: string) => Promise<string>;
  */
 export async function resultBody(result: StoredResult, urlOf: UrlOf): Promise<Record<string, unknown>> {
   if ('field' in result) {
-    return { message: result.message, [result.field]: await urlOf(result.path), ...(result.warnings?.length ? { warnings: result.warnings } : {}) };
+    return {
+      message: result.message,
+      [result.field]: await urlOf(result.path),
+      ...(result.warnings?.length ? { warnings: result.warnings } : {}),
+    };
   }
   const outputs: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(result.outputs)) outputs[name] = Array.isArray(value) ? await Promise.all(value.map(urlOf)) : await urlOf(value);
+  for (const [name, value] of Object.entries(result.outputs))
+    outputs[name] = Array.isArray(value) ? await Promise.all(value.map(urlOf)) : await urlOf(value);
   return { message: result.message, outputs };
 }
 
@@ -144,6 +150,13 @@ export async function jobView(record: JobRecord, urlOf: UrlOf): Promise<JobView>
     // A record written before errors kept their code shows the code of its status.
     error: record.error ? jobErrorOf(errorOfJob(record.error)) : null,
     metadata: record.metadata,
-    webhook: webhook ? { url: redactedUrl(webhook.url), attempts: webhook.attempts, last_status: webhook.last_status, delivered_at: webhook.delivered_at } : null,
+    webhook: webhook
+      ? {
+          url: redactedUrl(webhook.url),
+          attempts: webhook.attempts,
+          last_status: webhook.last_status,
+          delivered_at: webhook.delivered_at,
+        }
+      : null,
   };
 }

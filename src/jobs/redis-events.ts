@@ -22,7 +22,9 @@ export class RedisJobEvents implements JobEvents {
     private readonly logger: Logger,
   ) {
     this.local.setMaxListeners(0);
-    void subscriber.subscribe(CHANGES, CANCELS).catch((error: unknown) => logger.error({ err: error }, 'subscribing to job events failed'));
+    void subscriber
+      .subscribe(CHANGES, CANCELS)
+      .catch((error: unknown) => logger.error({ err: error }, 'subscribing to job events failed'));
     subscriber.on('message', (channel: string, message: string) => {
       if (channel === CANCELS) this.local.emit('cancel', message);
       else {
@@ -34,7 +36,9 @@ export class RedisJobEvents implements JobEvents {
 
   publish(record: JobRecord): void {
     // A change that cannot be told is still in the store: listeners that miss it read it there.
-    this.publisher.publish(CHANGES, JSON.stringify(record)).catch((error: unknown) => this.logger.warn({ err: error, job: record.id }, 'publishing a job change failed'));
+    this.publisher
+      .publish(CHANGES, JSON.stringify(record))
+      .catch((error: unknown) => this.logger.warn({ err: error, job: record.id }, 'publishing a job change failed'));
   }
 
   subscribe(id: string, listener: JobListener): () => void {
@@ -43,7 +47,9 @@ export class RedisJobEvents implements JobEvents {
   }
 
   requestCancel(id: string): void {
-    this.publisher.publish(CANCELS, id).catch((error: unknown) => this.logger.warn({ err: error, job: id }, 'publishing a cancel failed'));
+    this.publisher
+      .publish(CANCELS, id)
+      .catch((error: unknown) => this.logger.warn({ err: error, job: id }, 'publishing a cancel failed'));
   }
 
   onCancel(listener: (id: string) => void): void {

@@ -34,7 +34,8 @@ export class RedisJobStore implements JobStore {
   ) {}
 
   private key = (id: string) => `${REDIS_PREFIX}:job:${id}`;
-  private keyOf = (idempotencyKey: string) => `${REDIS_PREFIX}:idempotency:${createHash('sha256').update(idempotencyKey).digest('hex')}`;
+  private keyOf = (idempotencyKey: string) =>
+    `${REDIS_PREFIX}:idempotency:${createHash('sha256').update(idempotencyKey).digest('hex')}`;
   private readonly open = `${REDIS_PREFIX}:jobs:open`;
 
   async create(record: JobRecord): Promise<JobRecord> {
@@ -75,7 +76,18 @@ export class RedisJobStore implements JobStore {
         const ttl = done && this.retentionMs > 0 ? String(this.retentionMs) : '0';
         const entry = indexOf(record);
         const index = entry === undefined ? '' : this.keyOf(entry);
-        const written = await this.redis.eval(UPDATE, 3, this.key(id), this.open, index, text, JSON.stringify(record), ttl, done ? '0' : '1', id);
+        const written = await this.redis.eval(
+          UPDATE,
+          3,
+          this.key(id),
+          this.open,
+          index,
+          text,
+          JSON.stringify(record),
+          ttl,
+          done ? '0' : '1',
+          id,
+        );
         if (written === 1) return record;
         // Another process changed the record meanwhile: apply the change to its version.
       }

@@ -23,7 +23,11 @@ export async function redisCall<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     // The cause tells a caller that may wait for Redis (a job's end) from a full queue's 503.
-    if (isConnectionError(error)) throw new MediaflowError('MF_ERR_BUSY', 'The job queue (Redis) cannot be reached; retry later', { cause: error, retryAfter: 5 });
+    if (isConnectionError(error))
+      throw new MediaflowError('MF_ERR_BUSY', 'The job queue (Redis) cannot be reached; retry later', {
+        cause: error,
+        retryAfter: 5,
+      });
     throw error;
   }
 }

@@ -7,7 +7,8 @@ const MAX_WAIT_MS = 5_000;
 
 /** Whether a failure is Redis being out of reach (raw from ioredis or BullMQ, or as redisCall's 503). */
 export const isUnreachable = (error: unknown): boolean =>
-  isConnectionError(error) || (error instanceof MediaflowError && error.code === 'MF_ERR_BUSY' && isConnectionError(error.cause));
+  isConnectionError(error) ||
+  (error instanceof MediaflowError && error.code === 'MF_ERR_BUSY' && isConnectionError(error.cause));
 
 /**
  * Runs `work` until it succeeds, trying again with back-off for as long as Redis cannot be reached,

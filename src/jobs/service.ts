@@ -6,7 +6,18 @@ import { checkNesting } from '../engine/nesting.js';
 import { WebhookDeliveries, type DeliveryOutcome } from './webhooks/deliveries.js';
 import type { JobBackend } from './backend.js';
 import type { JobEvents } from './events.js';
-import { idempotencyIndex, isTerminal, jobView, resultBody, resultPaths, type JobKind, type JobRecord, type JobStatus, type JobView, type StoredResult } from './job.js';
+import {
+  idempotencyIndex,
+  isTerminal,
+  jobView,
+  resultBody,
+  resultPaths,
+  type JobKind,
+  type JobRecord,
+  type JobStatus,
+  type JobView,
+  type StoredResult,
+} from './job.js';
 import type { JobStore } from './job-store.js';
 import type { JobQueue } from './queue.js';
 import { untilReachable } from './retry.js';
@@ -64,12 +75,20 @@ function fingerprint(submission: Submission): string {
   checkNesting(submission.metadata);
   const canonical = (value: unknown): unknown =>
     value && typeof value === 'object' && !Array.isArray(value)
-      ? Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical((value as Record<string, unknown>)[key])]))
+      ? Object.fromEntries(
+          Object.keys(value)
+            .sort()
+            .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+        )
       : Array.isArray(value)
         ? value.map(canonical)
         : value;
   const { kind, name, fields, metadata, webhookUrl } = submission;
-  return createHash('sha256').update(JSON.stringify(canonical({ kind, name, fields, metadata: metadata ?? null, webhookUrl: webhookUrl ?? null }))).digest('hex');
+  return createHash('sha256')
+    .update(
+      JSON.stringify(canonical({ kind, name, fields, metadata: metadata ?? null, webhookUrl: webhookUrl ?? null })),
+    )
+    .digest('hex');
 }
 
 /** How a job ended: its outputs, or why it failed. */
@@ -93,7 +112,8 @@ const SHUTTING_DOWN = jobErrorOf(busyError('The server is shutting down; retry l
 function errorBody(thrown: unknown, logger: Logger, id: string): JobError {
   // A full disk wherever it struck (a download, a work file, publishing) is a 507, not a 500.
   const found = diskFullError(thrown) ?? thrown;
-  const error = found instanceof MediaflowError ? found : new MediaflowError('MF_ERR_INTERNAL', 'Internal server error');
+  const error =
+    found instanceof MediaflowError ? found : new MediaflowError('MF_ERR_INTERNAL', 'Internal server error');
   // A server-side failure (a plugin's bug, say) keeps its details, stack and cause, in the log only.
   if (!(thrown instanceof MediaflowError) || thrown.status >= 500) {
     logger.error({ job: id, code: error.code, err: thrown }, 'job failed');
@@ -223,7 +243,8 @@ export class JobService {
       own_bases: submission.ownBases,
       mode: submission.mode,
       metadata: submission.metadata ?? null,
-      idempotency: submission.idempotencyKey === undefined ? null : { key: submission.idempotencyKey, fingerprint: print! },
+      idempotency:
+        submission.idempotencyKey === undefined ? null : { key: submission.idempotencyKey, fingerprint: print! },
       status: 'queued',
       stage: 'queued',
       progress: 0,
@@ -234,7 +255,14 @@ export class JobService {
       result: null,
       error: null,
       webhook: submission.webhookUrl
-        ? { url: submission.webhookUrl, attempts: 0, last_status: null, delivered_at: null, message_id: `msg_${id}`, next_attempt_at: null }
+        ? {
+            url: submission.webhookUrl,
+            attempts: 0,
+            last_status: null,
+            delivered_at: null,
+            message_id: `msg_${id}`,
+            next_attempt_at: null,
+          }
         : null,
     };
     const stored = await store.create(record);
@@ -300,7 +328,10 @@ export class JobService {
     await new Promise<void>((resolve) => {
       timer = setTimeout(resolve, ms);
       unsubscribe = this.events.subscribe(id, (record) => isTerminal(record.status) && resolve());
-      void this.store.get(id).then((record) => (!record || isTerminal(record.status)) && resolve(), () => resolve());
+      void this.store.get(id).then(
+        (record) => (!record || isTerminal(record.status)) && resolve(),
+        () => resolve(),
+      );
     });
     clearTimeout(timer);
     unsubscribe();
@@ -356,7 +387,10 @@ export class JobService {
         ending = [id, 'succeeded', { result, timings }];
       } catch (error) {
         if (controller.signal.aborted && controller.signal.reason === SHUTDOWN) return await this.afterShutdown(id);
-        ending = controller.signal.aborted || isAbort(error) ? [id, 'cancelled', {}] : [id, 'failed', { error: errorBody(error, logger, id) }];
+        ending =
+          controller.signal.aborted || isAbort(error)
+            ? [id, 'cancelled', {}]
+            : [id, 'failed', { error: errorBody(error, logger, id) }];
       }
       // Outside the run's try: a job that ran is never recorded `failed` because Redis was away as it ended.
       await this.finish(...ending);
@@ -382,7 +416,10 @@ export class JobService {
           r.stage = attemptStage(report.stage, attempt, this.deps.config.jobAttempts);
           r.progress = Math.max(r.progress, Math.min(99, report.progress));
         })
-        .then((updated) => updated?.status === 'running' && this.publish(updated), () => undefined);
+        .then(
+          (updated) => updated?.status === 'running' && this.publish(updated),
+          () => undefined,
+        );
     };
   }
 
@@ -404,10 +441,17 @@ export class JobService {
     // left `running` with its output published would be lost (no queue entry, no webhook).
     const retry = { logger: this.deps.logger, job: id, signal: this.closing.signal };
     const at = new Date().toISOString();
-    const updated = await untilReachable(() => this.record(id, status, outcome, at), 'recording the end of a job', retry);
+    const updated = await untilReachable(
+      () => this.record(id, status, outcome, at),
+      'recording the end of a job',
+      retry,
+    );
     if (!updated) return;
     const { name, error, timings } = updated;
-    this.deps.logger.info({ job: id, name, status, ...(error ? { error } : {}), ...(timings ? { timings } : {}) }, 'job ended');
+    this.deps.logger.info(
+      { job: id, name, status, ...(error ? { error } : {}), ...(timings ? { timings } : {}) },
+      'job ended',
+    );
     this.publish(updated);
     await untilReachable(() => this.deliveries.schedule(updated), 'arranging the webhook of a job', retry);
   }
@@ -422,7 +466,16 @@ export class JobService {
     if (!current || isTerminal(current.status)) return undefined;
     const ended = { ...current, status, stage: status, finished_at: at };
     // The webhook's body is fixed now: every attempt sends the same bytes, with the job as it ended.
-    const payload = current.webhook ? JSON.stringify(await this.view({ ...ended, result: outcome.result ?? null, error: outcome.error ?? null, progress: status === 'succeeded' ? 100 : current.progress })) : undefined;
+    const payload = current.webhook
+      ? JSON.stringify(
+          await this.view({
+            ...ended,
+            result: outcome.result ?? null,
+            error: outcome.error ?? null,
+            progress: status === 'succeeded' ? 100 : current.progress,
+          }),
+        )
+      : undefined;
     let ends = false;
     const updated = await this.store.update(id, (r) => {
       ends = false;
@@ -505,7 +558,10 @@ export class JobService {
       const look = JSON.stringify([status, attempts, started_at, webhook?.attempts, webhook?.next_attempt_at]);
       seen.set(record.id, look);
       if (this.suspects.get(record.id) !== look) continue;
-      this.deps.logger.warn({ job: record.id, status, attempts }, 'no worker or queue holds this job; taking it up again');
+      this.deps.logger.warn(
+        { job: record.id, status, attempts },
+        'no worker or queue holds this job; taking it up again',
+      );
       const taken = await this.resume(record);
       if (taken) counts[taken]++;
     }
@@ -521,8 +577,11 @@ export class JobService {
       sweeping = true;
       this.sweepOrphans()
         .then(
-          (counts) => Object.values(counts).some((n) => n > 0) && this.deps.logger.info(counts, 'took up jobs no worker or queue held'),
-          (error: unknown) => this.deps.logger.warn({ err: error }, 'sweeping for lost jobs failed; trying at the next sweep'),
+          (counts) =>
+            Object.values(counts).some((n) => n > 0) &&
+            this.deps.logger.info(counts, 'took up jobs no worker or queue held'),
+          (error: unknown) =>
+            this.deps.logger.warn({ err: error }, 'sweeping for lost jobs failed; trying at the next sweep'),
         )
         .finally(() => (sweeping = false));
     }, everyMs).unref();
@@ -574,7 +633,11 @@ export class JobService {
     await this.queue.pause();
     // Clients waiting on a synchronous job that has not started get their 503 now, not at the deadline.
     for (const record of await this.store.unfinished().catch(() => [])) {
-      if (record.mode === 'sync' && record.status === 'queued' && (await this.queue.remove(record.id).catch(() => false))) {
+      if (
+        record.mode === 'sync' &&
+        record.status === 'queued' &&
+        (await this.queue.remove(record.id).catch(() => false))
+      ) {
         await this.finish(record.id, 'failed', { error: SHUTTING_DOWN });
       }
     }

@@ -42,7 +42,10 @@ export async function checkBatch(
   const checks: RowCheck[] = [];
   for (const { row, line, values } of options.rows) {
     try {
-      const { inputs, results } = await checkRun(definition, engine, { inputs: values, ...(options.localFiles ? { localFiles: options.localFiles } : {}) });
+      const { inputs, results } = await checkRun(definition, engine, {
+        inputs: values,
+        ...(options.localFiles ? { localFiles: options.localFiles } : {}),
+      });
       const outputs = results.map((name) => path.join(options.outDir, rowFolderName(row), name));
       checks.push({ row, line, status: done.has(row) ? 'done' : 'run', inputs, outputs });
     } catch (error) {

@@ -62,7 +62,11 @@ export function checkColumns(definition: PipelineDefinition, rows: BatchRow[], l
  * interrupted batch loses only the rows that were running; run again, it skips the rows done
  * (matched by key, wherever they now stand) and retries the others.
  */
-export async function runBatch(definition: PipelineDefinition, engine: Engine, options: BatchOptions): Promise<BatchSummary> {
+export async function runBatch(
+  definition: PipelineDefinition,
+  engine: Engine,
+  options: BatchOptions,
+): Promise<BatchSummary> {
   checkColumns(definition, options.rows, 'batch');
   const plan = await planResume(definition.name, options.rows, await readResults(options.resultsFile), options.outDir);
   const { todo } = plan;
@@ -81,7 +85,11 @@ export async function runBatch(definition: PipelineDefinition, engine: Engine, o
     const started = new Date();
     options.onEvent?.({ type: 'row-start', row });
     let record: RowRecord;
-    const timings = () => ({ started: started.toISOString(), ended: new Date().toISOString(), ms: Date.now() - started.getTime() });
+    const timings = () => ({
+      started: started.toISOString(),
+      ended: new Date().toISOString(),
+      ms: Date.now() - started.getTime(),
+    });
     try {
       const run = await runPipeline(definition, engine, {
         inputs: values,
@@ -91,9 +99,20 @@ export async function runBatch(definition: PipelineDefinition, engine: Engine, o
         ...(options.signal ? { signal: options.signal } : {}),
       });
       const outputs = Object.fromEntries(
-        Object.entries(run.outputs).map(([name, value]) => [name, Array.isArray(value) ? value.map((v) => path.join(options.outDir, v)) : path.join(options.outDir, value)]),
+        Object.entries(run.outputs).map(([name, value]) => [
+          name,
+          Array.isArray(value) ? value.map((v) => path.join(options.outDir, v)) : path.join(options.outDir, value),
+        ]),
       );
-      record = { row, key, status: 'done', inputs: values, outputs, error: null, timings: { ...timings(), steps: run.timings.steps } };
+      record = {
+        row,
+        key,
+        status: 'done',
+        inputs: values,
+        outputs,
+        error: null,
+        timings: { ...timings(), steps: run.timings.steps },
+      };
       done++;
     } catch (error) {
       // Results published before the failure are not the row's results.
@@ -101,7 +120,15 @@ export async function runBatch(definition: PipelineDefinition, engine: Engine, o
       // A cancelled row is left unrecorded: it has not failed, it runs next time.
       if (options.signal?.aborted) return;
       const message = error instanceof Error ? error.message : String(error);
-      record = { row, key, status: 'failed', inputs: values, outputs: {}, error: message, timings: { ...timings(), steps: {} } };
+      record = {
+        row,
+        key,
+        status: 'failed',
+        inputs: values,
+        outputs: {},
+        error: message,
+        timings: { ...timings(), steps: {} },
+      };
       failures.push({ row, error: message });
     }
     await writer.append(record);

@@ -36,7 +36,8 @@ export function findOperation(registry: Registry, op: string): PluginDefinition 
   return registry.get(op) ?? registry.list().find((plugin) => dashed(plugin.name) === dashed(op));
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Parses and checks a definition's text (YAML, or JSON, which YAML reads too). `file` is how errors name it. */
 export function parsePipeline(text: string, file: string, registry: Registry): PipelineDefinition {
@@ -44,7 +45,11 @@ export function parsePipeline(text: string, file: string, registry: Registry): P
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
     throw new PipelineDefinitionError(
-      doc.errors.map((error) => ({ file, line: lineCounter.linePos(error.pos[0]).line, message: error.message.split('\n')[0]! })),
+      doc.errors.map((error) => ({
+        file,
+        line: lineCounter.linePos(error.pos[0]).line,
+        message: error.message.split('\n')[0]!,
+      })),
     );
   }
   return new Checker(doc, lineCounter, file, registry).check();
@@ -72,7 +77,8 @@ class Checker {
     this.issues.unknownKeys(root, ['name', 'description', 'inputs', 'steps', 'results'], []);
     const name = typeof root.name === 'string' ? root.name : '';
     if (!PIPELINE_NAME.test(name)) this.issues.add(['name'], 'expected a name of letters, digits, - and _');
-    if (root.description !== undefined && typeof root.description !== 'string') this.issues.add(['description'], 'expected text');
+    if (root.description !== undefined && typeof root.description !== 'string')
+      this.issues.add(['description'], 'expected text');
     const inputs = this.checkInputs(root.inputs);
     const steps = this.checkSteps(root.steps, inputs);
     const stages = this.order(steps);
@@ -99,11 +105,15 @@ class Checker {
     }
     for (const [name, declaration] of Object.entries(raw)) {
       const path = ['inputs', name];
-      if (!INPUT_NAME.test(name)) this.issues.add(path, `input name '${name}' must be snake_case (lower-case letters, digits and _)`);
+      if (!INPUT_NAME.test(name))
+        this.issues.add(path, `input name '${name}' must be snake_case (lower-case letters, digits and _)`);
       // `name: url` is short for `name: { type: url }`.
       const spec = typeof declaration === 'string' ? { type: declaration } : declaration;
       if (!isRecord(spec)) {
-        this.issues.add(path, `expected a type (${INPUT_TYPES.join(', ')}) or a mapping with type, default and description`);
+        this.issues.add(
+          path,
+          `expected a type (${INPUT_TYPES.join(', ')}) or a mapping with type, default and description`,
+        );
         continue;
       }
       this.issues.unknownKeys(spec, ['type', 'default', 'description'], path);
@@ -123,12 +133,19 @@ class Checker {
           type === 'integer'
             ? Number.isInteger(value) || (typeof value === 'string' && /^[+-]?\d+$/.test(value.trim()))
             : type === 'number'
-              ? (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && NUMBER.test(value.trim()))
+              ? (typeof value === 'number' && Number.isFinite(value)) ||
+                (typeof value === 'string' && NUMBER.test(value.trim()))
               : type === 'urls'
-              ? typeof value === 'string' || (Array.isArray(value) && value.every((v) => typeof v === 'string'))
-              : typeof value === 'string' || typeof value === 'number';
+                ? typeof value === 'string' || (Array.isArray(value) && value.every((v) => typeof v === 'string'))
+                : typeof value === 'string' || typeof value === 'number';
         if (!fits) this.issues.add([...path, 'default'], `default does not fit type ${type}`);
-        else input.default = type === 'integer' || type === 'number' ? Number(value) : type === 'string' || type === 'url' ? String(value) : (value as string | string[]);
+        else
+          input.default =
+            type === 'integer' || type === 'number'
+              ? Number(value)
+              : type === 'string' || type === 'url'
+                ? String(value)
+                : (value as string | string[]);
       }
       inputs.set(name, input);
     }
@@ -153,16 +170,21 @@ class Checker {
     const steps: PipelineStep[] = [];
     for (const [name, step] of Object.entries(raw)) {
       const path = ['steps', name];
-      if (!NAME.test(name)) this.issues.add(path, `step name '${name}' must be letters, digits, - and _`, { step: name, field: 'name' });
+      if (!NAME.test(name))
+        this.issues.add(path, `step name '${name}' must be letters, digits, - and _`, { step: name, field: 'name' });
       if (!isRecord(step)) {
         this.issues.add(path, 'expected a mapping with op and with', { step: name, field: 'op' });
         continue;
       }
       this.issues.unknownKeys(step, ['op', 'with', 'each', 'description'], path, name);
       const plugin = plugins.get(name);
-      if (typeof step.op !== 'string') this.issues.add([...path, 'op'], 'expected the name of an operation', { step: name });
+      if (typeof step.op !== 'string')
+        this.issues.add([...path, 'op'], 'expected the name of an operation', { step: name });
       else if (!plugin) {
-        const known = this.registry.list().map((p) => p.name).join(', ');
+        const known = this.registry
+          .list()
+          .map((p) => p.name)
+          .join(', ');
         this.issues.add([...path, 'op'], `unknown operation '${step.op}' (known: ${known})`, { step: name });
       }
       const context = { step: name, names, inputs, eachSteps };
@@ -194,19 +216,29 @@ class Checker {
         if (!plugin) continue;
         const schema = plugin.params.properties[key] as TSchema | undefined;
         if (!schema) {
-          this.issues.add(fieldPath, `unknown parameter '${key}' of operation '${plugin.name}' (parameters: ${Object.keys(plugin.params.properties).join(', ')})`, { step: name });
+          this.issues.add(
+            fieldPath,
+            `unknown parameter '${key}' of operation '${plugin.name}' (parameters: ${Object.keys(plugin.params.properties).join(', ')})`,
+            { step: name },
+          );
           continue;
         }
         checkParam(this.issues, key, schema, expr, fieldPath, { ...context, itemShape });
       }
-      if (each && !usesItem) this.issues.add([...path, 'each'], 'the step has `each` but no parameter uses {{ item }}', { step: name });
+      if (each && !usesItem)
+        this.issues.add([...path, 'each'], 'the step has `each` but no parameter uses {{ item }}', { step: name });
       if (plugin) {
         const required = new Set(plugin.params.required ?? []);
-        for (const [key, schema] of Object.entries(plugin.params.properties) as Array<[string, TSchema & { default?: unknown }]>) {
+        for (const [key, schema] of Object.entries(plugin.params.properties) as Array<
+          [string, TSchema & { default?: unknown }]
+        >) {
           const spec = inputSpecOf(schema);
           if (key in withExprs || schema.default !== undefined) continue;
           if (required.has(key) || (spec?.list && spec.tooFew)) {
-            this.issues.add([...path, 'with'], `missing required parameter '${key}' of operation '${plugin.name}'`, { step: name, field: `with.${key}` });
+            this.issues.add([...path, 'with'], `missing required parameter '${key}' of operation '${plugin.name}'`, {
+              step: name,
+              field: `with.${key}`,
+            });
           }
         }
       }
@@ -226,7 +258,10 @@ class Checker {
   private order(steps: PipelineStep[]): string[][] {
     const { stages, cycle } = orderSteps(steps);
     if (cycle) {
-      this.issues.add(['steps', cycle[0]!], `steps form a cycle: ${cycle.join(' -> ')}`, { step: cycle[0]!, field: 'with' });
+      this.issues.add(['steps', cycle[0]!], `steps form a cycle: ${cycle.join(' -> ')}`, {
+        step: cycle[0]!,
+        field: 'with',
+      });
     }
     return stages;
   }
@@ -234,13 +269,17 @@ class Checker {
   private checkResults(raw: unknown, steps: PipelineStep[]): PipelineResult[] {
     const results: PipelineResult[] = [];
     if (!isRecord(raw) || Object.keys(raw).length === 0) {
-      this.issues.add(['results'], 'expected a mapping of result names to step outputs, e.g. `video: "{{ steps.<name>.output }}"`');
+      this.issues.add(
+        ['results'],
+        'expected a mapping of result names to step outputs, e.g. `video: "{{ steps.<name>.output }}"`',
+      );
       return results;
     }
     const names = new Set(steps.map((step) => step.name));
     for (const [name, value] of Object.entries(raw)) {
       const path = ['results', name];
-      if (!RESULT_NAME.test(name)) this.issues.add(path, `result name '${name}' must be letters, digits, - and _ (it names the output file)`);
+      if (!RESULT_NAME.test(name))
+        this.issues.add(path, `result name '${name}' must be letters, digits, - and _ (it names the output file)`);
       let expr: Expr | undefined;
       try {
         expr = parseExpr(value);

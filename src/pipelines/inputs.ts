@@ -10,7 +10,11 @@ const show = (value: string) => (value.length > 60 ? `${value.slice(0, 57)}...` 
 /** A raw value (form field, flag, CSV cell, JSON value) as text, or undefined when empty. */
 function asText(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (Array.isArray(value)) return value.map(asText).filter((v) => v !== undefined).join(',');
+  if (Array.isArray(value))
+    return value
+      .map(asText)
+      .filter((v) => v !== undefined)
+      .join(',');
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
   return undefined;
 }
@@ -32,7 +36,9 @@ function coerce(input: PipelineInput, raw: unknown): InputValue {
       return Number(text);
     }
     case 'urls': {
-      const items = Array.isArray(raw) ? raw.flatMap((item) => splitList(asText(item) ?? '')) : splitList(asText(raw) ?? '');
+      const items = Array.isArray(raw)
+        ? raw.flatMap((item) => splitList(asText(item) ?? ''))
+        : splitList(asText(raw) ?? '');
       if (items.length === 0) throw paramError(`Expected input \`${input.name}\` to list at least one URL`);
       return items;
     }
@@ -48,12 +54,18 @@ function coerce(input: PipelineInput, raw: unknown): InputValue {
  * input without one is a 400, and so is a value of the wrong type. Unknown names are ignored
  * (form fields, extra CSV columns), unless `unknown` says to refuse them.
  */
-export function readInputs(definition: PipelineDefinition, raw: Record<string, unknown>, options: { refuseUnknown?: boolean } = {}): Record<string, InputValue> {
+export function readInputs(
+  definition: PipelineDefinition,
+  raw: Record<string, unknown>,
+  options: { refuseUnknown?: boolean } = {},
+): Record<string, InputValue> {
   if (options.refuseUnknown) {
     const declared = new Set(definition.inputs.map((input) => input.name));
     const unknown = Object.keys(raw).filter((key) => !declared.has(key));
     if (unknown.length > 0) {
-      throw paramError(`Unknown input${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `\`${k}\``).join(', ')} of pipeline '${definition.name}' (inputs: ${[...declared].join(', ') || 'none'})`);
+      throw paramError(
+        `Unknown input${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `\`${k}\``).join(', ')} of pipeline '${definition.name}' (inputs: ${[...declared].join(', ') || 'none'})`,
+      );
     }
   }
   const values: Record<string, InputValue> = {};
@@ -61,7 +73,8 @@ export function readInputs(definition: PipelineDefinition, raw: Record<string, u
     const given = raw[input.name];
     const text = asText(given);
     if (text === undefined || text.trim() === '') {
-      if (input.default === undefined) throw paramError(`Missing required input \`${input.name}\` of pipeline '${definition.name}'`);
+      if (input.default === undefined)
+        throw paramError(`Missing required input \`${input.name}\` of pipeline '${definition.name}'`);
       values[input.name] = coerce(input, input.default);
       continue;
     }

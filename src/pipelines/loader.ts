@@ -39,7 +39,9 @@ export async function loadPipelineByName(dir: string, name: string, registry: Re
   if (!file) throw new MediaflowError('MF_ERR_NOT_FOUND', `Unknown pipeline '${name}'`);
   const definition = await loadPipelineFile(path.join(dir, file), registry, file);
   if (definition.name !== name) {
-    throw new PipelineDefinitionError([{ file, field: 'name', message: `the name '${definition.name}' differs from the file's name '${name}'` }]);
+    throw new PipelineDefinitionError([
+      { file, field: 'name', message: `the name '${definition.name}' differs from the file's name '${name}'` },
+    ]);
   }
   return definition;
 }
@@ -49,22 +51,37 @@ export async function loadPipelineByName(dir: string, name: string, registry: Re
  * .yaml/.yml/.json), else a pipeline in the pipelines folder.
  */
 export async function resolvePipeline(reference: string, dir: string, registry: Registry): Promise<PipelineDefinition> {
-  const looksLikeFile = reference.includes('/') || reference.includes(path.sep) || PIPELINE_EXTENSIONS.some((ext) => reference.endsWith(ext));
+  const looksLikeFile =
+    reference.includes('/') ||
+    reference.includes(path.sep) ||
+    PIPELINE_EXTENSIONS.some((ext) => reference.endsWith(ext));
   if (looksLikeFile) return loadPipelineFile(reference, registry);
   try {
     return await loadPipelineByName(dir, reference, registry);
   } catch (error) {
     if (error instanceof MediaflowError && error.code === 'MF_ERR_NOT_FOUND') {
-      throw new MediaflowError('MF_ERR_NOT_FOUND', `Unknown pipeline '${reference}': no ${reference}.yaml, .yml or .json in ${dir}, and no such file`);
+      throw new MediaflowError(
+        'MF_ERR_NOT_FOUND',
+        `Unknown pipeline '${reference}': no ${reference}.yaml, .yml or .json in ${dir}, and no such file`,
+      );
     }
     throw error;
   }
 }
 
 /** Every pipeline in the folder, each loaded or with the reason it cannot be. */
-export async function listPipelines(dir: string, registry: Registry): Promise<Array<{ name: string; definition?: PipelineDefinition; error?: string }>> {
+export async function listPipelines(
+  dir: string,
+  registry: Registry,
+): Promise<Array<{ name: string; definition?: PipelineDefinition; error?: string }>> {
   const entries = await readdir(dir).catch(() => [] as string[]);
-  const names = [...new Set(entries.filter((entry) => PIPELINE_EXTENSIONS.some((ext) => entry.endsWith(ext))).map((entry) => entry.replace(/\.(yaml|yml|json)$/, '')))]
+  const names = [
+    ...new Set(
+      entries
+        .filter((entry) => PIPELINE_EXTENSIONS.some((ext) => entry.endsWith(ext)))
+        .map((entry) => entry.replace(/\.(yaml|yml|json)$/, '')),
+    ),
+  ]
     .filter((name) => NAME.test(name))
     .sort();
   return Promise.all(

@@ -17,7 +17,10 @@ export interface RowRecord {
 }
 
 const isRecord = (value: unknown): value is RowRecord =>
-  typeof value === 'object' && value !== null && typeof (value as RowRecord).row === 'number' && ['done', 'failed'].includes((value as RowRecord).status);
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as RowRecord).row === 'number' &&
+  ['done', 'failed'].includes((value as RowRecord).status);
 
 /**
  * The latest record of each row. Lines that are not whole records (a process killed mid-write,

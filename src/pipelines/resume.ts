@@ -9,7 +9,10 @@ export function rowKey(pipeline: string, values: Record<string, unknown>): strin
   const sorted = Object.keys(values)
     .sort()
     .map((key) => [key, values[key]]);
-  return createHash('sha256').update(JSON.stringify([pipeline, sorted])).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify([pipeline, sorted]))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 /** A row of the batch with its key. */
@@ -29,10 +32,15 @@ export interface ResumePlan {
   stale: RowRecord[];
 }
 
-const exists = (file: string) => access(file).then(() => true, () => false);
+const exists = (file: string) =>
+  access(file).then(
+    () => true,
+    () => false,
+  );
 
 /** Whether a file lies inside a folder (resolved), so that moving or deleting it stays in the batch's own outputs. */
-export const inside = (dir: string, file: string): boolean => path.resolve(file).startsWith(path.resolve(dir) + path.sep);
+export const inside = (dir: string, file: string): boolean =>
+  path.resolve(file).startsWith(path.resolve(dir) + path.sep);
 
 /**
  * Matches the rows to the records of an earlier run by key: a row whose values (and pipeline) an
@@ -40,12 +48,18 @@ export const inside = (dir: string, file: string): boolean => path.resolve(file)
  * now stands in the file, so inserting or reordering rows redoes nothing. Rows with the same
  * values take one record each, the one of their own position first.
  */
-export async function planResume(pipeline: string, rows: readonly BatchRow[], previous: ReadonlyMap<number, RowRecord>, outDir: string): Promise<ResumePlan> {
+export async function planResume(
+  pipeline: string,
+  rows: readonly BatchRow[],
+  previous: ReadonlyMap<number, RowRecord>,
+  outDir: string,
+): Promise<ResumePlan> {
   const usable = new Map<string, RowRecord[]>();
   for (const record of previous.values()) {
     if (record.status !== 'done') continue;
     const files = Object.values(record.outputs).flat();
-    if (!files.every((file) => inside(outDir, file)) || !(await Promise.all(files.map(exists))).every(Boolean)) continue;
+    if (!files.every((file) => inside(outDir, file)) || !(await Promise.all(files.map(exists))).every(Boolean))
+      continue;
     usable.set(record.key, [...(usable.get(record.key) ?? []), record]);
   }
   const plan: ResumePlan = { done: [], todo: [], stale: [] };

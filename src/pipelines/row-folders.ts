@@ -58,7 +58,9 @@ export async function arrangeRowFolders(outDir: string, plan: ResumePlan): Promi
   }
   const cleared = [...plan.todo.map((row) => row.row), ...renumbered];
   await Promise.all(cleared.map((row) => rm(rowFolder(outDir, row), { recursive: true, force: true })));
-  const owned = new Set(kept.flatMap((record) => Object.values(record.outputs).flat()).map((file) => path.resolve(file)));
+  const owned = new Set(
+    kept.flatMap((record) => Object.values(record.outputs).flat()).map((file) => path.resolve(file)),
+  );
   for (const record of plan.stale) {
     for (const file of Object.values(record.outputs).flat()) {
       if (!inside(outDir, file) || owned.has(path.resolve(file))) continue;

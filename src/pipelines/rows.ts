@@ -80,7 +80,10 @@ export function parseCsv(text: string, label = 'CSV'): Array<{ line: number; fie
       recordLine = line;
       continue;
     }
-    if (c === '"') throw paramError(`${label}:${line}: a quote inside an unquoted field (quote the whole field and double the quote)`);
+    if (c === '"')
+      throw paramError(
+        `${label}:${line}: a quote inside an unquoted field (quote the whole field and double the quote)`,
+      );
     field += c;
     atFieldStart = false;
     i++;
@@ -105,7 +108,9 @@ export function csvRows(text: string, label: string): BatchRow[] {
   }
   return records.map((record, index) => {
     if (record.fields.length > columns.length) {
-      throw paramError(`${label}:${record.line}: ${record.fields.length} fields, but the header names ${columns.length} columns`);
+      throw paramError(
+        `${label}:${record.line}: ${record.fields.length} fields, but the header names ${columns.length} columns`,
+      );
     }
     const values: Record<string, unknown> = {};
     columns.forEach((column, i) => {
@@ -127,7 +132,8 @@ export function jsonlRows(text: string, label: string): BatchRow[] {
     } catch (error) {
       throw paramError(`${label}:${index + 1}: not valid JSON (${(error as Error).message})`);
     }
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw paramError(`${label}:${index + 1}: expected a JSON object of input values`);
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw paramError(`${label}:${index + 1}: expected a JSON object of input values`);
     rows.push({ row: rows.length + 1, line: index + 1, values: value as Record<string, unknown> });
   });
   return rows;

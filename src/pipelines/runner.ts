@@ -89,7 +89,10 @@ export function stepError(step: PipelineStep, error: unknown, item?: { index: nu
   if (isAbort(error)) return error;
   const where = `Step '${step.name}' (${step.op}) failed: ${item ? `item ${item.index + 1} of ${item.count}: ` : ''}`;
   if (error instanceof MediaflowError) {
-    return new MediaflowError(error.code, `${where}${error.message}`, { cause: error, ...(error.retryAfter !== undefined ? { retryAfter: error.retryAfter } : {}) });
+    return new MediaflowError(error.code, `${where}${error.message}`, {
+      cause: error,
+      ...(error.retryAfter !== undefined ? { retryAfter: error.retryAfter } : {}),
+    });
   }
   // An unexpected error's text may hold paths or internals: it goes to the cause, for the log.
   return new MediaflowError('MF_ERR_INTERNAL', `${where}internal error`, { cause: error });
@@ -110,7 +113,13 @@ interface NamedFile {
  * entry per item) as the placeholders left them, the placeholders of each step's output, and the
  * user's local files the steps name.
  */
-function preflight(definition: PipelineDefinition, engine: Engine, inputs: Record<string, InputValue>, localFiles: LocalFilePolicy | undefined, workDir: string) {
+function preflight(
+  definition: PipelineDefinition,
+  engine: Engine,
+  inputs: Record<string, InputValue>,
+  localFiles: LocalFilePolicy | undefined,
+  workDir: string,
+) {
   const placeholders = new Set<string>();
   const policy: LocalFilePolicy = (source) => (placeholders.has(source) ? source : localFiles?.(source));
   const scope: Scope = { inputs, outputs: new Map() };
@@ -131,9 +140,15 @@ function preflight(definition: PipelineDefinition, engine: Engine, inputs: Recor
         throw stepError(step, error, where);
       }
       for (const input of prepared.inputs) {
-        if (input.localPath !== undefined && !placeholders.has(input.localPath)) files.push({ step, ...(where ? { item: where } : {}), source: input.source, path: input.localPath });
+        if (input.localPath !== undefined && !placeholders.has(input.localPath))
+          files.push({ step, ...(where ? { item: where } : {}), source: input.source, path: input.localPath });
       }
-      const placeholder = path.join(workDir, 'pending', step.name, `${index}${path.extname(engine.outputOf(prepared.plugin, prepared.params).path)}`);
+      const placeholder = path.join(
+        workDir,
+        'pending',
+        step.name,
+        `${index}${path.extname(engine.outputOf(prepared.plugin, prepared.params).path)}`,
+      );
       placeholders.add(placeholder);
       outputs.push(placeholder);
       stepFields.push(raw);
@@ -172,15 +187,24 @@ export async function checkRun(
   const inputs = readInputs(definition, options.inputs);
   const { outputs, files } = preflight(definition, engine, inputs, options.localFiles, engine.workspaces.pipelineDir());
   for (const file of files) {
-    const readable = await access(path.resolve(file.path), constants.R_OK).then(() => true, () => false);
-    if (!readable) throw stepError(file.step, paramError(`Input file not found or not readable: ${file.source}`), file.item);
+    const readable = await access(path.resolve(file.path), constants.R_OK).then(
+      () => true,
+      () => false,
+    );
+    if (!readable)
+      throw stepError(file.step, paramError(`Input file not found or not readable: ${file.source}`), file.item);
   }
-  return { inputs, results: definition.results.flatMap((result) => resultNames(result.name, outputs.get(result.step)!)) };
+  return {
+    inputs,
+    results: definition.results.flatMap((result) => resultNames(result.name, outputs.get(result.step)!)),
+  };
 }
 
 /** The names a result is published under: `<name>.<ext>`, or `<name>-<n>.<ext>` for a step with `each`. */
 function resultNames(name: string, value: string | string[]): string[] {
-  return Array.isArray(value) ? value.map((file, index) => `${name}-${index + 1}${path.extname(file)}`) : [`${name}${path.extname(value)}`];
+  return Array.isArray(value)
+    ? value.map((file, index) => `${name}-${index + 1}${path.extname(file)}`)
+    : [`${name}${path.extname(value)}`];
 }
 
 /**
@@ -189,12 +213,17 @@ function resultNames(name: string, value: string | string[]): string[] {
  * reaches the next step as the local file it is, in a folder of the run's own that is removed at
  * the end; only the named results are published to `options.store`.
  */
-export async function runPipeline(definition: PipelineDefinition, engine: Engine, options: PipelineRunOptions): Promise<PipelineRun> {
+export async function runPipeline(
+  definition: PipelineDefinition,
+  engine: Engine,
+  options: PipelineRunOptions,
+): Promise<PipelineRun> {
   const started = performance.now();
   const id = randomUUID();
   const workDir = engine.workspaces.pipelineDir(id);
   // Step outputs travel in comma-separated list parameters: a comma in their folder would split them.
-  if (workDir.includes(',')) throw new MediaflowError('MF_ERR_INTERNAL', 'The work folder path must not contain a comma');
+  if (workDir.includes(','))
+    throw new MediaflowError('MF_ERR_INTERNAL', 'The work folder path must not contain a comma');
   const inputs = checkPipeline(definition, engine, options, workDir);
 
   const workStore = new LocalOutputStore(workDir);
@@ -222,7 +251,12 @@ export async function runPipeline(definition: PipelineDefinition, engine: Engine
           localFiles: policy,
           store: workStore,
           // Only with a listener: it makes ffmpeg report its position (`-progress`).
-          ...(options.onEvent ? { onProgress: (progress: JobProgress) => options.onEvent?.({ type: 'progress', step: step.name, ...(items ? { item: index } : {}), progress }) } : {}),
+          ...(options.onEvent
+            ? {
+                onProgress: (progress: JobProgress) =>
+                  options.onEvent?.({ type: 'progress', step: step.name, ...(items ? { item: index } : {}), progress }),
+              }
+            : {}),
         });
         const file = workStore.locate(result.path);
         produced.add(file);
@@ -240,7 +274,10 @@ export async function runPipeline(definition: PipelineDefinition, engine: Engine
   try {
     const running = new Map<string, Promise<void>>();
     for (const step of definition.steps) {
-      const promise = runStep(step, step.after.map((dep) => running.get(dep)!)).catch((error: unknown) => {
+      const promise = runStep(
+        step,
+        step.after.map((dep) => running.get(dep)!),
+      ).catch((error: unknown) => {
         if (failure === undefined && !isAbort(error)) {
           failure = error;
           failFast.abort(error);
@@ -259,11 +296,18 @@ export async function runPipeline(definition: PipelineDefinition, engine: Engine
 }
 
 /** Publishes the named results: `<resultDir>/<name>.<ext>`, or `<name>-<n>.<ext>` for a list. */
-async function publishResults(definition: PipelineDefinition, scope: Scope, store: OutputStore, resultDir: string, workDir: string): Promise<Record<string, string | string[]>> {
+async function publishResults(
+  definition: PipelineDefinition,
+  scope: Scope,
+  store: OutputStore,
+  resultDir: string,
+  workDir: string,
+): Promise<Record<string, string | string[]>> {
   // A file two results name is copied for all but the last, which takes the file itself.
   const remaining = new Map<string, number>();
   const filesOf = (step: string) => [scope.outputs.get(step)!].flat();
-  for (const result of definition.results) for (const file of filesOf(result.step)) remaining.set(file, (remaining.get(file) ?? 0) + 1);
+  for (const result of definition.results)
+    for (const file of filesOf(result.step)) remaining.set(file, (remaining.get(file) ?? 0) + 1);
   const outputs: Record<string, string | string[]> = {};
   for (const result of definition.results) {
     const value = scope.outputs.get(result.step)!;
@@ -344,11 +388,19 @@ export async function planPipeline(
         for (const [index, raw] of stepFields.entries()) {
           let plan;
           try {
-            plan = await engine.plan(step.op, raw, { ...(options.localFiles ? { localFiles: options.localFiles } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+            plan = await engine.plan(step.op, raw, {
+              ...(options.localFiles ? { localFiles: options.localFiles } : {}),
+              ...(options.signal ? { signal: options.signal } : {}),
+            });
           } catch (error) {
             throw stepError(step, error, step.each ? { index, count: stepFields.length } : undefined);
           }
-          entry.runs.push({ ...(step.each ? { item: index + 1 } : {}), steps: plan.steps, commands: plan.commands, files: plan.files });
+          entry.runs.push({
+            ...(step.each ? { item: index + 1 } : {}),
+            steps: plan.steps,
+            commands: plan.commands,
+            files: plan.files,
+          });
         }
       }
       planned.push(entry);

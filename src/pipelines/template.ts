@@ -28,7 +28,9 @@ export class ExprError extends Error {}
 function parseRef(text: string): Ref {
   const match = REF.exec(text.trim());
   if (!match) {
-    throw new ExprError(`unknown reference \`{{ ${text.trim()} }}\`: expected {{ inputs.<name> }}, {{ steps.<name>.output }} or {{ item }}`);
+    throw new ExprError(
+      `unknown reference \`{{ ${text.trim()} }}\`: expected {{ inputs.<name> }}, {{ steps.<name>.output }} or {{ item }}`,
+    );
   }
   if (match[1] !== undefined) return { input: match[1] };
   if (match[2] !== undefined) return { step: match[2] };
@@ -45,7 +47,11 @@ function parseText(text: string): Expr {
     last = match.index + match[0].length;
   }
   const rest = text.slice(last);
-  if (rest.includes('{{') || rest.includes('}}') || parts.some((p) => typeof p === 'string' && (p.includes('{{') || p.includes('}}')))) {
+  if (
+    rest.includes('{{') ||
+    rest.includes('}}') ||
+    parts.some((p) => typeof p === 'string' && (p.includes('{{') || p.includes('}}')))
+  ) {
     throw new ExprError(`unbalanced \`{{\` or \`}}\` in \`${text}\``);
   }
   if (rest) parts.push(rest);
@@ -53,7 +59,8 @@ function parseText(text: string): Expr {
   if (parts.length === 1 && typeof parts[0] === 'string') return { kind: 'literal', value: parts[0] };
   // `{{ ref }}` with only spaces around it is the reference itself, not text.
   const refs = parts.filter((p) => typeof p !== 'string');
-  if (refs.length === 1 && parts.every((p) => typeof p !== 'string' || p.trim() === '')) return { kind: 'ref', ref: refs[0]! };
+  if (refs.length === 1 && parts.every((p) => typeof p !== 'string' || p.trim() === ''))
+    return { kind: 'ref', ref: refs[0]! };
   return { kind: 'text', parts };
 }
 

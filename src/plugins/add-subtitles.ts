@@ -1,6 +1,19 @@
 import { writeFile } from 'node:fs/promises';
 import { captionStyleFields, captionStyleOf, restyle, type CaptionStyle } from './shared/caption-style.js';
-import { qualityParam, argv, audioCodecFor, CONTRACT_VERSION, definePlugin, escapeFilterValue, even, muxerFor, Param, Type, videoEncoder, VIDEO_CONTAINERS } from '../sdk.js';
+import {
+  qualityParam,
+  argv,
+  audioCodecFor,
+  CONTRACT_VERSION,
+  definePlugin,
+  escapeFilterValue,
+  even,
+  muxerFor,
+  Param,
+  Type,
+  videoEncoder,
+  VIDEO_CONTAINERS,
+} from '../sdk.js';
 
 /** The subtitles as ASS, styled, in the job's workspace. */
 const ASS_FILE = 'subtitles.ass';
@@ -9,7 +22,12 @@ const ASS_FILE = 'subtitles.ass';
  * Writes the subtitle script with the style fields applied. Run in a worker thread
  * (StepContext.offThread): a subtitle input of megabytes is tens of thousands of lines to rewrite.
  */
-export async function writeRestyled(ass: string, style: CaptionStyle, frameHeight: number, file: string): Promise<void> {
+export async function writeRestyled(
+  ass: string,
+  style: CaptionStyle,
+  frameHeight: number,
+  file: string,
+): Promise<void> {
   await writeFile(file, restyle(ass, style, frameHeight), 'utf8');
 }
 

@@ -1,4 +1,15 @@
-import { argv, CONTRACT_VERSION, definePlugin, imageStep, libvipsReads, Param, Type, type BuildContext, type Plan, type Sharp } from '../sdk.js';
+import {
+  argv,
+  CONTRACT_VERSION,
+  definePlugin,
+  imageStep,
+  libvipsReads,
+  Param,
+  Type,
+  type BuildContext,
+  type Plan,
+  type Sharp,
+} from '../sdk.js';
 import { BLACK, flattenOntoBlack, JPEG_LIBVIPS, JPEG_OUTPUT } from './shared/still-image.js';
 
 const FORMATS = ['png', 'jpg', 'jpeg', 'webp', 'bmp', 'tiff', 'gif'] as const;
@@ -45,7 +56,12 @@ const LIBVIPS_WRITE: Partial<Record<ImageFormat, (picture: Sharp) => Sharp>> = {
 };
 
 /** The ffmpeg command, for BMP and for pictures libvips does not read here; `npm run bench` compares against it. */
-export function convertWithFfmpeg({ params, inputs, output, input }: BuildContext<{ target_format: ImageFormat }>): string[] {
+export function convertWithFfmpeg({
+  params,
+  inputs,
+  output,
+  input,
+}: BuildContext<{ target_format: ImageFormat }>): string[] {
   const image = inputs.image_url![0]!;
   const { width, height } = image.facts.video!;
   const format = params.target_format;
@@ -58,7 +74,10 @@ export function convertWithFfmpeg({ params, inputs, output, input }: BuildContex
     return argv(input(image), filter, flattened, [output]);
   }
   // GIF has 256 colours: a palette made from the picture itself keeps it faithful.
-  const gifPalette = format === 'gif' ? ['-filter_complex', '[0:v]split[a][b];[a]palettegen=reserve_transparent=1[p];[b][p]paletteuse'] : null;
+  const gifPalette =
+    format === 'gif'
+      ? ['-filter_complex', '[0:v]split[a][b];[a]palettegen=reserve_transparent=1[p];[b][p]paletteuse']
+      : null;
   const encode = ENCODE[format as keyof typeof ENCODE](alpha);
   return argv(input(image), gifPalette, ['-frames:v', '1', '-update', '1'], encode, ['-f', 'image2', output]);
 }
@@ -68,7 +87,8 @@ export default definePlugin({
   name: 'convert_image_from_url',
   path: '/convert_image_from_url/',
   summary: 'Convert an image to another format',
-  description: 'The first frame of the image is written in the target format; transparency is kept where the target has it (PNG, WebP, TIFF, GIF) and becomes black where it has not (JPEG, BMP).',
+  description:
+    'The first frame of the image is written in the target format; transparency is kept where the target has it (PNG, WebP, TIFF, GIF) and becomes black where it has not (JPEG, BMP).',
   params: Type.Object({
     image_url: Param.url('image', 'Direct URL of the image'),
     target_format: Param.format(FORMATS, { description: 'Target image format' }),
@@ -79,7 +99,17 @@ export default definePlugin({
     const image = inputs.image_url![0]!;
     const write = LIBVIPS_WRITE[params.target_format];
     if (!write || !libvipsReads(image.facts)) return convertWithFfmpeg(context);
-    return { commands: [], steps: [imageStep(`libvips: ${image.file} (first frame) written as ${params.target_format} -> ${output}`, image.file, output, write)] };
+    return {
+      commands: [],
+      steps: [
+        imageStep(
+          `libvips: ${image.file} (first frame) written as ${params.target_format} -> ${output}`,
+          image.file,
+          output,
+          write,
+        ),
+      ],
+    };
   },
   message: (p) => `Image converted to ${p.target_format} successfully.`,
 });

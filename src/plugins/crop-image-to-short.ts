@@ -1,4 +1,15 @@
-import { argv, CONTRACT_VERSION, definePlugin, imageStep, libvipsReads, Param, Type, type BuildContext, type LocalInput, type Plan } from '../sdk.js';
+import {
+  argv,
+  CONTRACT_VERSION,
+  definePlugin,
+  imageStep,
+  libvipsReads,
+  Param,
+  Type,
+  type BuildContext,
+  type LocalInput,
+  type Plan,
+} from '../sdk.js';
 import { BLACK, flattenOntoBlack, JPEG_LIBVIPS, JPEG_OUTPUT } from './shared/still-image.js';
 
 const WIDTH = 720;
@@ -22,7 +33,12 @@ export function cropWithFfmpeg({ inputs, output, input }: BuildContext<unknown>)
   const chain = largeEnough(image)
     ? `scale=${WIDTH}:${HEIGHT}:force_original_aspect_ratio=increase,crop=${WIDTH}:${HEIGHT}`
     : `scale=${WIDTH}:${HEIGHT}:force_original_aspect_ratio=decrease,pad=${WIDTH}:${HEIGHT}:(ow-iw)/2:(oh-ih)/2:color=black@0`;
-  return argv(input(image), ['-filter_complex', `${flattenOntoBlack(`${chain},setsar=1`, WIDTH, HEIGHT)}`], JPEG_OUTPUT, [output]);
+  return argv(
+    input(image),
+    ['-filter_complex', `${flattenOntoBlack(`${chain},setsar=1`, WIDTH, HEIGHT)}`],
+    JPEG_OUTPUT,
+    [output],
+  );
 }
 
 export default definePlugin({
@@ -45,8 +61,20 @@ export default definePlugin({
     return {
       commands: [],
       steps: [
-        imageStep(`libvips: ${image.file} fitted to ${WIDTH}x${HEIGHT} (${fit}, centred), flattened onto black, JPEG q${JPEG_LIBVIPS.quality} -> ${output}`, image.file, output, (picture) =>
-          picture.resize(WIDTH, HEIGHT, { fit, position: 'centre', background: { ...BLACK, alpha: 0 }, kernel: 'lanczos3' }).flatten({ background: BLACK }).jpeg(JPEG_LIBVIPS),
+        imageStep(
+          `libvips: ${image.file} fitted to ${WIDTH}x${HEIGHT} (${fit}, centred), flattened onto black, JPEG q${JPEG_LIBVIPS.quality} -> ${output}`,
+          image.file,
+          output,
+          (picture) =>
+            picture
+              .resize(WIDTH, HEIGHT, {
+                fit,
+                position: 'centre',
+                background: { ...BLACK, alpha: 0 },
+                kernel: 'lanczos3',
+              })
+              .flatten({ background: BLACK })
+              .jpeg(JPEG_LIBVIPS),
         ),
       ],
     };

@@ -11,7 +11,8 @@ const SENTENCE_END = new RegExp(`[.!?…‼⁇⁈⁉。！？｡．؟।][${CLOS
  * Characters of scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer,
  * Myanmar), and CJK full stops: a token holding any of them is cut into words by `Intl.Segmenter`.
  */
-const UNSPACED = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}。！？｡]/u;
+const UNSPACED =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}。！？｡]/u;
 /** The highlight colour when none is given: gold, clear on white text and on most pictures. */
 const HIGHLIGHT = '#FFD700';
 /** ICU's dictionary-based word breaks; one fixed locale, so the cues do not depend on the server's. */
@@ -49,7 +50,8 @@ function words(text: string): Word[] {
 }
 
 /** A cue's text: its words, with a space only where the text had one. */
-const joined = (cue: Word[]): string => cue.map((word, i) => (i > 0 && word.spaced ? ` ${word.text}` : word.text)).join('');
+const joined = (cue: Word[]): string =>
+  cue.map((word, i) => (i > 0 && word.spaced ? ` ${word.text}` : word.text)).join('');
 
 /** The words of cues of at most `perLine` words, each ending early at the end of a sentence. */
 export function cueWords(text: string, perLine: number): Word[][] {
@@ -78,7 +80,9 @@ export function srtTime(totalSeconds: number): string {
 
 /** A whole SRT document: numbered cues, one after the other, `seconds` each. */
 export function toSrt(lines: string[], seconds: number): string {
-  return lines.map((line, i) => `${i + 1}\n${srtTime(i * seconds)} --> ${srtTime((i + 1) * seconds)}\n${line}\n`).join('\n');
+  return lines
+    .map((line, i) => `${i + 1}\n${srtTime(i * seconds)} --> ${srtTime((i + 1) * seconds)}\n${line}\n`)
+    .join('\n');
 }
 
 /**
@@ -87,7 +91,10 @@ export function toSrt(lines: string[], seconds: number): string {
  */
 export function toVtt(lines: string[], seconds: number): string {
   const escape = (line: string) => line.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
-  const cueText = lines.map((line, i) => `${srtTime(i * seconds).replace(',', '.')} --> ${srtTime((i + 1) * seconds).replace(',', '.')}\n${escape(line)}\n`);
+  const cueText = lines.map(
+    (line, i) =>
+      `${srtTime(i * seconds).replace(',', '.')} --> ${srtTime((i + 1) * seconds).replace(',', '.')}\n${escape(line)}\n`,
+  );
   return `WEBVTT\n\n${cueText.join('\n')}`;
 }
 
@@ -97,11 +104,26 @@ const ASS_ONLY = [...Object.keys(captionStyleFields), 'highlight', 'highlight_co
 /** The operation's fields (also what `writeSubtitles` receives, validated). */
 const PARAMS = Type.Object({
   text: Param.text({ description: 'The text to turn into subtitles', maxLength: 1_000_000 }),
-  words_per_line: Param.integer({ minimum: 1, maximum: 100, default: 8, description: 'Most words in one subtitle line' }),
-  seconds_per_line: Param.integer({ minimum: 1, maximum: 3600, default: 3, description: 'Seconds each subtitle line lasts' }),
-  format: Param.format(['srt', 'vtt', 'ass'], { default: 'srt', description: 'Subtitle format: srt, vtt (WebVTT) or ass (styled; takes the style fields below)' }),
+  words_per_line: Param.integer({
+    minimum: 1,
+    maximum: 100,
+    default: 8,
+    description: 'Most words in one subtitle line',
+  }),
+  seconds_per_line: Param.integer({
+    minimum: 1,
+    maximum: 3600,
+    default: 3,
+    description: 'Seconds each subtitle line lasts',
+  }),
+  format: Param.format(['srt', 'vtt', 'ass'], {
+    default: 'srt',
+    description: 'Subtitle format: srt, vtt (WebVTT) or ass (styled; takes the style fields below)',
+  }),
   ...captionStyleFields,
-  highlight: Optional(Param.choice(['word'], { description: 'format ass: word highlights each word of a cue in turn, karaoke-style' })),
+  highlight: Optional(
+    Param.choice(['word'], { description: 'format ass: word highlights each word of a cue in turn, karaoke-style' }),
+  ),
   highlight_color: colourParam('the highlighted word (format ass with highlight=word; default #FFD700)'),
 });
 
@@ -113,7 +135,10 @@ export async function writeSubtitles(params: Static<typeof PARAMS>, file: string
   const { text, words_per_line: perLine, seconds_per_line: seconds } = params;
   const content =
     params.format === 'ass'
-      ? toAss(cueWords(text, perLine), seconds, { style: captionStyleOf(params), ...(params.highlight ? { highlight: params.highlight_color ?? HIGHLIGHT } : {}) })
+      ? toAss(cueWords(text, perLine), seconds, {
+          style: captionStyleOf(params),
+          ...(params.highlight ? { highlight: params.highlight_color ?? HIGHLIGHT } : {}),
+        })
       : (params.format === 'vtt' ? toVtt : toSrt)(cues(text, perLine), seconds);
   await writeFile(file, content, 'utf8');
 }
@@ -131,7 +156,10 @@ export default definePlugin({
   // Style fields would be lost in silence in SRT and WebVTT, which carry none.
   checkParams: (params) => {
     const styled = ASS_ONLY.find((key) => (params as Record<string, unknown>)[key] !== undefined);
-    if (styled && params.format !== 'ass') throw paramError(`Expected \`format\` to be ass when \`${styled}\` is given: ${params.format} files carry no styles`);
+    if (styled && params.format !== 'ass')
+      throw paramError(
+        `Expected \`format\` to be ass when \`${styled}\` is given: ${params.format} files carry no styles`,
+      );
   },
   // No ffmpeg here: a step writes the output, in a worker thread (see writeSubtitles).
   build: ({ params, output }) => ({

@@ -24,9 +24,16 @@ const MAX_FRAME_PIXELS = 7680 * 4320;
  * The frame: width x height when given, else the first image's size, made even and, for a huge
  * first image, scaled down (keeping its shape) to at most 8K's pixel count.
  */
-export function frameSize(width: number | undefined, height: number | undefined, firstWidth: number, firstHeight: number) {
+export function frameSize(
+  width: number | undefined,
+  height: number | undefined,
+  firstWidth: number,
+  firstHeight: number,
+) {
   if (width !== undefined && height !== undefined && width * height > MAX_FRAME_PIXELS) {
-    throw paramError(`Expected \`width\` x \`height\` to be at most ${MAX_FRAME_PIXELS} pixels (8K), got ${width}x${height}`);
+    throw paramError(
+      `Expected \`width\` x \`height\` to be at most ${MAX_FRAME_PIXELS} pixels (8K), got ${width}x${height}`,
+    );
   }
   const w = width ?? firstWidth;
   const h = height ?? firstHeight;
@@ -43,17 +50,30 @@ export default definePlugin({
   path: '/images-to-video/',
   summary: 'Slideshow video from images',
   description:
-    'Each image is shown for seconds_per_image, letterboxed (never stretched, transparency black) into one frame size: the first image\'s, made even, or width x height. Constant frame rate, yuv420p.',
+    "Each image is shown for seconds_per_image, letterboxed (never stretched, transparency black) into one frame size: the first image's, made even, or width x height. Constant frame rate, yuv420p.",
   params: Type.Object({
     image_urls: Param.urlList('image', 'Comma-separated image URLs (JPG, PNG, WebP, ...), shown in this order', {
       tooFew: 'No image URLs provided',
     }),
-    seconds_per_image: Param.integer({ minimum: 1, maximum: 3600, default: 5, description: 'Seconds each image is shown' }),
+    seconds_per_image: Param.integer({
+      minimum: 1,
+      maximum: 3600,
+      default: 5,
+      description: 'Seconds each image is shown',
+    }),
     format: Param.format(FORMATS, { default: 'mp4', description: 'Output video format' }),
     quality: qualityParam(),
     fps: Param.integer({ minimum: 1, maximum: 60, default: 25, description: 'Frames per second of the output' }),
-    width: Optional(Param.integer({ minimum: 16, maximum: 7680, description: 'Frame width (default: the first image\'s, within 8K)' })),
-    height: Optional(Param.integer({ minimum: 16, maximum: 7680, description: 'Frame height (default: the first image\'s, within 8K)' })),
+    width: Optional(
+      Param.integer({ minimum: 16, maximum: 7680, description: "Frame width (default: the first image's, within 8K)" }),
+    ),
+    height: Optional(
+      Param.integer({
+        minimum: 16,
+        maximum: 7680,
+        description: "Frame height (default: the first image's, within 8K)",
+      }),
+    ),
   }),
   output: (p) => ({ field: 'output_file', path: `{id}/output.${p.format}` }),
   // The images times their seconds: a long slideshow is refused before any image is fetched.
@@ -69,12 +89,18 @@ export default definePlugin({
     // it cannot switch decoders mid-stream. Pictures that all share the first one's codec and have
     // no alpha are read as they are; otherwise each is first letterboxed on its own, flattened
     // onto black and written as an RGB PNG of the frame size, so all share one codec.
-    const direct = images.every((image) => image.facts.video!.codec === first.codec && !hasAlpha(image.facts.video!.pixFmt));
+    const direct = images.every(
+      (image) => image.facts.video!.codec === first.codec && !hasAlpha(image.facts.video!.pixFmt),
+    );
     const frames = images.map((image, i) => ({ image, file: direct ? image.file : `frame${i}.png` }));
     const letterbox = direct
       ? []
       : frames.map(({ image, file }) =>
-          argv(input(image), ['-filter_complex', flattenOntoBlack(fit, width, height)], ['-frames:v', '1', '-update', '1', '-c:v', 'png', '-pix_fmt', 'rgb24', '-f', 'image2', file]),
+          argv(
+            input(image),
+            ['-filter_complex', flattenOntoBlack(fit, width, height)],
+            ['-frames:v', '1', '-update', '1', '-c:v', 'png', '-pix_fmt', 'rgb24', '-f', 'image2', file],
+          ),
         );
     // The last entry's duration is only honoured when the file is listed once more.
     const list = concatList([
@@ -91,10 +117,12 @@ export default definePlugin({
       expectedSeconds: total,
       commands: [
         ...letterbox,
-        argv(concatListArgs('images.txt', 'image'), ['-vf', filter, '-fps_mode', 'cfr', '-r', String(params.fps), '-frames:v', String(total * params.fps), '-an'], videoEncoder(params.format, { still: true, quality: params.quality }), [
-          ...muxerFor(params.format),
-          output,
-        ]),
+        argv(
+          concatListArgs('images.txt', 'image'),
+          ['-vf', filter, '-fps_mode', 'cfr', '-r', String(params.fps), '-frames:v', String(total * params.fps), '-an'],
+          videoEncoder(params.format, { still: true, quality: params.quality }),
+          [...muxerFor(params.format), output],
+        ),
       ],
     };
   },

@@ -21,7 +21,7 @@ export default definePlugin({
     "The video's own audio is dropped, never mixed. The video stream is copied when the container takes its codec. The output lasts as long as the shorter input.",
   params: Type.Object({
     video_url: Param.url('video', 'URL of the input video'),
-    audio_url: Param.url('audio', 'URL of the audio that replaces the video\'s sound (MP3 recommended)'),
+    audio_url: Param.url('audio', "URL of the audio that replaces the video's sound (MP3 recommended)"),
     format: Param.format(VIDEO_CONTAINERS, { default: 'mp4', description: 'Output video format' }),
     quality: qualityParam(),
   }),

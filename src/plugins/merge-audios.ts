@@ -18,7 +18,12 @@ import {
 /** Inputs that already are the target's codec, container, rate and channels can be joined by copying packets. */
 function canCopy(inputs: LocalInput[], format: AudioContainer): boolean {
   const first = inputs[0]!.facts.audio!;
-  return inputs.every(({ facts }) => isAudioFileOf(format, facts) && facts.audio!.sampleRate === first.sampleRate && facts.audio!.channels === first.channels);
+  return inputs.every(
+    ({ facts }) =>
+      isAudioFileOf(format, facts) &&
+      facts.audio!.sampleRate === first.sampleRate &&
+      facts.audio!.channels === first.channels,
+  );
 }
 
 export default definePlugin({
@@ -41,16 +46,34 @@ export default definePlugin({
     const expectedSeconds = audios.reduce((sum, a) => sum + (a.facts.duration ?? 0), 0);
     if (canCopy(audios, params.format)) {
       const files = { 'inputs.txt': concatList(audios.map((a) => ({ file: a.file }))) };
-      return { files, expectedSeconds, commands: [argv(concatListArgs('inputs.txt', 'audio'), ['-map', '0:a', '-c', 'copy'], audioMuxerFor(params.format), [output])] };
+      return {
+        files,
+        expectedSeconds,
+        commands: [
+          argv(concatListArgs('inputs.txt', 'audio'), ['-map', '0:a', '-c', 'copy'], audioMuxerFor(params.format), [
+            output,
+          ]),
+        ],
+      };
     }
     // Decode everything to one rate and layout, then concatenate: stereo if any input has two or more channels.
     const sampleRate = audioFileSampleRate(params.format, audios[0]!.facts.audio!.sampleRate);
     const layout = audios.some((a) => a.facts.audio!.channels >= 2) ? 'stereo' : 'mono';
-    const chains = audios.map((_, i) => `[${i}:a:0]aresample=${sampleRate},aformat=sample_fmts=fltp:channel_layouts=${layout}[a${i}]`);
+    const chains = audios.map(
+      (_, i) => `[${i}:a:0]aresample=${sampleRate},aformat=sample_fmts=fltp:channel_layouts=${layout}[a${i}]`,
+    );
     const graph = `${chains.join(';')};${audios.map((_, i) => `[a${i}]`).join('')}concat=n=${audios.length}:v=0:a=1[out]`;
     return {
       expectedSeconds,
-      commands: [argv(...audios.map((a) => input(a)), ['-filter_complex', graph, '-map', '[out]', '-vn'], audioFileEncoder(params.format), audioMuxerFor(params.format), [output])],
+      commands: [
+        argv(
+          ...audios.map((a) => input(a)),
+          ['-filter_complex', graph, '-map', '[out]', '-vn'],
+          audioFileEncoder(params.format),
+          audioMuxerFor(params.format),
+          [output],
+        ),
+      ],
     };
   },
   message: () => 'Audios merged successfully',

@@ -50,10 +50,20 @@ export function compatible(videos: LocalInput[]): boolean {
     const v = facts.video!;
     const a = facts.audio;
     const sameVideo =
-      MP4_VIDEO.includes(v.codec) && v.codec === fv.codec && v.width === fv.width && v.height === fv.height && v.pixFmt === fv.pixFmt && Math.abs(v.fps - fv.fps) < 0.01 && v.profile === fv.profile;
-    const sameAudio = a && first.audio
-      ? MP4_AUDIO.includes(a.codec) && a.codec === first.audio.codec && a.sampleRate === first.audio.sampleRate && a.channels === first.audio.channels
-      : !a && !first.audio;
+      MP4_VIDEO.includes(v.codec) &&
+      v.codec === fv.codec &&
+      v.width === fv.width &&
+      v.height === fv.height &&
+      v.pixFmt === fv.pixFmt &&
+      Math.abs(v.fps - fv.fps) < 0.01 &&
+      v.profile === fv.profile;
+    const sameAudio =
+      a && first.audio
+        ? MP4_AUDIO.includes(a.codec) &&
+          a.codec === first.audio.codec &&
+          a.sampleRate === first.audio.sampleRate &&
+          a.channels === first.audio.channels
+        : !a && !first.audio;
     return sameVideo && sameAudio;
   });
 }
@@ -88,17 +98,40 @@ export default definePlugin({
       const remux = videos.flatMap((v, i) =>
         parts[i] === v.file
           ? []
-          : [argv(input(v), ['-map', '0:v:0'], withAudio ? ['-map', '0:a:0'] : null, ['-c', 'copy', '-video_track_timescale', videoTimeBase.slice(2), '-f', 'mov', parts[i]!])],
+          : [
+              argv(input(v), ['-map', '0:v:0'], withAudio ? ['-map', '0:a:0'] : null, [
+                '-c',
+                'copy',
+                '-video_track_timescale',
+                videoTimeBase.slice(2),
+                '-f',
+                'mov',
+                parts[i]!,
+              ]),
+            ],
       );
       const files = { 'videos.txt': concatList(parts.map((file) => ({ file }))) };
       // The concat demuxer turns H.264 into Annex B, which writes each input's SPS and PPS into its
       // first key frame: needed when the inputs' differ, a change of every input's first packet when
       // they are the same, so then packets go through untouched.
-      const sameSetup = videos.every((v) => v.facts.video!.extradataHash !== undefined && v.facts.video!.extradataHash === videos[0]!.facts.video!.extradataHash);
+      const sameSetup = videos.every(
+        (v) =>
+          v.facts.video!.extradataHash !== undefined &&
+          v.facts.video!.extradataHash === videos[0]!.facts.video!.extradataHash,
+      );
       return {
         files,
         expectedSeconds,
-        commands: [...remux, argv(sameSetup ? ['-auto_convert', '0'] : null, concatListArgs('videos.txt', 'video'), ['-map', '0', '-c', 'copy'], muxerFor('mp4'), [output])],
+        commands: [
+          ...remux,
+          argv(
+            sameSetup ? ['-auto_convert', '0'] : null,
+            concatListArgs('videos.txt', 'video'),
+            ['-map', '0', '-c', 'copy'],
+            muxerFor('mp4'),
+            [output],
+          ),
+        ],
       };
     }
     const first = videos[0]!.facts.video!;

@@ -29,7 +29,13 @@ const PROFILES: Record<AudioContainer, AudioProfile> = {
   // A bare AAC stream is ADTS.
   aac: { muxer: 'adts', muxerOptions: [], codec: 'aac', demuxer: 'aac', encode: ['-c:a', 'aac', '-b:a', '192k'] },
   // The ipod muxer writes the .m4a flavour of MP4; +faststart lets players start before the end arrives.
-  m4a: { muxer: 'ipod', muxerOptions: ['-movflags', '+faststart'], codec: 'aac', demuxer: 'mov', encode: ['-c:a', 'aac', '-b:a', '192k'] },
+  m4a: {
+    muxer: 'ipod',
+    muxerOptions: ['-movflags', '+faststart'],
+    codec: 'aac',
+    demuxer: 'mov',
+    encode: ['-c:a', 'aac', '-b:a', '192k'],
+  },
   ogg: { muxer: 'ogg', muxerOptions: [], codec: 'vorbis', demuxer: 'ogg', encode: ['-c:a', 'libvorbis', '-q:a', '5'] },
   flac: { muxer: 'flac', muxerOptions: [], codec: 'flac', demuxer: 'flac', encode: ['-c:a', 'flac'] },
   opus: { muxer: 'ogg', muxerOptions: [], codec: 'opus', demuxer: 'ogg', encode: ['-c:a', 'libopus', '-b:a', '128k'] },

@@ -23,11 +23,35 @@ interface ContainerProfile {
 
 const PROFILES: Record<VideoContainer, ContainerProfile> = {
   // +faststart moves the index to the front, so players and upload sites can start before the end arrives.
-  mp4: { copyVideo: ['h264', 'hevc', 'mpeg4', 'av1'], copyAudio: ['aac', 'mp3'], video: 'h264', audio: 'aac', muxer: ['-movflags', '+faststart'] },
-  mov: { copyVideo: ['h264', 'hevc', 'mpeg4', 'prores', 'mjpeg'], copyAudio: ['aac', 'mp3', 'pcm_s16le'], video: 'h264', audio: 'aac', muxer: ['-movflags', '+faststart'] },
-  mkv: { copyVideo: ['h264', 'hevc', 'vp8', 'vp9', 'av1', 'mpeg4'], copyAudio: ['aac', 'mp3', 'opus', 'vorbis', 'flac', 'ac3'], video: 'h264', audio: 'aac', muxer: [] },
+  mp4: {
+    copyVideo: ['h264', 'hevc', 'mpeg4', 'av1'],
+    copyAudio: ['aac', 'mp3'],
+    video: 'h264',
+    audio: 'aac',
+    muxer: ['-movflags', '+faststart'],
+  },
+  mov: {
+    copyVideo: ['h264', 'hevc', 'mpeg4', 'prores', 'mjpeg'],
+    copyAudio: ['aac', 'mp3', 'pcm_s16le'],
+    video: 'h264',
+    audio: 'aac',
+    muxer: ['-movflags', '+faststart'],
+  },
+  mkv: {
+    copyVideo: ['h264', 'hevc', 'vp8', 'vp9', 'av1', 'mpeg4'],
+    copyAudio: ['aac', 'mp3', 'opus', 'vorbis', 'flac', 'ac3'],
+    video: 'h264',
+    audio: 'aac',
+    muxer: [],
+  },
   // AVI players expect MPEG-4 Part 2 (Xvid) with MP3.
-  avi: { copyVideo: ['mpeg4', 'mjpeg'], copyAudio: ['mp3', 'ac3', 'pcm_s16le'], video: 'mpeg4', audio: 'mp3', muxer: [] },
+  avi: {
+    copyVideo: ['mpeg4', 'mjpeg'],
+    copyAudio: ['mp3', 'ac3', 'pcm_s16le'],
+    video: 'mpeg4',
+    audio: 'mp3',
+    muxer: [],
+  },
   webm: { copyVideo: ['vp8', 'vp9', 'av1'], copyAudio: ['opus', 'vorbis'], video: 'vp9', audio: 'opus', muxer: [] },
 };
 
@@ -39,7 +63,8 @@ export type Quality = (typeof QUALITIES)[number];
 export const qualityParam = () =>
   Param.choice(QUALITIES, {
     default: 'balanced',
-    description: 'Speed against size when video is encoded: fast (quickest, largest), balanced, small (slowest, smallest)',
+    description:
+      'Speed against size when video is encoded: fast (quickest, largest), balanced, small (slowest, smallest)',
   });
 
 export interface VideoEncodeOptions {
@@ -76,7 +101,20 @@ export function videoEncoder(container: VideoContainer, options: VideoEncodeOpti
       if (options.still) {
         const { preset, crf } = X264_STILL[quality];
         // Still pictures: no B-frames, one reference and no look-ahead cost little and lose nothing here.
-        return ['-c:v', 'libx264', '-preset', preset, '-tune', 'stillimage', '-crf', String(crf), '-x264-params', 'bframes=0:ref=1:rc-lookahead=0', '-pix_fmt', 'yuv420p'];
+        return [
+          '-c:v',
+          'libx264',
+          '-preset',
+          preset,
+          '-tune',
+          'stillimage',
+          '-crf',
+          String(crf),
+          '-x264-params',
+          'bframes=0:ref=1:rc-lookahead=0',
+          '-pix_fmt',
+          'yuv420p',
+        ];
       }
       const { preset, crf } = X264[quality];
       return ['-c:v', 'libx264', '-preset', preset, '-crf', String(crf), '-pix_fmt', 'yuv420p'];
@@ -87,7 +125,22 @@ export function videoEncoder(container: VideoContainer, options: VideoEncodeOpti
       const { cpuUsed, crf } = VP9[quality];
       // The realtime deadline with a high cpu-used keeps VP9 within a few times x264's speed; row-mt uses every core.
       const deadline = cpuUsed >= 5 ? 'realtime' : 'good';
-      return ['-c:v', 'libvpx-vp9', '-crf', String(crf), '-b:v', '0', '-deadline', deadline, '-cpu-used', String(cpuUsed), '-row-mt', '1', '-pix_fmt', 'yuv420p'];
+      return [
+        '-c:v',
+        'libvpx-vp9',
+        '-crf',
+        String(crf),
+        '-b:v',
+        '0',
+        '-deadline',
+        deadline,
+        '-cpu-used',
+        String(cpuUsed),
+        '-row-mt',
+        '1',
+        '-pix_fmt',
+        'yuv420p',
+      ];
     }
   }
 }
@@ -105,9 +158,15 @@ export function audioEncoder(container: VideoContainer): string[] {
 }
 
 /** Copy the video stream when the container takes its codec, else encode it. */
-export function videoCodecFor(container: VideoContainer, facts: MediaFacts | undefined, quality: Quality = 'balanced'): string[] {
+export function videoCodecFor(
+  container: VideoContainer,
+  facts: MediaFacts | undefined,
+  quality: Quality = 'balanced',
+): string[] {
   const codec = facts?.video?.codec;
-  return codec && PROFILES[container].copyVideo.includes(codec) ? ['-c:v', 'copy'] : videoEncoder(container, { quality });
+  return codec && PROFILES[container].copyVideo.includes(codec)
+    ? ['-c:v', 'copy']
+    : videoEncoder(container, { quality });
 }
 
 /** Copy the audio stream when the container takes its codec, else encode it. */

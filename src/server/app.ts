@@ -86,7 +86,9 @@ export async function buildServer(
   // Any client may give a webhook_url: unsigned, a receiver cannot tell this server's deliveries
   // from forged ones sent by whoever learnt its URL.
   if (!config.webhookSecret) {
-    app.log.warn('webhooks are sent unsigned: set MEDIAFLOW_WEBHOOK_SECRET so receivers can verify them (docs/security.md)');
+    app.log.warn(
+      'webhooks are sent unsigned: set MEDIAFLOW_WEBHOOK_SECRET so receivers can verify them (docs/security.md)',
+    );
   }
   metrics.watchJobs(jobs);
   // Browsers on the listed origins may call the API (off unless MEDIAFLOW_CORS_ORIGINS lists some).
@@ -125,7 +127,11 @@ export async function buildServer(
   // Subtitles get the media-type table's type (the `mime` table lacks ASS) and their UTF-8 charset.
   app.addHook('onSend', async (request, reply, payload) => {
     const file = request.url.split('?')[0]!;
-    if (request.url.startsWith(`${SERVER_PATHS.uploads}/`) && /\.(srt|vtt|ass)$/i.test(file) && reply.statusCode < 300) {
+    if (
+      request.url.startsWith(`${SERVER_PATHS.uploads}/`) &&
+      /\.(srt|vtt|ass)$/i.test(file) &&
+      reply.statusCode < 300
+    ) {
       void reply.header('content-type', contentTypeOf(file));
     }
     return payload;
@@ -169,15 +175,22 @@ export async function buildServer(
   const ownerOf = keyOwner(config);
   const submit: SubmitContext = { jobs, config, baseUrl: (request) => baseUrl(request, config), ownerOf };
   for (const plugin of registry.list()) {
-    const urlFields = Object.entries(plugin.params.properties).flatMap(([key, schema]) => (inputSpecOf(schema) ? [key] : []));
-    app.post(plugin.path, { onRequest: checkKey }, (request, reply) => submitJob(request, reply, 'operation', plugin.name, submit, urlFields));
+    const urlFields = Object.entries(plugin.params.properties).flatMap(([key, schema]) =>
+      inputSpecOf(schema) ? [key] : [],
+    );
+    app.post(plugin.path, { onRequest: checkKey }, (request, reply) =>
+      submitJob(request, reply, 'operation', plugin.name, submit, urlFields),
+    );
     // Another method on an operation's path is the wrong method, not a missing route (HEAD comes with GET).
     app.route({
       method: ['GET', 'PUT', 'PATCH', 'DELETE'],
       url: plugin.path,
       handler: async (request, reply) => {
         void reply.header('allow', 'POST');
-        throw new MediaflowError('MF_ERR_METHOD', `Method ${request.method} is not allowed on ${plugin.path}: send a POST with the fields`);
+        throw new MediaflowError(
+          'MF_ERR_METHOD',
+          `Method ${request.method} is not allowed on ${plugin.path}: send a POST with the fields`,
+        );
       },
     });
   }
@@ -185,7 +198,10 @@ export async function buildServer(
   registerJobRoutes(app, jobs, checkKey, ownerOf);
   if (config.dashboard) {
     const queues = jobs.backend.bullQueues;
-    if (!queues || !config.apiKey) throw paramError('MEDIAFLOW_DASHBOARD needs MEDIAFLOW_REDIS_URL (the queues it shows) and MEDIAFLOW_API_KEY (it is never open)');
+    if (!queues || !config.apiKey)
+      throw paramError(
+        'MEDIAFLOW_DASHBOARD needs MEDIAFLOW_REDIS_URL (the queues it shows) and MEDIAFLOW_API_KEY (it is never open)',
+      );
     await registerDashboard(app, queues, config.apiKey);
   }
   // GET /openapi.json and /docs: made from the same registry, open without the API key (they hold no data).
@@ -195,7 +211,8 @@ export async function buildServer(
   // Redis keeps its queue itself, and BullMQ gives a dead worker's jobs to another.
   if (jobs.backend.kind === 'embedded') {
     const recovered = await jobs.recover();
-    if (Object.values(recovered).some((count) => count > 0)) app.log.info(recovered, 'picked up jobs left by an earlier run');
+    if (Object.values(recovered).some((count) => count > 0))
+      app.log.info(recovered, 'picked up jobs left by an earlier run');
   }
   return { app, engine, jobs, store };
 }

@@ -14,7 +14,8 @@ import { MediaflowError } from '../engine/errors.js';
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /** Constant-time comparison of a credential with the configured secret. */
-export const matches = (given: unknown, secret: string) => typeof given === 'string' && timingSafeEqual(digest(given), digest(secret));
+export const matches = (given: unknown, secret: string) =>
+  typeof given === 'string' && timingSafeEqual(digest(given), digest(secret));
 
 /** The token of an `Authorization: Bearer <token>` header. */
 const bearer = (request: FastifyRequest) => /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
@@ -53,6 +54,11 @@ export function metricsCheck(config: Pick<Config, 'apiKey' | 'apiKeys' | 'metric
     const given = [bearer(request), request.headers['x-api-key']];
     if (secrets.some((secret) => given.some((credential) => matches(credential, secret)))) return;
     void reply.header('www-authenticate', 'Bearer realm="mediaflow metrics"');
-    throw new MediaflowError('MF_ERR_AUTH', config.metricsToken ? 'Invalid or missing metrics token (Authorization: Bearer) or API key' : 'Invalid or missing API key');
+    throw new MediaflowError(
+      'MF_ERR_AUTH',
+      config.metricsToken
+        ? 'Invalid or missing metrics token (Authorization: Bearer) or API key'
+        : 'Invalid or missing API key',
+    );
   };
 }

@@ -79,7 +79,10 @@ function groupedWarning(log: FastifyBaseLogger, message: string): (details?: Rec
  */
 export function limitConnections(server: HttpServer, config: Config, log: FastifyBaseLogger): void {
   server.maxConnections = config.maxConnections ?? defaultMaxConnections();
-  const dropped = groupedWarning(log, `connections closed: ${server.maxConnections} are open (MEDIAFLOW_MAX_CONNECTIONS)`);
+  const dropped = groupedWarning(
+    log,
+    `connections closed: ${server.maxConnections} are open (MEDIAFLOW_MAX_CONNECTIONS)`,
+  );
   server.on('drop', () => dropped());
 
   const perClient = config.maxConnectionsPerClient;

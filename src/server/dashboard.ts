@@ -29,7 +29,11 @@ function carriesKey(request: FastifyRequest, key: string): boolean {
 export async function registerDashboard(app: FastifyInstance, queues: Queue[], apiKey: string): Promise<void> {
   const adapter = new FastifyAdapter();
   adapter.setBasePath(DASHBOARD_PATH);
-  createBullBoard({ queues: queues.map((queue) => new BullMQAdapter(queue)), serverAdapter: adapter, options: { uiConfig: { boardTitle: 'mediaflow' } } });
+  createBullBoard({
+    queues: queues.map((queue) => new BullMQAdapter(queue)),
+    serverAdapter: adapter,
+    options: { uiConfig: { boardTitle: 'mediaflow' } },
+  });
   await app.register(async (scope) => {
     scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       if (carriesKey(request, apiKey)) return;
@@ -38,6 +42,8 @@ export async function registerDashboard(app: FastifyInstance, queues: Queue[], a
         .header('www-authenticate', 'Basic realm="mediaflow", charset="UTF-8"')
         .send({ error: 'Invalid or missing API key', code: 'MF_ERR_AUTH' });
     });
-    await scope.register(adapter.registerPlugin(), { prefix: DASHBOARD_PATH, basePath: DASHBOARD_PATH } as { prefix: string });
+    await scope.register(adapter.registerPlugin(), { prefix: DASHBOARD_PATH, basePath: DASHBOARD_PATH } as {
+      prefix: string;
+    });
   });
 }

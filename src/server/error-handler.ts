@@ -64,15 +64,17 @@ const CLIENT_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
 export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoException, socket: Socket): void {
   // A reset connection has nobody to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const { code, message } =
-    CLIENT_ERRORS[error.code ?? ''] ?? { code: 'MF_ERR_BAD_REQUEST' as const, message: 'Malformed HTTP request' };
+  const { code, message } = CLIENT_ERRORS[error.code ?? ''] ?? {
+    code: 'MF_ERR_BAD_REQUEST' as const,
+    message: 'Malformed HTTP request',
+  };
   const { status } = ERRORS[code];
   this.log.debug({ err: error, code }, 'client error');
   if (socket.writable) {
     const text = JSON.stringify({ error: message, code });
     socket.write(
-      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(text)}\r\n`
-        + `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${text}`,
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${text}`,
     );
   }
   socket.destroy(error);
@@ -103,7 +105,10 @@ export function installErrorHandler(app: FastifyInstance, bodyLimit: number): vo
     return reply.status(error.status).send(body(error));
   });
   app.setNotFoundHandler((request, reply) => {
-    const notFound = new MediaflowError('MF_ERR_NOT_FOUND', `Not found: ${request.method} ${request.url.split('?')[0]}`);
+    const notFound = new MediaflowError(
+      'MF_ERR_NOT_FOUND',
+      `Not found: ${request.method} ${request.url.split('?')[0]}`,
+    );
     return reply.status(notFound.status).send(body(notFound));
   });
 }

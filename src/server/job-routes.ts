@@ -24,9 +24,13 @@ export function registerJobRoutes(
     for (const close of streams) close();
   });
 
-  app.get(`${SERVER_PATHS.jobs}/:id`, { onRequest }, async (request) => jobs.view(await jobs.require(idOf(request), ownerOf(request))));
+  app.get(`${SERVER_PATHS.jobs}/:id`, { onRequest }, async (request) =>
+    jobs.view(await jobs.require(idOf(request), ownerOf(request))),
+  );
 
-  app.delete(`${SERVER_PATHS.jobs}/:id`, { onRequest }, async (request) => jobs.view(await jobs.cancel(idOf(request), ownerOf(request))));
+  app.delete(`${SERVER_PATHS.jobs}/:id`, { onRequest }, async (request) =>
+    jobs.view(await jobs.cancel(idOf(request), ownerOf(request))),
+  );
 
   app.get(`${SERVER_PATHS.jobs}/:id/events`, { onRequest }, async (request, reply) => {
     const id = idOf(request);

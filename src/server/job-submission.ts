@@ -35,14 +35,20 @@ function readMetadata(value: unknown): unknown {
   if (value === undefined) return undefined;
   let bytes: number;
   if (typeof value === 'string') bytes = Buffer.byteLength(value);
-  else if (value !== null && typeof value === 'object' && !Array.isArray(value)) bytes = Buffer.byteLength(JSON.stringify(value));
+  else if (value !== null && typeof value === 'object' && !Array.isArray(value))
+    bytes = Buffer.byteLength(JSON.stringify(value));
   else throw paramError('Expected `metadata` to be a string (or, in a JSON body, an object)');
-  if (bytes > MAX_METADATA_BYTES) throw paramError(`Expected \`metadata\` to be at most ${MAX_METADATA_BYTES} bytes, got ${bytes}`);
+  if (bytes > MAX_METADATA_BYTES)
+    throw paramError(`Expected \`metadata\` to be at most ${MAX_METADATA_BYTES} bytes, got ${bytes}`);
   return value;
 }
 
 /** Splits the job's options off the request's fields: `webhook_url`, `metadata`, `Prefer` and `Idempotency-Key`. */
-async function readJobOptions(request: FastifyRequest, fields: Record<string, unknown>, config: Config): Promise<{ options: JobOptions; fields: Record<string, unknown> }> {
+async function readJobOptions(
+  request: FastifyRequest,
+  fields: Record<string, unknown>,
+  config: Config,
+): Promise<{ options: JobOptions; fields: Record<string, unknown> }> {
   const { webhook_url: webhookUrl, metadata, ...rest } = fields;
   const options: JobOptions = { mode: 'sync' };
   if (webhookUrl !== undefined && webhookUrl !== '') {
@@ -54,7 +60,10 @@ async function readJobOptions(request: FastifyRequest, fields: Record<string, un
   if (meta !== undefined) options.metadata = meta;
   const key = request.headers['idempotency-key'];
   if (key !== undefined) {
-    if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) throw paramError(`Expected the Idempotency-Key header to be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`);
+    if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))
+      throw paramError(
+        `Expected the Idempotency-Key header to be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`,
+      );
     options.idempotencyKey = key;
   }
   if (options.webhookUrl !== undefined || prefersAsync(request.headers.prefer)) options.mode = 'async';
@@ -83,7 +92,14 @@ export interface SubmitContext {
  * asynchronous job is not tied to its connection. `urlFields` are the fields that take URLs,
  * named when a file is uploaded instead.
  */
-export async function submitJob(request: FastifyRequest, reply: FastifyReply, kind: JobKind, name: string, context: SubmitContext, urlFields: readonly string[] = []) {
+export async function submitJob(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  kind: JobKind,
+  name: string,
+  context: SubmitContext,
+  urlFields: readonly string[] = [],
+) {
   const { jobs, config } = context;
   const raw = await readFields(request, urlFields);
   // Read first, so the answer never races an unread body.
@@ -107,10 +123,15 @@ export async function submitJob(request: FastifyRequest, reply: FastifyReply, ki
     const statusUrl = `${base}${SERVER_PATHS.jobs}/${record.id}`;
     // RFC 7240: say which preference was honoured.
     if (prefersAsync(request.headers.prefer)) void reply.header('preference-applied', 'respond-async');
-    return reply.status(202).header('location', statusUrl).send({ job_id: record.id, status: record.status, status_url: statusUrl });
+    return reply
+      .status(202)
+      .header('location', statusUrl)
+      .send({ job_id: record.id, status: record.status, status_url: statusUrl });
   }
   // Only the request that made the job cancels it by hanging up; a replay just stops waiting.
-  const done = created ? await untilDisconnect(reply, (signal) => jobs.waitFor(record.id, signal)) : await jobs.waitFor(record.id);
+  const done = created
+    ? await untilDisconnect(reply, (signal) => jobs.waitFor(record.id, signal))
+    : await jobs.waitFor(record.id);
   request.log.info({ job: done.id, [kind]: name, status: done.status, timings: done.timings }, 'job finished');
   return synchronousAnswer(done, jobs);
 }

@@ -24,7 +24,9 @@ export const JOB_GRACE_MS = SHUTDOWN_GRACE_MS - 5_000;
 export async function clearLeftovers(config: Config): Promise<number> {
   if (!config.redisUrl) await claimDataDir(config.dataDir);
   const uploads = new LocalOutputStore(path.join(config.dataDir, 'uploads'));
-  const work = config.redisUrl ? await clearDeadProcessFolders(config.dataDir) : await new Workspaces(path.join(config.dataDir, 'work')).clearLeftovers();
+  const work = config.redisUrl
+    ? await clearDeadProcessFolders(config.dataDir)
+    : await new Workspaces(path.join(config.dataDir, 'work')).clearLeftovers();
   return work + (await uploads.clearLeftovers());
 }
 
@@ -47,11 +49,17 @@ async function claimDataDir(dataDir: string): Promise<void> {
 }
 
 /** Deletes expired outputs and job records every so often; returns the timer (or none when outputs are kept). */
-export function startSweeper(config: Config, store: OutputStore, jobs: JobService, logger: Logger): NodeJS.Timeout | undefined {
+export function startSweeper(
+  config: Config,
+  store: OutputStore,
+  jobs: JobService,
+  logger: Logger,
+): NodeJS.Timeout | undefined {
   if (config.retentionMs <= 0) return undefined;
   const sweep = () =>
     Promise.all([store.sweep(config.retentionMs), jobs.sweep()]).then(
-      ([removed, records]) => (removed > 0 || records > 0) && logger.info({ removed, records }, 'deleted expired outputs and job records'),
+      ([removed, records]) =>
+        (removed > 0 || records > 0) && logger.info({ removed, records }, 'deleted expired outputs and job records'),
       (error: unknown) => logger.error({ err: error }, 'sweeping outputs failed'),
     );
   void sweep();

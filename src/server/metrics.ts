@@ -9,10 +9,36 @@ import type { JobObserver, JobService } from '../jobs/service.js';
 export function createMetrics() {
   const registry = new Registry();
   let jobService: JobService | undefined;
-  const requests = new Counter({ name: 'mediaflow_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] });
-  new Gauge({ name: 'mediaflow_queue_waiting', help: 'Jobs waiting for a worker', registers: [registry], async collect() { this.set((await jobService?.queue.depth())?.waiting ?? 0); } });
-  new Gauge({ name: 'mediaflow_queue_running', help: 'Jobs being worked', registers: [registry], async collect() { this.set((await jobService?.queue.depth())?.running ?? 0); } });
-  new Gauge({ name: 'mediaflow_queue_stalled', help: 'Jobs this process found abandoned by a dead worker and put back (Redis mode)', registers: [registry], async collect() { this.set((await jobService?.queue.depth())?.stalled ?? 0); } });
+  const requests = new Counter({
+    name: 'mediaflow_http_requests_total',
+    help: 'HTTP requests by route and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'mediaflow_queue_waiting',
+    help: 'Jobs waiting for a worker',
+    registers: [registry],
+    async collect() {
+      this.set((await jobService?.queue.depth())?.waiting ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'mediaflow_queue_running',
+    help: 'Jobs being worked',
+    registers: [registry],
+    async collect() {
+      this.set((await jobService?.queue.depth())?.running ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'mediaflow_queue_stalled',
+    help: 'Jobs this process found abandoned by a dead worker and put back (Redis mode)',
+    registers: [registry],
+    async collect() {
+      this.set((await jobService?.queue.depth())?.stalled ?? 0);
+    },
+  });
   new Gauge({
     name: 'mediaflow_jobs',
     help: 'Job records by status',
@@ -29,7 +55,12 @@ export function createMetrics() {
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
     registers: [registry],
   });
-  const deliveries = new Counter({ name: 'mediaflow_webhook_deliveries_total', help: 'Webhook delivery attempts by outcome (delivered, retry, failed)', labelNames: ['outcome'], registers: [registry] });
+  const deliveries = new Counter({
+    name: 'mediaflow_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome (delivered, retry, failed)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   const jobs = new Histogram({
     name: 'mediaflow_job_duration_seconds',
     help: 'Job durations by operation and outcome',
@@ -37,7 +68,11 @@ export function createMetrics() {
     buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 180, 600, 1800],
     registers: [registry],
   });
-  const downloaded = new Counter({ name: 'mediaflow_downloaded_bytes_total', help: 'Bytes of inputs downloaded', registers: [registry] });
+  const downloaded = new Counter({
+    name: 'mediaflow_downloaded_bytes_total',
+    help: 'Bytes of inputs downloaded',
+    registers: [registry],
+  });
 
   const observer: EngineObserver = {
     jobEnded: (operation, seconds, outcome) => jobs.observe({ operation, outcome }, seconds),
@@ -47,9 +82,15 @@ export function createMetrics() {
   /** Counts every response and serves GET /metrics, behind `access` (its token or the API key). */
   const install = (app: FastifyInstance, access: onRequestHookHandler) => {
     app.addHook('onResponse', async (request, reply) => {
-      requests.inc({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });
+      requests.inc({
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: String(reply.statusCode),
+      });
     });
-    app.get(SERVER_PATHS.metrics, { onRequest: access }, async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+    app.get(SERVER_PATHS.metrics, { onRequest: access }, async (_request, reply) =>
+      reply.type(registry.contentType).send(await registry.metrics()),
+    );
   };
   const jobObserver: JobObserver = {
     started: (seconds) => queueWait.observe(seconds),

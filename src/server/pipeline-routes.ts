@@ -45,7 +45,9 @@ export async function registerPipelineRoutes(app: FastifyInstance, options: Pipe
   app.get(SERVER_PATHS.pipelines, { onRequest: options.onRequest }, async () => {
     const entries = await listPipelines(config.pipelinesDir, registry);
     return {
-      pipelines: entries.map((entry) => (entry.definition ? describe(entry.definition) : { name: entry.name, error: entry.error })),
+      pipelines: entries.map((entry) =>
+        entry.definition ? describe(entry.definition) : { name: entry.name, error: entry.error },
+      ),
     };
   });
 
@@ -58,7 +60,9 @@ export async function registerPipelineRoutes(app: FastifyInstance, options: Pipe
     const { name } = request.params as { name: string };
     // An unknown or broken pipeline is refused before the body is read.
     const definition = await loadPipelineByName(config.pipelinesDir, name, registry);
-    const urlFields = definition.inputs.filter((input) => input.type === 'url' || input.type === 'urls').map((input) => input.name);
+    const urlFields = definition.inputs
+      .filter((input) => input.type === 'url' || input.type === 'urls')
+      .map((input) => input.name);
     return submitJob(request, reply, 'pipeline', name, options.submit, urlFields);
   });
 }

@@ -9,14 +9,17 @@ import { MediaflowError } from '../engine/errors.js';
  */
 
 /** The `charset` parameter of a Content-Type header. */
-export const charsetOf = (contentType: string | undefined): string | undefined => /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType ?? '')?.[1];
+export const charsetOf = (contentType: string | undefined): string | undefined =>
+  /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType ?? '')?.[1];
 
 /**
  * One name or value: `+` is a space and `%XX` a byte; the bytes are then read in `charset`. The
  * text is handled as latin1 (one character per byte) until then, so no byte is lost.
  */
 function decodeComponent(text: string, charset: string): string {
-  const bytes = text.replace(/\+/g, ' ').replace(/%([0-9a-f]{2})/gi, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  const bytes = text
+    .replace(/\+/g, ' ')
+    .replace(/%([0-9a-f]{2})/gi, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   return iconv.decode(Buffer.from(bytes, 'latin1'), charset);
 }
 
@@ -36,12 +39,22 @@ export function parseUrlencoded(body: Buffer, charset = 'utf-8'): Record<string,
 
 /** Makes `app` read urlencoded bodies up to `bodyLimit` bytes; an unknown charset is a 415. */
 export function registerUrlencoded(app: FastifyInstance, bodyLimit: number): void {
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit }, (request, body, done) => {
-    const charset = charsetOf(request.headers['content-type']) ?? 'utf-8';
-    if (!iconv.encodingExists(charset)) {
-      done(new MediaflowError('MF_ERR_MEDIA_TYPE', `Unsupported charset '${charset}' in Content-Type: send UTF-8, or a charset such as ISO-8859-1 or windows-1252`), undefined);
-      return;
-    }
-    done(null, parseUrlencoded(body as Buffer, charset));
-  });
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'buffer', bodyLimit },
+    (request, body, done) => {
+      const charset = charsetOf(request.headers['content-type']) ?? 'utf-8';
+      if (!iconv.encodingExists(charset)) {
+        done(
+          new MediaflowError(
+            'MF_ERR_MEDIA_TYPE',
+            `Unsupported charset '${charset}' in Content-Type: send UTF-8, or a charset such as ISO-8859-1 or windows-1252`,
+          ),
+          undefined,
+        );
+        return;
+      }
+      done(null, parseUrlencoded(body as Buffer, charset));
+    },
+  );
 }

@@ -22,20 +22,28 @@ describe('loadConfig', () => {
   });
 
   it('reads booleans and durations as docs/configuration.md says, flags winning over the environment', () => {
-    for (const on of ['1', 'true', 'yes', 'on', 'TRUE']) assert.equal(loadConfig({ MEDIAFLOW_ALLOW_PRIVATE_URLS: on }).allowPrivateUrls, true);
-    for (const off of ['0', 'false', 'no', 'off']) assert.equal(loadConfig({ MEDIAFLOW_TRUST_PROXY: off }).trustProxy, false);
+    for (const on of ['1', 'true', 'yes', 'on', 'TRUE'])
+      assert.equal(loadConfig({ MEDIAFLOW_ALLOW_PRIVATE_URLS: on }).allowPrivateUrls, true);
+    for (const off of ['0', 'false', 'no', 'off'])
+      assert.equal(loadConfig({ MEDIAFLOW_TRUST_PROXY: off }).trustProxy, false);
     assert.equal(loadConfig({ MEDIAFLOW_DOWNLOAD_TIMEOUT: '30' }).downloadTimeoutMs, 30_000);
     assert.equal(loadConfig({ MEDIAFLOW_JOB_TIMEOUT: '5m' }).jobTimeoutMs, 300_000);
     assert.equal(loadConfig({ MEDIAFLOW_RETENTION: '7d' }).retentionMs, 7 * 86_400_000);
     assert.equal(loadConfig({ MEDIAFLOW_RETENTION: '0' }).retentionMs, 0);
     assert.equal(loadConfig({ PORT: '9000' }, { port: '9100' }).port, 9100);
     assert.equal(loadConfig({ MEDIAFLOW_PUBLIC_URL: 'https://media.example/' }).publicUrl, 'https://media.example');
-    assert.deepEqual(loadConfig({ MEDIAFLOW_ALLOWED_HOSTS: 'A.example, b.example,' }).allowedHosts, ['a.example', 'b.example']);
+    assert.deepEqual(loadConfig({ MEDIAFLOW_ALLOWED_HOSTS: 'A.example, b.example,' }).allowedHosts, [
+      'a.example',
+      'b.example',
+    ]);
   });
 
   it('refuses values it cannot read, naming the variable and the flag', () => {
     assert.throws(() => loadConfig({ PORT: 'eighty' }), /Expected PORT \(--port\) to be a whole number, got `eighty`/);
-    assert.throws(() => loadConfig({ MEDIAFLOW_RETENTION: 'soon' }), /MEDIAFLOW_RETENTION \(--retention\) to be a duration/);
+    assert.throws(
+      () => loadConfig({ MEDIAFLOW_RETENTION: 'soon' }),
+      /MEDIAFLOW_RETENTION \(--retention\) to be a duration/,
+    );
     assert.throws(() => loadConfig({ MEDIAFLOW_ALLOW_PRIVATE_URLS: 'maybe' }), /MEDIAFLOW_ALLOW_PRIVATE_URLS/);
     assert.throws(() => loadConfig({ MEDIAFLOW_CONCURRENCY: '0' }), /at least 1/);
   });

@@ -19,8 +19,19 @@ export interface FileServer {
 export type Route = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => void | Promise<void>;
 
 const CONTENT_TYPES: Record<string, string> = {
-  '.mp3': 'audio/mpeg', '.wav': 'audio/wav', '.m4a': 'audio/mp4', '.aac': 'audio/aac', '.mp4': 'video/mp4', '.webm': 'video/webm',
-  '.jpg': 'image/jpeg', '.png': 'image/png', '.webp': 'image/webp', '.srt': 'application/x-subrip', '.vtt': 'text/vtt', '.ass': 'text/plain', '.txt': 'text/plain',
+  '.mp3': 'audio/mpeg',
+  '.wav': 'audio/wav',
+  '.m4a': 'audio/mp4',
+  '.aac': 'audio/aac',
+  '.mp4': 'video/mp4',
+  '.webm': 'video/webm',
+  '.jpg': 'image/jpeg',
+  '.png': 'image/png',
+  '.webp': 'image/webp',
+  '.srt': 'application/x-subrip',
+  '.vtt': 'text/vtt',
+  '.ass': 'text/plain',
+  '.txt': 'text/plain',
 };
 
 async function serveFixture(res: http.ServerResponse, name: string): Promise<void> {
@@ -32,7 +43,10 @@ async function serveFixture(res: http.ServerResponse, name: string): Promise<voi
     return;
   }
   const info = await stat(file);
-  res.writeHead(200, { 'content-type': CONTENT_TYPES[path.extname(name)] ?? 'application/octet-stream', 'content-length': info.size });
+  res.writeHead(200, {
+    'content-type': CONTENT_TYPES[path.extname(name)] ?? 'application/octet-stream',
+    'content-length': info.size,
+  });
   createReadStream(file).pipe(res);
 }
 

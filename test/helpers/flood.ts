@@ -29,7 +29,11 @@ const fromOf = (from: string | string[], i: number) => (Array.isArray(from) ? fr
  * 127.0.0.1; one address is one client to a per-client limit, several are taken in turn), waiting
  * until each connected or failed. Nothing is sent.
  */
-export async function floodConnections(port: number, count: number, from: string | string[] = '127.0.0.2'): Promise<Flood> {
+export async function floodConnections(
+  port: number,
+  count: number,
+  from: string | string[] = '127.0.0.2',
+): Promise<Flood> {
   const sockets: net.Socket[] = [];
   let connected = 0;
   let closed = 0;
@@ -53,7 +57,9 @@ export async function floodConnections(port: number, count: number, from: string
     connected,
     closed: () => closed,
     end: async () => {
-      const closing = sockets.filter((s) => !s.destroyed).map((s) => new Promise<void>((r) => s.once('close', () => r())));
+      const closing = sockets
+        .filter((s) => !s.destroyed)
+        .map((s) => new Promise<void>((r) => s.once('close', () => r())));
       sockets.forEach((s) => s.destroy());
       await Promise.all(closing);
     },

@@ -33,7 +33,12 @@ export async function waitForJob(
 }
 
 /** POSTs a multipart form expecting a 202 (the fields or headers make it asynchronous) and returns the job id. */
-export async function submitJob(base: string, route: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<string> {
+export async function submitJob(
+  base: string,
+  route: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<string> {
   const form = new FormData();
   for (const [key, value] of Object.entries(fields)) form.append(key, value);
   const res = await fetch(`${base}${route}`, { method: 'POST', body: form, headers });

@@ -3,7 +3,18 @@ import { execa } from 'execa';
 
 export interface Probed {
   format: { format_name: string; duration?: string; size?: string };
-  streams: Array<{ codec_type: string; codec_name: string; width?: number; height?: number; pix_fmt?: string; sample_rate?: string; channels?: number; r_frame_rate?: string; avg_frame_rate?: string; duration?: string }>;
+  streams: Array<{
+    codec_type: string;
+    codec_name: string;
+    width?: number;
+    height?: number;
+    pix_fmt?: string;
+    sample_rate?: string;
+    channels?: number;
+    r_frame_rate?: string;
+    avg_frame_rate?: string;
+    duration?: string;
+  }>;
 }
 
 /** ffprobe's view of a produced file. */
@@ -20,18 +31,26 @@ export const audioOf = (p: Probed) => p.streams.find((s) => s.codec_type === 'au
  * Decodes one frame (at `seconds`) to raw RGB and returns its pixels, so tests can check what a
  * viewer would see.
  */
-export async function frameRgb(file: string, seconds = 0): Promise<{ width: number; height: number; pixel: (x: number, y: number) => [number, number, number] }> {
+export async function frameRgb(
+  file: string,
+  seconds = 0,
+): Promise<{ width: number; height: number; pixel: (x: number, y: number) => [number, number, number] }> {
   const info = await probe(file);
   const video = videoOf(info)!;
   // ffmpeg 5.1 outputs nothing for a still picture opened by image2 after a seek, so seek only when asked to.
   const seek = seconds > 0 ? ['-ss', String(seconds)] : [];
-  const { stdout } = await execa('ffmpeg', ['-v', 'error', ...seek, '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], {
-    encoding: 'buffer',
-  });
+  const { stdout } = await execa(
+    'ffmpeg',
+    ['-v', 'error', ...seek, '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    {
+      encoding: 'buffer',
+    },
+  );
   const data = stdout as unknown as Uint8Array;
   const width = video.width!;
   const height = video.height!;
-  if (data.length !== width * height * 3) throw new Error(`decoded ${data.length} bytes from ${file}, expected ${width * height * 3}`);
+  if (data.length !== width * height * 3)
+    throw new Error(`decoded ${data.length} bytes from ${file}, expected ${width * height * 3}`);
   return {
     width,
     height,
@@ -43,38 +62,84 @@ export async function frameRgb(file: string, seconds = 0): Promise<{ width: numb
 }
 
 /** Pixels of a rectangle brighter than `threshold` (luma). */
-export function brightPixels(frame: Awaited<ReturnType<typeof frameRgb>>, x0: number, y0: number, w: number, h: number, threshold = 150): number {
+export function brightPixels(
+  frame: Awaited<ReturnType<typeof frameRgb>>,
+  x0: number,
+  y0: number,
+  w: number,
+  h: number,
+  threshold = 150,
+): number {
   let count = 0;
-  for (let y = y0; y < y0 + h; y++) for (let x = x0; x < x0 + w; x++) {
-    const [r, g, b] = frame.pixel(x, y);
-    if (0.299 * r + 0.587 * g + 0.114 * b > threshold) count++;
-  }
+  for (let y = y0; y < y0 + h; y++)
+    for (let x = x0; x < x0 + w; x++) {
+      const [r, g, b] = frame.pixel(x, y);
+      if (0.299 * r + 0.587 * g + 0.114 * b > threshold) count++;
+    }
   return count;
 }
 
 /** Pixels of a rectangle whose brightness (luma) differs by more than `threshold` between two frames of one size. */
-export function differingPixels(a: Awaited<ReturnType<typeof frameRgb>>, b: Awaited<ReturnType<typeof frameRgb>>, x0: number, y0: number, w: number, h: number, threshold = 50): number {
+export function differingPixels(
+  a: Awaited<ReturnType<typeof frameRgb>>,
+  b: Awaited<ReturnType<typeof frameRgb>>,
+  x0: number,
+  y0: number,
+  w: number,
+  h: number,
+  threshold = 50,
+): number {
   const luma = ([r, g, b]: [number, number, number]) => 0.299 * r + 0.587 * g + 0.114 * b;
   let count = 0;
-  for (let y = y0; y < y0 + h; y++) for (let x = x0; x < x0 + w; x++) if (Math.abs(luma(a.pixel(x, y)) - luma(b.pixel(x, y))) > threshold) count++;
+  for (let y = y0; y < y0 + h; y++)
+    for (let x = x0; x < x0 + w; x++) if (Math.abs(luma(a.pixel(x, y)) - luma(b.pixel(x, y))) > threshold) count++;
   return count;
 }
 
 /** Mean brightness (0..255) of a rectangle of a decoded frame. */
-export function meanLuma(frame: Awaited<ReturnType<typeof frameRgb>>, x0: number, y0: number, w: number, h: number): number {
+export function meanLuma(
+  frame: Awaited<ReturnType<typeof frameRgb>>,
+  x0: number,
+  y0: number,
+  w: number,
+  h: number,
+): number {
   let sum = 0;
-  for (let y = y0; y < y0 + h; y++) for (let x = x0; x < x0 + w; x++) {
-    const [r, g, b] = frame.pixel(x, y);
-    sum += 0.299 * r + 0.587 * g + 0.114 * b;
-  }
+  for (let y = y0; y < y0 + h; y++)
+    for (let x = x0; x < x0 + w; x++) {
+      const [r, g, b] = frame.pixel(x, y);
+      sum += 0.299 * r + 0.587 * g + 0.114 * b;
+    }
   return sum / (w * h);
 }
 
 /** The audio of a file from `start` for `seconds`, decoded to mono 16 kHz floats. */
 export async function pcm(file: string, start: number, seconds: number): Promise<Float32Array> {
-  const { stdout } = await execa('ffmpeg', ['-v', 'error', '-ss', String(start), '-t', String(seconds), '-i', file, '-map', '0:a:0', '-ac', '1', '-ar', '16000', '-f', 'f32le', 'pipe:1'], {
-    encoding: 'buffer',
-  });
+  const { stdout } = await execa(
+    'ffmpeg',
+    [
+      '-v',
+      'error',
+      '-ss',
+      String(start),
+      '-t',
+      String(seconds),
+      '-i',
+      file,
+      '-map',
+      '0:a:0',
+      '-ac',
+      '1',
+      '-ar',
+      '16000',
+      '-f',
+      'f32le',
+      'pipe:1',
+    ],
+    {
+      encoding: 'buffer',
+    },
+  );
   const bytes = stdout as unknown as Uint8Array;
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
 }

@@ -12,7 +12,11 @@ export interface TestServer {
   dataDir: string;
   config: Config;
   /** POSTs fields as multipart/form-data (docs/architecture.md: the interface's encoding), returns status and JSON. */
-  post: (route: string, fields: Record<string, string>, init?: { headers?: Record<string, string> }) => Promise<{ status: number; body: Record<string, string>; headers: Headers }>;
+  post: (
+    route: string,
+    fields: Record<string, string>,
+    init?: { headers?: Record<string, string> },
+  ) => Promise<{ status: number; body: Record<string, string>; headers: Headers }>;
   /** The local path behind an output URL this server returned. */
   pathOf: (url: string) => string;
   /** Files left in the work directory (should be none between requests). */
@@ -25,7 +29,13 @@ export async function startMediaflow(env: Record<string, string> = {}): Promise<
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-test-'));
   // The event-loop guard would answer 503 when a loaded CI machine stalls a test; its own behaviour
   // is not under test here.
-  const config = loadConfig({ MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_DATA_DIR: dataDir, PORT: '0', MEDIAFLOW_MAX_EVENT_LOOP_DELAY: '0', ...env });
+  const config = loadConfig({
+    MEDIAFLOW_ALLOW_PRIVATE_URLS: '1',
+    MEDIAFLOW_DATA_DIR: dataDir,
+    PORT: '0',
+    MEDIAFLOW_MAX_EVENT_LOOP_DELAY: '0',
+    ...env,
+  });
   const { app } = await buildServer({ config, registry: builtinRegistry(), logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;
@@ -37,7 +47,11 @@ export async function startMediaflow(env: Record<string, string> = {}): Promise<
     post: async (route, fields, init = {}) => {
       const form = new FormData();
       for (const [key, value] of Object.entries(fields)) form.append(key, value);
-      const res = await fetch(`${base}${route}`, { method: 'POST', body: form, ...(init.headers ? { headers: init.headers } : {}) });
+      const res = await fetch(`${base}${route}`, {
+        method: 'POST',
+        body: form,
+        ...(init.headers ? { headers: init.headers } : {}),
+      });
       return { status: res.status, body: (await res.json()) as Record<string, string>, headers: res.headers };
     },
     pathOf: (url) => {

@@ -24,7 +24,22 @@ export async function startRedis(options: { appendonly?: boolean } = {}): Promis
   const url = `redis://127.0.0.1:${port}`;
   let child: ResultPromise | undefined;
   const start = async () => {
-    child = execa('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', options.appendonly ? 'yes' : 'no'], { reject: false });
+    child = execa(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        options.appendonly ? 'yes' : 'no',
+      ],
+      { reject: false },
+    );
     const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
     // Refused while the server starts: expected, and answered by the loop below.
     client.on('error', () => {});

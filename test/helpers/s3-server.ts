@@ -25,7 +25,13 @@ export interface TestS3 {
 export async function startS3(bucket = 'mediaflow-test'): Promise<TestS3> {
   const directory = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-s3-'));
   const port = await freePort();
-  const server = new S3rver({ address: '127.0.0.1', port, directory, silent: true, configureBuckets: [{ name: bucket, configs: [] }] });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port,
+    directory,
+    silent: true,
+    configureBuckets: [{ name: bucket, configs: [] }],
+  });
   const address = (await server.run()) as AddressInfo;
   const endpoint = `http://127.0.0.1:${address.port}`;
   return {

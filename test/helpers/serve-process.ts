@@ -41,7 +41,12 @@ export async function startServeProcess(
   const port = await freePort();
   const [command, ...prefix] = [...launcher, 'node'];
   const child = execa(command!, [...prefix, BIN, 'serve', '--port', String(port), '--data-dir', dataDir], {
-    env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', MEDIAFLOW_LOG_LEVEL: 'info', MEDIAFLOW_MAX_EVENT_LOOP_DELAY: '0', ...env },
+    env: {
+      MEDIAFLOW_ALLOW_PRIVATE_URLS: '1',
+      MEDIAFLOW_LOG_LEVEL: 'info',
+      MEDIAFLOW_MAX_EVENT_LOOP_DELAY: '0',
+      ...env,
+    },
     reject: false,
     all: true,
   });
@@ -69,7 +74,11 @@ export async function startServeProcess(
 export async function startWorkerProcess(dataDir: string, env: Record<string, string> = {}): Promise<ServeProcess> {
   const child = execa('node', [BIN, 'worker', '--data-dir', dataDir], {
     // Info at least: its "worker ready" line says when it takes jobs.
-    env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', ...env, MEDIAFLOW_LOG_LEVEL: env.MEDIAFLOW_LOG_LEVEL === 'debug' ? 'debug' : 'info' },
+    env: {
+      MEDIAFLOW_ALLOW_PRIVATE_URLS: '1',
+      ...env,
+      MEDIAFLOW_LOG_LEVEL: env.MEDIAFLOW_LOG_LEVEL === 'debug' ? 'debug' : 'info',
+    },
     reject: false,
     all: true,
   });

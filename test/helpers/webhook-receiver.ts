@@ -33,7 +33,9 @@ export interface WebhookReceiver {
  * A real webhook receiver on 127.0.0.1. `plan(path, n)` says how to answer the n-th request to a
  * path (default 200). Every request is recorded, whatever the answer.
  */
-export async function startWebhookReceiver(plan: (path: string, n: number) => Behaviour = () => 200): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(
+  plan: (path: string, n: number) => Behaviour = () => 200,
+): Promise<WebhookReceiver> {
   const deliveries: Delivery[] = [];
   const seen = new Map<string, number>();
   const waiters: Array<() => void> = [];

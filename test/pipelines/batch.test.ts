@@ -57,7 +57,13 @@ describe('pipeline batches', () => {
   const u = (name: string) => files.url(`/f/${name}`);
 
   before(async () => {
-    await fixtures('tone-1s-22k-mono.wav', 'tone-2s-44k-stereo.mp3', 'tone-3s-44k-stereo.mp3', 'tone-1s-48k-stereo.m4a', 'tone-2s-48k-stereo.aac');
+    await fixtures(
+      'tone-1s-22k-mono.wav',
+      'tone-2s-44k-stereo.mp3',
+      'tone-3s-44k-stereo.mp3',
+      'tone-1s-48k-stereo.m4a',
+      'tone-2s-48k-stereo.aac',
+    );
     files = await startFileServer({
       // Answers after a pause, so a batch is surely still running when the test interrupts it.
       '/slow/intro.wav': async (_req, res) => {
@@ -80,9 +86,24 @@ describe('pipeline batches', () => {
     const rows = (bad: string) =>
       [
         'intro,segments,outro,format',
-        [u('tone-1s-22k-mono.wav'), csvField(`${u('tone-2s-44k-stereo.mp3')},${u('tone-1s-48k-stereo.m4a')}`), u('tone-2s-48k-stereo.aac'), 'mp3'].join(','),
-        [u('tone-1s-22k-mono.wav'), csvField(`${u('tone-1s-48k-stereo.m4a')},${bad}`), u('tone-2s-48k-stereo.aac'), 'ogg'].join(','),
-        [u('tone-1s-22k-mono.wav'), csvField(`${u('tone-3s-44k-stereo.mp3')}, ${u('tone-1s-48k-stereo.m4a')}`), u('tone-2s-48k-stereo.aac'), ''].join(','),
+        [
+          u('tone-1s-22k-mono.wav'),
+          csvField(`${u('tone-2s-44k-stereo.mp3')},${u('tone-1s-48k-stereo.m4a')}`),
+          u('tone-2s-48k-stereo.aac'),
+          'mp3',
+        ].join(','),
+        [
+          u('tone-1s-22k-mono.wav'),
+          csvField(`${u('tone-1s-48k-stereo.m4a')},${bad}`),
+          u('tone-2s-48k-stereo.aac'),
+          'ogg',
+        ].join(','),
+        [
+          u('tone-1s-22k-mono.wav'),
+          csvField(`${u('tone-3s-44k-stereo.mp3')}, ${u('tone-1s-48k-stereo.m4a')}`),
+          u('tone-2s-48k-stereo.aac'),
+          '',
+        ].join(','),
       ].join('\r\n') + '\r\n';
     await mkdir(dir, { recursive: true });
     await writeFile(rowsFile, rows(u('missing.mp3')));
@@ -92,20 +113,34 @@ describe('pipeline batches', () => {
     assert.equal(first.exitCode, 1, first.stderr);
     const summary = JSON.parse(first.stdout) as Record<string, unknown>;
     assert.deepEqual(
-      { rows: summary.rows, done: summary.done, failed: summary.failed, skipped: summary.skipped, interrupted: summary.interrupted, resultsFile: summary.resultsFile },
+      {
+        rows: summary.rows,
+        done: summary.done,
+        failed: summary.failed,
+        skipped: summary.skipped,
+        interrupted: summary.interrupted,
+        resultsFile: summary.resultsFile,
+      },
       { rows: 3, done: 2, failed: 1, skipped: 0, interrupted: false, resultsFile: results },
     );
     const failure = `Step 'body' (merge-audios) failed: Failed to download ${u('missing.mp3')}: HTTP 404 Not Found`;
     assert.deepEqual(summary.failures, [{ row: 2, error: failure }]);
     // Plain log lines off a terminal: each row as it ends, with the counts; then the summary.
     assert.match(first.stderr, /^podcast: 3 rows, 0 already done, 3 to run$/m);
-    assert.match(first.stderr, /^podcast: row 2 failed: Step 'body' .* \[\d\/3 done, \d failed, \d running, [^\]]+\]$/m);
+    assert.match(
+      first.stderr,
+      /^podcast: row 2 failed: Step 'body' .* \[\d\/3 done, \d failed, \d running, [^\]]+\]$/m,
+    );
     assert.match(first.stderr, /^podcast: row 1 done in \S+ \[/m);
     assert.match(first.stderr, /^podcast: 3 rows: 2 done, 1 failed in /m);
     assert.ok(first.stderr.includes(`  row 2: ${failure}`));
 
     let lines = await resultLines(results);
-    assert.deepEqual(lines.map((l) => [l.row, l.status]).sort(), [[1, 'done'], [2, 'failed'], [3, 'done']]);
+    assert.deepEqual(lines.map((l) => [l.row, l.status]).sort(), [
+      [1, 'done'],
+      [2, 'failed'],
+      [3, 'done'],
+    ]);
     const byRow = new Map(lines.map((l) => [l.row, l]));
     assert.equal(byRow.get(2)!.error, failure);
     assert.deepEqual(byRow.get(1)!.outputs, { episode: path.join(out, 'row-1', 'episode.mp3') });
@@ -119,15 +154,34 @@ describe('pipeline batches', () => {
 
     // The same command again: rows 1 and 3 are skipped, row 2 alone is retried (and fails again).
     const fetched = (name: string) => files.hits.get(`/f/${name}`) ?? 0;
-    const before = { missing: fetched('missing.mp3'), row1: fetched('tone-2s-44k-stereo.mp3'), row3: fetched('tone-3s-44k-stereo.mp3') };
+    const before = {
+      missing: fetched('missing.mp3'),
+      row1: fetched('tone-2s-44k-stereo.mp3'),
+      row3: fetched('tone-3s-44k-stereo.mp3'),
+    };
     const second = await runCli(['run', 'podcast', '--batch', rowsFile, '--out-dir', out], { env });
     assert.equal(second.exitCode, 1, second.stderr);
     assert.match(second.stderr, /^podcast: 3 rows, 2 already done, 1 to run$/m);
     assert.match(second.stderr, /^podcast: 3 rows: 2 done \(2 by an earlier run\), 1 failed in /m);
-    assert.deepEqual({ missing: fetched('missing.mp3'), row1: fetched('tone-2s-44k-stereo.mp3'), row3: fetched('tone-3s-44k-stereo.mp3') }, { ...before, missing: before.missing + 1 });
+    assert.deepEqual(
+      {
+        missing: fetched('missing.mp3'),
+        row1: fetched('tone-2s-44k-stereo.mp3'),
+        row3: fetched('tone-3s-44k-stereo.mp3'),
+      },
+      { ...before, missing: before.missing + 1 },
+    );
     assert.equal((await stat(byRow.get(1)!.outputs.episode!)).mtimeMs, row1Written);
     lines = await resultLines(results);
-    assert.deepEqual(lines.map((l) => [l.row, l.status]).sort(), [[1, 'done'], [2, 'failed'], [3, 'done']], 'one line per row');
+    assert.deepEqual(
+      lines.map((l) => [l.row, l.status]).sort(),
+      [
+        [1, 'done'],
+        [2, 'failed'],
+        [3, 'done'],
+      ],
+      'one line per row',
+    );
 
     // Row 2 fixed: it alone runs, and the batch ends well.
     await writeFile(rowsFile, rows(u('tone-2s-48k-stereo.aac')));
@@ -135,7 +189,11 @@ describe('pipeline batches', () => {
     assert.equal(third.exitCode, 0, third.stderr);
     assert.match(third.stderr, /^podcast: 3 rows, 2 already done, 1 to run$/m);
     lines = await resultLines(results);
-    assert.deepEqual(lines.map((l) => [l.row, l.status]).sort(), [[1, 'done'], [2, 'done'], [3, 'done']]);
+    assert.deepEqual(lines.map((l) => [l.row, l.status]).sort(), [
+      [1, 'done'],
+      [2, 'done'],
+      [3, 'done'],
+    ]);
     const episode2 = await probe(path.join(out, 'row-2', 'episode.ogg'));
     assert.equal(audioOf(episode2)?.codec_name, 'vorbis');
     assert.ok(Math.abs(durationOf(episode2) - 6) < 0.2, `row 2 lasts ${durationOf(episode2)}`);
@@ -154,13 +212,21 @@ describe('pipeline batches', () => {
     const fileOf = (row: number) => path.join(out, `row-${row}`, 'subtitles.srt');
     /** Each row's subtitle text, by row folder. */
     const contents = async (count: number) =>
-      Promise.all(Array.from({ length: count }, async (_, i) => (await readFile(fileOf(i + 1), 'utf8')).split('\n')[2]));
+      Promise.all(
+        Array.from({ length: count }, async (_, i) => (await readFile(fileOf(i + 1), 'utf8')).split('\n')[2]),
+      );
 
     await write(texts.map((text) => `${text},`));
     const first = await run();
     assert.equal(first.exitCode, 0, first.stderr);
-    assert.deepEqual(await contents(50), texts.map((text) => `${text} at 1.5`), 'a number input, its default');
-    const inodes = new Map(await Promise.all(texts.map(async (text, i) => [text, (await stat(fileOf(i + 1))).ino] as const)));
+    assert.deepEqual(
+      await contents(50),
+      texts.map((text) => `${text} at 1.5`),
+      'a number input, its default',
+    );
+    const inodes = new Map(
+      await Promise.all(texts.map(async (text, i) => [text, (await stat(fileOf(i + 1))).ino] as const)),
+    );
 
     // A row inserted at the top: it alone runs; the other 50 keep their files (the same ones),
     // moved to their new numbers.
@@ -169,7 +235,8 @@ describe('pipeline batches', () => {
     assert.equal(second.exitCode, 0, second.stderr);
     assert.match(second.stderr, /^subs: 51 rows, 50 already done, 1 to run$/m);
     assert.deepEqual(await contents(51), ['New row at 2.25', ...texts.map((text) => `${text} at 1.5`)]);
-    for (const [i, text] of texts.entries()) assert.equal((await stat(fileOf(i + 2))).ino, inodes.get(text), `${text} was not run again`);
+    for (const [i, text] of texts.entries())
+      assert.equal((await stat(fileOf(i + 2))).ino, inodes.get(text), `${text} was not run again`);
     let lines = await resultLines(path.join(out, 'rows.results.jsonl'));
     assert.equal(lines.length, 51);
     for (const line of lines) assert.deepEqual(line.outputs, { subtitles: fileOf(line.row) });
@@ -181,7 +248,11 @@ describe('pipeline batches', () => {
     assert.equal(third.exitCode, 0, third.stderr);
     assert.match(third.stderr, /^subs: 51 rows, 51 already done, 0 to run$/m);
     assert.deepEqual(await contents(51), [...texts.map((text) => `${text} at 1.5`).reverse(), 'New row at 2.25']);
-    assert.deepEqual((await readdir(out)).filter((name) => !name.startsWith('row-')), ['rows.results.jsonl'], 'no staging folder left');
+    assert.deepEqual(
+      (await readdir(out)).filter((name) => !name.startsWith('row-')),
+      ['rows.results.jsonl'],
+      'no staging folder left',
+    );
 
     // The top row now fails (not a number): its folder no longer holds the old result.
     await write(['Row 50,fast', ...reversed.slice(1)]);
@@ -190,30 +261,60 @@ describe('pipeline batches', () => {
     assert.match(fourth.stderr, /row 1: Expected input `pace` to be a number, got `fast`/);
     assert.equal(await stat(path.join(out, 'row-1')).catch(() => undefined), undefined, 'the failed row has no folder');
     lines = await resultLines(path.join(out, 'rows.results.jsonl'));
-    assert.deepEqual(lines.filter((line) => line.status === 'failed').map((line) => line.row), [1]);
+    assert.deepEqual(
+      lines.filter((line) => line.status === 'failed').map((line) => line.row),
+      [1],
+    );
   });
 
   it('resolves relative paths against the batch file; a changed row replaces its old files; --dry-run --batch checks every row', async () => {
     const dir = path.join(work, 'relative');
     const out = path.join(dir, 'out');
     await mkdir(path.join(dir, 'media'), { recursive: true });
-    for (const name of ['tone-1s-22k-mono.wav', 'tone-1s-48k-stereo.m4a', 'tone-2s-48k-stereo.aac']) await copyFile(await fixture(name), path.join(dir, 'media', name));
+    for (const name of ['tone-1s-22k-mono.wav', 'tone-1s-48k-stereo.m4a', 'tone-2s-48k-stereo.aac'])
+      await copyFile(await fixture(name), path.join(dir, 'media', name));
     const rowsFile = path.join(dir, 'rows.csv');
-    const row = (format: string, segment = 'media/tone-1s-48k-stereo.m4a') => `media/tone-1s-22k-mono.wav,"media/tone-1s-48k-stereo.m4a,${segment}",media/tone-2s-48k-stereo.aac,${format}`;
+    const row = (format: string, segment = 'media/tone-1s-48k-stereo.m4a') =>
+      `media/tone-1s-22k-mono.wav,"media/tone-1s-48k-stereo.m4a,${segment}",media/tone-2s-48k-stereo.aac,${format}`;
     const hits = () => files.hits.get('/f/tone-3s-44k-stereo.mp3') ?? 0;
 
     // A dry run of good and bad rows: every row checked, nothing fetched, run or written; exit 2 naming the bad rows.
-    await writeFile(rowsFile, ['intro,segments,outro,format', row('mp3'), row('mp3', 'media/missing.wav'), row('xyz'), row('mp3', u('tone-3s-44k-stereo.mp3'))].join('\n'));
+    await writeFile(
+      rowsFile,
+      [
+        'intro,segments,outro,format',
+        row('mp3'),
+        row('mp3', 'media/missing.wav'),
+        row('xyz'),
+        row('mp3', u('tone-3s-44k-stereo.mp3')),
+      ].join('\n'),
+    );
     const before = hits();
-    const dry = await runCli(['run', 'podcast', '--batch', rowsFile, '--out-dir', out, '--dry-run'], { env, cwd: work });
+    const dry = await runCli(['run', 'podcast', '--batch', rowsFile, '--out-dir', out, '--dry-run'], {
+      env,
+      cwd: work,
+    });
     assert.equal(dry.exitCode, 2, dry.stderr);
     assert.match(dry.stdout, /^Pipeline podcast, 4 rows: 2 to run, 0 done by an earlier run, 2 invalid$/m);
     assert.match(dry.stdout, /^Row 1 \(line 2\): runs$/m);
-    assert.ok(dry.stdout.includes(`  segments = ${path.join(dir, 'media', 'tone-1s-48k-stereo.m4a')}, ${path.join(dir, 'media', 'tone-1s-48k-stereo.m4a')}\n`), dry.stdout);
+    assert.ok(
+      dry.stdout.includes(
+        `  segments = ${path.join(dir, 'media', 'tone-1s-48k-stereo.m4a')}, ${path.join(dir, 'media', 'tone-1s-48k-stereo.m4a')}\n`,
+      ),
+      dry.stdout,
+    );
     assert.ok(dry.stdout.includes(`  writes ${path.join(out, 'row-1', 'episode.mp3')}\n`), dry.stdout);
-    assert.ok(dry.stdout.includes(`Row 2 (line 3): invalid: Step 'body' (merge-audios) failed: Input file not found or not readable: ${path.join(dir, 'media', 'missing.wav')}`), dry.stdout);
+    assert.ok(
+      dry.stdout.includes(
+        `Row 2 (line 3): invalid: Step 'body' (merge-audios) failed: Input file not found or not readable: ${path.join(dir, 'media', 'missing.wav')}`,
+      ),
+      dry.stdout,
+    );
     assert.match(dry.stderr, /^mediaflow: 2 of 4 rows are invalid:$/m);
-    assert.match(dry.stderr, /^ {2}row 3 \(line 4\): Step 'episode' \(merge-audios\) failed: Unsupported format 'xyz'/m);
+    assert.match(
+      dry.stderr,
+      /^ {2}row 3 \(line 4\): Step 'episode' \(merge-audios\) failed: Unsupported format 'xyz'/m,
+    );
     assert.match(dry.stdout, /^Row 4 \(line 5\): runs$/m);
     assert.equal(hits(), before, 'nothing downloaded');
     assert.equal(await stat(out).catch(() => undefined), undefined, 'nothing written');
@@ -223,7 +324,10 @@ describe('pipeline batches', () => {
     const first = await runCli(['run', 'podcast', '--batch', rowsFile, '--out-dir', out], { env, cwd: work });
     assert.equal(first.exitCode, 0, first.stderr);
     assert.ok(Math.abs(durationOf(await probe(path.join(out, 'row-1', 'episode.mp3'))) - 5) < 0.2);
-    const again = await runCli(['run', 'podcast', '--batch', rowsFile, '--out-dir', out, '--dry-run'], { env, cwd: work });
+    const again = await runCli(['run', 'podcast', '--batch', rowsFile, '--out-dir', out, '--dry-run'], {
+      env,
+      cwd: work,
+    });
     assert.equal(again.exitCode, 0, again.stderr);
     assert.match(again.stdout, /^Row 1 \(line 2\): done by an earlier run, skipped$/m);
 
@@ -240,9 +344,23 @@ describe('pipeline batches', () => {
     const rowsFile = path.join(dir, 'rows.jsonl');
     await mkdir(dir, { recursive: true });
     const segments = [await fixture('tone-2s-44k-stereo.mp3'), await fixture('tone-1s-48k-stereo.m4a')];
-    await writeFile(rowsFile, `${JSON.stringify({ segments, format: 'flac' })}\n\n${JSON.stringify({ segments: segments.join(','), format: 'wav' })}\n`);
+    await writeFile(
+      rowsFile,
+      `${JSON.stringify({ segments, format: 'flac' })}\n\n${JSON.stringify({ segments: segments.join(','), format: 'wav' })}\n`,
+    );
     const result = await runCli(
-      ['run', 'podcast', '--batch', rowsFile, '--out-dir', path.join(dir, 'out'), '--input', `intro=${await fixture('tone-1s-22k-mono.wav')}`, '--input', `outro=${await fixture('tone-2s-48k-stereo.aac')}`],
+      [
+        'run',
+        'podcast',
+        '--batch',
+        rowsFile,
+        '--out-dir',
+        path.join(dir, 'out'),
+        '--input',
+        `intro=${await fixture('tone-1s-22k-mono.wav')}`,
+        '--input',
+        `outro=${await fixture('tone-2s-48k-stereo.aac')}`,
+      ],
       { env },
     );
     assert.equal(result.exitCode, 0, result.stderr);
@@ -270,7 +388,14 @@ describe('pipeline batches', () => {
     const rowsFile = path.join(dir, 'rows.csv');
     await mkdir(dir, { recursive: true });
     const rows = ['intro,segments,outro'];
-    for (let i = 0; i < 4; i++) rows.push([files.url('/slow/intro.wav'), csvField(`${u('tone-1s-48k-stereo.m4a')},${u('tone-1s-22k-mono.wav')}`), u('tone-1s-48k-stereo.m4a')].join(','));
+    for (let i = 0; i < 4; i++)
+      rows.push(
+        [
+          files.url('/slow/intro.wav'),
+          csvField(`${u('tone-1s-48k-stereo.m4a')},${u('tone-1s-22k-mono.wav')}`),
+          u('tone-1s-48k-stereo.m4a'),
+        ].join(','),
+      );
     await writeFile(rowsFile, `${rows.join('\n')}\n`);
     const results = path.join(out, 'rows.results.jsonl');
     const args = [BIN, 'run', 'podcast', '--batch', rowsFile, '--out-dir', out, '--concurrency', '1'];
@@ -294,9 +419,17 @@ describe('pipeline batches', () => {
 
     const rerun = await runCli(args.slice(1), { env });
     assert.equal(rerun.exitCode, 0, rerun.stderr);
-    assert.ok(rerun.stderr.includes(`podcast: 4 rows, ${doneBefore} already done, ${4 - doneBefore} to run`), rerun.stderr);
+    assert.ok(
+      rerun.stderr.includes(`podcast: 4 rows, ${doneBefore} already done, ${4 - doneBefore} to run`),
+      rerun.stderr,
+    );
     const all = await resultLines(results);
-    assert.deepEqual(all.map((l) => [l.row, l.status]).sort(), [[1, 'done'], [2, 'done'], [3, 'done'], [4, 'done']]);
+    assert.deepEqual(all.map((l) => [l.row, l.status]).sort(), [
+      [1, 'done'],
+      [2, 'done'],
+      [3, 'done'],
+      [4, 'done'],
+    ]);
     for (const line of all) assert.ok(Math.abs(durationOf(await probe(line.outputs.episode!)) - 4) < 0.2);
   });
 });

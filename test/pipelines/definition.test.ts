@@ -41,13 +41,29 @@ results:
 
 describe('pipeline definitions', () => {
   it('parses the shipped pipelines and orders their steps in stages', async () => {
-    const short = parsePipeline(await readFile(path.join(PIPELINES, 'text-to-short.yaml'), 'utf8'), 'text-to-short.yaml', registry);
+    const short = parsePipeline(
+      await readFile(path.join(PIPELINES, 'text-to-short.yaml'), 'utf8'),
+      'text-to-short.yaml',
+      registry,
+    );
     assert.deepEqual(short.stages, [['subtitles', 'frames'], ['slideshow'], ['voiced'], ['short']]);
     assert.deepEqual(short.results, [{ name: 'short', step: 'short' }]);
-    assert.deepEqual(short.inputs.map((i) => [i.name, i.type]), [
-      ['text', 'string'], ['images', 'urls'], ['voice', 'url'], ['seconds_per_image', 'integer'], ['words_per_line', 'integer'], ['seconds_per_line', 'integer'],
-    ]);
-    const podcast = parsePipeline(await readFile(path.join(PIPELINES, 'podcast.yaml'), 'utf8'), 'podcast.yaml', registry);
+    assert.deepEqual(
+      short.inputs.map((i) => [i.name, i.type]),
+      [
+        ['text', 'string'],
+        ['images', 'urls'],
+        ['voice', 'url'],
+        ['seconds_per_image', 'integer'],
+        ['words_per_line', 'integer'],
+        ['seconds_per_line', 'integer'],
+      ],
+    );
+    const podcast = parsePipeline(
+      await readFile(path.join(PIPELINES, 'podcast.yaml'), 'utf8'),
+      'podcast.yaml',
+      registry,
+    );
     assert.deepEqual(podcast.stages, [['body'], ['episode']]);
   });
 
@@ -81,7 +97,10 @@ describe('pipeline definitions', () => {
     assert.deepEqual(found, [
       "p.yaml:15: step 'a', field 'with.colour': unknown parameter 'colour' of operation 'generate-subtitles' (parameters: text, words_per_line, seconds_per_line, format, font, font_size, bold, color, outline_color, outline, background, position, margin, max_width, highlight, highlight_color)",
       "p.yaml:16: step 'a', field 'with.words_per_line': Expected `words_per_line` to be an integer from 1 to 100, got `0`",
-      `p.yaml:18: step 'b', field 'op': unknown operation 'no-such-operation' (known: ${registry.list().map((p) => p.name).join(', ')})`,
+      `p.yaml:18: step 'b', field 'op': unknown operation 'no-such-operation' (known: ${registry
+        .list()
+        .map((p) => p.name)
+        .join(', ')})`,
       "p.yaml:22: step 'c', field 'with.video_url': {{ steps.nowhere.output }} names no step (steps: a, b, c)",
       "p.yaml:23: step 'c', field 'with.subtitle_url': {{ inputs.missing }} names no input (declared: text, images, voice, count)",
     ]);
@@ -105,15 +124,22 @@ describe('pipeline definitions', () => {
       audio_url: "{{ inputs.voice }}"`),
     );
     assert.equal(found.length, 4, found.join('\n'));
-    assert.match(found[0]!, /^p\.yaml:14: step 'a', field 'with\.image_url': parameter 'image_url' takes one URL or file, but \{\{ inputs\.images \}\} is a list of URLs/);
-    assert.match(found[1]!, /step 'b', field 'with\.text': parameter 'text' takes text, but \{\{ steps\.a\.output \}\} is a step's output file/);
+    assert.match(
+      found[0]!,
+      /^p\.yaml:14: step 'a', field 'with\.image_url': parameter 'image_url' takes one URL or file, but \{\{ inputs\.images \}\} is a list of URLs/,
+    );
+    assert.match(
+      found[1]!,
+      /step 'b', field 'with\.text': parameter 'text' takes text, but \{\{ steps\.a\.output \}\} is a step's output file/,
+    );
     assert.match(found[2]!, /step 'b', field 'with\.words_per_line': .*declare the input with type integer/);
     assert.match(found[3]!, /step 'c', field 'with\.video_url': .*declare the input with type url/);
   });
 
   it('finds cycles, missing required parameters, a misused item and a bad default', () => {
     const found = problems(
-      base(`  a:
+      base(
+        `  a:
     op: merge-videos
     with:
       video_urls: ["{{ steps.b.output }}", "{{ inputs.voice }}"]
@@ -138,31 +164,66 @@ describe('pipeline definitions', () => {
     op: convert-video
     with:
       video_url: "{{ inputs.voice }}"
-      format: "{{ inputs.container }}"`, '  fmt: string\n  container:\n    type: string\n    default: mpg\n'),
+      format: "{{ inputs.container }}"`,
+        '  fmt: string\n  container:\n    type: string\n    default: mpg\n',
+      ),
     );
     const text = found.join('\n');
     assert.match(text, /step 'a', field 'with': steps form a cycle: a -> b -> a/);
     assert.match(text, /step 'b', field 'with\.audio_url': \{\{ item \}\} is only defined in a step with `each`/);
-    assert.match(text, /step 'c', field 'with\.image_urls': missing required parameter 'image_urls' of operation 'images-to-video'/);
+    assert.match(
+      text,
+      /step 'c', field 'with\.image_urls': missing required parameter 'image_urls' of operation 'images-to-video'/,
+    );
     assert.match(text, /step 'd', field 'each': the step has `each` but no parameter uses \{\{ item \}\}/);
-    assert.match(text, /step 'e', field 'with\.format': the default of input 'container' does not suit parameter 'format': Unsupported format 'mpg'/);
+    assert.match(
+      text,
+      /step 'e', field 'with\.format': the default of input 'container' does not suit parameter 'format': Unsupported format 'mpg'/,
+    );
   });
 
   it('reports YAML syntax errors with their line, and a shape that is not a pipeline', () => {
     assert.match(problems('name: p\nsteps:\n  a: [1\n')[0]!, /^p\.yaml:\d+: /);
-    assert.deepEqual(problems('- a\n- b\n'), ["p.yaml:1: a pipeline must be a mapping with name, description, inputs, steps and results"]);
+    assert.deepEqual(problems('- a\n- b\n'), [
+      'p.yaml:1: a pipeline must be a mapping with name, description, inputs, steps and results',
+    ]);
     const found = problems('name: p\nsurprise: 1\ninputs:\n  x:\n    type: float\nsteps: {}\n');
-    assert.ok(found.includes("p.yaml:2: field 'surprise': unknown key 'surprise' (expected name, description, inputs, steps, results)"), found.join('\n'));
-    assert.ok(found.includes("p.yaml:5: field 'inputs.x.type': unknown type 'float' (expected string, integer, number, url, urls)"), found.join('\n'));
-    assert.ok(found.some((line) => line.includes("field 'steps': expected a mapping of step names to steps")), found.join('\n'));
-    assert.ok(found.some((line) => line.includes("field 'results'")), found.join('\n'));
+    assert.ok(
+      found.includes(
+        "p.yaml:2: field 'surprise': unknown key 'surprise' (expected name, description, inputs, steps, results)",
+      ),
+      found.join('\n'),
+    );
+    assert.ok(
+      found.includes(
+        "p.yaml:5: field 'inputs.x.type': unknown type 'float' (expected string, integer, number, url, urls)",
+      ),
+      found.join('\n'),
+    );
+    assert.ok(
+      found.some((line) => line.includes("field 'steps': expected a mapping of step names to steps")),
+      found.join('\n'),
+    );
+    assert.ok(
+      found.some((line) => line.includes("field 'results'")),
+      found.join('\n'),
+    );
   });
 
   it('parses references, text around them, and lists', () => {
     assert.deepEqual(parseExpr('{{ inputs.text }}'), { kind: 'ref', ref: { input: 'text' } });
     assert.deepEqual(parseExpr(' {{steps.a-b.output}} '), { kind: 'ref', ref: { step: 'a-b' } });
-    assert.deepEqual(parseExpr('https://cdn.example/{{ inputs.id }}.jpg'), { kind: 'text', parts: ['https://cdn.example/', { input: 'id' }, '.jpg'] });
-    assert.deepEqual(parseExpr(['a', 3]), { kind: 'list', items: [{ kind: 'literal', value: 'a' }, { kind: 'literal', value: 3 }] });
+    assert.deepEqual(parseExpr('https://cdn.example/{{ inputs.id }}.jpg'), {
+      kind: 'text',
+      parts: ['https://cdn.example/', { input: 'id' }, '.jpg'],
+    });
+    assert.deepEqual(parseExpr(['a', 3]), {
+      kind: 'list',
+      items: [
+        { kind: 'literal', value: 'a' },
+        { kind: 'literal', value: 3 },
+      ],
+    });
     assert.throws(() => parseExpr('{{ input.text }}'), /unknown reference `\{\{ input\.text \}\}`/);
     assert.throws(() => parseExpr('{{ inputs.text'), /unbalanced/);
   });
@@ -179,20 +240,32 @@ describe('pipeline inputs', () => {
   );
 
   it('reads values by type, with defaults', () => {
-    assert.deepEqual(readInputs(definition, { text: 'hi', images: ' a.jpg, ,b.jpg ', voice: 'v.mp3', extra: 'ignored' }), {
-      text: 'hi',
-      images: ['a.jpg', 'b.jpg'],
-      voice: 'v.mp3',
-      count: 2,
-    });
-    assert.deepEqual(readInputs(definition, { text: 'hi', images: ['a.jpg', 'b.jpg'], voice: 'v', count: '7' }).count, 7);
+    assert.deepEqual(
+      readInputs(definition, { text: 'hi', images: ' a.jpg, ,b.jpg ', voice: 'v.mp3', extra: 'ignored' }),
+      {
+        text: 'hi',
+        images: ['a.jpg', 'b.jpg'],
+        voice: 'v.mp3',
+        count: 2,
+      },
+    );
+    assert.deepEqual(
+      readInputs(definition, { text: 'hi', images: ['a.jpg', 'b.jpg'], voice: 'v', count: '7' }).count,
+      7,
+    );
   });
 
   it('refuses missing, ill-typed and (when asked) unknown inputs with a 400', () => {
     const refused = (raw: Record<string, unknown>, pattern: RegExp, refuseUnknown = false) =>
-      assert.throws(() => readInputs(definition, raw, { refuseUnknown }), (error: unknown) => error instanceof MediaflowError && error.status === 400 && pattern.test(error.message));
+      assert.throws(
+        () => readInputs(definition, raw, { refuseUnknown }),
+        (error: unknown) => error instanceof MediaflowError && error.status === 400 && pattern.test(error.message),
+      );
     refused({ images: 'a', voice: 'v' }, /^Missing required input `text` of pipeline 'p'$/);
-    refused({ text: 't', images: 'a', voice: 'v', count: 'two' }, /^Expected input `count` to be an integer, got `two`$/);
+    refused(
+      { text: 't', images: 'a', voice: 'v', count: 'two' },
+      /^Expected input `count` to be an integer, got `two`$/,
+    );
     refused({ text: 't', images: 'a', voice: 'v', colour: 'red' }, /^Unknown input `colour` of pipeline 'p'/, true);
   });
 });
@@ -211,14 +284,28 @@ results:
 `;
 
   it('reads decimals and whole numbers, and refuses anything else with a 400 naming the input', () => {
-    const definition = parsePipeline(withNumber('      text: "At {{ inputs.speed }}"', '{ type: number, default: "0.5" }'), 'n.yaml', registry);
+    const definition = parsePipeline(
+      withNumber('      text: "At {{ inputs.speed }}"', '{ type: number, default: "0.5" }'),
+      'n.yaml',
+      registry,
+    );
     assert.deepEqual(definition.inputs, [{ name: 'speed', type: 'number', default: 0.5 }]);
     assert.deepEqual(readInputs(definition, {}), { speed: 0.5 });
-    for (const [raw, value] of [['1.25', 1.25], [' -3 ', -3], ['.5', 0.5], [7, 7], [2.5, 2.5]] as const) assert.equal(readInputs(definition, { speed: raw }).speed, value);
+    for (const [raw, value] of [
+      ['1.25', 1.25],
+      [' -3 ', -3],
+      ['.5', 0.5],
+      [7, 7],
+      [2.5, 2.5],
+    ] as const)
+      assert.equal(readInputs(definition, { speed: raw }).speed, value);
     for (const raw of ['fast', '1,5', '1e3', 'Infinity', '0x10', '1.2.3']) {
       assert.throws(
         () => readInputs(definition, { speed: raw }),
-        (error: unknown) => error instanceof MediaflowError && error.status === 400 && error.message === `Expected input \`speed\` to be a number, got \`${raw}\``,
+        (error: unknown) =>
+          error instanceof MediaflowError &&
+          error.status === 400 &&
+          error.message === `Expected input \`speed\` to be a number, got \`${raw}\``,
         raw,
       );
     }
@@ -227,7 +314,10 @@ results:
   it('passes into text and number parameters, not into integer ones; a default must be a number', () => {
     assert.deepEqual(problems(withNumber('      text: "{{ inputs.speed }}"')), []);
     const [intoInteger] = problems(withNumber('      text: hi\n      words_per_line: "{{ inputs.speed }}"'));
-    assert.match(intoInteger!, /field 'with\.words_per_line': parameter 'words_per_line' takes an integer, but \{\{ inputs\.speed \}\} is of type number/);
+    assert.match(
+      intoInteger!,
+      /field 'with\.words_per_line': parameter 'words_per_line' takes an integer, but \{\{ inputs\.speed \}\} is of type number/,
+    );
     const [badDefault] = problems(withNumber('      text: hi', '{ type: number, default: fast }'));
     assert.match(badDefault!, /field 'inputs\.speed\.default': default does not fit type number/);
   });
@@ -236,17 +326,26 @@ results:
 describe('batch files', () => {
   it('parses CSV: quotes, doubled quotes, commas and line breaks in quotes, CRLF, a BOM', () => {
     const text = '\ufeffa,b,c\r\n1,"x, y","say ""hi"""\r\n2,"two\nlines",\r\n\r\n"",3,\n';
-    assert.deepEqual(parseCsv(text).map((r) => r.fields), [['a', 'b', 'c'], ['1', 'x, y', 'say "hi"'], ['2', 'two\nlines', ''], [''], ['', '3', '']]);
+    assert.deepEqual(
+      parseCsv(text).map((r) => r.fields),
+      [['a', 'b', 'c'], ['1', 'x, y', 'say "hi"'], ['2', 'two\nlines', ''], [''], ['', '3', '']],
+    );
     assert.deepEqual(csvRows(text, 'rows.csv'), [
       { row: 1, line: 2, values: { a: '1', b: 'x, y', c: 'say "hi"' } },
       { row: 2, line: 3, values: { a: '2', b: 'two\nlines' } },
       { row: 3, line: 6, values: { b: '3' } },
     ]);
-    assert.deepEqual(parseCsv('a\n""').map((r) => r.fields), [['a'], ['']]);
+    assert.deepEqual(
+      parseCsv('a\n""').map((r) => r.fields),
+      [['a'], ['']],
+    );
   });
 
   it('refuses malformed CSV and JSONL, naming the line', () => {
-    assert.throws(() => parseCsv('a,b\n1,"open\n', 'r.csv'), /^Error: r\.csv:2: a quoted field is never closed$|r\.csv:2: a quoted field is never closed/);
+    assert.throws(
+      () => parseCsv('a,b\n1,"open\n', 'r.csv'),
+      /^Error: r\.csv:2: a quoted field is never closed$|r\.csv:2: a quoted field is never closed/,
+    );
     assert.throws(() => parseCsv('a\n"x"y\n', 'r.csv'), /r\.csv:2: unexpected character after a closing quote/);
     assert.throws(() => csvRows('a,b\n1,2,3\n', 'r.csv'), /r\.csv:2: 3 fields, but the header names 2 columns/);
     assert.throws(() => csvRows('a,a\n', 'r.csv'), /column 'a' appears twice/);

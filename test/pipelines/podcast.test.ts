@@ -32,7 +32,12 @@ describe('pipeline podcast', () => {
   let fields: Record<string, string>;
 
   before(async () => {
-    await fixtures('tone-1s-22k-mono.wav', 'tone-2s-44k-stereo.mp3', 'tone-1s-48k-stereo.m4a', 'tone-2s-48k-stereo.aac');
+    await fixtures(
+      'tone-1s-22k-mono.wav',
+      'tone-2s-44k-stereo.mp3',
+      'tone-1s-48k-stereo.m4a',
+      'tone-2s-48k-stereo.aac',
+    );
     files = await startFileServer();
     server = await startMediaflow({ MEDIAFLOW_PIPELINES_DIR: PIPELINES });
     work = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-podcast-'));
@@ -50,8 +55,13 @@ describe('pipeline podcast', () => {
 
   it('runs from the CLI with URLs, converting to the format asked for', async () => {
     const out = path.join(work, 'cli');
-    const inputs = Object.entries({ ...fields, format: 'ogg' }).flatMap(([key, value]) => ['--input', `${key}=${value}`]);
-    const result = await runCli(['run', 'podcast', ...inputs, '--out-dir', out], { env: { MEDIAFLOW_PIPELINES_DIR: PIPELINES } });
+    const inputs = Object.entries({ ...fields, format: 'ogg' }).flatMap(([key, value]) => [
+      '--input',
+      `${key}=${value}`,
+    ]);
+    const result = await runCli(['run', 'podcast', ...inputs, '--out-dir', out], {
+      env: { MEDIAFLOW_PIPELINES_DIR: PIPELINES },
+    });
     assert.equal(result.exitCode, 0, result.stderr);
     const body = JSON.parse(result.stdout) as { outputs: Record<string, string> };
     assert.deepEqual(body.outputs, { episode: path.join(out, 'episode.ogg') });
@@ -71,18 +81,32 @@ describe('pipeline podcast', () => {
     assert.ok(Math.abs(durationOf(info) - 6) < 0.2, `duration ${durationOf(info)}`);
     assert.deepEqual(await server.workLeftovers(), []);
 
-    const list = (await (await fetch(`${server.base}/pipelines`)).json()) as { pipelines: Array<{ name: string; path: string; inputs: Array<Record<string, unknown>>; results: string[] }> };
-    assert.deepEqual(list.pipelines.map((p) => p.name), ['captioned-short', 'podcast', 'text-to-short']);
+    const list = (await (await fetch(`${server.base}/pipelines`)).json()) as {
+      pipelines: Array<{ name: string; path: string; inputs: Array<Record<string, unknown>>; results: string[] }>;
+    };
+    assert.deepEqual(
+      list.pipelines.map((p) => p.name),
+      ['captioned-short', 'podcast', 'text-to-short'],
+    );
     const podcast = list.pipelines.find((p) => p.name === 'podcast')!;
     assert.equal(podcast.path, '/pipelines/podcast/');
     assert.deepEqual(podcast.results, ['episode']);
-    assert.deepEqual(podcast.inputs.map((i) => [i.name, i.type, i.required]), [
-      ['intro', 'url', true], ['segments', 'urls', true], ['outro', 'url', true], ['format', 'string', false],
-    ]);
+    assert.deepEqual(
+      podcast.inputs.map((i) => [i.name, i.type, i.required]),
+      [
+        ['intro', 'url', true],
+        ['segments', 'urls', true],
+        ['outro', 'url', true],
+        ['format', 'string', false],
+      ],
+    );
     assert.equal(podcast.inputs[3]!.default, 'mp3');
     const one = (await (await fetch(`${server.base}/pipelines/podcast/`)).json()) as { name: string; steps: unknown };
     assert.equal(one.name, 'podcast');
-    assert.deepEqual(one.steps, [{ name: 'body', op: 'merge-audios' }, { name: 'episode', op: 'merge-audios' }]);
+    assert.deepEqual(one.steps, [
+      { name: 'body', op: 'merge-audios' },
+      { name: 'episode', op: 'merge-audios' },
+    ]);
   });
 
   it('answers the contract statuses, naming the failing step', async () => {
@@ -93,12 +117,18 @@ describe('pipeline podcast', () => {
     // An undeclared field is a typo to report, as on the CLI; a job's own fields (metadata) are not inputs.
     res = await server.post('/pipelines/podcast/', { ...fields, fromat: 'ogg', metadata: 'batch 7' });
     assert.equal(res.status, 400);
-    assert.equal(res.body.error, "Unknown input `fromat` of pipeline 'podcast' (inputs: intro, segments, outro, format)");
+    assert.equal(
+      res.body.error,
+      "Unknown input `fromat` of pipeline 'podcast' (inputs: intro, segments, outro, format)",
+    );
 
     // Checked before anything runs: the step's own validation, prefixed with the step.
     res = await server.post('/pipelines/podcast/', { ...fields, format: 'xyz' });
     assert.equal(res.status, 400);
-    assert.equal(res.body.error, "Step 'episode' (merge-audios) failed: Unsupported format 'xyz'. Supported formats: mp3, wav, aac, m4a, ogg, flac, opus.");
+    assert.equal(
+      res.body.error,
+      "Step 'episode' (merge-audios) failed: Unsupported format 'xyz'. Supported formats: mp3, wav, aac, m4a, ogg, flac, opus.",
+    );
 
     // Over HTTP an input is a URL, never a file of the server.
     res = await server.post('/pipelines/podcast/', { ...fields, outro: '/etc/hostname' });
@@ -108,9 +138,15 @@ describe('pipeline podcast', () => {
     const missing = files.url('/f/missing.mp3');
     res = await server.post('/pipelines/podcast/', { ...fields, segments: `${fields.intro},${missing}` });
     assert.equal(res.status, 502);
-    assert.equal(res.body.error, `Step 'body' (merge-audios) failed: Failed to download ${missing}: HTTP 404 Not Found`);
+    assert.equal(
+      res.body.error,
+      `Step 'body' (merge-audios) failed: Failed to download ${missing}: HTTP 404 Not Found`,
+    );
 
-    res = await server.post('/pipelines/podcast/', { ...fields, segments: `${fields.intro},${files.url('/f/not-media.txt')}` });
+    res = await server.post('/pipelines/podcast/', {
+      ...fields,
+      segments: `${fields.intro},${files.url('/f/not-media.txt')}`,
+    });
     assert.equal(res.status, 422);
     assert.match(res.body.error!, /^Step 'body' \(merge-audios\) failed: /);
 
@@ -129,7 +165,8 @@ describe('pipeline podcast', () => {
     await mkdir(dir);
     await writeFile(path.join(dir, 'broken.yaml'), BROKEN);
     await copyFile(path.join(PIPELINES, 'podcast.yaml'), path.join(dir, 'podcast.yaml'));
-    const expected = "broken.yaml:10: step 'convert', field 'with.formt': unknown parameter 'formt' of operation 'convert-video' (parameters: video_url, format, quality)";
+    const expected =
+      "broken.yaml:10: step 'convert', field 'with.formt': unknown parameter 'formt' of operation 'convert-video' (parameters: video_url, format, quality)";
     const other = await startMediaflow({ MEDIAFLOW_PIPELINES_DIR: dir, MEDIAFLOW_API_KEY: 'sesame' });
     try {
       const key = { headers: { 'x-api-key': 'sesame' } };
@@ -137,7 +174,9 @@ describe('pipeline podcast', () => {
       assert.equal(res.status, 400);
       assert.equal(res.body.error, expected);
       assert.ok(!res.body.error!.includes(dir), 'no server path in the message');
-      const list = (await (await fetch(`${other.base}/pipelines`, key)).json()) as { pipelines: Array<{ name: string; error?: string }> };
+      const list = (await (await fetch(`${other.base}/pipelines`, key)).json()) as {
+        pipelines: Array<{ name: string; error?: string }>;
+      };
       assert.deepEqual(list.pipelines, [{ name: 'broken', error: expected }, list.pipelines[1]]);
       assert.equal(list.pipelines[1]!.name, 'podcast');
       // The pipeline routes are behind the API key like the operations.

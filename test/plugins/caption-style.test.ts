@@ -4,14 +4,23 @@ import { closeFonts, parseFamilies } from '../../src/engine/subtitles/fonts.js';
 import { assColour, assText, scriptGeometry } from '../../src/plugins/shared/ass-script.js';
 import { restyle } from '../../src/plugins/shared/caption-style.js';
 
-const FORMAT = 'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding';
+const FORMAT =
+  'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding';
 const SCRIPT = [
-  '[Script Info]', 'PlayResX: 640', 'PlayResY: 360', 'ScaledBorderAndShadow: yes', '',
-  '[V4+ Styles]', FORMAT,
+  '[Script Info]',
+  'PlayResX: 640',
+  'PlayResY: 360',
+  'ScaledBorderAndShadow: yes',
+  '',
+  '[V4+ Styles]',
+  FORMAT,
   'Style: Default,DejaVu Sans,36,&H00FFFFFF,&H000000FF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,2,0,1,10,10,10,1',
   'Style: Sign,DejaVu Serif,20,&H0000FFFF,&H000000FF,&H00000000,&H00000000,-1,0,0,0,100,100,0,0,1,1,0,9,10,10,10,1',
-  '', '[Events]', 'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text',
-  'Dialogue: 0,0:00:00.00,0:00:02.00,Sign,,0,0,0,,Style: not a style line, {\\an8}kept', '',
+  '',
+  '[Events]',
+  'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text',
+  'Dialogue: 0,0:00:00.00,0:00:02.00,Sign,,0,0,0,,Style: not a style line, {\\an8}kept',
+  '',
 ].join('\r\n');
 
 describe('caption styles on ASS scripts', () => {
@@ -31,15 +40,28 @@ describe('caption styles on ASS scripts', () => {
   });
 
   it('a background is a box (border style 3) in that colour; outlines follow ScaledBorderAndShadow', () => {
-    const [line] = restyle(SCRIPT, { background: '#10203080', outline: 9 }, 720).split('\r\n').filter((l) => l.startsWith('Style: '));
-    assert.equal(line, 'Style: Default,DejaVu Sans,36,&H00FFFFFF,&H000000FF,&H7F302010,&H7F302010,0,0,0,0,100,100,0,0,3,3,0,1,10,10,10,1');
+    const [line] = restyle(SCRIPT, { background: '#10203080', outline: 9 }, 720)
+      .split('\r\n')
+      .filter((l) => l.startsWith('Style: '));
+    assert.equal(
+      line,
+      'Style: Default,DejaVu Sans,36,&H00FFFFFF,&H000000FF,&H7F302010,&H7F302010,0,0,0,0,100,100,0,0,3,3,0,1,10,10,10,1',
+    );
     const unscaled = SCRIPT.replace('ScaledBorderAndShadow: yes', 'ScaledBorderAndShadow: no');
     assert.match(restyle(unscaled, { outline: 9 }, 720), /,1,6,0,1,10,10,10,1\r\n/);
   });
 
   it('completes a missing PlayRes as libass does, and reads colours and text safely', () => {
-    assert.deepEqual(scriptGeometry('[Script Info]\nTitle: x\n'), { playResX: 384, playResY: 288, scaledBorders: false });
-    assert.deepEqual(scriptGeometry('[Script Info]\nPlayResY: 720\n'), { playResX: 960, playResY: 720, scaledBorders: false });
+    assert.deepEqual(scriptGeometry('[Script Info]\nTitle: x\n'), {
+      playResX: 384,
+      playResY: 288,
+      scaledBorders: false,
+    });
+    assert.deepEqual(scriptGeometry('[Script Info]\nPlayResY: 720\n'), {
+      playResX: 960,
+      playResY: 720,
+      scaledBorders: false,
+    });
     assert.equal(assColour('#112233'), '&H00332211');
     assert.equal(assColour('#112233FF'), '&H00332211');
     assert.equal(assColour('#11223300'), '&HFF332211');

@@ -31,7 +31,12 @@ describe('generate-subtitles: cues, srtTime, toSrt', () => {
   it('splits text written without spaces (CJK) after its full stops, keeping closing brackets with their sentence', () => {
     assert.deepEqual(cues('你好。世界！再见？', 8), ['你好。', '世界！', '再见？']);
     assert.deepEqual(cues('「你好。」世界', 8), ['「你好。」', '世界']);
-    assert.deepEqual(cues('今日は。 Hello there. ¿Qué tal? 🎉 done', 8), ['今日は。', 'Hello there.', '¿Qué tal?', '🎉 done']);
+    assert.deepEqual(cues('今日は。 Hello there. ¿Qué tal? 🎉 done', 8), [
+      '今日は。',
+      'Hello there.',
+      '¿Qué tal?',
+      '🎉 done',
+    ]);
   });
 
   it('counts the words of Chinese, Japanese and Thai, written without spaces, and joins them without spaces', () => {

@@ -14,7 +14,11 @@ describe('images-to-video frame size', () => {
     assert.equal(width, height);
     const portrait = frameSize(undefined, undefined, 6000, 12_000);
     assert.ok(Math.abs(portrait.height / portrait.width - 2) < 0.01);
-    assert.deepEqual(frameSize(undefined, undefined, 4320, 7680), { width: 4320, height: 7680 }, 'portrait 8K is allowed');
+    assert.deepEqual(
+      frameSize(undefined, undefined, 4320, 7680),
+      { width: 4320, height: 7680 },
+      'portrait 8K is allowed',
+    );
     assert.throws(() => frameSize(7680, 7680, 100, 100), /at most 33177600 pixels \(8K\), got 7680x7680/);
   });
 });

@@ -11,12 +11,20 @@ import mergeVideos from '../../src/plugins/merge-videos.js';
 /** An input as the engine hands it to the builder: the fixture probed for real. */
 async function probed(name: string, index: number): Promise<LocalInput> {
   const file = await fixture(name);
-  const facts = await probeFile(resolveBinaries().ffprobe, path.basename(file), { cwd: path.dirname(file), timeoutMs: 30_000 });
+  const facts = await probeFile(resolveBinaries().ffprobe, path.basename(file), {
+    cwd: path.dirname(file),
+    timeoutMs: 30_000,
+  });
   return { file: `in${index}.mp4`, source: name, facts };
 }
 
 const plan = (videos: LocalInput[]) =>
-  mergeVideos.build({ params: { video_urls: videos.map((v) => v.source).join(','), quality: 'balanced' }, inputs: { video_urls: videos }, output: 'output.mp4', input: (v) => inputArgs(v, 'video') }) as Plan;
+  mergeVideos.build({
+    params: { video_urls: videos.map((v) => v.source).join(','), quality: 'balanced' },
+    inputs: { video_urls: videos },
+    output: 'output.mp4',
+    input: (v) => inputArgs(v, 'video'),
+  }) as Plan;
 
 describe('merge-videos plan', () => {
   it('joins inputs of one time base in one ffmpeg run, reading the inputs themselves', async () => {
@@ -28,7 +36,7 @@ describe('merge-videos plan', () => {
     assert.equal(files!['videos.txt'], "file 'in0.mp4'\nfile 'in1.mp4'\n");
   });
 
-  it('remuxes only the input whose time base differs, into the first one\'s timescale', async () => {
+  it("remuxes only the input whose time base differs, into the first one's timescale", async () => {
     const a = await probed('clip-2s-640x360-25fps.mp4', 0);
     const b = await probed('clip-3s-640x360-25fps-90k.mp4', 1);
     const c = await probed('clip-2s-640x360-25fps.mp4', 2);

@@ -61,7 +61,10 @@ describe('SSRF guard on loopback and schemes', () => {
   for (const [name, template, what] of literals) {
     it(`refuses loopback written as ${name}`, async () => {
       const url = template.replace('PORT', String(port));
-      await expectRefused(closed, '/convert_image_from_url/', convert(url), { status: 400, error: `URL '${url}' is not allowed: it resolves to ${what}` });
+      await expectRefused(closed, '/convert_image_from_url/', convert(url), {
+        status: 400,
+        error: `URL '${url}' is not allowed: it resolves to ${what}`,
+      });
       assert.equal(files.hits.size, 0, 'the fixture server was reached');
     });
   }
@@ -71,7 +74,9 @@ describe('SSRF guard on loopback and schemes', () => {
       const url = `http://${host}:${port}${IMAGE}`;
       await expectRefused(closed, '/convert_image_from_url/', convert(url), {
         status: 400,
-        error: new RegExp(`^${literal(`URL '${url}' is not allowed: its host resolves to a loopback address (`)}(127\\.0\\.0\\.1|::1)\\)$`),
+        error: new RegExp(
+          `^${literal(`URL '${url}' is not allowed: its host resolves to a loopback address (`)}(127\\.0\\.0\\.1|::1)\\)$`,
+        ),
       });
       assert.equal(files.hits.size, 0, 'the fixture server was reached');
     });
@@ -79,10 +84,15 @@ describe('SSRF guard on loopback and schemes', () => {
 
   it('refuses a literal loopback input among others before anything is fetched or resolved', async () => {
     const bad = `http://0x7f000001:${port}${IMAGE}`;
-    await expectRefused(closed, '/merge-audios/', { audio_urls: `http://localhost:${port}/f/tone-2s-44k-stereo.mp3,${bad}` }, {
-      status: 400,
-      error: `URL '${bad}' is not allowed: it resolves to a loopback address (127.0.0.1)`,
-    });
+    await expectRefused(
+      closed,
+      '/merge-audios/',
+      { audio_urls: `http://localhost:${port}/f/tone-2s-44k-stereo.mp3,${bad}` },
+      {
+        status: 400,
+        error: `URL '${bad}' is not allowed: it resolves to a loopback address (127.0.0.1)`,
+      },
+    );
     assert.equal(files.hits.size, 0);
   });
 
@@ -111,10 +121,20 @@ describe('SSRF guard on loopback and schemes', () => {
     });
   }
 
-  for (const url of ['/etc/passwd', '../../etc/passwd', '//127.0.0.1/a.png', 'not a url', 'http://', 'http://[::1/a.png']) {
+  for (const url of [
+    '/etc/passwd',
+    '../../etc/passwd',
+    '//127.0.0.1/a.png',
+    'not a url',
+    'http://',
+    'http://[::1/a.png',
+  ]) {
     it(`refuses a string that is not an absolute URL: ${url}`, async () => {
       // Server inputs are URLs only; local paths are a CLI feature.
-      await expectRefused(open, '/convert_image_from_url/', convert(url), { status: 400, error: `Invalid URL '${url}': not an absolute http(s) URL` });
+      await expectRefused(open, '/convert_image_from_url/', convert(url), {
+        status: 400,
+        error: `Invalid URL '${url}': not an absolute http(s) URL`,
+      });
     });
   }
 });

@@ -113,7 +113,11 @@ describe('connections', () => {
     for (const body of [`{"text": "hi", "metadata": ${deep}}`, `{"text": "hi", "words": ${deep}}`]) {
       const res = await fetch(`${serve.base}/generate-subtitles/`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': `deep-${body.length}`, prefer: 'respond-async' },
+        headers: {
+          'content-type': 'application/json',
+          'idempotency-key': `deep-${body.length}`,
+          prefer: 'respond-async',
+        },
         body,
       });
       const answer = (await res.json()) as { error: string };
@@ -145,12 +149,15 @@ describe('connections', () => {
         ownBases: [],
         mode: 'async' as const,
       };
-      await assert.rejects(jobs.submit({ ...submission, fields: { text: 'hi', words: deep }, idempotencyKey: 'deep' }), (error) => {
-        assert.ok(error instanceof MediaflowError, String(error));
-        assert.equal(error.status, 400);
-        assert.match(error.message, /nested at most 32 levels deep/);
-        return true;
-      });
+      await assert.rejects(
+        jobs.submit({ ...submission, fields: { text: 'hi', words: deep }, idempotencyKey: 'deep' }),
+        (error) => {
+          assert.ok(error instanceof MediaflowError, String(error));
+          assert.equal(error.status, 400);
+          assert.match(error.message, /nested at most 32 levels deep/);
+          return true;
+        },
+      );
     } finally {
       await app.close();
     }

@@ -38,7 +38,9 @@ function track(name: string, res: http.ServerResponse): Transfer {
 async function closedWithin(name: string, ms = 5000): Promise<{ finished: boolean; written: number }> {
   const transfer = transfers.get(name);
   assert.ok(transfer, `${name} was never requested`);
-  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${name}: the download was never stopped`)), ms).unref());
+  const timeout = new Promise<never>((_, reject) =>
+    setTimeout(() => reject(new Error(`${name}: the download was never stopped`)), ms).unref(),
+  );
   return Promise.race([transfer.closed, timeout]);
 }
 
@@ -100,13 +102,22 @@ const routes: Record<string, Route> = {
     res.writeHead(503, { 'content-type': 'text/html' });
     pump(res, transfer);
   },
-  '/redirect-without-location': (_req, res) => void res.writeHead(300, { 'content-type': 'video/mp4' }).end('not a video'),
+  '/redirect-without-location': (_req, res) =>
+    void res.writeHead(300, { 'content-type': 'video/mp4' }).end('not a video'),
   '/login-page': (_req, res) =>
     void res
       .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-      .end('<!doctype html>\n<html><head><title>Sign in</title></head><body><form action="/login"><input name="user"></form></body></html>\n'),
-  '/html-labelled-as-audio': (_req, res) => void res.writeHead(200, { 'content-type': 'audio/mpeg' }).end('<!doctype html>\n<html><body>Not found</body></html>\n'),
-  '/mp3-labelled-as-html': async (_req, res) => void res.writeHead(200, { 'content-type': 'text/html' }).end(await readFile(await fixture('tone-2s-44k-stereo.mp3'))),
+      .end(
+        '<!doctype html>\n<html><head><title>Sign in</title></head><body><form action="/login"><input name="user"></form></body></html>\n',
+      ),
+  '/html-labelled-as-audio': (_req, res) =>
+    void res
+      .writeHead(200, { 'content-type': 'audio/mpeg' })
+      .end('<!doctype html>\n<html><body>Not found</body></html>\n'),
+  '/mp3-labelled-as-html': async (_req, res) =>
+    void res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(await readFile(await fixture('tone-2s-44k-stereo.mp3'))),
   '/empty': (_req, res) => void res.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': '0' }).end(),
 };
 // Two bodies of 800 kB each: under the per-input limit, together over the per-request one.
@@ -118,7 +129,8 @@ for (const name of ['a', 'b']) {
     res.write(body.subarray(0, 400_000));
     setTimeout(() => res.end(body.subarray(400_000)), 20);
   };
-  routes[`/declared-${name}`] = (_req, res) => void res.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': body.length }).end(body);
+  routes[`/declared-${name}`] = (_req, res) =>
+    void res.writeHead(200, { 'content-type': 'audio/mpeg', 'content-length': body.length }).end(body);
 }
 
 describe('download limits against hostile servers', () => {
@@ -144,10 +156,15 @@ describe('download limits against hostile servers', () => {
 
   it('stops an endless body at MEDIAFLOW_MAX_INPUT_BYTES with a 413, closing the connection at once', async () => {
     const url = files.url('/endless');
-    await expectRefused(server, '/convert-video/', { video_url: url }, {
-      status: 413,
-      error: `Input ${url} is larger than the limit of 1000000 bytes (MEDIAFLOW_MAX_INPUT_BYTES)`,
-    });
+    await expectRefused(
+      server,
+      '/convert-video/',
+      { video_url: url },
+      {
+        status: 413,
+        error: `Input ${url} is larger than the limit of 1000000 bytes (MEDIAFLOW_MAX_INPUT_BYTES)`,
+      },
+    );
     const { finished, written } = await closedWithin('/endless');
     assert.equal(finished, false);
     // What was read, plus what the socket buffers held: far below anything endless.
@@ -156,7 +173,12 @@ describe('download limits against hostile servers', () => {
 
   it('stops a slow body at MEDIAFLOW_DOWNLOAD_TIMEOUT with a 502', async () => {
     const url = files.url('/slow');
-    await expectRefused(server, '/convert-video/', { video_url: url }, { status: 502, error: `Failed to download ${url}: timed out after 2 s` });
+    await expectRefused(
+      server,
+      '/convert-video/',
+      { video_url: url },
+      { status: 502, error: `Failed to download ${url}: timed out after 2 s` },
+    );
     const { finished, written } = await closedWithin('/slow');
     assert.equal(finished, false);
     assert.ok(written < 100, `the server trickled ${written} bytes`);
@@ -164,16 +186,26 @@ describe('download limits against hostile servers', () => {
 
   it('gives up on a server that never answers at MEDIAFLOW_FIRST_BYTE_TIMEOUT with a 502', async () => {
     const url = files.url('/silent');
-    await expectRefused(server, '/convert-video/', { video_url: url }, { status: 502, error: `Failed to download ${url}: no response within 1 s` });
+    await expectRefused(
+      server,
+      '/convert-video/',
+      { video_url: url },
+      { status: 502, error: `Failed to download ${url}: no response within 1 s` },
+    );
     assert.equal((await closedWithin('/silent')).finished, false);
   });
 
   it('refuses a huge declared Content-Length with a 413 before reading the body', async () => {
     const url = files.url('/huge-declared');
-    await expectRefused(server, '/convert-video/', { video_url: url }, {
-      status: 413,
-      error: `Input ${url} is larger than the limit of 1000000 bytes (MEDIAFLOW_MAX_INPUT_BYTES)`,
-    });
+    await expectRefused(
+      server,
+      '/convert-video/',
+      { video_url: url },
+      {
+        status: 413,
+        error: `Input ${url} is larger than the limit of 1000000 bytes (MEDIAFLOW_MAX_INPUT_BYTES)`,
+      },
+    );
     assert.equal((await closedWithin('/huge-declared')).finished, false);
   });
 
@@ -196,49 +228,97 @@ describe('download limits against hostile servers', () => {
 
   it('answers a body cut short, and HTTP errors (without reading an endless error page), with a 502', async () => {
     const cut = files.url('/cut-short');
-    await expectRefused(server, '/convert-video/', { video_url: cut }, { status: 502, error: `Failed to download ${cut}: connection reset` });
+    await expectRefused(
+      server,
+      '/convert-video/',
+      { video_url: cut },
+      { status: 502, error: `Failed to download ${cut}: connection reset` },
+    );
     const failing = files.url('/error-500');
-    await expectRefused(server, '/convert-video/', { video_url: failing }, { status: 502, error: `Failed to download ${failing}: HTTP 500 Internal Server Error` });
+    await expectRefused(
+      server,
+      '/convert-video/',
+      { video_url: failing },
+      { status: 502, error: `Failed to download ${failing}: HTTP 500 Internal Server Error` },
+    );
     const endless = files.url('/endless-503');
-    await expectRefused(server, '/convert-video/', { video_url: endless }, { status: 502, error: `Failed to download ${endless}: HTTP 503 Service Unavailable` });
+    await expectRefused(
+      server,
+      '/convert-video/',
+      { video_url: endless },
+      { status: 502, error: `Failed to download ${endless}: HTTP 503 Service Unavailable` },
+    );
     assert.equal((await closedWithin('/endless-503')).finished, false);
     const nowhere = files.url('/redirect-without-location');
-    await expectRefused(server, '/convert-video/', { video_url: nowhere }, { status: 502, error: `Failed to download ${nowhere}: HTTP 300 Multiple Choices` });
+    await expectRefused(
+      server,
+      '/convert-video/',
+      { video_url: nowhere },
+      { status: 502, error: `Failed to download ${nowhere}: HTTP 300 Multiple Choices` },
+    );
     const missing = files.url('/f/missing.mp4');
-    await expectRefused(server, '/convert-video/', { video_url: missing }, { status: 502, error: `Failed to download ${missing}: HTTP 404 Not Found` });
+    await expectRefused(
+      server,
+      '/convert-video/',
+      { video_url: missing },
+      { status: 502, error: `Failed to download ${missing}: HTTP 404 Not Found` },
+    );
   });
 
   it('judges an input by its content, not its Content-Type: an HTML page is a 422, an MP3 labelled HTML works', async () => {
     for (const path of ['/login-page', '/html-labelled-as-audio']) {
       const url = files.url(path);
-      await expectRefused(server, '/merge-audios/', { audio_urls: `${files.url('/f/tone-2s-44k-stereo.mp3')},${url}` }, {
-        status: 422,
-        error: /^Input (\S+ )?is not readable media \(Invalid data found when processing input\)$/,
-      });
+      await expectRefused(
+        server,
+        '/merge-audios/',
+        { audio_urls: `${files.url('/f/tone-2s-44k-stereo.mp3')},${url}` },
+        {
+          status: 422,
+          error: /^Input (\S+ )?is not readable media \(Invalid data found when processing input\)$/,
+        },
+      );
     }
-    const res = await server.post('/merge-audios/', { audio_urls: `${files.url('/f/tone-2s-44k-stereo.mp3')},${files.url('/mp3-labelled-as-html')}`, format: 'wav' });
+    const res = await server.post('/merge-audios/', {
+      audio_urls: `${files.url('/f/tone-2s-44k-stereo.mp3')},${files.url('/mp3-labelled-as-html')}`,
+      format: 'wav',
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     await assertStillServing(server);
   });
 
   it('answers an empty body with a 422', async () => {
-    await expectRefused(server, '/merge-audios/', { audio_urls: `${files.url('/f/tone-2s-44k-stereo.mp3')},${files.url('/empty')}` }, {
-      status: 422,
-      error: /^Input (\S+ )?is empty$/,
-    });
+    await expectRefused(
+      server,
+      '/merge-audios/',
+      { audio_urls: `${files.url('/f/tone-2s-44k-stereo.mp3')},${files.url('/empty')}` },
+      {
+        status: 422,
+        error: /^Input (\S+ )?is empty$/,
+      },
+    );
   });
 
   it('refuses a thousand URLs with a 400 before fetching any of them', async () => {
     files.hits.clear();
     const urls = Array.from({ length: 1000 }, (_, i) => files.url(`/f/small-300x200.png?n=${i}`));
-    await expectRefused(server, '/images-to-video/', { image_urls: urls.join(',') }, {
-      status: 400,
-      error: 'Too many inputs: 1000 given, the limit is 20 (MEDIAFLOW_MAX_INPUTS)',
-    });
-    await expectRefused(server, '/merge-audios/', { audio_urls: urls.slice(0, 21).join(',') }, {
-      status: 400,
-      error: 'Too many inputs: 21 given, the limit is 20 (MEDIAFLOW_MAX_INPUTS)',
-    });
+    await expectRefused(
+      server,
+      '/images-to-video/',
+      { image_urls: urls.join(',') },
+      {
+        status: 400,
+        error: 'Too many inputs: 1000 given, the limit is 20 (MEDIAFLOW_MAX_INPUTS)',
+      },
+    );
+    await expectRefused(
+      server,
+      '/merge-audios/',
+      { audio_urls: urls.slice(0, 21).join(',') },
+      {
+        status: 400,
+        error: 'Too many inputs: 21 given, the limit is 20 (MEDIAFLOW_MAX_INPUTS)',
+      },
+    );
     assert.equal(files.hits.size, 0, 'an input was fetched');
   });
 });

@@ -65,9 +65,18 @@ export async function assertStillServing(server: TestServer): Promise<void> {
 }
 
 /** Sends a hostile request and checks status, error text, health and leftovers. */
-export async function expectRefused(server: TestServer, route: string, fields: Record<string, string>, expected: Refusal): Promise<void> {
+export async function expectRefused(
+  server: TestServer,
+  route: string,
+  fields: Record<string, string>,
+  expected: Refusal,
+): Promise<void> {
   const res = await server.post(route, fields);
-  assert.equal(res.status, expected.status, `${route} ${JSON.stringify(fields).slice(0, 200)} → ${res.status} ${JSON.stringify(res.body)}`);
+  assert.equal(
+    res.status,
+    expected.status,
+    `${route} ${JSON.stringify(fields).slice(0, 200)} → ${res.status} ${JSON.stringify(res.body)}`,
+  );
   assert.deepEqual(Object.keys(res.body), ['error', 'code'], `body is only {error, code}: ${JSON.stringify(res.body)}`);
   assertCode(res.body.code, expected);
   const error = res.body.error!;
@@ -80,7 +89,9 @@ export async function expectRefused(server: TestServer, route: string, fields: R
 /** Every file under a directory (recursively), for "did anything get written" checks. */
 export async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true }).catch(() => []);
-  return entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath ?? (e as unknown as { path: string }).path, e.name));
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath ?? (e as unknown as { path: string }).path, e.name));
 }
 
 /** Fails when any file under `dir` contains `secret`. */
@@ -136,7 +147,21 @@ export function pngBomb(width: number, height: number): Buffer {
 /** A baseline JPEG header (SOI, a quantisation table, SOF0 declaring the size) with no picture data. */
 export function jpegBomb(width: number, height: number): Buffer {
   const dqt = Buffer.concat([Buffer.from([0xff, 0xdb, 0x00, 0x43, 0x00]), Buffer.alloc(64, 1)]);
-  const sof = Buffer.from([0xff, 0xc0, 0x00, 0x0b, 0x08, height >> 8, height & 0xff, width >> 8, width & 0xff, 0x01, 0x01, 0x11, 0x00]);
+  const sof = Buffer.from([
+    0xff,
+    0xc0,
+    0x00,
+    0x0b,
+    0x08,
+    height >> 8,
+    height & 0xff,
+    width >> 8,
+    width & 0xff,
+    0x01,
+    0x01,
+    0x11,
+    0x00,
+  ]);
   return Buffer.concat([Buffer.from([0xff, 0xd8]), dqt, sof, Buffer.from([0xff, 0xd9])]);
 }
 

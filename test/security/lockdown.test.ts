@@ -19,12 +19,21 @@ describe('ffmpeg lockdown', () => {
   let dir: string;
 
   before(async () => {
-    await fixtures('tone-2s-44k-stereo.mp3', 'clip-2s-640x360-25fps.mp4', 'clip-1s-320x240-30fps-silent.mp4', 'small-300x200.png', 'landscape-1920x1080.jpg', 'blue-640x480.webp');
+    await fixtures(
+      'tone-2s-44k-stereo.mp3',
+      'clip-2s-640x360-25fps.mp4',
+      'clip-1s-320x240-30fps-silent.mp4',
+      'small-300x200.png',
+      'landscape-1920x1080.jpg',
+      'blue-640x480.webp',
+    );
     dir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-lockdown-'));
     await copyFile(await fixture('tone-2s-44k-stereo.mp3'), path.join(dir, 'secret.mp3'));
     await writeFile(
       path.join(dir, 'list.m3u8'),
-      ['#EXTM3U', '#EXT-X-TARGETDURATION:3', '#EXTINF:2.0,', path.join(dir, 'secret.mp3'), '#EXT-X-ENDLIST', ''].join('\n'),
+      ['#EXTM3U', '#EXT-X-TARGETDURATION:3', '#EXTINF:2.0,', path.join(dir, 'secret.mp3'), '#EXT-X-ENDLIST', ''].join(
+        '\n',
+      ),
     );
     await writeFile(path.join(dir, 'list.ffconcat'), `ffconcat version 1.0\nfile '${path.join(dir, 'secret.mp3')}'\n`);
   });
@@ -32,7 +41,11 @@ describe('ffmpeg lockdown', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  const ffprobe = (args: string[]) => execa('ffprobe', ['-hide_banner', '-loglevel', 'error', '-of', 'json', '-show_streams', ...args], { cwd: dir, reject: false });
+  const ffprobe = (args: string[]) =>
+    execa('ffprobe', ['-hide_banner', '-loglevel', 'error', '-of', 'json', '-show_streams', ...args], {
+      cwd: dir,
+      reject: false,
+    });
 
   it('the attack is real: unrestricted, ffprobe follows a playlist into a local file', async () => {
     const open = await ffprobe(['-protocol_whitelist', 'file', 'list.m3u8']);
@@ -46,15 +59,32 @@ describe('ffmpeg lockdown', () => {
       assert.notEqual(probe.exitCode, 0);
       assert.match(String(probe.stderr), /Format not on whitelist/);
       assert.doesNotMatch(String(probe.stdout), /codec_name/);
-      const forced = inputArgs({ file: list, source: 'x', facts: { formatName: list.endsWith('m3u8') ? 'hls' : 'concat', isImage: false } }, 'audio');
-      const run = await execa('ffmpeg', ['-hide_banner', '-loglevel', 'error', ...forced, '-f', 'null', '-'], { cwd: dir, reject: false });
+      const forced = inputArgs(
+        { file: list, source: 'x', facts: { formatName: list.endsWith('m3u8') ? 'hls' : 'concat', isImage: false } },
+        'audio',
+      );
+      const run = await execa('ffmpeg', ['-hide_banner', '-loglevel', 'error', ...forced, '-f', 'null', '-'], {
+        cwd: dir,
+        reject: false,
+      });
       assert.notEqual(run.exitCode, 0);
       assert.match(String(run.stderr), /Format not on whitelist/);
     });
   }
 
   it('opens probed inputs with allowlists, no data references and a pixel ceiling', () => {
-    const args = inputArgs({ file: 'in0.mp4', source: 'x', facts: { formatName: 'mov,mp4,m4a,3gp,3g2,mj2', isImage: false, video: { codec: 'h264', width: 640, height: 360, fps: 25, pixFmt: 'yuv420p' } } }, 'video');
+    const args = inputArgs(
+      {
+        file: 'in0.mp4',
+        source: 'x',
+        facts: {
+          formatName: 'mov,mp4,m4a,3gp,3g2,mj2',
+          isImage: false,
+          video: { codec: 'h264', width: 640, height: 360, fps: 25, pixFmt: 'yuv420p' },
+        },
+      },
+      'video',
+    );
     assert.deepEqual(args.slice(0, 2), ['-protocol_whitelist', 'file,pipe']);
     assert.equal(args[args.indexOf('-format_whitelist') + 1]!.split(',').includes('hls'), false);
     assert.equal(args[args.indexOf('-enable_drefs') + 1], '0');
@@ -70,8 +100,18 @@ describe('ffmpeg lockdown', () => {
   });
 
   it('reads the size a picture header declares, without decoding', async () => {
-    assert.deepEqual(imageHeader(pngBomb(100_000, 100_000)), { format: 'png_pipe', codec: 'png', width: 100_000, height: 100_000 });
-    assert.deepEqual(imageHeader(jpegBomb(60_000, 50_000)), { format: 'jpeg_pipe', codec: 'mjpeg', width: 60_000, height: 50_000 });
+    assert.deepEqual(imageHeader(pngBomb(100_000, 100_000)), {
+      format: 'png_pipe',
+      codec: 'png',
+      width: 100_000,
+      height: 100_000,
+    });
+    assert.deepEqual(imageHeader(jpegBomb(60_000, 50_000)), {
+      format: 'jpeg_pipe',
+      codec: 'mjpeg',
+      width: 60_000,
+      height: 50_000,
+    });
     assert.deepEqual(imageHeader(gifBomb(65_535, 3)), { format: 'gif', codec: 'gif', width: 65_535, height: 3 });
     // Real files agree with ffprobe.
     assert.deepEqual(imageHeader(await readFile(await fixture('small-300x200.png')))?.width, 300);
@@ -88,7 +128,11 @@ describe('ffmpeg lockdown', () => {
     assert.deepEqual(facts.video && [facts.video.width, facts.video.height], [100_000, 100_000]);
     assert.equal(facts.isImage, true);
     // Under a raised limit the header still answers (PNG headers are trusted for facts); checkKind applies the limit.
-    const raised = await probeFile('/nonexistent/ffprobe', 'bomb.png', { cwd: dir, timeoutMs: 10_000, maxPixels: 10 ** 11 });
+    const raised = await probeFile('/nonexistent/ffprobe', 'bomb.png', {
+      cwd: dir,
+      timeoutMs: 10_000,
+      maxPixels: 10 ** 11,
+    });
     assert.deepEqual(raised.video && [raised.video.width, raised.video.height], [100_000, 100_000]);
   });
 
@@ -119,7 +163,11 @@ describe('ffmpeg lockdown', () => {
   });
 
   it('cuts component addresses and absolute paths out of tool messages', () => {
-    const stderr = '[mov,mp4,m4a,3gp,3g2,mj2 @ 0x55d0c4a1b2c0] moov atom not found\n[png @ 0x5600] [IMGUTILS @ 0x7ffe2fd8f880] Picture size 1x1 is invalid\n/srv/mediaflow/data/work/abc/in0.mp4: Invalid data found when processing input\n';
-    assert.equal(tidyStderr(stderr), 'moov atom not found; Picture size 1x1 is invalid; in0.mp4: Invalid data found when processing input');
+    const stderr =
+      '[mov,mp4,m4a,3gp,3g2,mj2 @ 0x55d0c4a1b2c0] moov atom not found\n[png @ 0x5600] [IMGUTILS @ 0x7ffe2fd8f880] Picture size 1x1 is invalid\n/srv/mediaflow/data/work/abc/in0.mp4: Invalid data found when processing input\n';
+    assert.equal(
+      tidyStderr(stderr),
+      'moov atom not found; Picture size 1x1 is invalid; in0.mp4: Invalid data found when processing input',
+    );
   });
 });

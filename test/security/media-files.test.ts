@@ -7,7 +7,16 @@ import { fixture, fixtures } from '../helpers/fixtures.js';
 import { startFileServer, type FileServer, type Route } from '../helpers/file-server.js';
 import { frameRgb } from '../helpers/media.js';
 import { startMediaflow, type TestServer } from '../helpers/mediaflow.js';
-import { assertNoFileContains, assertStillServing, expectRefused, gifBomb, jpegBomb, literal, pngBomb, ready } from './hostile.js';
+import {
+  assertNoFileContains,
+  assertStillServing,
+  expectRefused,
+  gifBomb,
+  jpegBomb,
+  literal,
+  pngBomb,
+  ready,
+} from './hostile.js';
 
 /**
  * Downloaded files that try to make ffmpeg read something else (playlists and lists naming local
@@ -34,7 +43,16 @@ describe('hostile media files', () => {
   };
 
   before(async () => {
-    await fixtures('tone-2s-44k-stereo.mp3', 'tone-3s-44k-stereo.mp3', 'clip-2s-640x360-25fps.mp4', 'clip-1s-320x240-30fps-silent.mp4', 'clip-2s-480x270-black.mp4', 'small-300x200.png', 'hello.srt', 'not-media.txt');
+    await fixtures(
+      'tone-2s-44k-stereo.mp3',
+      'tone-3s-44k-stereo.mp3',
+      'clip-2s-640x360-25fps.mp4',
+      'clip-1s-320x240-30fps-silent.mp4',
+      'clip-2s-480x270-black.mp4',
+      'small-300x200.png',
+      'hello.srt',
+      'not-media.txt',
+    );
     secretDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-secret-'));
     await writeFile(path.join(secretDir, 'secret.txt'), `${SECRET}\n`);
     // A secret that is valid media, so a list that reached it would make a working output.
@@ -58,7 +76,22 @@ describe('hostile media files', () => {
       {
         name: 'an HLS playlist',
         type: 'application/vnd.apple.mpegurl',
-        text: ['#EXTM3U', '#EXT-X-VERSION:3', '#EXT-X-TARGETDURATION:3', '#EXT-X-MEDIA-SEQUENCE:0', '#EXTINF:3.0,', mp3, '#EXTINF:3.0,', `file://${txt}`, '#EXTINF:3.0,', `../../../../../..${txt}`, '#EXTINF:3.0,', leak, '#EXT-X-ENDLIST', ''].join('\n'),
+        text: [
+          '#EXTM3U',
+          '#EXT-X-VERSION:3',
+          '#EXT-X-TARGETDURATION:3',
+          '#EXT-X-MEDIA-SEQUENCE:0',
+          '#EXTINF:3.0,',
+          mp3,
+          '#EXTINF:3.0,',
+          `file://${txt}`,
+          '#EXTINF:3.0,',
+          `../../../../../..${txt}`,
+          '#EXTINF:3.0,',
+          leak,
+          '#EXT-X-ENDLIST',
+          '',
+        ].join('\n'),
         reason: `is an HLS playlist, ${REFERS}`,
       },
       {
@@ -73,7 +106,12 @@ describe('hostile media files', () => {
         text: ['ffconcat version 1.0', `file '${mp3}'`, `file 'file:${txt}'`, `file '${leak}'`, ''].join('\n'),
         reason: `is a concat list, ${REFERS}`,
       },
-      { name: 'a concat list without its header', type: 'audio/mpeg', text: `file '${mp3}'\nfile '${txt}'\n`, reason: `is a concat list, ${REFERS}` },
+      {
+        name: 'a concat list without its header',
+        type: 'audio/mpeg',
+        text: `file '${mp3}'\nfile '${txt}'\n`,
+        reason: `is a concat list, ${REFERS}`,
+      },
       {
         name: 'a DASH manifest',
         type: 'application/dash+xml',
@@ -115,19 +153,46 @@ describe('hostile media files', () => {
       assert.ok(data.length < 2048, `${name} is ${data.length} bytes`);
       const url = serve(`${name.replace(/\W+/g, '-')}.bin`, type, data);
       const error = `Input ${url} is ${size}, more than the limit of 100000000 pixels (MEDIAFLOW_MAX_PIXELS)`;
-      await expectRefused(server, '/convert_image_from_url/', { image_url: url, target_format: 'png' }, { status: 422, error });
-      await expectRefused(server, '/resize_image/', { image_url: url, width: '100', height: '100' }, { status: 422, error });
+      await expectRefused(
+        server,
+        '/convert_image_from_url/',
+        { image_url: url, target_format: 'png' },
+        { status: 422, error },
+      );
+      await expectRefused(
+        server,
+        '/resize_image/',
+        { image_url: url, width: '100', height: '100' },
+        { status: 422, error },
+      );
       await expectRefused(server, '/crop_image_to_short/', { image_url: url }, { status: 422, error });
-      await expectRefused(server, '/images-to-video/', { image_urls: `${files.url('/f/small-300x200.png')},${url}` }, { status: 422, error });
+      await expectRefused(
+        server,
+        '/images-to-video/',
+        { image_urls: `${files.url('/f/small-300x200.png')},${url}` },
+        { status: 422, error },
+      );
     }
   });
 
   it('refuses an SVG that declares a huge canvas, which only decoding can size, without allocating it', async () => {
-    const url = serve('huge.svg', 'image/svg+xml', '<svg xmlns="http://www.w3.org/2000/svg" width="15000" height="15000"><rect width="10" height="10"/></svg>\n');
-    await expectRefused(server, '/convert_image_from_url/', { image_url: url, target_format: 'png' }, {
-      status: 422,
-      error: input(url, 'has pictures that could not be decoded: their size is invalid or larger than the limit of 100000000 pixels (MEDIAFLOW_MAX_PIXELS)'),
-    });
+    const url = serve(
+      'huge.svg',
+      'image/svg+xml',
+      '<svg xmlns="http://www.w3.org/2000/svg" width="15000" height="15000"><rect width="10" height="10"/></svg>\n',
+    );
+    await expectRefused(
+      server,
+      '/convert_image_from_url/',
+      { image_url: url, target_format: 'png' },
+      {
+        status: 422,
+        error: input(
+          url,
+          'has pictures that could not be decoded: their size is invalid or larger than the limit of 100000000 pixels (MEDIAFLOW_MAX_PIXELS)',
+        ),
+      },
+    );
   });
 
   it('renders an SVG without the local files it links to', async () => {
@@ -140,10 +205,19 @@ describe('hostile media files', () => {
       `<image href="${red}" x="32" y="32" width="32" height="32"/>`,
       '</svg>',
     ].join('');
-    const res = await server.post('/convert_image_from_url/', { image_url: serve('links.svg', 'image/svg+xml', svg), target_format: 'png' });
+    const res = await server.post('/convert_image_from_url/', {
+      image_url: serve('links.svg', 'image/svg+xml', svg),
+      target_format: 'png',
+    });
     if (res.status === 200) {
       const frame = await frameRgb(server.pathOf(res.body.output_file!));
-      for (const [x, y] of [[16, 16], [48, 48], [8, 24], [40, 56]] as const) assert.deepEqual(frame.pixel(x, y), [255, 255, 255], `pixel ${x},${y} came from a linked file`);
+      for (const [x, y] of [
+        [16, 16],
+        [48, 48],
+        [8, 24],
+        [40, 56],
+      ] as const)
+        assert.deepEqual(frame.pixel(x, y), [255, 255, 255], `pixel ${x},${y} came from a linked file`);
     } else {
       assert.equal(res.status, 422, JSON.stringify(res.body));
     }
@@ -153,14 +227,29 @@ describe('hostile media files', () => {
   it('refuses truncated MP4s with a 422 and a short reason', async () => {
     const whole = await readFile(await fixture('clip-2s-640x360-25fps.mp4'));
     const cut = serve('cut.mp4', 'video/mp4', whole.subarray(0, Math.floor(whole.length * 0.6)));
-    await expectRefused(server, '/convert-video/', { video_url: cut }, { status: 422, error: input(cut, "is truncated: the file ends inside its 'mdat' box") });
+    await expectRefused(
+      server,
+      '/convert-video/',
+      { video_url: cut },
+      { status: 422, error: input(cut, "is truncated: the file ends inside its 'mdat' box") },
+    );
     // Cut inside the index at the front.
     const head = serve('head.mp4', 'video/mp4', whole.subarray(0, 1500));
-    await expectRefused(server, '/convert-video/', { video_url: head }, { status: 422, error: input(head, "is truncated: the file ends inside its 'moov' box") });
+    await expectRefused(
+      server,
+      '/convert-video/',
+      { video_url: head },
+      { status: 422, error: input(head, "is truncated: the file ends inside its 'moov' box") },
+    );
     // Index at the end (no faststart): the cut removes it.
     const late = await readFile(await fixture('clip-1s-320x240-30fps-silent.mp4'));
     const noIndex = serve('no-index.mp4', 'video/mp4', late.subarray(0, Math.floor(late.length / 2)));
-    await expectRefused(server, '/convert-video/', { video_url: noIndex }, { status: 422, error: input(noIndex, "is truncated: the file ends inside its 'mdat' box") });
+    await expectRefused(
+      server,
+      '/convert-video/',
+      { video_url: noIndex },
+      { status: 422, error: input(noIndex, "is truncated: the file ends inside its 'mdat' box") },
+    );
   });
 
   it('refuses files that are not what the operation needs', async () => {
@@ -168,12 +257,42 @@ describe('hostile media files', () => {
     const mp3 = files.url('/f/tone-2s-44k-stereo.mp3');
     const mp4 = files.url('/f/clip-2s-640x360-25fps.mp4');
     const text = files.url('/f/not-media.txt');
-    await expectRefused(server, '/merge-audios/', { audio_urls: `${mp3},${png}` }, { status: 422, error: /^Input .+ is not an audio file: found an image \((png_pipe|image2)\)$/ });
-    await expectRefused(server, '/merge-audios/', { audio_urls: `${mp3},${text}` }, { status: 422, error: input(text, 'is not readable media (Invalid data found when processing input)') });
-    await expectRefused(server, '/convert-video/', { video_url: mp3 }, { status: 422, error: `Input ${mp3} is not a video file: found mp3 with audio mp3` });
-    await expectRefused(server, '/convert-video/', { video_url: png }, { status: 422, error: /^Input .+ is not a video file: found an image \((png_pipe|image2)\)$/ });
-    await expectRefused(server, '/convert_image_from_url/', { image_url: mp4, target_format: 'png' }, { status: 422, error: `Input ${mp4} is not an image file: found mov with video h264 and audio aac` });
-    await expectRefused(server, '/add-subtitles/', { video_url: mp4, subtitle_url: mp3 }, { status: 422, error: `Input ${mp3} is not a subtitle file: found mp3 with audio mp3` });
+    await expectRefused(
+      server,
+      '/merge-audios/',
+      { audio_urls: `${mp3},${png}` },
+      { status: 422, error: /^Input .+ is not an audio file: found an image \((png_pipe|image2)\)$/ },
+    );
+    await expectRefused(
+      server,
+      '/merge-audios/',
+      { audio_urls: `${mp3},${text}` },
+      { status: 422, error: input(text, 'is not readable media (Invalid data found when processing input)') },
+    );
+    await expectRefused(
+      server,
+      '/convert-video/',
+      { video_url: mp3 },
+      { status: 422, error: `Input ${mp3} is not a video file: found mp3 with audio mp3` },
+    );
+    await expectRefused(
+      server,
+      '/convert-video/',
+      { video_url: png },
+      { status: 422, error: /^Input .+ is not a video file: found an image \((png_pipe|image2)\)$/ },
+    );
+    await expectRefused(
+      server,
+      '/convert_image_from_url/',
+      { image_url: mp4, target_format: 'png' },
+      { status: 422, error: `Input ${mp4} is not an image file: found mov with video h264 and audio aac` },
+    );
+    await expectRefused(
+      server,
+      '/add-subtitles/',
+      { video_url: mp4, subtitle_url: mp3 },
+      { status: 422, error: `Input ${mp3} is not a subtitle file: found mp3 with audio mp3` },
+    );
   });
 });
 
@@ -182,7 +301,12 @@ describe('pixel and duration limits', () => {
   let server: TestServer;
 
   before(async () => {
-    await fixtures('small-300x200.png', 'tone-2s-44k-stereo.mp3', 'tone-3s-44k-stereo.mp3', 'clip-2s-640x360-25fps.mp4');
+    await fixtures(
+      'small-300x200.png',
+      'tone-2s-44k-stereo.mp3',
+      'tone-3s-44k-stereo.mp3',
+      'clip-2s-640x360-25fps.mp4',
+    );
     files = await startFileServer();
     server = await startMediaflow({ MEDIAFLOW_MAX_PIXELS: '50000', MEDIAFLOW_MAX_DURATION: '1' });
     await ready(server);
@@ -194,23 +318,38 @@ describe('pixel and duration limits', () => {
 
   it('refuses a picture over MEDIAFLOW_MAX_PIXELS', async () => {
     const png = files.url('/f/small-300x200.png');
-    await expectRefused(server, '/resize_image/', { image_url: png, width: '10', height: '10' }, {
-      status: 422,
-      error: `Input ${png} is 300x200, more than the limit of 50000 pixels (MEDIAFLOW_MAX_PIXELS)`,
-    });
+    await expectRefused(
+      server,
+      '/resize_image/',
+      { image_url: png, width: '10', height: '10' },
+      {
+        status: 422,
+        error: `Input ${png} is 300x200, more than the limit of 50000 pixels (MEDIAFLOW_MAX_PIXELS)`,
+      },
+    );
     const mp4 = files.url('/f/clip-2s-640x360-25fps.mp4');
-    await expectRefused(server, '/convert-video/', { video_url: mp4 }, {
-      status: 422,
-      error: `Input ${mp4} is 640x360, more than the limit of 50000 pixels (MEDIAFLOW_MAX_PIXELS)`,
-    });
+    await expectRefused(
+      server,
+      '/convert-video/',
+      { video_url: mp4 },
+      {
+        status: 422,
+        error: `Input ${mp4} is 640x360, more than the limit of 50000 pixels (MEDIAFLOW_MAX_PIXELS)`,
+      },
+    );
   });
 
   it('refuses media longer than MEDIAFLOW_MAX_DURATION', async () => {
     const a = files.url('/f/tone-2s-44k-stereo.mp3');
     const b = files.url('/f/tone-3s-44k-stereo.mp3');
-    await expectRefused(server, '/merge-audios/', { audio_urls: `${a},${b}` }, {
-      status: 422,
-      error: `Input ${a} lasts 2 s, more than the limit of 1 s (MEDIAFLOW_MAX_DURATION)`,
-    });
+    await expectRefused(
+      server,
+      '/merge-audios/',
+      { audio_urls: `${a},${b}` },
+      {
+        status: 422,
+        error: `Input ${a} lasts 2 s, more than the limit of 1 s (MEDIAFLOW_MAX_DURATION)`,
+      },
+    );
   });
 });

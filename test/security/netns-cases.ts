@@ -58,8 +58,10 @@ export interface NetnsCase {
 }
 
 const refused = (url: string, why: string) => ({ status: 400, error: `URL '${url}' is not allowed: ${why}` });
-const literal = (url: string, what: string, address: string) => refused(url, `it resolves to ${what} address (${address})`);
-const resolved = (url: string, what: string, address: string) => refused(url, `its host resolves to ${what} address (${address})`);
+const literal = (url: string, what: string, address: string) =>
+  refused(url, `it resolves to ${what} address (${address})`);
+const resolved = (url: string, what: string, address: string) =>
+  refused(url, `its host resolves to ${what} address (${address})`);
 const redirect = (target: string) => `http://public.test/redirect?to=${encodeURIComponent(target)}`;
 
 function literals(): NetnsCase[] {
@@ -74,20 +76,50 @@ function literals(): NetnsCase[] {
     ['private 10/8, IPv4-mapped IPv6', 'http://[::ffff:10.0.0.1]/a.png', 'a private', '10.0.0.1'],
     ['private 10/8, IPv4-mapped IPv6 in hex', 'http://[::ffff:a00:1]/a.png', 'a private', '10.0.0.1'],
     ['private 10/8, IPv4-compatible IPv6', 'http://[::10.0.0.1]/a.png', 'a reserved', '::a00:1'],
-    ['private 10/8, with a port and credentials naming a public host', 'http://public.test:80@10.0.0.1:80/a.png', 'a private', '10.0.0.1'],
+    [
+      'private 10/8, with a port and credentials naming a public host',
+      'http://public.test:80@10.0.0.1:80/a.png',
+      'a private',
+      '10.0.0.1',
+    ],
     ['private 192.168/16', 'http://192.168.1.1/a.png', 'a private', '192.168.1.1'],
     ['private 172.16/12', 'http://172.16.0.1/a.png', 'a private', '172.16.0.1'],
     ['private 192.168/16, upper-case scheme and trailing dot', 'HTTP://192.168.1.1./a.png', 'a private', '192.168.1.1'],
-    ['metadata, dotted', 'http://169.254.169.254/latest/meta-data/iam/security-credentials/', 'a link-local', '169.254.169.254'],
+    [
+      'metadata, dotted',
+      'http://169.254.169.254/latest/meta-data/iam/security-credentials/',
+      'a link-local',
+      '169.254.169.254',
+    ],
     ['metadata, decimal', 'http://2852039166/latest/meta-data/', 'a link-local', '169.254.169.254'],
     ['metadata, hex', 'http://0xA9FEA9FE/latest/meta-data/', 'a link-local', '169.254.169.254'],
     ['metadata, octal', 'http://0251.0376.0251.0376/latest/meta-data/', 'a link-local', '169.254.169.254'],
     ['metadata, two-part form', 'http://169.254.43518/latest/meta-data/', 'a link-local', '169.254.169.254'],
-    ['metadata, IPv4-mapped IPv6', 'http://[::ffff:169.254.169.254]/latest/meta-data/', 'a link-local', '169.254.169.254'],
-    ['metadata, IPv4-mapped IPv6 in hex', 'http://[::ffff:a9fe:a9fe]/latest/meta-data/', 'a link-local', '169.254.169.254'],
+    [
+      'metadata, IPv4-mapped IPv6',
+      'http://[::ffff:169.254.169.254]/latest/meta-data/',
+      'a link-local',
+      '169.254.169.254',
+    ],
+    [
+      'metadata, IPv4-mapped IPv6 in hex',
+      'http://[::ffff:a9fe:a9fe]/latest/meta-data/',
+      'a link-local',
+      '169.254.169.254',
+    ],
     ['metadata, NAT64', 'http://[64:ff9b::a9fe:a9fe]/latest/meta-data/', 'a reserved', '64:ff9b::a9fe:a9fe'],
-    ['metadata, full-width digits', 'http://１６９．２５４．１６９．２５４/latest/meta-data/', 'a link-local', '169.254.169.254'],
-    ['metadata, behind a fragment that names a public host', 'http://169.254.169.254#@public.test/', 'a link-local', '169.254.169.254'],
+    [
+      'metadata, full-width digits',
+      'http://１６９．２５４．１６９．２５４/latest/meta-data/',
+      'a link-local',
+      '169.254.169.254',
+    ],
+    [
+      'metadata, behind a fragment that names a public host',
+      'http://169.254.169.254#@public.test/',
+      'a link-local',
+      '169.254.169.254',
+    ],
     ['carrier-grade NAT', 'http://100.64.0.1/a.png', 'a carrier-grade NAT', '100.64.0.1'],
     ['multicast', 'http://224.0.0.1/a.png', 'a multicast', '224.0.0.1'],
     ['broadcast', 'http://255.255.255.255/a.png', 'a broadcast', '255.255.255.255'],
@@ -102,20 +134,39 @@ function literals(): NetnsCase[] {
     ['IPv6 loopback', 'http://[::1]/a.png', 'a loopback', '::1'],
     ['6to4 wrapping the metadata address', 'http://[2002:a9fe:a9fe::]/a.png', 'a reserved', '2002:a9fe:a9fe::'],
   ];
-  return table.map(([name, url, what, address]) => ({ name: `literal: ${name}`, server: 'closed', url, expect: literal(url, what, address) }));
+  return table.map(([name, url, what, address]) => ({
+    name: `literal: ${name}`,
+    server: 'closed',
+    url,
+    expect: literal(url, what, address),
+  }));
 }
 
 function names(): NetnsCase[] {
   const cases: NetnsCase[] = [
-    { name: 'name: resolves to loopback', server: 'closed', url: 'http://loop.test/a.png', expect: resolved('http://loop.test/a.png', 'a loopback', '127.0.0.1') },
+    {
+      name: 'name: resolves to loopback',
+      server: 'closed',
+      url: 'http://loop.test/a.png',
+      expect: resolved('http://loop.test/a.png', 'a loopback', '127.0.0.1'),
+    },
     {
       name: 'name: localhost from the hosts file',
       server: 'closed',
       url: 'http://localhost/a.png',
       // localhost has both 127.0.0.1 and ::1; whichever comes first is named.
-      expect: { status: 400, error: /^URL 'http:\/\/localhost\/a\.png' is not allowed: its host resolves to a loopback address \((127\.0\.0\.1|::1)\)$/ },
+      expect: {
+        status: 400,
+        error:
+          /^URL 'http:\/\/localhost\/a\.png' is not allowed: its host resolves to a loopback address \((127\.0\.0\.1|::1)\)$/,
+      },
     },
-    { name: 'name: resolves to a private address', server: 'closed', url: 'http://private.test/a.png', expect: resolved('http://private.test/a.png', 'a private', '10.0.0.1') },
+    {
+      name: 'name: resolves to a private address',
+      server: 'closed',
+      url: 'http://private.test/a.png',
+      expect: resolved('http://private.test/a.png', 'a private', '10.0.0.1'),
+    },
     {
       name: 'name: the metadata host name',
       server: 'closed',
@@ -128,9 +179,24 @@ function names(): NetnsCase[] {
       url: 'http://both.test/f/small-300x200.png',
       expect: resolved('http://both.test/f/small-300x200.png', 'a private', '10.0.0.1'),
     },
-    { name: 'name: IPv6 loopback only', server: 'closed', url: 'http://v6loop.test/a.png', expect: resolved('http://v6loop.test/a.png', 'a loopback', '::1') },
-    { name: 'name: an IPv4-mapped IPv6 loopback', server: 'closed', url: 'http://mapped.test/a.png', expect: resolved('http://mapped.test/a.png', 'a loopback', '127.0.0.1') },
-    { name: 'name: does not exist', server: 'closed', url: 'http://nx.test/a.png', expect: { status: 502, error: 'Failed to download http://nx.test/a.png: host not found' } },
+    {
+      name: 'name: IPv6 loopback only',
+      server: 'closed',
+      url: 'http://v6loop.test/a.png',
+      expect: resolved('http://v6loop.test/a.png', 'a loopback', '::1'),
+    },
+    {
+      name: 'name: an IPv4-mapped IPv6 loopback',
+      server: 'closed',
+      url: 'http://mapped.test/a.png',
+      expect: resolved('http://mapped.test/a.png', 'a loopback', '127.0.0.1'),
+    },
+    {
+      name: 'name: does not exist',
+      server: 'closed',
+      url: 'http://nx.test/a.png',
+      expect: { status: 502, error: 'Failed to download http://nx.test/a.png: host not found' },
+    },
     {
       name: 'name: DNS rebinding (public on the first lookup, loopback on any later one) connects to the checked address',
       server: 'closed',
@@ -144,31 +210,88 @@ function names(): NetnsCase[] {
 function redirects(): NetnsCase[] {
   const table: Array<[string, string, string]> = [
     // name, target, why (after "it redirects to '<normalised target>', ")
-    ['to the metadata address', 'http://169.254.169.254/latest/meta-data/', 'which resolves to a link-local address (169.254.169.254)'],
+    [
+      'to the metadata address',
+      'http://169.254.169.254/latest/meta-data/',
+      'which resolves to a link-local address (169.254.169.254)',
+    ],
     ['to loopback in hex', 'http://0x7f000001/a.png', 'which resolves to a loopback address (127.0.0.1)'],
-    ['to an IPv4-mapped private address', 'http://[::ffff:10.0.0.1]/a.png', 'which resolves to a private address (10.0.0.1)'],
+    [
+      'to an IPv4-mapped private address',
+      'http://[::ffff:10.0.0.1]/a.png',
+      'which resolves to a private address (10.0.0.1)',
+    ],
     ['to 0.0.0.0', 'http://0.0.0.0/a.png', 'which resolves to an unspecified address (0.0.0.0)'],
-    ['to a name that resolves to loopback', 'http://loop.test/a.png', 'whose host resolves to a loopback address (127.0.0.1)'],
-    ['to a name that resolves to the metadata address', 'http://metadata.google.internal/computeMetadata/v1/', 'whose host resolves to a link-local address (169.254.169.254)'],
+    [
+      'to a name that resolves to loopback',
+      'http://loop.test/a.png',
+      'whose host resolves to a loopback address (127.0.0.1)',
+    ],
+    [
+      'to a name that resolves to the metadata address',
+      'http://metadata.google.internal/computeMetadata/v1/',
+      'whose host resolves to a link-local address (169.254.169.254)',
+    ],
   ];
   const cases: NetnsCase[] = table.map(([name, target, why]) => {
     const url = redirect(target);
-    return { name: `redirect: ${name}`, server: 'closed', url, expect: { ...refused(url, `it redirects to '${new URL(target).href}', ${why}`), publicHits: 1 } };
+    return {
+      name: `redirect: ${name}`,
+      server: 'closed',
+      url,
+      expect: { ...refused(url, `it redirects to '${new URL(target).href}', ${why}`), publicHits: 1 },
+    };
   });
   const file = redirect('file:///etc/passwd');
   const gopher = redirect('gopher://127.0.0.1:6379/_INFO');
   const twice = redirect(redirect('http://10.0.0.1/a.png'));
   cases.push(
-    { name: 'redirect: to file:', server: 'closed', url: file, expect: { ...refused(file, "it redirects to 'file:///etc/passwd': only http and https are allowed, not file"), publicHits: 1 } },
-    { name: 'redirect: to gopher:', server: 'closed', url: gopher, expect: { ...refused(gopher, "it redirects to 'gopher://127.0.0.1:6379/_INFO': only http and https are allowed, not gopher"), publicHits: 1 } },
+    {
+      name: 'redirect: to file:',
+      server: 'closed',
+      url: file,
+      expect: {
+        ...refused(file, "it redirects to 'file:///etc/passwd': only http and https are allowed, not file"),
+        publicHits: 1,
+      },
+    },
+    {
+      name: 'redirect: to gopher:',
+      server: 'closed',
+      url: gopher,
+      expect: {
+        ...refused(
+          gopher,
+          "it redirects to 'gopher://127.0.0.1:6379/_INFO': only http and https are allowed, not gopher",
+        ),
+        publicHits: 1,
+      },
+    },
     {
       name: 'redirect: public, then to a private address (every hop is checked)',
       server: 'closed',
       url: twice,
-      expect: { ...refused(twice, "it redirects to 'http://10.0.0.1/a.png', which resolves to a private address (10.0.0.1)"), publicHits: 2 },
+      expect: {
+        ...refused(twice, "it redirects to 'http://10.0.0.1/a.png', which resolves to a private address (10.0.0.1)"),
+        publicHits: 2,
+      },
     },
-    { name: 'redirect: endless chain stops at the hop limit', server: 'closed', url: 'http://public.test/hop/0', expect: { status: 502, error: 'Failed to download http://public.test/hop/0: more than 5 redirects', publicHits: 6 } },
-    { name: 'redirect: to a public fixture is followed', server: 'closed', url: redirect('/f/small-300x200.png'), expect: { status: 200, publicHits: 2 } },
+    {
+      name: 'redirect: endless chain stops at the hop limit',
+      server: 'closed',
+      url: 'http://public.test/hop/0',
+      expect: {
+        status: 502,
+        error: 'Failed to download http://public.test/hop/0: more than 5 redirects',
+        publicHits: 6,
+      },
+    },
+    {
+      name: 'redirect: to a public fixture is followed',
+      server: 'closed',
+      url: redirect('/f/small-300x200.png'),
+      expect: { status: 200, publicHits: 2 },
+    },
   );
   return cases;
 }
@@ -176,18 +299,38 @@ function redirects(): NetnsCase[] {
 function controls(): NetnsCase[] {
   return [
     { name: 'control: a public name is fetched', server: 'closed', url: GOOD, expect: { status: 200, publicHits: 1 } },
-    { name: 'control: a public literal IP is fetched', server: 'closed', url: `http://${PUBLIC}/f/small-300x200.png`, expect: { status: 200, publicHits: 1 } },
+    {
+      name: 'control: a public literal IP is fetched',
+      server: 'closed',
+      url: `http://${PUBLIC}/f/small-300x200.png`,
+      expect: { status: 200, publicHits: 1 },
+    },
     // The switch opens private addresses, and shows the internal server would have answered a
     // request that got past the guard.
-    { name: 'control: MEDIAFLOW_ALLOW_PRIVATE_URLS opens a private name', server: 'open', url: 'http://private.test/a.png', expect: { status: 200, internalHits: 1 } },
-    { name: 'control: MEDIAFLOW_ALLOW_PRIVATE_URLS opens the metadata address', server: 'open', url: 'http://169.254.169.254/a.png', expect: { status: 200, internalHits: 1 } },
+    {
+      name: 'control: MEDIAFLOW_ALLOW_PRIVATE_URLS opens a private name',
+      server: 'open',
+      url: 'http://private.test/a.png',
+      expect: { status: 200, internalHits: 1 },
+    },
+    {
+      name: 'control: MEDIAFLOW_ALLOW_PRIVATE_URLS opens the metadata address',
+      server: 'open',
+      url: 'http://169.254.169.254/a.png',
+      expect: { status: 200, internalHits: 1 },
+    },
   ];
 }
 
 function allowlist(): NetnsCase[] {
   const viaRedirect = redirect('http://loop.test/a.png');
   return [
-    { name: 'allowlist: a listed host is fetched', server: 'allowlist', url: GOOD, expect: { status: 200, publicHits: 1 } },
+    {
+      name: 'allowlist: a listed host is fetched',
+      server: 'allowlist',
+      url: GOOD,
+      expect: { status: 200, publicHits: 1 },
+    },
     {
       name: 'allowlist: an unlisted host is refused before any lookup',
       server: 'allowlist',
@@ -204,7 +347,13 @@ function allowlist(): NetnsCase[] {
       name: 'allowlist: a redirect to an unlisted host is refused',
       server: 'allowlist',
       url: viaRedirect,
-      expect: { ...refused(viaRedirect, "it redirects to 'http://loop.test/a.png', whose host loop.test is not in MEDIAFLOW_ALLOWED_HOSTS"), publicHits: 1 },
+      expect: {
+        ...refused(
+          viaRedirect,
+          "it redirects to 'http://loop.test/a.png', whose host loop.test is not in MEDIAFLOW_ALLOWED_HOSTS",
+        ),
+        publicHits: 1,
+      },
     },
   ];
 }
@@ -215,8 +364,16 @@ function webhooks(): NetnsCase[] {
     // name, webhook_url, why
     ['the metadata address', 'http://169.254.169.254/latest', 'it resolves to a link-local address (169.254.169.254)'],
     ['a private address', 'http://10.0.0.1/hook', 'it resolves to a private address (10.0.0.1)'],
-    ['a name that resolves to a private address', 'http://private.test/hook', 'its host resolves to a private address (10.0.0.1)'],
-    ['the metadata host name', 'http://metadata.google.internal/', 'its host resolves to a link-local address (169.254.169.254)'],
+    [
+      'a name that resolves to a private address',
+      'http://private.test/hook',
+      'its host resolves to a private address (10.0.0.1)',
+    ],
+    [
+      'the metadata host name',
+      'http://metadata.google.internal/',
+      'its host resolves to a link-local address (169.254.169.254)',
+    ],
     ['an IPv6 unique local address', 'http://[fd00::1]/', 'it resolves to a private address (fd00::1)'],
   ];
   const cases: NetnsCase[] = table.map(([name, webhook, why]) => ({
@@ -227,8 +384,21 @@ function webhooks(): NetnsCase[] {
     expect: { status: 400, error: `Invalid webhook_url: URL '${webhook}' is not allowed: ${why}` },
   }));
   // The image is fetched, then the job's webhook is POSTed to the public hook: two public requests.
-  cases.push({ name: 'webhook: a public hook is accepted and receives the webhook', server: 'closed', url: GOOD, webhook: 'http://public.test/hook', expect: { status: 202, publicHits: 2 } });
+  cases.push({
+    name: 'webhook: a public hook is accepted and receives the webhook',
+    server: 'closed',
+    url: GOOD,
+    webhook: 'http://public.test/hook',
+    expect: { status: 202, publicHits: 2 },
+  });
   return cases;
 }
 
-export const CASES: NetnsCase[] = [...controls(), ...literals(), ...names(), ...redirects(), ...allowlist(), ...webhooks()];
+export const CASES: NetnsCase[] = [
+  ...controls(),
+  ...literals(),
+  ...names(),
+  ...redirects(),
+  ...allowlist(),
+  ...webhooks(),
+];

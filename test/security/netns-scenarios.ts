@@ -31,7 +31,8 @@ export interface NetnsResult {
   dataDir: string;
 }
 
-const run = (command: string, args: string[]) => execFileSync(command, args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+const run = (command: string, args: string[]) =>
+  execFileSync(command, args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 
 function nsLink(pid: string, kind: string): string | undefined {
   try {
@@ -46,13 +47,15 @@ function assertIsolated(): void {
   for (const kind of ['net', 'mnt']) {
     const mine = nsLink('self', kind);
     const init = nsLink('1', kind);
-    if (init !== undefined && mine === init) throw new Error(`not in a ${kind} namespace of its own: start this script with unshare -n -m`);
+    if (init !== undefined && mine === init)
+      throw new Error(`not in a ${kind} namespace of its own: start this script with unshare -n -m`);
   }
   const links = run('ip', ['-o', 'link', 'show'])
     .trim()
     .split('\n')
     .map((line) => line.split(':')[1]?.trim().split('@')[0]);
-  if (links.length !== 1 || links[0] !== 'lo') throw new Error(`the namespace has interfaces besides lo: ${links.join(', ')}`);
+  if (links.length !== 1 || links[0] !== 'lo')
+    throw new Error(`the namespace has interfaces besides lo: ${links.join(', ')}`);
   if (run('ip', ['route', 'show', 'default']).trim() !== '') throw new Error('the namespace has a default route');
 }
 
@@ -110,10 +113,12 @@ async function startWorld(ipv6: boolean) {
         hits.webhooks.push(Buffer.concat(chunks).toString('utf8'));
         return void res.writeHead(200).end('ok');
       }
-      if (url.pathname === '/redirect') return void res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end('moved');
+      if (url.pathname === '/redirect')
+        return void res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end('moved');
       const hop = /^\/hop\/(\d+)$/.exec(url.pathname);
       if (hop) return void res.writeHead(302, { location: `/hop/${Number(hop[1]) + 1}` }).end('moved');
-      if (url.pathname.startsWith('/f/')) return send(res, await fixture(decodeURIComponent(url.pathname.slice(3))), 'image/png');
+      if (url.pathname.startsWith('/f/'))
+        return send(res, await fixture(decodeURIComponent(url.pathname.slice(3))), 'image/png');
       res.writeHead(404).end('not found');
     };
     handle().catch(() => res.destroy());
@@ -147,11 +152,16 @@ async function main(): Promise<void> {
       world.hits.internal.length = 0;
       world.hits.webhooks.length = 0;
       const server = servers[testCase.server];
-      const fields = { image_url: testCase.url, target_format: 'png', ...(testCase.webhook ? { webhook_url: testCase.webhook } : {}) };
+      const fields = {
+        image_url: testCase.url,
+        target_format: 'png',
+        ...(testCase.webhook ? { webhook_url: testCase.webhook } : {}),
+      };
       const res = await server.post('/convert_image_from_url/', fields);
       // An accepted asynchronous job: wait until it has finished and its webhook has arrived (or 20 s passed).
       const deadline = Date.now() + 20_000;
-      while (res.status === 202 && world.hits.webhooks.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      while (res.status === 202 && world.hits.webhooks.length === 0 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 100));
       const health = await fetch(`${server.base}/health`);
       await health.arrayBuffer();
       results.push({
@@ -172,7 +182,9 @@ async function main(): Promise<void> {
     await dns.close();
     await cleanup();
   }
-  process.stdout.write(`NETNS-RESULTS ${JSON.stringify({ ipv6, queries: Object.fromEntries(dns.queries), results })}\n`);
+  process.stdout.write(
+    `NETNS-RESULTS ${JSON.stringify({ ipv6, queries: Object.fromEntries(dns.queries), results })}\n`,
+  );
 }
 
 main().then(

@@ -51,7 +51,10 @@ describe('SSRF guard, in a network namespace with only loopback', { skip } as ne
     const line = String(child.stdout)
       .split('\n')
       .find((l) => l.startsWith('NETNS-RESULTS '));
-    assert.ok(line, `the scenario script printed no results (exit ${child.exitCode}): ${String(child.stderr).slice(-2000)}`);
+    assert.ok(
+      line,
+      `the scenario script printed no results (exit ${child.exitCode}): ${String(child.stderr).slice(-2000)}`,
+    );
     output = JSON.parse(line.slice('NETNS-RESULTS '.length)) as typeof output;
     for (const result of output.results) byName.set(result.name, result);
   }, 120_000);
@@ -80,7 +83,13 @@ describe('SSRF guard, in a network namespace with only loopback', { skip } as ne
         assert.deepEqual(Object.keys(result.body).sort(), ['job_id', 'status', 'status_url']);
         // One webhook at the public hook: the finished job, naming its hook.
         assert.equal(result.webhooks.length, 1, `webhooks received: ${result.webhooks.length}`);
-        const job = JSON.parse(result.webhooks[0]!) as { job_id: unknown; status: string; error: unknown; result: { message: string; output_file: string }; webhook: { url: string } };
+        const job = JSON.parse(result.webhooks[0]!) as {
+          job_id: unknown;
+          status: string;
+          error: unknown;
+          result: { message: string; output_file: string };
+          webhook: { url: string };
+        };
         assert.equal(job.job_id, result.body.job_id);
         assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
         assert.equal(job.result.message, 'Image converted to png successfully.');
@@ -96,8 +105,16 @@ describe('SSRF guard, in a network namespace with only loopback', { skip } as ne
       }
       assert.equal(result.healthStatus, 200, 'the server still answers');
       assert.deepEqual(result.leftovers, [], 'files left in the work directory');
-      assert.equal(result.publicHits.length, expect.publicHits ?? (expect.status === 200 && !expect.internalHits ? 1 : 0), `public hits: ${result.publicHits.join(', ')}`);
-      assert.equal(result.internalHits.length, expect.internalHits ?? 0, `requests reached private addresses: ${result.internalHits.join(', ')}`);
+      assert.equal(
+        result.publicHits.length,
+        expect.publicHits ?? (expect.status === 200 && !expect.internalHits ? 1 : 0),
+        `public hits: ${result.publicHits.join(', ')}`,
+      );
+      assert.equal(
+        result.internalHits.length,
+        expect.internalHits ?? 0,
+        `requests reached private addresses: ${result.internalHits.join(', ')}`,
+      );
       if (expect.status !== 202) assert.deepEqual(result.webhooks, [], 'a webhook was received');
     });
   }

@@ -18,7 +18,13 @@ describe('hostile parameters', () => {
   const routes: Record<string, Route> = {};
 
   before(async () => {
-    await fixtures('clip-2s-640x360-25fps.mp4', 'clip-2s-480x270-black.mp4', 'tone-2s-44k-stereo.mp3', 'small-300x200.png', 'hello.srt');
+    await fixtures(
+      'clip-2s-640x360-25fps.mp4',
+      'clip-2s-480x270-black.mp4',
+      'tone-2s-44k-stereo.mp3',
+      'small-300x200.png',
+      'hello.srt',
+    );
     files = await startFileServer(routes);
     server = await startMediaflow();
     await ready(server);
@@ -28,7 +34,18 @@ describe('hostile parameters', () => {
     await files?.close();
   });
 
-  const HOSTILE_FORMATS = ['mp4 -i /etc/passwd', '../../x', 'mp4;rm -rf /', 'mp4\t-f\tnull', "mp4' -y '", 'mp4:a', '../../../../var/www/x.mp4', 'mp4%00', 'mp4/../mov', 'MP4 MOV'];
+  const HOSTILE_FORMATS = [
+    'mp4 -i /etc/passwd',
+    '../../x',
+    'mp4;rm -rf /',
+    'mp4\t-f\tnull',
+    "mp4' -y '",
+    'mp4:a',
+    '../../../../var/www/x.mp4',
+    'mp4%00',
+    'mp4/../mov',
+    'MP4 MOV',
+  ];
 
   it('refuses format values outside the allowlist, naming the supported ones, and fetches nothing', async () => {
     const video = files.url('/f/clip-2s-640x360-25fps.mp4');
@@ -37,21 +54,41 @@ describe('hostile parameters', () => {
     const routesAndFields: Array<[string, Record<string, string>, string, string]> = [
       ['/convert-video/', { video_url: video }, 'format', 'mp4, mov, mkv, avi, webm'],
       ['/merge-audios/', { audio_urls: `${audio},${audio}` }, 'format', 'mp3, wav, aac, m4a, ogg, flac, opus'],
-      ['/add-subtitles/', { video_url: video, subtitle_url: files.url('/f/hello.srt') }, 'format', 'mp4, mov, mkv, avi, webm'],
+      [
+        '/add-subtitles/',
+        { video_url: video, subtitle_url: files.url('/f/hello.srt') },
+        'format',
+        'mp4, mov, mkv, avi, webm',
+      ],
       ['/merge-audio-video/', { video_url: video, audio_url: audio }, 'format', 'mp4, mov, mkv, avi, webm'],
     ];
     files.hits.clear();
     for (const [route, fields, key, supported] of routesAndFields) {
       for (const format of HOSTILE_FORMATS) {
-        await expectRefused(server, route, { ...fields, [key]: format }, { status: 400, error: `Unsupported format '${format}'. Supported formats: ${supported}.` });
+        await expectRefused(
+          server,
+          route,
+          { ...fields, [key]: format },
+          { status: 400, error: `Unsupported format '${format}'. Supported formats: ${supported}.` },
+        );
       }
     }
     for (const format of HOSTILE_FORMATS) {
-      await expectRefused(server, '/convert_image_from_url/', { image_url: image, target_format: format }, {
-        status: 400,
-        error: `Unsupported format '${format}'. Supported formats: png, jpg, jpeg, webp, bmp, tiff, gif.`,
-      });
-      await expectRefused(server, '/images-to-video/', { image_urls: image, format }, { status: 400, error: `Unsupported format '${format}'. Supported formats: mp4, avi, mov, mkv, webm.` });
+      await expectRefused(
+        server,
+        '/convert_image_from_url/',
+        { image_url: image, target_format: format },
+        {
+          status: 400,
+          error: `Unsupported format '${format}'. Supported formats: png, jpg, jpeg, webp, bmp, tiff, gif.`,
+        },
+      );
+      await expectRefused(
+        server,
+        '/images-to-video/',
+        { image_urls: image, format },
+        { status: 400, error: `Unsupported format '${format}'. Supported formats: mp4, avi, mov, mkv, webm.` },
+      );
     }
     assert.equal(files.hits.size, 0, 'an input was fetched for a request with an invalid parameter');
   });
@@ -80,14 +117,24 @@ describe('hostile parameters', () => {
     files.hits.clear();
     for (const [value] of NUMBERS) {
       const shown = value.length > 60 ? `${value.slice(0, 57)}...` : value;
-      await expectRefused(server, '/resize_image/', { image_url: image, width: value, height: '100' }, {
-        status: 400,
-        error: `Expected \`width\` to be an integer from 1 to 8192, got \`${shown}\``,
-      });
-      await expectRefused(server, '/resize_image/', { image_url: image, width: '100', height: value }, {
-        status: 400,
-        error: `Expected \`height\` to be an integer from 1 to 8192, got \`${shown}\``,
-      });
+      await expectRefused(
+        server,
+        '/resize_image/',
+        { image_url: image, width: value, height: '100' },
+        {
+          status: 400,
+          error: `Expected \`width\` to be an integer from 1 to 8192, got \`${shown}\``,
+        },
+      );
+      await expectRefused(
+        server,
+        '/resize_image/',
+        { image_url: image, width: '100', height: value },
+        {
+          status: 400,
+          error: `Expected \`height\` to be an integer from 1 to 8192, got \`${shown}\``,
+        },
+      );
     }
     const others: Array<[string, Record<string, string>, string, string]> = [
       ['/images-to-video/', { image_urls: image }, 'seconds_per_image', 'from 1 to 3600'],
@@ -98,23 +145,33 @@ describe('hostile parameters', () => {
     ];
     for (const [route, fields, key, range] of others) {
       for (const value of ['-5', '0', '99999999', 'ten', '2.5']) {
-        await expectRefused(server, route, { ...fields, [key]: value }, { status: 400, error: `Expected \`${key}\` to be an integer ${range}, got \`${value}\`` });
+        await expectRefused(
+          server,
+          route,
+          { ...fields, [key]: value },
+          { status: 400, error: `Expected \`${key}\` to be an integer ${range}, got \`${value}\`` },
+        );
       }
     }
-    await expectRefused(server, '/resize_image/', { image_url: image, height: '100' }, { status: 400, error: 'Missing required parameter `width`' });
+    await expectRefused(
+      server,
+      '/resize_image/',
+      { image_url: image, height: '100' },
+      { status: 400, error: 'Missing required parameter `width`' },
+    );
     assert.equal(files.hits.size, 0, 'an input was fetched for a request with an invalid number');
   });
 
   /** Subtitle URLs whose last path segment is hostile to a filter graph, a shell or a file system. */
   const SUBTITLE_NAMES = [
-    "it's \"quoted\".srt",
+    'it\'s "quoted".srt',
     'a:b:c.srt',
     'back\\slash\\.srt',
     'new\nline.srt',
     "x';subtitles=filename='%2Fetc%2Fpasswd'[out];[in]null.srt",
     'comma,semi;colon:bracket[0].srt',
     '..%2F..%2Fetc%2Fpasswd.srt',
-    'sub.s\'r:t',
+    "sub.s'r:t",
   ];
 
   it('burns subtitles whose URL names are full of quotes, colons, backslashes and newlines', async () => {

@@ -28,8 +28,24 @@ function boxAt(file: Buffer, type: string): number {
 async function lyingMp4(dir: string, name: string, codec: string[], seconds: number): Promise<string> {
   const file = path.join(dir, name);
   await execa('ffmpeg', [
-    '-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=160x120:rate=25:duration=1', '-f', 'lavfi', '-i', 'sine=duration=1:sample_rate=48000',
-    ...codec, '-c:a', 'aac', '-ac', '2', '-shortest', file,
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=size=160x120:rate=25:duration=1',
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=duration=1:sample_rate=48000',
+    ...codec,
+    '-c:a',
+    'aac',
+    '-ac',
+    '2',
+    '-shortest',
+    file,
   ]);
   const bytes = await readFile(file);
   // The video track comes first: its mdhd and stts are the file's first.
@@ -47,9 +63,26 @@ async function lyingMp4(dir: string, name: string, codec: string[], seconds: num
  * Makes `name` of `seconds` with `codec`, then overwrites the 8-byte float after `marker` with
  * `claim`: a header's length, patched.
  */
-async function lyingFile(dir: string, name: string, codec: string[], seconds: number, marker: Buffer, claim: number): Promise<string> {
+async function lyingFile(
+  dir: string,
+  name: string,
+  codec: string[],
+  seconds: number,
+  marker: Buffer,
+  claim: number,
+): Promise<string> {
   const file = path.join(dir, name);
-  await execa('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=size=160x120:rate=10:duration=${seconds}`, ...codec, file]);
+  await execa('ffmpeg', [
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    `testsrc=size=160x120:rate=10:duration=${seconds}`,
+    ...codec,
+    file,
+  ]);
   const bytes = await readFile(file);
   const at = bytes.indexOf(marker);
   assert.ok(at > 0, `${name} has its length at ${marker.toString('hex')}`);
@@ -60,12 +93,20 @@ async function lyingFile(dir: string, name: string, codec: string[], seconds: nu
 
 /** A WebM of `seconds` whose segment header (Duration, an 8-byte float of milliseconds) claims 1 s. */
 const lyingWebm = (dir: string, seconds: number) =>
-  lyingFile(dir, 'lying.webm', ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8'], seconds, Buffer.from([0x44, 0x89, 0x88]), 1000);
+  lyingFile(
+    dir,
+    'lying.webm',
+    ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8'],
+    seconds,
+    Buffer.from([0x44, 0x89, 0x88]),
+    1000,
+  );
 
 /**
  * An FLV of `seconds` whose metadata (`duration`, an AMF number after its type byte) claims 1 s: ffprobe believes it.
  */
-const lyingFlv = (dir: string, seconds: number) => lyingFile(dir, 'lying.flv', ['-c:v', 'flv1'], seconds, Buffer.from('duration\x00', 'latin1'), 1);
+const lyingFlv = (dir: string, seconds: number) =>
+  lyingFile(dir, 'lying.flv', ['-c:v', 'flv1'], seconds, Buffer.from('duration\x00', 'latin1'), 1);
 
 describe('the duration a file really has (issue 18)', () => {
   let dir: string;
@@ -86,7 +127,9 @@ describe('the duration a file really has (issue 18)', () => {
       res.writeHead(200, { 'content-length': (await stat(file)).size });
       createReadStream(file).pipe(res);
     };
-    files = await startFileServer(Object.fromEntries(Object.entries(made).map(([name, file]) => [`/made/${name}`, serve(file)])));
+    files = await startFileServer(
+      Object.fromEntries(Object.entries(made).map(([name, file]) => [`/made/${name}`, serve(file)])),
+    );
     server = await startMediaflow();
     shortLimit = await startMediaflow({ MEDIAFLOW_MAX_DURATION: '5s' });
   }, 120_000);
@@ -115,7 +158,10 @@ describe('the duration a file really has (issue 18)', () => {
       for (const name of ['lying-h264.mp4', 'lying-mpeg4.mp4']) {
         const res = await server.post(`/${operation}/`, fields(files.url(`/made/${name}`)));
         assert.equal(res.status, 422, JSON.stringify(res.body));
-        assert.match(res.body.message ?? res.body.error ?? JSON.stringify(res.body), /lasts 36000 s, more than the limit of 14400 s \(MEDIAFLOW_MAX_DURATION\)/);
+        assert.match(
+          res.body.message ?? res.body.error ?? JSON.stringify(res.body),
+          /lasts 36000 s, more than the limit of 14400 s \(MEDIAFLOW_MAX_DURATION\)/,
+        );
       }
       assert.deepEqual(await server.workLeftovers(), []);
     });
@@ -142,7 +188,10 @@ describe('the duration a file really has (issue 18)', () => {
     const clip = files.url('/f/clip-3s-640x360-25fps.mp4');
     const res = await shortLimit.post('/merge-videos/', { video_urls: `${clip},${clip}` });
     assert.equal(res.status, 422, JSON.stringify(res.body));
-    assert.match(JSON.stringify(res.body), /The output would last 6 s, more than the limit of 5 s \(MEDIAFLOW_MAX_DURATION\)/);
+    assert.match(
+      JSON.stringify(res.body),
+      /The output would last 6 s, more than the limit of 5 s \(MEDIAFLOW_MAX_DURATION\)/,
+    );
     // One such input alone is within the limit.
     assert.equal((await shortLimit.post('/convert-video/', { video_url: clip, format: 'mp4' })).status, 200);
   });
@@ -153,11 +202,18 @@ describe('the duration a file really has (issue 18)', () => {
     for (const headers of [{}, { prefer: 'respond-async' }] as Array<Record<string, string>>) {
       const res = await server.post('/images-to-video/', fields, { headers });
       assert.equal(res.status, 400, JSON.stringify(res.body));
-      assert.match(JSON.stringify(res.body), /The output would last 180000 s, more than the limit of 14400 s \(MEDIAFLOW_MAX_DURATION\)/);
+      assert.match(
+        JSON.stringify(res.body),
+        /The output would last 180000 s, more than the limit of 14400 s \(MEDIAFLOW_MAX_DURATION\)/,
+      );
     }
     assert.equal([...files.hits.keys()].filter((key) => key.startsWith('/never/')).length, 0);
     // Within the limit, a slideshow is still made.
-    const ok = await server.post('/images-to-video/', { image_urls: files.url('/f/small-300x200.png'), seconds_per_image: '2', fps: '5' });
+    const ok = await server.post('/images-to-video/', {
+      image_urls: files.url('/f/small-300x200.png'),
+      seconds_per_image: '2',
+      fps: '5',
+    });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.ok(Math.abs(durationOf(await probe(server.pathOf(ok.body.output_file!))) - 2) < 0.3);
   });

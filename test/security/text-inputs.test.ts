@@ -28,7 +28,11 @@ async function rssMiB(pid: number): Promise<number> {
 
 const postJson = async (base: string, route: string, body: Record<string, unknown> | string) => {
   const json = typeof body === 'string' ? body : JSON.stringify(body);
-  const res = await fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: json });
+  const res = await fetch(`${base}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: json,
+  });
   return { status: res.status, body: (await res.json()) as Record<string, string> };
 };
 
@@ -59,14 +63,24 @@ describe('text inputs: size limits, and the work off the event loop', () => {
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.end(
           [
-            '[Script Info]', 'ScriptType: v4.00+', 'PlayResX: 384', 'PlayResY: 288', '',
+            '[Script Info]',
+            'ScriptType: v4.00+',
+            'PlayResX: 384',
+            'PlayResY: 288',
+            '',
             // Not a font at all: FreeType would have been handed these bytes.
-            '[Fonts]', 'fontname: evil_0.ttf', ...Array.from({ length: 50 }, () => 'M'.repeat(60)), '',
+            '[Fonts]',
+            'fontname: evil_0.ttf',
+            ...Array.from({ length: 50 }, () => 'M'.repeat(60)),
+            '',
             '[V4+ Styles]',
             'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding',
             'Style: Default,evil,36,&H00FFFFFF,&H000000FF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,2,0,2,10,10,10,1',
-            '', '[Events]', 'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text',
-            'Dialogue: 0,0:00:00.00,0:00:02.00,Default,,0,0,0,,HELLO', '',
+            '',
+            '[Events]',
+            'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text',
+            'Dialogue: 0,0:00:00.00,0:00:02.00,Default,,0,0,0,,HELLO',
+            '',
           ].join('\n'),
         );
       },
@@ -88,7 +102,9 @@ describe('text inputs: size limits, and the work off the event loop', () => {
   it('answers /health within 100 ms while six 1 MB generate-subtitles (ASS, word highlighting) run, and writes all six', async () => {
     const texts = Array.from({ length: 6 }, (_, n) => megabyteText(n));
     // Serialised before the polling starts: the test's own event loop must not delay the polls.
-    const bodies = texts.map(({ text }) => JSON.stringify({ text, format: 'ass', highlight: 'word', words_per_line: 8 }));
+    const bodies = texts.map(({ text }) =>
+      JSON.stringify({ text, format: 'ass', highlight: 'word', words_per_line: 8 }),
+    );
     let done = false;
     const latencies: number[] = [];
     const polling = (async () => {
@@ -100,9 +116,7 @@ describe('text inputs: size limits, and the work off the event loop', () => {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     })();
-    const results = await Promise.all(
-      bodies.map((body) => postJson(serve.base, '/generate-subtitles/', body)),
-    );
+    const results = await Promise.all(bodies.map((body) => postJson(serve.base, '/generate-subtitles/', body)));
     done = true;
     await polling;
     for (const [n, { status, body }] of results.entries()) {
@@ -111,7 +125,10 @@ describe('text inputs: size limits, and the work off the event loop', () => {
       const events = script.split('\n').filter((line) => line.startsWith('Dialogue: '));
       const { words } = texts[n]!;
       assert.equal(events.length, Math.ceil(words.length / 8), `request ${n}: one event per 8 words`);
-      assert.match(events[0]!, new RegExp(`^Dialogue: 0,0:00:00\\.00,0:00:03\\.00,Default,,0,0,0,,\\{\\\\k\\d+[^}]*\\}w${n}-0 `));
+      assert.match(
+        events[0]!,
+        new RegExp(`^Dialogue: 0,0:00:00\\.00,0:00:03\\.00,Default,,0,0,0,,\\{\\\\k\\d+[^}]*\\}w${n}-0 `),
+      );
       assert.ok(events.at(-1)!.endsWith(`}${words.at(-1)}`), `request ${n}: the last word closes the last event`);
     }
     assert.ok(latencies.length >= 5, `/health was polled ${latencies.length} times`);
@@ -127,7 +144,10 @@ describe('text inputs: size limits, and the work off the event loop', () => {
       subtitle_url: files.url('/endless.srt'),
     });
     assert.equal(status, 413);
-    assert.equal(body.error, `Input ${files.url('/endless.srt')} is larger than the limit of 1 MiB (MEDIAFLOW_MAX_SUBTITLE_BYTES)`);
+    assert.equal(
+      body.error,
+      `Input ${files.url('/endless.srt')} is larger than the limit of 1 MiB (MEDIAFLOW_MAX_SUBTITLE_BYTES)`,
+    );
     assert.ok(sentBig < 32 * 1024 ** 2, `the download was cut early (${sentBig} bytes sent)`);
     assert.deepEqual(await readdir(path.join(dataDir, 'work')), []);
     assert.ok((await rssMiB(pid)) - before < 64, 'memory back near where it was');

@@ -14,7 +14,12 @@ function context(params: Partial<Params>): BuildContext<Params> {
   const video: LocalInput = {
     file: 'in0.mp4',
     source: 'https://example.com/clip.mp4',
-    facts: { formatName: 'mov,mp4,m4a,3gp,3g2,mj2', duration: 3, isImage: false, video: { codec: 'h264', width: 320, height: 240, fps: 25, pixFmt: 'yuv420p' } },
+    facts: {
+      formatName: 'mov,mp4,m4a,3gp,3g2,mj2',
+      duration: 3,
+      isImage: false,
+      video: { codec: 'h264', width: 320, height: 240, fps: 25, pixFmt: 'yuv420p' },
+    },
   };
   return {
     params: { video_url: video.source, time: '0', format: 'jpg', ...params },
@@ -32,22 +37,40 @@ describe('thumbnail build', () => {
   it('seeks before the input, writes one frame, and scales only when asked', () => {
     assert.deepEqual(plugin.build(context({ time: '00:00:01.5', format: 'png', width: 64 })), [
       ...['-ss', '1.5', '-f', 'mov', '-i', 'in0.mp4', '-map', '0:v:0', '-frames:v', '1'],
-      ...['-vf', 'scale=64:-2:flags=lanczos,setsar=1', '-c:v', 'png', '-pix_fmt', 'rgb24', '-update', '1', '-f', 'image2', 'output.png'],
+      ...[
+        '-vf',
+        'scale=64:-2:flags=lanczos,setsar=1',
+        '-c:v',
+        'png',
+        '-pix_fmt',
+        'rgb24',
+        '-update',
+        '1',
+        '-f',
+        'image2',
+        'output.png',
+      ],
     ]);
     const argv = plugin.build(context({})) as string[];
     assert.equal(argv[argv.indexOf('-vf') + 1], 'scale=trunc(iw*sar/2)*2:trunc(ih/2)*2,setsar=1');
   });
 
   it('refuses a time past the end of the video with a 422', () => {
-    assert.throws(() => plugin.check!(context({ time: '3' })), (error: Error & { status?: number }) => {
-      assert.equal(error.message, 'Time 3 is past the end of the video (3.00 s)');
-      assert.equal(error.status, 422);
-      return true;
-    });
+    assert.throws(
+      () => plugin.check!(context({ time: '3' })),
+      (error: Error & { status?: number }) => {
+        assert.equal(error.message, 'Time 3 is past the end of the video (3.00 s)');
+        assert.equal(error.status, 422);
+        return true;
+      },
+    );
     assert.doesNotThrow(() => plugin.check!(context({ time: '2.96' })));
   });
 
   it('names its output after the job id and the format', () => {
-    assert.deepEqual(plugin.output({ video_url: 'x', time: '0', format: 'webp' }), { field: 'output_file', path: '{id}_thumbnail.webp' });
+    assert.deepEqual(plugin.output({ video_url: 'x', time: '0', format: 'webp' }), {
+      field: 'output_file',
+      path: '{id}_thumbnail.webp',
+    });
   });
 });

@@ -33,7 +33,11 @@ export async function mediaflow(args: string[], options: { cwd?: string; env?: R
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof failed.code === 'number' ? failed.code : -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+    return {
+      code: typeof failed.code === 'number' ? failed.code : -1,
+      stdout: failed.stdout ?? '',
+      stderr: failed.stderr ?? '',
+    };
   }
 }
 
@@ -60,9 +64,15 @@ export async function serve(dataDir: string, env: Record<string, string> = {}) {
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const base = `http://127.0.0.1:${port}`;
-  for (const started = Date.now(); ; ) {
+  for (const started = Date.now(); ;) {
     if (child.exitCode !== null) throw new Error(`mediaflow serve exited: ${output}`);
-    if (await fetch(`${base}/health`).then((res) => res.ok, () => false)) break;
+    if (
+      await fetch(`${base}/health`).then(
+        (res) => res.ok,
+        () => false,
+      )
+    )
+      break;
     if (Date.now() - started > 30_000) {
       child.kill('SIGKILL');
       throw new Error(`mediaflow serve did not start: ${output}`);
@@ -117,16 +127,44 @@ export async function makeVideo(file: string): Promise<void> {
 
 /** A picture's width and height. */
 export async function sizeOf(file: string): Promise<{ width: number; height: number }> {
-  const { stdout } = await exec(binaries().ffprobe, ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'json', file]);
+  const { stdout } = await exec(binaries().ffprobe, [
+    '-v',
+    'error',
+    '-select_streams',
+    'v:0',
+    '-show_entries',
+    'stream=width,height',
+    '-of',
+    'json',
+    file,
+  ]);
   const [stream] = (JSON.parse(stdout) as { streams: Array<{ width: number; height: number }> }).streams;
   return stream!;
 }
 
 /** The colour at the centre of a picture, as [r, g, b]. */
 export async function centreRgb(file: string): Promise<number[]> {
-  const { stdout } = await exec(binaries().ffmpeg, ['-v', 'error', '-i', file, '-vf', 'format=rgb24,crop=1:1:iw/2:ih/2', '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-'], {
-    encoding: 'buffer',
-  });
+  const { stdout } = await exec(
+    binaries().ffmpeg,
+    [
+      '-v',
+      'error',
+      '-i',
+      file,
+      '-vf',
+      'format=rgb24,crop=1:1:iw/2:ih/2',
+      '-frames:v',
+      '1',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      '-',
+    ],
+    {
+      encoding: 'buffer',
+    },
+  );
   return [...stdout.subarray(0, 3)];
 }
 

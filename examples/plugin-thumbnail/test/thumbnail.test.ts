@@ -16,7 +16,8 @@ describe('mediaflow-plugin-thumbnail, loaded through MEDIAFLOW_PLUGINS', () => {
   let files: Awaited<ReturnType<typeof fileServer>>;
   let server: Awaited<ReturnType<typeof serve>>;
   /** The local path of an output URL the server answered with. */
-  const local = (url: unknown) => path.join(tmp, 'data', 'uploads', decodeURIComponent(String(url).replace(/^https?:\/\/[^/]+\/uploads\//, '')));
+  const local = (url: unknown) =>
+    path.join(tmp, 'data', 'uploads', decodeURIComponent(String(url).replace(/^https?:\/\/[^/]+\/uploads\//, '')));
 
   beforeAll(async () => {
     tmp = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-plugin-thumbnail-'));
@@ -44,7 +45,12 @@ describe('mediaflow-plugin-thumbnail, loaded through MEDIAFLOW_PLUGINS', () => {
   });
 
   it('answers POST /thumbnail/ with the frame at the time code, in the format and width asked', async () => {
-    const png = await server.post('/thumbnail/', { video_url: files.url('rgb.mp4'), time: '1.5', width: '64', format: 'png' });
+    const png = await server.post('/thumbnail/', {
+      video_url: files.url('rgb.mp4'),
+      time: '1.5',
+      width: '64',
+      format: 'png',
+    });
     assert.equal(png.status, 200, JSON.stringify(png.body));
     assert.equal(png.body.message, 'Thumbnail taken at 1.5 successfully');
     assert.match(String(png.body.output_file), /\/uploads\/[0-9a-f-]{36}_thumbnail\.png$/);
@@ -84,7 +90,20 @@ describe('mediaflow-plugin-thumbnail, loaded through MEDIAFLOW_PLUGINS', () => {
 
   it('has its route, fields, defaults and choices in /openapi.json', async () => {
     const doc = (await (await fetch(`${server.base}/openapi.json`)).json()) as {
-      paths: Record<string, { post: { tags: string[]; requestBody: { content: Record<string, { schema: { properties: Record<string, Record<string, unknown>>; required?: string[] } }> } } }>;
+      paths: Record<
+        string,
+        {
+          post: {
+            tags: string[];
+            requestBody: {
+              content: Record<
+                string,
+                { schema: { properties: Record<string, Record<string, unknown>>; required?: string[] } }
+              >;
+            };
+          };
+        }
+      >;
     };
     const post = doc.paths['/thumbnail/']?.post;
     assert.ok(post, Object.keys(doc.paths).join(', '));
@@ -101,12 +120,23 @@ describe('mediaflow-plugin-thumbnail, loaded through MEDIAFLOW_PLUGINS', () => {
     const help = await mediaflow(['thumbnail', '--help']);
     assert.equal(help.code, 0, help.stderr);
     const flat = help.stdout.replace(/\s+/g, ' ');
-    for (const text of ['--video-url <value>', '--time <value> A time code', '(default: "0")', '--width <value>', '(16 to 7680)', '--format <value> Picture format (choices: jpg, png, webp) (default: "jpg")', '--out-dir <dir>']) {
+    for (const text of [
+      '--video-url <value>',
+      '--time <value> A time code',
+      '(default: "0")',
+      '--width <value>',
+      '(16 to 7680)',
+      '--format <value> Picture format (choices: jpg, png, webp) (default: "jpg")',
+      '--out-dir <dir>',
+    ]) {
       assert.ok(flat.includes(text), `${text} in ${help.stdout}`);
     }
 
     const out = path.join(tmp, 'cli');
-    const { code, stdout, stderr } = await mediaflow(['thumbnail', '--video-url', 'rgb.mp4', '--time', '0.5', '--format', 'webp', '--out-dir', out], { cwd: tmp });
+    const { code, stdout, stderr } = await mediaflow(
+      ['thumbnail', '--video-url', 'rgb.mp4', '--time', '0.5', '--format', 'webp', '--out-dir', out],
+      { cwd: tmp },
+    );
     assert.equal(code, 0, stderr);
     const result = JSON.parse(stdout) as { message: string; output_file: string };
     assert.equal(result.message, 'Thumbnail taken at 0.5 successfully');
@@ -120,7 +150,21 @@ describe('mediaflow-plugin-thumbnail, loaded through MEDIAFLOW_PLUGINS', () => {
 
   it('runs inside a pipeline, with a built-in after it, from the CLI and over HTTP', async () => {
     const out = path.join(tmp, 'pipeline');
-    const run = await mediaflow(['run', 'cover', '--pipelines-dir', PIPELINES, '--input', 'video=rgb.mp4', '--input', 'time=1.5', '--out-dir', out], { cwd: tmp });
+    const run = await mediaflow(
+      [
+        'run',
+        'cover',
+        '--pipelines-dir',
+        PIPELINES,
+        '--input',
+        'video=rgb.mp4',
+        '--input',
+        'time=1.5',
+        '--out-dir',
+        out,
+      ],
+      { cwd: tmp },
+    );
     assert.equal(run.code, 0, run.stderr);
     const { outputs } = JSON.parse(run.stdout) as { outputs: { cover: string } };
     const cover = path.resolve(tmp, outputs.cover);

@@ -16,7 +16,11 @@ export function addressRefusal(address: string): string | undefined {
   let range = parsed.range();
   // IPv4-compatible IPv6 (::a.b.c.d, deprecated by RFC 4291) may be tunnelled to the IPv4 address it
   // embeds (Linux's sit driver does so); ipaddr.js calls it unicast, so it is refused here.
-  if (range === 'unicast' && parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) {
+  if (
+    range === 'unicast' &&
+    parsed.kind() === 'ipv6' &&
+    (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)
+  ) {
     range = 'reserved';
   }
   if (range === 'unicast') return undefined;
@@ -99,11 +103,15 @@ export function checkRedirect(raw: string, location: string, from: URL, policy: 
     throw urlError(`URL '${raw}' is not allowed: it redirects to '${location}', which is not a valid URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw urlError(`URL '${raw}' is not allowed: it redirects to '${url.href}': only http and https are allowed, not ${url.protocol.replace(':', '')}`);
+    throw urlError(
+      `URL '${raw}' is not allowed: it redirects to '${url.href}': only http and https are allowed, not ${url.protocol.replace(':', '')}`,
+    );
   }
   const host = bareHost(url);
   if (!hostAllowed(host, policy)) {
-    throw urlError(`URL '${raw}' is not allowed: it redirects to '${url.href}', whose host ${host} is not in MEDIAFLOW_ALLOWED_HOSTS`);
+    throw urlError(
+      `URL '${raw}' is not allowed: it redirects to '${url.href}', whose host ${host} is not in MEDIAFLOW_ALLOWED_HOSTS`,
+    );
   }
   const refusal = literalRefusal(host, policy);
   if (refusal) throw urlError(`URL '${raw}' is not allowed: it redirects to '${url.href}', which ${refusal}`);
@@ -114,7 +122,12 @@ export function checkRedirect(raw: string, location: string, from: URL, policy: 
  * Throws a 400 when any of the addresses a host resolved to is refused by the policy. `redirect`
  * is the URL a redirect led to, when the host is that URL's rather than the one the user gave.
  */
-export function checkResolved(raw: string, addresses: readonly string[], policy: AddressPolicy, redirect?: string): void {
+export function checkResolved(
+  raw: string,
+  addresses: readonly string[],
+  policy: AddressPolicy,
+  redirect?: string,
+): void {
   if (policy.allowPrivate) return;
   if (addresses.length === 0) throw urlError(`URL '${raw}' is not allowed: its host resolves to no address`);
   for (const address of addresses) {

@@ -44,12 +44,18 @@ export interface FetchResult {
 }
 
 export const formatBytes = (bytes: number) =>
-  bytes >= 1024 ** 3 ? `${+(bytes / 1024 ** 3).toFixed(2)} GiB` : bytes >= 1024 ** 2 ? `${+(bytes / 1024 ** 2).toFixed(2)} MiB` : `${bytes} bytes`;
+  bytes >= 1024 ** 3
+    ? `${+(bytes / 1024 ** 3).toFixed(2)} GiB`
+    : bytes >= 1024 ** 2
+      ? `${+(bytes / 1024 ** 2).toFixed(2)} MiB`
+      : `${bytes} bytes`;
 
 export const inputTooLarge = (url: string, limit: number, setting = 'MEDIAFLOW_MAX_INPUT_BYTES') =>
   tooLargeError(`Input ${url} is larger than the limit of ${formatBytes(limit)} (${setting})`);
 const requestTooLarge = (limit: number) =>
-  tooLargeError(`The inputs of this request add up to more than the limit of ${formatBytes(limit)} (MEDIAFLOW_MAX_REQUEST_BYTES)`);
+  tooLargeError(
+    `The inputs of this request add up to more than the limit of ${formatBytes(limit)} (MEDIAFLOW_MAX_REQUEST_BYTES)`,
+  );
 
 /**
  * A DNS lookup that checks every address the name resolves to and hands the socket only those
@@ -60,7 +66,12 @@ export function guardedLookup(raw: string, redirect: string | undefined, policy:
     dns.lookup(hostname, { all: true, family: options.family ?? 0 }, (error, addresses) => {
       if (error) return callback(error, '', 0);
       try {
-        checkResolved(raw, addresses.map((a) => a.address), policy, redirect);
+        checkResolved(
+          raw,
+          addresses.map((a) => a.address),
+          policy,
+          redirect,
+        );
       } catch (refusal) {
         return callback(refusal as NodeJS.ErrnoException, '', 0);
       }

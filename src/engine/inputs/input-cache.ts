@@ -35,7 +35,10 @@ const header = (headers: IncomingHttpHeaders | undefined, name: string): string 
  * the server every time; without those, 10% of the age since `Last-Modified`, at most a day.
  * A body with neither freshness nor a validator (ETag, Last-Modified) is not kept.
  */
-export function cachePolicy(headers: IncomingHttpHeaders | undefined, now = Date.now()): Omit<Entry, 'url' | 'bytes' | 'usedAt'> | undefined {
+export function cachePolicy(
+  headers: IncomingHttpHeaders | undefined,
+  now = Date.now(),
+): Omit<Entry, 'url' | 'bytes' | 'usedAt'> | undefined {
   const control = (header(headers, 'cache-control') ?? '').toLowerCase();
   // A shared service is a shared cache: what is private to one requester is not kept.
   if (/(^|[,\s])(no-store|private)($|[,\s=])/.test(control)) return undefined;
@@ -166,7 +169,9 @@ export class InputCache {
   private async evict(keep: string): Promise<void> {
     const entries = await this.load();
     let total = await this.size();
-    const oldestFirst = [...entries.entries()].filter(([key]) => key !== keep).sort((a, b) => a[1].usedAt - b[1].usedAt);
+    const oldestFirst = [...entries.entries()]
+      .filter(([key]) => key !== keep)
+      .sort((a, b) => a[1].usedAt - b[1].usedAt);
     for (const [key, entry] of oldestFirst) {
       if (total <= this.maxBytes) break;
       entries.delete(key);
@@ -184,7 +189,8 @@ export class InputCache {
     const names = await readdir(this.dir);
     for (const name of names) {
       // A body whose index entry was never written is unknown to the cache: drop it.
-      if (name.endsWith('.body') && !names.includes(`${name.slice(0, -5)}.json`)) await rm(path.join(this.dir, name), { force: true });
+      if (name.endsWith('.body') && !names.includes(`${name.slice(0, -5)}.json`))
+        await rm(path.join(this.dir, name), { force: true });
     }
     for (const name of names) {
       if (name.startsWith(TEMP_PREFIX)) {

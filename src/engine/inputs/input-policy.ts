@@ -8,9 +8,53 @@ import type { MediaFacts } from '../probe/media-facts.js';
  * Playlists and indirections (hls, dash, concat, image sequences by pattern, tee, ...) are absent,
  * so a downloaded file can never make ffmpeg read another file or the network.
  */
-const AUDIO_DEMUXERS = ['mp3', 'wav', 'aac', 'mov', 'ogg', 'flac', 'matroska', 'aiff', 'w64', 'caf', 'amr', 'asf', 'ac3', 'eac3'];
-const VIDEO_DEMUXERS = ['mov', 'matroska', 'avi', 'mpegts', 'mpeg', 'flv', 'ogg', 'asf', 'm4v', 'h264', 'hevc', 'ivf', 'gif'];
-const IMAGE_DEMUXERS = ['image2', 'png_pipe', 'jpeg_pipe', 'webp_pipe', 'bmp_pipe', 'tiff_pipe', 'gif', 'gif_pipe', 'ppm_pipe', 'pgm_pipe', 'pam_pipe', 'qoi_pipe', 'jpegxl_pipe', 'svg_pipe'];
+const AUDIO_DEMUXERS = [
+  'mp3',
+  'wav',
+  'aac',
+  'mov',
+  'ogg',
+  'flac',
+  'matroska',
+  'aiff',
+  'w64',
+  'caf',
+  'amr',
+  'asf',
+  'ac3',
+  'eac3',
+];
+const VIDEO_DEMUXERS = [
+  'mov',
+  'matroska',
+  'avi',
+  'mpegts',
+  'mpeg',
+  'flv',
+  'ogg',
+  'asf',
+  'm4v',
+  'h264',
+  'hevc',
+  'ivf',
+  'gif',
+];
+const IMAGE_DEMUXERS = [
+  'image2',
+  'png_pipe',
+  'jpeg_pipe',
+  'webp_pipe',
+  'bmp_pipe',
+  'tiff_pipe',
+  'gif',
+  'gif_pipe',
+  'ppm_pipe',
+  'pgm_pipe',
+  'pam_pipe',
+  'qoi_pipe',
+  'jpegxl_pipe',
+  'svg_pipe',
+];
 const SUBTITLE_DEMUXERS = ['srt', 'ass', 'webvtt'];
 
 export const DEMUXERS: Record<InputKind, readonly string[]> = {
@@ -54,14 +98,23 @@ export function inputArgs(input: LocalInput, kind: InputKind = 'media'): string[
 
 const describe = (facts: MediaFacts): string => {
   if (facts.isImage) return `an image (${demuxerOf(facts)})`;
-  const streams = [facts.video && `video ${facts.video.codec}`, facts.audio && `audio ${facts.audio.codec}`, facts.subtitle && 'subtitles']
+  const streams = [
+    facts.video && `video ${facts.video.codec}`,
+    facts.audio && `audio ${facts.audio.codec}`,
+    facts.subtitle && 'subtitles',
+  ]
     .filter(Boolean)
     .join(' and ');
   return streams ? `${demuxerOf(facts)} with ${streams}` : `${demuxerOf(facts)} with no usable stream`;
 };
 
 /** Throws a 422 when probed facts do not fit what an input parameter needs. */
-export function checkKind(source: string, facts: MediaFacts, kind: InputKind, limits: { maxPixels: number; maxDurationMs: number }): void {
+export function checkKind(
+  source: string,
+  facts: MediaFacts,
+  kind: InputKind,
+  limits: { maxPixels: number; maxDurationMs: number },
+): void {
   const { maxPixels, maxDurationMs } = limits;
   const fits: Record<InputKind, boolean> = {
     audio: Boolean(facts.audio),
@@ -71,14 +124,20 @@ export function checkKind(source: string, facts: MediaFacts, kind: InputKind, li
     media: Boolean(facts.audio || facts.video),
   };
   if (!fits[kind] || !DEMUXERS[kind].includes(demuxerOf(facts))) {
-    throw mediaError(`Input ${source} is not ${kind === 'image' || kind === 'audio' ? `an ${kind}` : `a ${kind}`} file: found ${describe(facts)}`);
+    throw mediaError(
+      `Input ${source} is not ${kind === 'image' || kind === 'audio' ? `an ${kind}` : `a ${kind}`} file: found ${describe(facts)}`,
+    );
   }
   const pixels = (facts.video?.width ?? 0) * (facts.video?.height ?? 0);
   if (pixels > maxPixels) {
-    throw mediaError(`Input ${source} is ${facts.video!.width}x${facts.video!.height}, more than the limit of ${maxPixels} pixels (MEDIAFLOW_MAX_PIXELS)`);
+    throw mediaError(
+      `Input ${source} is ${facts.video!.width}x${facts.video!.height}, more than the limit of ${maxPixels} pixels (MEDIAFLOW_MAX_PIXELS)`,
+    );
   }
   if (facts.duration !== undefined && facts.duration * 1000 > maxDurationMs) {
-    throw mediaError(`Input ${source} lasts ${Math.round(facts.duration)} s, more than the limit of ${maxDurationMs / 1000} s (MEDIAFLOW_MAX_DURATION)`);
+    throw mediaError(
+      `Input ${source} lasts ${Math.round(facts.duration)} s, more than the limit of ${maxDurationMs / 1000} s (MEDIAFLOW_MAX_DURATION)`,
+    );
   }
 }
 
@@ -94,7 +153,8 @@ export function concatListArgs(listFile: string, kind: InputKind): string[] {
 export function concatList(entries: ReadonlyArray<{ file: string; duration?: number }>): string {
   return entries
     .map(({ file, duration }) => {
-      if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(file)) throw new Error(`concat list entry '${file}' is not a generated name`);
+      if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(file))
+        throw new Error(`concat list entry '${file}' is not a generated name`);
       return `file '${file}'\n${duration !== undefined ? `duration ${duration}\n` : ''}`;
     })
     .join('');

@@ -29,9 +29,14 @@ export function ownUploadPath(source: string, bases: readonly string[]): string 
   for (const base of bases) {
     const prefix = new URL(`${base.replace(/\/+$/, '')}/uploads/`);
     if (url.origin !== prefix.origin) continue;
-    if (!url.pathname.startsWith(prefix.pathname) && !written.toLowerCase().startsWith(prefix.pathname.toLowerCase())) continue;
+    if (!url.pathname.startsWith(prefix.pathname) && !written.toLowerCase().startsWith(prefix.pathname.toLowerCase()))
+      continue;
     const refuse = (why: string) => urlError(`Invalid URL '${source}': ${why}`);
-    if (/%2e|%2f|%5c|\\/i.test(written) || /(^|\/)\.\.?(\/|$|[?#])/.test(written) || !url.pathname.startsWith(prefix.pathname)) {
+    if (
+      /%2e|%2f|%5c|\\/i.test(written) ||
+      /(^|\/)\.\.?(\/|$|[?#])/.test(written) ||
+      !url.pathname.startsWith(prefix.pathname)
+    ) {
       throw refuse('not a published output of this server (dot segments or encoded separators)');
     }
     if (url.search || url.hash) throw refuse('an output URL of this server takes no query or fragment');

@@ -26,7 +26,11 @@ export const splitList = (value: string): string[] =>
 /** One value as the string a form would send; repeated fields (of a list) are joined as a comma list. */
 function asText(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (Array.isArray(value)) return value.map(asText).filter((v) => v !== undefined).join(',');
+  if (Array.isArray(value))
+    return value
+      .map(asText)
+      .filter((v) => v !== undefined)
+      .join(',');
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   return undefined;
@@ -53,8 +57,12 @@ function coerce(key: string, schema: SchemaFields & TSchema, text: string): unkn
   if (spec?.list) {
     const items = splitList(text);
     const separator = items.map(wrongSeparator).find(Boolean);
-    if (separator) throw paramError(`Expected \`${key}\` to be comma-separated, got items separated by ${separator}: put a comma between them`);
-    if (items.length < (spec.min ?? 1)) throw paramError(spec.tooFew ?? `Expected \`${key}\` to list at least ${spec.min ?? 1} URL(s)`);
+    if (separator)
+      throw paramError(
+        `Expected \`${key}\` to be comma-separated, got items separated by ${separator}: put a comma between them`,
+      );
+    if (items.length < (spec.min ?? 1))
+      throw paramError(spec.tooFew ?? `Expected \`${key}\` to list at least ${spec.min ?? 1} URL(s)`);
     return items;
   }
   if (schema.enum) {
@@ -72,7 +80,10 @@ function coerce(key: string, schema: SchemaFields & TSchema, text: string): unkn
       const range = `from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`;
       const expected = `Expected \`${key}\` to be ${schema.type === 'integer' ? 'an integer' : 'a number'} ${range}, got \`${show(text)}\``;
       if (!pattern.test(trimmed) || !Number.isFinite(value)) throw paramError(expected);
-      if ((schema.minimum !== undefined && value < schema.minimum) || (schema.maximum !== undefined && value > schema.maximum)) {
+      if (
+        (schema.minimum !== undefined && value < schema.minimum) ||
+        (schema.maximum !== undefined && value > schema.maximum)
+      ) {
         throw paramError(expected);
       }
       return value;
@@ -93,7 +104,10 @@ function coerce(key: string, schema: SchemaFields & TSchema, text: string): unkn
       }
       if (schema.pattern !== undefined && !new RegExp(schema.pattern, 'u').test(value)) {
         // The description says the form in words; the pattern is for machines.
-        const form = typeof schema.description === 'string' ? schema.description.replace(/^[A-Z](?=[a-z ])/, (c) => c.toLowerCase()) : `text matching ${schema.pattern}`;
+        const form =
+          typeof schema.description === 'string'
+            ? schema.description.replace(/^[A-Z](?=[a-z ])/, (c) => c.toLowerCase())
+            : `text matching ${schema.pattern}`;
         throw paramError(`Expected \`${key}\` to be ${form.replace(/\.$/, '')}, got \`${show(text)}\``);
       }
       // The family as fontconfig spells it: only installed names reach an ASS style.
@@ -114,7 +128,9 @@ export function parseParams(schema: TObject, raw: Raw): Record<string, unknown> 
     // A field sent twice (or a JSON list) is a list only where the schema says so; elsewhere,
     // joining the values would change the one meant.
     if (values.length > 1 && !inputSpecOf(property)?.list) {
-      throw paramError(`Expected \`${key}\` to be one ${inputSpecOf(property) ? 'URL' : 'value'}, got ${values.length} (the field was sent more than once, or as a list)`);
+      throw paramError(
+        `Expected \`${key}\` to be one ${inputSpecOf(property) ? 'URL' : 'value'}, got ${values.length} (the field was sent more than once, or as a list)`,
+      );
     }
     const text = asText(raw[key]);
     if (text === undefined || text.trim() === '') {

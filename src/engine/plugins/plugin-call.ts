@@ -45,7 +45,10 @@ function asMediaflowError(error: unknown): MediaflowError | undefined {
 export function pluginFailure(plugin: string, hook: PluginHook, error: unknown): MediaflowError {
   const known = asMediaflowError(error);
   if (known) return known;
-  const cause = error instanceof PluginHookError ? error : new PluginHookError(plugin, hook, `${hook}() threw: ${shortMessage(error)}`, { cause: error });
+  const cause =
+    error instanceof PluginHookError
+      ? error
+      : new PluginHookError(plugin, hook, `${hook}() threw: ${shortMessage(error)}`, { cause: error });
   return new MediaflowError('MF_ERR_INTERNAL', `Plugin '${plugin}' failed: ${shortMessage(error)}`, { cause });
 }
 
@@ -65,17 +68,32 @@ export function checkedPlan(plugin: PluginDefinition, value: unknown): Plan | st
     throw pluginFailure(plugin.name, 'build', new PluginHookError(plugin.name, 'build', `build() returned ${what}`));
   };
   if (isArgv(value)) return value;
-  if (typeof value !== 'object' || value === null) return fail(`${value === null ? 'null' : typeof value}, not an argv (string[]) or a plan ({ commands })`);
-  if (typeof (value as { then?: unknown }).then === 'function') return fail('a promise; build() must return its plan synchronously');
+  if (typeof value !== 'object' || value === null)
+    return fail(`${value === null ? 'null' : typeof value}, not an argv (string[]) or a plan ({ commands })`);
+  if (typeof (value as { then?: unknown }).then === 'function')
+    return fail('a promise; build() must return its plan synchronously');
   const plan = value as Partial<Plan>;
-  if (!Array.isArray(plan.commands) || !plan.commands.every(isArgv)) return fail('a plan whose commands are not lists of strings');
-  if (plan.files !== undefined && (typeof plan.files !== 'object' || plan.files === null || !Object.values(plan.files).every((c) => typeof c === 'string'))) {
+  if (!Array.isArray(plan.commands) || !plan.commands.every(isArgv))
+    return fail('a plan whose commands are not lists of strings');
+  if (
+    plan.files !== undefined &&
+    (typeof plan.files !== 'object' ||
+      plan.files === null ||
+      !Object.values(plan.files).every((c) => typeof c === 'string'))
+  ) {
     return fail('a plan whose files are not { name: text }');
   }
-  if (plan.steps !== undefined && (!Array.isArray(plan.steps) || !plan.steps.every((step) => typeof step?.label === 'string' && typeof step.run === 'function'))) {
+  if (
+    plan.steps !== undefined &&
+    (!Array.isArray(plan.steps) ||
+      !plan.steps.every((step) => typeof step?.label === 'string' && typeof step.run === 'function'))
+  ) {
     return fail('a plan whose steps are not { label, run }');
   }
-  if (plan.expectedSeconds !== undefined && (typeof plan.expectedSeconds !== 'number' || !Number.isFinite(plan.expectedSeconds))) {
+  if (
+    plan.expectedSeconds !== undefined &&
+    (typeof plan.expectedSeconds !== 'number' || !Number.isFinite(plan.expectedSeconds))
+  ) {
     return fail('a plan whose expectedSeconds is not a number');
   }
   return plan as Plan;
@@ -91,7 +109,11 @@ export function checkedOutput(plugin: PluginDefinition, value: unknown): OutputS
 /** What `message()` returned, checked: text. */
 export function checkedMessage(plugin: PluginDefinition, value: unknown): string {
   if (typeof value !== 'string') {
-    throw pluginFailure(plugin.name, 'message', new PluginHookError(plugin.name, 'message', `message() returned ${typeof value}, not a string`));
+    throw pluginFailure(
+      plugin.name,
+      'message',
+      new PluginHookError(plugin.name, 'message', `message() returned ${typeof value}, not a string`),
+    );
   }
   return value;
 }

@@ -1,5 +1,14 @@
 import { distance } from '../edit-distance.js';
-import { CONTRACT_VERSION, FONT_KEYWORD, FORMAT_KEYWORD, INPUT_KEYWORD, inputSpecOf, type OutputSpec, type PluginDefinition, type TObject } from './plugin.js';
+import {
+  CONTRACT_VERSION,
+  FONT_KEYWORD,
+  FORMAT_KEYWORD,
+  INPUT_KEYWORD,
+  inputSpecOf,
+  type OutputSpec,
+  type PluginDefinition,
+  type TObject,
+} from './plugin.js';
 
 /**
  * The checks a plugin passes when it is registered, beyond its shape: the contract it targets, a
@@ -16,9 +25,23 @@ const INPUT_KINDS = ['audio', 'video', 'image', 'subtitle', 'media'];
  * would otherwise be dropped in silence (the field turning required), and a keyword no front end
  * enforces (`format`, `multipleOf`) would promise a check that never happens.
  */
-const KNOWN_KEYWORDS = ['type', 'description', 'enum', 'default', 'examples', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', INPUT_KEYWORD, FORMAT_KEYWORD, FONT_KEYWORD];
+const KNOWN_KEYWORDS = [
+  'type',
+  'description',
+  'enum',
+  'default',
+  'examples',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  INPUT_KEYWORD,
+  FORMAT_KEYWORD,
+  FONT_KEYWORD,
+];
 
-const show = (value: unknown) => (typeof value === 'string' ? `'${value}'` : JSON.stringify(value) ?? String(value));
+const show = (value: unknown) => (typeof value === 'string' ? `'${value}'` : (JSON.stringify(value) ?? String(value)));
 
 /** Whether the contract a plugin targets is the one this mediaflow implements, and if not, what to do. */
 export function contractProblem(contract: unknown): string | undefined {
@@ -29,7 +52,10 @@ export function contractProblem(contract: unknown): string | undefined {
   if (typeof contract !== 'number' || !Number.isInteger(contract) || contract < 1) {
     return `contract must be the whole number of the plugin contract it targets, got ${show(contract)}`;
   }
-  const advice = contract > CONTRACT_VERSION ? 'upgrade mediaflow, or use a release of the plugin made for contract ' : 'use a release of the plugin made for contract ';
+  const advice =
+    contract > CONTRACT_VERSION
+      ? 'upgrade mediaflow, or use a release of the plugin made for contract '
+      : 'use a release of the plugin made for contract ';
   return `it targets plugin contract ${contract}, but this mediaflow implements contract ${CONTRACT_VERSION} (incompatible): ${advice}${CONTRACT_VERSION}`;
 }
 
@@ -50,7 +76,10 @@ interface PropertyFields {
 function keywordProblem(key: string, property: object): string | undefined {
   const unknown = Object.keys(property).find((keyword) => !KNOWN_KEYWORDS.includes(keyword));
   if (unknown === undefined) return undefined;
-  const [near] = KNOWN_KEYWORDS.map((keyword) => ({ keyword, d: distance(unknown.toLowerCase(), keyword.toLowerCase()) }))
+  const [near] = KNOWN_KEYWORDS.map((keyword) => ({
+    keyword,
+    d: distance(unknown.toLowerCase(), keyword.toLowerCase()),
+  }))
     .filter(({ d }) => d <= 2)
     .sort((a, b) => a.d - b.d)
     .map(({ keyword }) => keyword);
@@ -62,15 +91,21 @@ function keywordProblem(key: string, property: object): string | undefined {
 function valueProblem(key: string, p: PropertyFields, value: unknown, role: 'default' | 'example'): string | undefined {
   const wrong = (what: string) => `parameter '${key}' has ${role} ${show(value)}, which is ${what}`;
   if (p.type === 'string' && typeof value !== 'string') return wrong('not a string');
-  if ((p.type === 'integer' || p.type === 'number') && (typeof value !== 'number' || !Number.isFinite(value))) return wrong('not a number');
+  if ((p.type === 'integer' || p.type === 'number') && (typeof value !== 'number' || !Number.isFinite(value)))
+    return wrong('not a number');
   if (p.type === 'integer' && !Number.isInteger(value)) return wrong('not an integer');
   if (p.type === 'boolean' && typeof value !== 'boolean') return wrong('not true or false');
   if (Array.isArray(p.enum) && !p.enum.includes(value)) return wrong(`not one of ${p.enum.join(', ')}`);
-  if (typeof value === 'number' && typeof p.minimum === 'number' && value < p.minimum) return wrong(`below its minimum ${p.minimum}`);
-  if (typeof value === 'number' && typeof p.maximum === 'number' && value > p.maximum) return wrong(`above its maximum ${p.maximum}`);
-  if (typeof value === 'string' && typeof p.minLength === 'number' && value.length < p.minLength) return wrong(`shorter than its minLength ${p.minLength}`);
-  if (typeof value === 'string' && typeof p.maxLength === 'number' && value.length > p.maxLength) return wrong(`longer than its maxLength ${p.maxLength}`);
-  if (typeof value === 'string' && typeof p.pattern === 'string' && !new RegExp(p.pattern, 'u').test(value)) return wrong(`not matched by its pattern ${p.pattern}`);
+  if (typeof value === 'number' && typeof p.minimum === 'number' && value < p.minimum)
+    return wrong(`below its minimum ${p.minimum}`);
+  if (typeof value === 'number' && typeof p.maximum === 'number' && value > p.maximum)
+    return wrong(`above its maximum ${p.maximum}`);
+  if (typeof value === 'string' && typeof p.minLength === 'number' && value.length < p.minLength)
+    return wrong(`shorter than its minLength ${p.minLength}`);
+  if (typeof value === 'string' && typeof p.maxLength === 'number' && value.length > p.maxLength)
+    return wrong(`longer than its maxLength ${p.maxLength}`);
+  if (typeof value === 'string' && typeof p.pattern === 'string' && !new RegExp(p.pattern, 'u').test(value))
+    return wrong(`not matched by its pattern ${p.pattern}`);
   return undefined;
 }
 
@@ -79,28 +114,35 @@ function propertyProblem(key: string, property: unknown): string | undefined {
   if (!/^[a-z][a-z0-9_]*$/.test(key)) return `parameter '${key}' must be snake_case`;
   if (typeof property !== 'object' || property === null) return `parameter '${key}' is not a schema`;
   const p = property as PropertyFields;
-  if (!PARAM_TYPES.includes(String(p.type))) return `parameter '${key}' has unsupported type ${show(p.type)} (use string, integer, number or boolean)`;
+  if (!PARAM_TYPES.includes(String(p.type)))
+    return `parameter '${key}' has unsupported type ${show(p.type)} (use string, integer, number or boolean)`;
   const keyword = keywordProblem(key, property);
   if (keyword) return keyword;
-  if (typeof p.description !== 'string' || p.description.trim() === '') return `parameter '${key}' has no description (--help and the API docs show it)`;
+  if (typeof p.description !== 'string' || p.description.trim() === '')
+    return `parameter '${key}' has no description (--help and the API docs show it)`;
   if (p.enum !== undefined) {
-    if (!Array.isArray(p.enum) || p.enum.length === 0 || !p.enum.every((v) => typeof v === 'string')) return `parameter '${key}' has an enum that is not a list of strings`;
+    if (!Array.isArray(p.enum) || p.enum.length === 0 || !p.enum.every((v) => typeof v === 'string'))
+      return `parameter '${key}' has an enum that is not a list of strings`;
     if (p.type !== 'string') return `parameter '${key}' has an enum but type ${show(p.type)}; an enum is of strings`;
     // Values are matched lower-cased (`PNG` and `.png` mean `png`), so an upper-case choice could never match.
     const unreachable = p.enum.find((v: string) => v !== v.toLowerCase() || v.trim() === '');
-    if (unreachable !== undefined) return `parameter '${key}' has enum value ${show(unreachable)}; choices must be lower-case and not empty`;
+    if (unreachable !== undefined)
+      return `parameter '${key}' has enum value ${show(unreachable)}; choices must be lower-case and not empty`;
   }
   for (const bound of ['minimum', 'maximum'] as const) {
-    if (p[bound] !== undefined && (typeof p[bound] !== 'number' || !Number.isFinite(p[bound]))) return `parameter '${key}' has a ${bound} that is not a number`;
+    if (p[bound] !== undefined && (typeof p[bound] !== 'number' || !Number.isFinite(p[bound])))
+      return `parameter '${key}' has a ${bound} that is not a number`;
   }
   if (typeof p.minimum === 'number' && typeof p.maximum === 'number' && p.minimum > p.maximum) {
     return `parameter '${key}' has minimum ${p.minimum} above its maximum ${p.maximum}`;
   }
   for (const bound of ['minLength', 'maxLength'] as const) {
-    if (p[bound] !== undefined && (typeof p[bound] !== 'number' || !Number.isInteger(p[bound]) || p[bound] < 0)) return `parameter '${key}' has a ${bound} that is not a whole number`;
+    if (p[bound] !== undefined && (typeof p[bound] !== 'number' || !Number.isInteger(p[bound]) || p[bound] < 0))
+      return `parameter '${key}' has a ${bound} that is not a whole number`;
   }
   if (p.pattern !== undefined) {
-    if (p.type !== 'string' || typeof p.pattern !== 'string') return `parameter '${key}' has a pattern, which only a string parameter may have`;
+    if (p.type !== 'string' || typeof p.pattern !== 'string')
+      return `parameter '${key}' has a pattern, which only a string parameter may have`;
     try {
       new RegExp(p.pattern, 'u');
     } catch (error) {
@@ -112,7 +154,8 @@ function propertyProblem(key: string, property: unknown): string | undefined {
     if (problem) return problem;
   }
   if (p.examples !== undefined) {
-    if (!Array.isArray(p.examples) || p.examples.length === 0) return `parameter '${key}' has examples that are not a list of values`;
+    if (!Array.isArray(p.examples) || p.examples.length === 0)
+      return `parameter '${key}' has examples that are not a list of values`;
     for (const example of p.examples) {
       const problem = valueProblem(key, p, example, 'example');
       if (problem) return problem;
@@ -121,9 +164,11 @@ function propertyProblem(key: string, property: unknown): string | undefined {
   const spec = inputSpecOf(property as never);
   if (spec !== undefined) {
     if (p.type !== 'string') return `input parameter '${key}' must be a string`;
-    if (typeof spec !== 'object' || spec === null || !INPUT_KINDS.includes(spec.kind)) return `input parameter '${key}' has kind ${show(spec?.kind)} (use ${INPUT_KINDS.join(', ')})`;
+    if (typeof spec !== 'object' || spec === null || !INPUT_KINDS.includes(spec.kind))
+      return `input parameter '${key}' has kind ${show(spec?.kind)} (use ${INPUT_KINDS.join(', ')})`;
     if (typeof spec.list !== 'boolean') return `input parameter '${key}' must say whether it is a list`;
-    if (spec.min !== undefined && (!Number.isInteger(spec.min) || spec.min < 1)) return `input parameter '${key}' has min ${show(spec.min)}; it must be a whole number from 1`;
+    if (spec.min !== undefined && (!Number.isInteger(spec.min) || spec.min < 1))
+      return `input parameter '${key}' has min ${show(spec.min)}; it must be a whole number from 1`;
   }
   return undefined;
 }
@@ -131,7 +176,13 @@ function propertyProblem(key: string, property: unknown): string | undefined {
 /** The first problem of a plugin's parameter schema, which must be a flat TypeBox object of scalars. */
 export function schemaProblem(params: unknown): string | undefined {
   const schema = params as Partial<TObject> | undefined;
-  if (typeof schema !== 'object' || schema === null || schema.type !== 'object' || typeof schema.properties !== 'object' || schema.properties === null) {
+  if (
+    typeof schema !== 'object' ||
+    schema === null ||
+    schema.type !== 'object' ||
+    typeof schema.properties !== 'object' ||
+    schema.properties === null
+  ) {
     return 'params must be a TypeBox object schema (Type.Object({...}))';
   }
   for (const [key, property] of Object.entries(schema.properties)) {
@@ -147,7 +198,13 @@ export function schemaProblem(params: unknown): string | undefined {
 }
 
 /** File names that say what an input of each kind is, for sample URLs. */
-const SAMPLE_FILES: Record<string, [string, string]> = { audio: ['voice', 'mp3'], video: ['clip', 'mp4'], image: ['photo', 'jpg'], subtitle: ['subtitles', 'srt'], media: ['media', 'mp4'] };
+const SAMPLE_FILES: Record<string, [string, string]> = {
+  audio: ['voice', 'mp3'],
+  video: ['clip', 'mp4'],
+  image: ['photo', 'jpg'],
+  subtitle: ['subtitles', 'srt'],
+  media: ['media', 'mp4'],
+};
 
 /** A sample URL of an input of `kind` (the `n`th of a list). */
 function sampleUrl(kind: string, n?: number): string {
@@ -166,8 +223,15 @@ export function sampleParams(schema: TObject): Record<string, unknown> {
     if (property.default !== undefined) params[key] = property.default;
     else if (Array.isArray(property.examples)) params[key] = property.examples[0];
     else if (Array.isArray(property.enum)) params[key] = property.enum[0];
-    else if (spec) params[key] = spec.list ? Array.from({ length: spec.min ?? 1 }, (_, i) => sampleUrl(spec.kind, i + 1)) : sampleUrl(spec.kind);
-    else if (property.type === 'integer' || property.type === 'number') params[key] = typeof property.minimum === 'number' ? Math.max(property.minimum, Math.min(1, Number(property.maximum ?? 1))) : 1;
+    else if (spec)
+      params[key] = spec.list
+        ? Array.from({ length: spec.min ?? 1 }, (_, i) => sampleUrl(spec.kind, i + 1))
+        : sampleUrl(spec.kind);
+    else if (property.type === 'integer' || property.type === 'number')
+      params[key] =
+        typeof property.minimum === 'number'
+          ? Math.max(property.minimum, Math.min(1, Number(property.maximum ?? 1)))
+          : 1;
     else if (property.type === 'boolean') params[key] = false;
     else params[key] = 'text';
   }
@@ -181,13 +245,23 @@ export function sampleParams(schema: TObject): Record<string, unknown> {
 export function outputProblem(spec: unknown): string | undefined {
   const output = spec as Partial<OutputSpec> | undefined;
   if (typeof output !== 'object' || output === null) return `output() returned ${show(output)}, not { field, path }`;
-  if (typeof output.field !== 'string' || !/^[a-z][a-z0-9_]*$/.test(output.field) || output.field === 'message' || output.field === 'error') {
+  if (
+    typeof output.field !== 'string' ||
+    !/^[a-z][a-z0-9_]*$/.test(output.field) ||
+    output.field === 'message' ||
+    output.field === 'error'
+  ) {
     return `output() returned field ${show(output.field)}; it must be a snake_case response field other than message and error`;
   }
   const file = output.path;
-  if (typeof file !== 'string' || !file.includes('{id}')) return `output() returned path ${show(file)}; it must contain {id}, the job's random id`;
+  if (typeof file !== 'string' || !file.includes('{id}'))
+    return `output() returned path ${show(file)}; it must contain {id}, the job's random id`;
   const segments = file.split('/');
-  if (!/^[A-Za-z0-9{}._/-]+$/.test(file) || file.startsWith('/') || segments.some((s) => s === '' || s === '.' || s === '..' || s.startsWith('.'))) {
+  if (
+    !/^[A-Za-z0-9{}._/-]+$/.test(file) ||
+    file.startsWith('/') ||
+    segments.some((s) => s === '' || s === '.' || s === '..' || s.startsWith('.'))
+  ) {
     return `output() returned path ${show(file)}; it must be a relative path of letters, digits, {id}, ., _, - and / that stays under uploads/`;
   }
   return undefined;

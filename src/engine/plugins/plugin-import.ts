@@ -13,7 +13,14 @@ import { promisify } from 'node:util';
 
 /** The tsconfig.json a TypeScript plugin compiles with: ES modules, as mediaflow imports them. */
 export const PLUGIN_TSCONFIG = {
-  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', outDir: 'dist', strict: true, declaration: true },
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    outDir: 'dist',
+    strict: true,
+    declaration: true,
+  },
   include: ['*.ts', 'src/**/*.ts'],
 };
 
@@ -40,7 +47,8 @@ async function importLine(message: string): Promise<string | undefined> {
   if (!match) return undefined;
   const [, specifier, from] = match;
   const text = await readFile(asPath(from!), 'utf8').catch(() => undefined);
-  const index = text?.split('\n').findIndex((line) => line.includes(`'${specifier}'`) || line.includes(`"${specifier}"`)) ?? -1;
+  const index =
+    text?.split('\n').findIndex((line) => line.includes(`'${specifier}'`) || line.includes(`"${specifier}"`)) ?? -1;
   // A relative specifier is reported resolved, so it may not be found as written: the file alone then.
   return index >= 0 ? `${asPath(from!)}:${index + 1}` : asPath(from!);
 }
@@ -52,7 +60,9 @@ async function importLine(message: string): Promise<string | undefined> {
  */
 async function syntaxErrorPlace(file: string): Promise<string | undefined> {
   const url = pathToFileURL(file).href;
-  const result = await run(process.execPath, ['--input-type=module', '-e', 'await import(process.argv[1])', url], { timeout: 10_000 }).catch((error: { stderr?: string }) => error);
+  const result = await run(process.execPath, ['--input-type=module', '-e', 'await import(process.argv[1])', url], {
+    timeout: 10_000,
+  }).catch((error: { stderr?: string }) => error);
   const firstLine = String(result.stderr ?? '').split('\n')[0] ?? '';
   const match = PLACE.exec(firstLine);
   return match ? `${asPath(match[1]!)}:${match[2]}` : undefined;

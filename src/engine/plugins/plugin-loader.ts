@@ -62,7 +62,10 @@ export function pluginFlags(argv: readonly string[]): string[] {
     if (arg === '--plugin' && argv[i + 1] !== undefined) values.push(argv[++i]!);
     else if (arg.startsWith('--plugin=')) values.push(arg.slice('--plugin='.length));
   }
-  return values.flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+  return values
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim())
+    .filter(Boolean);
 }
 
 /** Whether an entry names a file or folder rather than a package. */
@@ -98,7 +101,10 @@ function packageEntry(dir: string, subpath: string): string | undefined {
   const manifest = existsSync(path.join(dir, 'package.json')) ? readJson(path.join(dir, 'package.json')) : {};
   const exports = manifest.exports;
   if (exports !== undefined && exports !== null) {
-    const map = typeof exports === 'object' && !Array.isArray(exports) && Object.keys(exports).some((key) => key.startsWith('.')) ? (exports as Record<string, unknown>) : { '.': exports };
+    const map =
+      typeof exports === 'object' && !Array.isArray(exports) && Object.keys(exports).some((key) => key.startsWith('.'))
+        ? (exports as Record<string, unknown>)
+        : { '.': exports };
     let target = exportTarget(map[subpath]);
     if (target === undefined) {
       for (const [key, value] of Object.entries(map)) {
@@ -138,7 +144,8 @@ function resolveEntry(entry: string, base: string): { file: string; packageDir?:
     if (!existsSync(target)) return { missing: `${target} does not exist` };
     if (statSync(target).isDirectory()) {
       const file = packageEntry(target, '.');
-      if (!file || !existsSync(file)) return { missing: `the folder ${target} has no entry point (package.json "exports" or "main", or index.js)` };
+      if (!file || !existsSync(file))
+        return { missing: `the folder ${target} has no entry point (package.json "exports" or "main", or index.js)` };
       return { file, packageDir: target };
     }
     return { file: target };
@@ -147,11 +154,16 @@ function resolveEntry(entry: string, base: string): { file: string; packageDir?:
   const scoped = entry.startsWith('@');
   const name = parts.slice(0, scoped ? 2 : 1).join('/');
   const subpath = ['.', ...parts.slice(scoped ? 2 : 1)].join('/');
-  if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/i.test(name)) return { missing: `'${entry}' is neither a package name nor a path (paths start with ./, ../ or /)` };
+  if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/i.test(name))
+    return { missing: `'${entry}' is neither a package name nor a path (paths start with ./, ../ or /)` };
   const dir = findPackage(name, base) ?? findPackage(name, OWN_ROOT);
-  if (!dir) return { missing: `no package '${name}' is installed where ${base} or mediaflow can see it (npm install ${name}, or give a path starting with ./)` };
+  if (!dir)
+    return {
+      missing: `no package '${name}' is installed where ${base} or mediaflow can see it (npm install ${name}, or give a path starting with ./)`,
+    };
   const file = packageEntry(dir, subpath);
-  if (!file || !existsSync(file)) return { missing: `the package '${name}' has no entry point for '${subpath}' that import can use` };
+  if (!file || !existsSync(file))
+    return { missing: `the package '${name}' has no entry point for '${subpath}' that import can use` };
   return { file, packageDir: dir };
 }
 
@@ -175,7 +187,8 @@ function packageVersion(file: string, packageDir?: string): string | undefined {
  */
 function objectVersion(plugin: object, configFile: string): string | undefined {
   const definedIn = (plugin as { [DEFINED_IN]?: unknown })[DEFINED_IN];
-  const file = typeof definedIn === 'string' ? (definedIn.startsWith('file:') ? fileURLToPath(definedIn) : definedIn) : configFile;
+  const file =
+    typeof definedIn === 'string' ? (definedIn.startsWith('file:') ? fileURLToPath(definedIn) : definedIn) : configFile;
   return packageVersion(file);
 }
 
@@ -186,7 +199,12 @@ const firstLine = (error: unknown) => String((error as Error)?.message ?? error)
 function pluginsOf(module: Record<string, unknown>, label: string, origin: string): unknown[] {
   const exported = 'default' in module ? module.default : undefined;
   if (exported === undefined || exported === null) {
-    throw new PluginError(label, 'the module has no default export: write `export default definePlugin({ ... })`', origin, 'could not be loaded');
+    throw new PluginError(
+      label,
+      'the module has no default export: write `export default definePlugin({ ... })`',
+      origin,
+      'could not be loaded',
+    );
   }
   return Array.isArray(exported) ? exported : [exported];
 }
@@ -219,7 +237,8 @@ async function configRequests(cwd: string): Promise<PluginRequest[]> {
   } catch (error) {
     fail(firstLine(error));
   }
-  if (typeof content !== 'object' || content === null || Array.isArray(content)) fail('it must hold an object such as { "plugins": ["mediaflow-plugin-x", "./plugins/mine.js"] }');
+  if (typeof content !== 'object' || content === null || Array.isArray(content))
+    fail('it must hold an object such as { "plugins": ["mediaflow-plugin-x", "./plugins/mine.js"] }');
   const unknown = Object.keys(content as object).filter((key) => key !== 'plugins');
   if (unknown.length > 0) fail(`unknown key ${unknown.map((key) => `'${key}'`).join(', ')} (it may hold: plugins)`);
   const plugins = (content as MediaflowConfigFile).plugins ?? [];
@@ -253,13 +272,18 @@ export async function loadPlugins(registry: Registry, options: PluginLoadOptions
   for (const request of await requests(options)) {
     if (typeof request.entry !== 'string') {
       // A plugin object written in (or imported into) a .js config file.
-      registry.register(request.entry, request.origin, request.version !== undefined ? { version: request.version } : {});
+      registry.register(
+        request.entry,
+        request.origin,
+        request.version !== undefined ? { version: request.version } : {},
+      );
       continue;
     }
     const entry = request.entry;
     const source = `${entry} (${request.origin})`;
     const resolved = resolveEntry(entry, request.base);
-    if ('missing' in resolved) throw new PluginError(entry, `cannot be found: ${resolved.missing}`, request.origin, 'could not be loaded');
+    if ('missing' in resolved)
+      throw new PluginError(entry, `cannot be found: ${resolved.missing}`, request.origin, 'could not be loaded');
     const file = realpathSync(resolved.file);
     if (loaded.has(file)) continue;
     loaded.add(file);

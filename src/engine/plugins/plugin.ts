@@ -43,9 +43,16 @@ export const Param = {
   choice: <const T extends readonly string[]>(values: T, options: { default?: T[number]; description: string }) =>
     Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options }),
   /** A whole number within bounds; `examples` are values the API docs offer to try. */
-  integer: (options: { minimum: number; maximum: number; default?: number; examples?: number[]; description: string }) => Type.Integer(options),
+  integer: (options: {
+    minimum: number;
+    maximum: number;
+    default?: number;
+    examples?: number[];
+    description: string;
+  }) => Type.Integer(options),
   /** A number (fractions allowed) within bounds. */
-  number: (options: { minimum: number; maximum: number; default?: number; examples?: number[]; description: string }) => Type.Number(options),
+  number: (options: { minimum: number; maximum: number; default?: number; examples?: number[]; description: string }) =>
+    Type.Number(options),
   /** A yes/no switch: `true`/`false` (also `1`/`0`, `yes`/`no`, `on`/`off` from forms and flags). */
   boolean: (options: { default?: boolean; description: string }) => Type.Boolean(options),
   /** A font family installed on the server (GET /fonts lists them); another name is a 400 naming close matches. */
@@ -54,7 +61,14 @@ export const Param = {
    * Free text, bounded in length; `pattern` (a regular expression) restricts its form, which
    * `description` should say in words.
    */
-  text: (options: { description: string; maxLength: number; minLength?: number; default?: string; examples?: string[]; pattern?: string }) => Type.String(options),
+  text: (options: {
+    description: string;
+    maxLength: number;
+    minLength?: number;
+    default?: string;
+    examples?: string[];
+    pattern?: string;
+  }) => Type.String(options),
 };
 
 /** Optional parameter without default (TypeBox's Optional, re-exported so plugins need only this module). */
@@ -212,7 +226,8 @@ export function definePlugin<S extends TObject>(plugin: PluginDefinition<S>): Pl
 }
 
 /** The input spec of a parameter schema, if it is an input. */
-export const inputSpecOf = (schema: TSchema): InputSpec | undefined => (schema as Record<string, unknown>)[INPUT_KEYWORD] as InputSpec | undefined;
+export const inputSpecOf = (schema: TSchema): InputSpec | undefined =>
+  (schema as Record<string, unknown>)[INPUT_KEYWORD] as InputSpec | undefined;
 
 /** Builds an argv from groups that may be null, flattened (docs/architecture.md, "Code style"). */
 export function argv(...groups: Array<readonly string[] | null | undefined | false>): string[] {

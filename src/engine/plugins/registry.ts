@@ -13,7 +13,9 @@ export class PluginError extends Error {
     readonly source?: string,
     verb = 'is invalid',
   ) {
-    super(`Plugin '${plugin}'${source && source !== 'built-in' && source !== plugin ? ` from ${source}` : ''} ${verb}: ${problem}`);
+    super(
+      `Plugin '${plugin}'${source && source !== 'built-in' && source !== plugin ? ` from ${source}` : ''} ${verb}: ${problem}`,
+    );
     this.name = 'PluginError';
   }
 }
@@ -35,7 +37,8 @@ function shapeProblem(plugin: PluginDefinition): string | undefined {
   // First: a plugin made for another contract may be shaped differently, and this is what to tell its user.
   const contract = contractProblem(plugin.contract);
   if (contract) return contract;
-  if (typeof plugin.name !== 'string' || !/^[a-z][a-z0-9_-]*$/.test(plugin.name)) return 'name must be lower-case letters, digits, - or _';
+  if (typeof plugin.name !== 'string' || !/^[a-z][a-z0-9_-]*$/.test(plugin.name))
+    return 'name must be lower-case letters, digits, - or _';
   if (RESERVED_COMMANDS.includes(dashed(plugin.name))) {
     return `name '${plugin.name}' is a command of mediaflow itself`;
   }
@@ -73,9 +76,19 @@ export class Registry {
     const problem = shapeProblem(plugin);
     if (problem) throw new PluginError(label, problem, source);
     const taken = this.list().find((other) => dashed(other.name) === dashed(plugin.name));
-    if (taken) throw new PluginError(plugin.name, `the name is already taken by '${taken.name}' (${this.sourceOf(taken.name)})`, source);
+    if (taken)
+      throw new PluginError(
+        plugin.name,
+        `the name is already taken by '${taken.name}' (${this.sourceOf(taken.name)})`,
+        source,
+      );
     const clash = this.list().find((other) => routeKey(other.path) === routeKey(plugin.path));
-    if (clash) throw new PluginError(plugin.name, `path ${plugin.path} is already the route of '${clash.name}' (${this.sourceOf(clash.name)})`, source);
+    if (clash)
+      throw new PluginError(
+        plugin.name,
+        `path ${plugin.path} is already the route of '${clash.name}' (${this.sourceOf(clash.name)})`,
+        source,
+      );
     this.byName.set(plugin.name, plugin);
     const version = plugin.version ?? info.version;
     this.infos.set(plugin.name, { source, ...(version !== undefined ? { version } : {}) });

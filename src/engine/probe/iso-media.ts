@@ -97,7 +97,14 @@ function h264Facts(entry: Box): Omit<VideoFacts, 'fps' | 'timeBase'> | undefined
   if (!sps) return undefined;
   const { width, height, pixFmt, profile } = sps;
   // ffprobe hashes the codec's setup data, which for MP4 is the avcC box's body.
-  return { codec: 'h264', width, height, pixFmt, profile, extradataHash: `MD5:${createHash('md5').update(avcC).digest('hex')}` };
+  return {
+    codec: 'h264',
+    width,
+    height,
+    pixFmt,
+    profile,
+    extradataHash: `MD5:${createHash('md5').update(avcC).digest('hex')}`,
+  };
 }
 
 /** Codec facts of one AAC-LC sample entry (`mp4a`), from its `esds` box (inside `wave` in QuickTime files). */
@@ -114,7 +121,14 @@ function aacFacts(entry: Box, timescale: number): Omit<AudioFacts, 'timeBase'> |
   const layout = CHANNEL_LAYOUTS[channels];
   // Only plain LC. A track whose timescale or entry says another rate than its config may carry
   // SBR (HE-AAC) signalled in the stream, where the decoder, and so ffprobe, reports double.
-  if (objectType !== 2 || !sampleRate || !layout || timescale !== sampleRate || entry.body.readUInt16BE(24) !== sampleRate) return undefined;
+  if (
+    objectType !== 2 ||
+    !sampleRate ||
+    !layout ||
+    timescale !== sampleRate ||
+    entry.body.readUInt16BE(24) !== sampleRate
+  )
+    return undefined;
   return { codec: 'aac', sampleRate, channels, channelLayout: layout, profile: 'LC' };
 }
 
@@ -127,7 +141,8 @@ function averageFps(stts: Buffer, timescale: number): number {
     const count = stts.readUInt32BE(8 + i * 8);
     let delta = stts.readUInt32BE(12 + i * 8);
     // As ffmpeg does: a long last sample after many frames is counted at the average length.
-    if (i + 1 === entries && i > 0 && count === 1 && frames > 100 && delta / 10 > duration / frames) delta = Math.floor(duration / frames);
+    if (i + 1 === entries && i > 0 && count === 1 && frames > 100 && delta / 10 > duration / frames)
+      delta = Math.floor(duration / frames);
     duration += delta * count;
     frames += count;
   }
@@ -166,14 +181,26 @@ export function factsFromMovie(moov: Buffer): MediaFacts | undefined {
     const parts = boxes(moov);
     const mvhd = only(parts, 'mvhd');
     // Fragmented files (mvex), compressed headers (cmov) and cover art (covr, an extra stream) go to ffprobe.
-    if (!mvhd || parts.some((box) => box.type === 'mvex' || box.type === 'cmov') || moov.includes('covr', 0, 'latin1')) return undefined;
+    if (!mvhd || parts.some((box) => box.type === 'mvex' || box.type === 'cmov') || moov.includes('covr', 0, 'latin1'))
+      return undefined;
     const traks = parts.filter((box) => box.type === 'trak').map(track);
     const videoTracks = traks.filter((t) => t?.handler === 'vide');
     const audioTracks = traks.filter((t) => t?.handler === 'soun');
-    if (traks.length === 0 || videoTracks.length + audioTracks.length !== traks.length || videoTracks.length > 1 || audioTracks.length > 1) return undefined;
+    if (
+      traks.length === 0 ||
+      videoTracks.length + audioTracks.length !== traks.length ||
+      videoTracks.length > 1 ||
+      audioTracks.length > 1
+    )
+      return undefined;
     const movie = timing(mvhd.body);
     if (movie.timescale <= 0 || movie.duration <= 0 || movie.duration === 0xffffffff) return undefined;
-    const facts: MediaFacts = { formatName: MOV_FORMAT, isImage: false, streamCount: traks.length, duration: ffprobeSeconds(movie.duration, movie.timescale) };
+    const facts: MediaFacts = {
+      formatName: MOV_FORMAT,
+      isImage: false,
+      streamCount: traks.length,
+      duration: ffprobeSeconds(movie.duration, movie.timescale),
+    };
     const [video] = videoTracks;
     if (video) {
       if (video.entry.type !== 'avc1' && video.entry.type !== 'avc3') return undefined;
@@ -245,7 +272,8 @@ export function movieExtent(moov: Buffer): number | undefined {
       const timescale = mdhd ? timing(mdhd.body).timescale : 0;
       if (!stts || timescale <= 0) continue;
       let ticks = 0;
-      for (let i = 0; i < stts.readUInt32BE(4); i++) ticks += stts.readUInt32BE(8 + i * 8) * stts.readUInt32BE(12 + i * 8);
+      for (let i = 0; i < stts.readUInt32BE(4); i++)
+        ticks += stts.readUInt32BE(8 + i * 8) * stts.readUInt32BE(12 + i * 8);
       const ctts = only(inTable, 'ctts')?.body;
       if (ctts) ticks += largestOffset(ctts);
       const edts = only(inTrak, 'edts');

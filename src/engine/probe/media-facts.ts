@@ -32,7 +32,10 @@ export interface VideoFacts {
   profile?: string;
   /** The stream's time base as ffprobe gives it (`1/12800`), when ffprobe read it. */
   timeBase?: string;
-  /** MD5 of the codec's setup data (H.264's SPS and PPS), when the stream has some: equal hashes, interchangeable streams. */
+  /**
+   * MD5 of the codec's setup data (H.264's SPS and PPS), when the stream has some: equal hashes,
+   * interchangeable streams.
+   */
   extradataHash?: string;
 }
 

@@ -39,7 +39,16 @@ export function mpegAudioFacts(head: Buffer, fileSize: number): MediaFacts | und
   const bitrateIndex = (header >>> 12) & 0xf;
   const rateIndex = (header >>> 10) & 3;
   const mono = ((header >>> 6) & 3) === 3;
-  if (header >>> 21 !== 0x7ff || version === 1 || layer !== 1 || crc || bitrateIndex === 0 || bitrateIndex === 15 || rateIndex === 3) return undefined;
+  if (
+    header >>> 21 !== 0x7ff ||
+    version === 1 ||
+    layer !== 1 ||
+    crc ||
+    bitrateIndex === 0 ||
+    bitrateIndex === 15 ||
+    rateIndex === 3
+  )
+    return undefined;
   const sampleRate = MPEG1_RATES[rateIndex]! / (version === 3 ? 1 : version === 2 ? 2 : 4);
   const samplesPerFrame = version === 3 ? 1152 : 576;
   const sideInfo = version === 3 ? (mono ? 17 : 32) : mono ? 9 : 17;
@@ -53,12 +62,19 @@ export function mpegAudioFacts(head: Buffer, fileSize: number): MediaFacts | und
   const declaredBytes = head.readUInt32BE(at + 12);
   const actualBytes = fileSize - start;
   // ffmpeg distrusts the count when the sizes differ by more than a sixteenth, and so does this.
-  if (frames === 0 || Math.abs(actualBytes - declaredBytes) > Math.min(actualBytes, declaredBytes) / 16) return undefined;
+  if (frames === 0 || Math.abs(actualBytes - declaredBytes) > Math.min(actualBytes, declaredBytes) / 16)
+    return undefined;
   return {
     formatName: 'mp3',
     isImage: false,
     streamCount: 1,
     duration: ffprobeSeconds(frames * samplesPerFrame, sampleRate),
-    audio: { codec: 'mp3', sampleRate, channels: mono ? 1 : 2, channelLayout: mono ? 'mono' : 'stereo', timeBase: MP3_TIME_BASE },
+    audio: {
+      codec: 'mp3',
+      sampleRate,
+      channels: mono ? 1 : 2,
+      channelLayout: mono ? 'mono' : 'stereo',
+      timeBase: MP3_TIME_BASE,
+    },
   };
 }

@@ -54,7 +54,9 @@ const TAIL_ARGS = ['-show_entries', 'packet=pts_time,duration_time', '-read_inte
 
 /** Seconds up to the end of the last of ffprobe's packets, if it listed any. */
 function packetsExtent(output: ProbeOutput): number | undefined {
-  const ends = (output.packets ?? []).map((packet) => Number(packet.pts_time) + (Number(packet.duration_time) || 0)).filter(Number.isFinite);
+  const ends = (output.packets ?? [])
+    .map((packet) => Number(packet.pts_time) + (Number(packet.duration_time) || 0))
+    .filter(Number.isFinite);
   return ends.length > 0 ? Math.max(...ends) : undefined;
 }
 
@@ -75,7 +77,11 @@ export function factsFromProbe(output: ProbeOutput): MediaFacts {
   const subtitle = streams.find((s) => s.codec_type === 'subtitle');
   const formatName = output.format?.format_name ?? 'unknown';
   const duration = Number(output.format?.duration);
-  const facts: MediaFacts = { formatName, isImage: Boolean(video) && !audio && IMAGE_FORMAT.test(formatName), streamCount: streams.length };
+  const facts: MediaFacts = {
+    formatName,
+    isImage: Boolean(video) && !audio && IMAGE_FORMAT.test(formatName),
+    streamCount: streams.length,
+  };
   if (Number.isFinite(duration) && duration > 0) facts.duration = duration;
   if (video) {
     facts.video = {
@@ -114,7 +120,11 @@ const HEAD_BYTES = 256 * 1024;
  * The demuxer allowlist already keeps them closed; recognising them first gives a clear reason.
  */
 function indirection(head: Buffer): string | undefined {
-  const text = head.subarray(0, 4096).toString('latin1').replace(/^\uFEFF|^\xEF\xBB\xBF/, '').trimStart();
+  const text = head
+    .subarray(0, 4096)
+    .toString('latin1')
+    .replace(/^\uFEFF|^\xEF\xBB\xBF/, '')
+    .trimStart();
   if (text.startsWith('#EXTM3U')) return 'an HLS playlist';
   if (/^ffconcat\s+version/.test(text) || /^file\s+\S/.test(text)) return 'a concat list';
   if (/^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<MPD[\s>]/.test(text)) return 'a DASH manifest';
@@ -231,7 +241,8 @@ export function headerFacts(head: Buffer): MediaFacts | undefined {
     if (!formats || (depth !== 8 && depth !== 16 && head[25] !== 3)) return undefined;
     const pixFmt = formats[depth === 16 ? 1 : 0];
     // Colour-keyed transparency (tRNS) decodes with an alpha channel.
-    if (pngHasTransparencyChunk(head) && (head[25] === 0 || head[25] === 2)) return picture(head[25] === 0 ? 'ya8' : 'rgba');
+    if (pngHasTransparencyChunk(head) && (head[25] === 0 || head[25] === 2))
+      return picture(head[25] === 0 ? 'ya8' : 'rgba');
     return picture(pixFmt);
   }
   if (header.codec === 'mjpeg') {
@@ -271,7 +282,10 @@ export async function probeFile(ffprobe: string, file: string, options: ProbeOpt
   const { head, size } = await readHead(absolute);
   if (head.length === 0) throw mediaError(`${input} is empty`);
   const refers = indirection(head);
-  if (refers) throw mediaError(`${input} is ${refers}, which refers to other files; only self-contained media files are accepted`);
+  if (refers)
+    throw mediaError(
+      `${input} is ${refers}, which refers to other files; only self-contained media files are accepted`,
+    );
   const maxPixels = options.maxPixels ?? DEFAULT_MAX_PIXELS;
   const declared = imageHeader(head);
   if (declared && declared.width * declared.height > maxPixels) {
@@ -294,7 +308,19 @@ export async function probeFile(ffprobe: string, file: string, options: ProbeOpt
     // -max_pixels makes every decoder refuse a larger picture before allocating it (SVG, TIFF, video).
     // Below the default the probe still sizes the input, so checkKind can refuse it by name.
     const tail = head.length >= 4 && head.readUInt32BE(0) === EBML_MAGIC ? TAIL_ARGS : [];
-    const args = ['-max_pixels', String(Math.max(maxPixels, DEFAULT_MAX_PIXELS)), '-show_format', '-show_streams', '-show_data_hash', 'md5', ...tail, '-of', 'json', ...lockedInputOptions(ALL_DEMUXERS), file];
+    const args = [
+      '-max_pixels',
+      String(Math.max(maxPixels, DEFAULT_MAX_PIXELS)),
+      '-show_format',
+      '-show_streams',
+      '-show_data_hash',
+      'md5',
+      ...tail,
+      '-of',
+      'json',
+      ...lockedInputOptions(ALL_DEMUXERS),
+      file,
+    ];
     stdout = await runFfprobe(ffprobe, args, options);
   } catch (error) {
     if (error instanceof Error && 'stderrTail' in error) {
@@ -308,7 +334,9 @@ export async function probeFile(ffprobe: string, file: string, options: ProbeOpt
   const facts = withExtent(factsFromProbe(output), packetsExtent(output));
   // A picture ffprobe could not size: broken, or over -max_pixels (video beside audio may still serve the audio).
   if (facts.video && !facts.audio && (facts.video.width <= 0 || facts.video.height <= 0)) {
-    throw mediaError(`${input} has pictures that could not be decoded: their size is invalid or larger than the limit of ${Math.max(maxPixels, DEFAULT_MAX_PIXELS)} pixels (MEDIAFLOW_MAX_PIXELS)`);
+    throw mediaError(
+      `${input} has pictures that could not be decoded: their size is invalid or larger than the limit of ${Math.max(maxPixels, DEFAULT_MAX_PIXELS)} pixels (MEDIAFLOW_MAX_PIXELS)`,
+    );
   }
   if (!facts.formatName.startsWith('mov,')) return facts;
   return withExtent(facts, (movie ?? (await isoMediaFacts(input, absolute))).extent);
@@ -336,7 +364,8 @@ function withExtent(facts: MediaFacts, extent: number | undefined): MediaFacts {
  */
 async function isoMediaFacts(input: string, file: string): Promise<{ facts?: MediaFacts; extent?: number }> {
   const top = await readTopLevel(file);
-  if ('truncatedIn' in top) throw mediaError(`${input} is truncated: the file ends inside its '${top.truncatedIn}' box`);
+  if ('truncatedIn' in top)
+    throw mediaError(`${input} is truncated: the file ends inside its '${top.truncatedIn}' box`);
   if (!top.moov) return {};
   const extent = movieExtent(top.moov);
   const facts = factsFromMovie(top.moov);

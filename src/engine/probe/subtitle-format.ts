@@ -12,12 +12,19 @@ const FORMATS: Array<{ test: RegExp; formatName: string; codec: string }> = [
   { test: /^WEBVTT(?:[ \t\r\n]|$)/, formatName: 'webvtt', codec: 'webvtt' },
   { test: /^[\r\n]*\[Script Info\]/, formatName: 'ass', codec: 'ass' },
   // SubRip: a cue number alone on its line, then `00:00:01,000 --> 00:00:02,500`.
-  { test: /^[\r\n]*\d+[ \t]*\r?\n\d+:\d+:\d+[,.]\d+[ \t]*-->[ \t]*\d+:\d+:\d+[,.]\d+/, formatName: 'srt', codec: 'subrip' },
+  {
+    test: /^[\r\n]*\d+[ \t]*\r?\n\d+:\d+:\d+[,.]\d+[ \t]*-->[ \t]*\d+:\d+:\d+[,.]\d+/,
+    formatName: 'srt',
+    codec: 'subrip',
+  },
 ];
 
 /** Facts of a subtitle file whose first bytes are `head` (UTF-8), or undefined. */
 export function subtitleFacts(head: Buffer): MediaFacts | undefined {
-  const text = head.subarray(0, 4096).toString('utf8').replace(/^\uFEFF/, '');
+  const text = head
+    .subarray(0, 4096)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
   const format = FORMATS.find(({ test }) => test.test(text));
   return format && { formatName: format.formatName, isImage: false, streamCount: 1, subtitle: { codec: format.codec } };
 }

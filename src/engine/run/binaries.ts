@@ -41,8 +41,13 @@ function onPath(name: string, envPath = ''): string | undefined {
  */
 const ffmpegFfprobeStatic: PackagedPair = () => {
   try {
-    const { ffmpegPath, ffprobePath } = require('ffmpeg-ffprobe-static') as { ffmpegPath?: string | null; ffprobePath?: string | null };
-    return isExecutable(ffmpegPath) && isExecutable(ffprobePath) ? { ffmpeg: ffmpegPath, ffprobe: ffprobePath } : undefined;
+    const { ffmpegPath, ffprobePath } = require('ffmpeg-ffprobe-static') as {
+      ffmpegPath?: string | null;
+      ffprobePath?: string | null;
+    };
+    return isExecutable(ffmpegPath) && isExecutable(ffprobePath)
+      ? { ffmpeg: ffmpegPath, ffprobe: ffprobePath }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -60,10 +65,14 @@ const missing = (why: string) => new MediaflowError('MF_ERR_INTERNAL', `${why} $
  * 2. `ffmpeg` on PATH (with `FFPROBE_PATH`, the ffprobe beside it, or `ffprobe` on PATH);
  * 3. the optional `ffmpeg-ffprobe-static` package, both of its binaries.
  */
-export function resolveBinaries(env: NodeJS.ProcessEnv = process.env, packaged: PackagedPair = ffmpegFfprobeStatic): Binaries {
+export function resolveBinaries(
+  env: NodeJS.ProcessEnv = process.env,
+  packaged: PackagedPair = ffmpegFfprobeStatic,
+): Binaries {
   const probeFor = (ffmpeg: string): [string, string] | undefined => {
     if (env.FFPROBE_PATH) {
-      if (!isExecutable(env.FFPROBE_PATH)) throw missing(`No ffprobe binary found: FFPROBE_PATH=${env.FFPROBE_PATH} is not an executable file.`);
+      if (!isExecutable(env.FFPROBE_PATH))
+        throw missing(`No ffprobe binary found: FFPROBE_PATH=${env.FFPROBE_PATH} is not an executable file.`);
       return [env.FFPROBE_PATH, 'FFPROBE_PATH'];
     }
     const beside = path.join(path.dirname(ffmpeg), path.basename(ffmpeg).replace(/ffmpeg/i, 'ffprobe'));
@@ -71,15 +80,20 @@ export function resolveBinaries(env: NodeJS.ProcessEnv = process.env, packaged: 
   };
 
   if (env.FFMPEG_PATH) {
-    if (!isExecutable(env.FFMPEG_PATH)) throw missing(`No ffmpeg binary found: FFMPEG_PATH=${env.FFMPEG_PATH} is not an executable file.`);
+    if (!isExecutable(env.FFMPEG_PATH))
+      throw missing(`No ffmpeg binary found: FFMPEG_PATH=${env.FFMPEG_PATH} is not an executable file.`);
     const probe = probeFor(env.FFMPEG_PATH);
-    if (!probe) throw missing(`No ffprobe binary found beside FFMPEG_PATH=${env.FFMPEG_PATH}: set FFPROBE_PATH to the ffprobe of the same build.`);
+    if (!probe)
+      throw missing(
+        `No ffprobe binary found beside FFMPEG_PATH=${env.FFMPEG_PATH}: set FFPROBE_PATH to the ffprobe of the same build.`,
+      );
     return { ffmpeg: env.FFMPEG_PATH, ffmpegSource: 'FFMPEG_PATH', ffprobe: probe[0], ffprobeSource: probe[1] };
   }
 
   const ffmpegOnPath = onPath('ffmpeg', env.PATH);
   if (ffmpegOnPath) {
-    const probe = probeFor(ffmpegOnPath) ?? (onPath('ffprobe', env.PATH) ? [onPath('ffprobe', env.PATH)!, 'PATH'] : undefined);
+    const probe =
+      probeFor(ffmpegOnPath) ?? (onPath('ffprobe', env.PATH) ? [onPath('ffprobe', env.PATH)!, 'PATH'] : undefined);
     if (probe) return { ffmpeg: ffmpegOnPath, ffmpegSource: 'PATH', ffprobe: probe[0], ffprobeSource: probe[1] };
   }
 

@@ -173,7 +173,12 @@ export class Engine {
     const params = parseParams(plugin.params, raw);
     if (plugin.checkParams) callPlugin(plugin, 'checkParams', () => plugin.checkParams!(params));
     // An output too long is refused from the parameters alone where they say its length: a 400 at once.
-    if (plugin.outputSeconds) checkOutputLength(callPlugin(plugin, 'outputSeconds', () => plugin.outputSeconds!(params)), this.deps.config.maxDurationMs, 'params');
+    if (plugin.outputSeconds)
+      checkOutputLength(
+        callPlugin(plugin, 'outputSeconds', () => plugin.outputSeconds!(params)),
+        this.deps.config.maxDurationMs,
+        'params',
+      );
     this.checkTextBytes(params);
     const inputs: InputRequest[] = [];
     for (const [param, schema] of Object.entries(plugin.params.properties)) {
@@ -187,7 +192,9 @@ export class Engine {
       }
     }
     if (inputs.length > this.deps.config.maxInputs) {
-      throw paramError(`Too many inputs: ${inputs.length} given, the limit is ${this.deps.config.maxInputs} (MEDIAFLOW_MAX_INPUTS)`);
+      throw paramError(
+        `Too many inputs: ${inputs.length} given, the limit is ${this.deps.config.maxInputs} (MEDIAFLOW_MAX_INPUTS)`,
+      );
     }
     return { plugin, params, inputs };
   }
@@ -200,7 +207,9 @@ export class Engine {
     const limit = this.deps.config.maxTextBytes;
     for (const [key, value] of Object.entries(params)) {
       if (typeof value === 'string' && value.length > limit / 4 && Buffer.byteLength(value) > limit) {
-        throw tooLargeError(`\`${key}\` is larger than the limit of ${limit} bytes of UTF-8 (MEDIAFLOW_MAX_TEXT_BYTES)`);
+        throw tooLargeError(
+          `\`${key}\` is larger than the limit of ${limit} bytes of UTF-8 (MEDIAFLOW_MAX_TEXT_BYTES)`,
+        );
       }
     }
   }
@@ -241,7 +250,11 @@ export class Engine {
       const logged = await time('processMs', () => this.execPlan(dir, plugin.name, plan, inputs, options));
       await this.ensureOutput(dir, outputName);
       const missing = missingGlyphs(logged);
-      if (missing.length > 0) logger.warn({ job: id, operation: plugin.name, codePoints: missing.map(codePointName) }, 'no installed font has glyphs for these characters: they render as empty boxes');
+      if (missing.length > 0)
+        logger.warn(
+          { job: id, operation: plugin.name, codePoints: missing.map(codePointName) },
+          'no installed font has glyphs for these characters: they render as empty boxes',
+        );
       const warnings = glyphWarnings(missing);
       options.onProgress?.({ stage: 'publish' });
       const relativePath = outputSpec.path.replaceAll('{id}', id);
@@ -249,7 +262,15 @@ export class Engine {
       logger.info({ job: id, operation: plugin.name, timings }, 'job done');
       outcome = 'ok';
       const message = callPlugin(plugin, 'message', () => checkedMessage(plugin, plugin.message(params)));
-      return { id, operation: plugin.name, message, field: outputSpec.field, path: relativePath, timings, ...(warnings.length > 0 ? { warnings } : {}) };
+      return {
+        id,
+        operation: plugin.name,
+        message,
+        field: outputSpec.field,
+        path: relativePath,
+        timings,
+        ...(warnings.length > 0 ? { warnings } : {}),
+      };
     } catch (error) {
       if (options.signal?.aborted) outcome = 'cancelled';
       throw error;
@@ -264,7 +285,11 @@ export class Engine {
    * built and its commands returned as full argv (file names relative to the job's workspace).
    * Nothing is queued or published; the workspace is removed. Behind `--dry-run`.
    */
-  async plan(operation: string, raw: Record<string, unknown>, options: Pick<JobOptions, 'signal' | 'localFiles'> = {}): Promise<JobPlan> {
+  async plan(
+    operation: string,
+    raw: Record<string, unknown>,
+    options: Pick<JobOptions, 'signal' | 'localFiles'> = {},
+  ): Promise<JobPlan> {
     const { plugin, params, inputs } = this.prepare(operation, raw, options.localFiles);
     const dir = await this.deps.workspaces.create(randomUUID());
     try {
@@ -355,7 +380,12 @@ export class Engine {
   }
 
   /** Downloads (or links) every input in parallel, telling `arrived` of each; the first failure cancels the rest. */
-  private async fetchAll(dir: string, requests: InputRequest[], signal: AbortSignal | undefined, arrived: (index: number, file: string) => void): Promise<void> {
+  private async fetchAll(
+    dir: string,
+    requests: InputRequest[],
+    signal: AbortSignal | undefined,
+    arrived: (index: number, file: string) => void,
+  ): Promise<void> {
     const { config } = this.deps;
     const limits = this.fetchLimits();
     const failFast = new AbortController();
@@ -372,14 +402,17 @@ export class Engine {
       const name = `in${index}${safeExtension(request.source)}`;
       const subtitle = request.kind === 'subtitle';
       if (request.stored !== undefined) await this.deps.store.copyTo(request.stored, path.join(dir, name));
-      else if (request.localPath !== undefined) await linkLocal(request.source, request.localPath, path.join(dir, name));
+      else if (request.localPath !== undefined)
+        await linkLocal(request.source, request.localPath, path.join(dir, name));
       else {
         const fetch: Fetch = (destination, headers) => {
           const options = { signal: combined, budget, headers };
           return download(request.source, destination, subtitle ? subtitleLimits : limits, options);
         };
         const target = path.join(dir, name);
-        const result = this.deps.cache ? await this.deps.cache.fetch(request.source, target, fetch) : { ...(await fetch(target, {})), cache: 'bypass' };
+        const result = this.deps.cache
+          ? await this.deps.cache.fetch(request.source, target, fetch)
+          : { ...(await fetch(target, {})), cache: 'bypass' };
         // Bodies reused from the cache (hits, 304s) were not downloaded again.
         if (result.cache === 'miss' || result.cache === 'bypass') this.deps.observer?.downloaded(result.bytes);
       }
@@ -411,7 +444,12 @@ export class Engine {
    * is one: a subtitle input in no encoding that can be told, and no media either, is binary data,
    * and is told as such.
    */
-  private async probeInput(dir: string, file: string, request: InputRequest, signal: AbortSignal | undefined): Promise<LocalInput> {
+  private async probeInput(
+    dir: string,
+    file: string,
+    request: InputRequest,
+    signal: AbortSignal | undefined,
+  ): Promise<LocalInput> {
     const { config, binaries } = this.deps;
     signal?.throwIfAborted();
     const undecodable =
@@ -430,7 +468,10 @@ export class Engine {
     if (undecodable) throw undecodable;
     const local: LocalInput = { file, source: request.source, facts };
     if (request.kind === 'subtitle') {
-      local.ass = await subtitleAsAss(binaries.ffmpeg, dir, file, inputArgs(local, 'subtitle'), { timeoutMs: 60_000, ...(signal ? { signal } : {}) });
+      local.ass = await subtitleAsAss(binaries.ffmpeg, dir, file, inputArgs(local, 'subtitle'), {
+        timeoutMs: 60_000,
+        ...(signal ? { signal } : {}),
+      });
     }
     return local;
   }
@@ -439,7 +480,13 @@ export class Engine {
    * Writes the plan's files, runs its steps, then its commands in order; returns what the commands
    * logged (see runFfmpeg).
    */
-  private async execPlan(dir: string, pluginName: string, plan: Plan, inputs: Record<string, LocalInput[]>, options: JobOptions): Promise<string> {
+  private async execPlan(
+    dir: string,
+    pluginName: string,
+    plan: Plan,
+    inputs: Record<string, LocalInput[]>,
+    options: JobOptions,
+  ): Promise<string> {
     for (const [name, content] of Object.entries(plan.files ?? {})) {
       await writeFile(workspaceFile(dir, name), content, 'utf8');
     }
@@ -447,7 +494,11 @@ export class Engine {
       await runSteps(pluginName, dir, plan.steps, {
         timeoutMs: this.deps.config.jobTimeoutMs,
         maxPixels: this.deps.config.maxPixels,
-        sources: new Map(Object.values(inputs).flat().map((input) => [input.file, input.source])),
+        sources: new Map(
+          Object.values(inputs)
+            .flat()
+            .map((input) => [input.file, input.source]),
+        ),
         ...(options.signal ? { signal: options.signal } : {}),
       });
     }
@@ -461,7 +512,10 @@ export class Engine {
         ...(plan.expectedSeconds ? { expectedSeconds: plan.expectedSeconds } : {}),
         // Only the final command's position means progress of the whole job.
         ...(options.onProgress && index === last
-          ? { onProgress: (p: { ratio?: number }) => options.onProgress!({ stage: 'process', ...(p.ratio !== undefined ? { ratio: p.ratio } : {}) }) }
+          ? {
+              onProgress: (p: { ratio?: number }) =>
+                options.onProgress!({ stage: 'process', ...(p.ratio !== undefined ? { ratio: p.ratio } : {}) }),
+            }
           : {}),
       });
     }

@@ -149,7 +149,8 @@ async function run(tool: string, binary: string, args: string[], options: RunOpt
   if (withProgress) followProgress(child, options);
   const result = await child;
   if (!result.failed) return result;
-  if (result.isCanceled && options.signal?.aborted) throw options.signal.reason ?? new DOMException('Aborted', 'AbortError');
+  if (result.isCanceled && options.signal?.aborted)
+    throw options.signal.reason ?? new DOMException('Aborted', 'AbortError');
   throw new FfmpegError({
     tool,
     command: [binary, ...args],
@@ -169,7 +170,13 @@ async function run(tool: string, binary: string, args: string[], options: RunOpt
  */
 export async function runFfmpeg(binary: string, args: string[], options: RunOptions): Promise<string> {
   const progress = options.onProgress ? ['-progress', 'pipe:1'] : [];
-  const result = await run('ffmpeg', binary, [...COMMON_FFMPEG_FLAGS, ...progress, ...args], options, Boolean(options.onProgress));
+  const result = await run(
+    'ffmpeg',
+    binary,
+    [...COMMON_FFMPEG_FLAGS, ...progress, ...args],
+    options,
+    Boolean(options.onProgress),
+  );
   return String(result.stderr ?? '');
 }
 
@@ -180,7 +187,11 @@ export async function runFfprobe(binary: string, args: string[], options: RunOpt
 }
 
 /** The full argv of an ffmpeg run, as `--dry-run` and benchmarks show it. */
-export const ffmpegCommandLine = (binary: string, args: string[]): string[] => [binary, ...COMMON_FFMPEG_FLAGS, ...args];
+export const ffmpegCommandLine = (binary: string, args: string[]): string[] => [
+  binary,
+  ...COMMON_FFMPEG_FLAGS,
+  ...args,
+];
 
 /** `ffmpeg -version`'s first line, for /health and `--version`. */
 export async function binaryVersion(binary: string): Promise<string> {

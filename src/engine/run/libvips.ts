@@ -20,10 +20,17 @@ const LIBVIPS_DEMUXERS = ['jpeg_pipe', 'png_pipe', 'webp_pipe', 'gif', 'tiff_pip
  * process, so SVG (which may name other files), PDF, HEIF, raw pixel dumps and the rest never
  * reach a decoder, whatever a file's first bytes claim.
  */
-const ALLOWED_LOADERS = ['VipsForeignLoadJpegFile', 'VipsForeignLoadPngFile', 'VipsForeignLoadWebpFile', 'VipsForeignLoadGifFile', 'VipsForeignLoadTiffFile'];
+const ALLOWED_LOADERS = [
+  'VipsForeignLoadJpegFile',
+  'VipsForeignLoadPngFile',
+  'VipsForeignLoadWebpFile',
+  'VipsForeignLoadGifFile',
+  'VipsForeignLoadTiffFile',
+];
 
 /** Whether libvips reads this probed input here (`imageStep`); otherwise build an ffmpeg command for it. */
-export const libvipsReads = (facts: MediaFacts): boolean => facts.isImage && LIBVIPS_DEMUXERS.includes(facts.formatName.split(',')[0]!);
+export const libvipsReads = (facts: MediaFacts): boolean =>
+  facts.isImage && LIBVIPS_DEMUXERS.includes(facts.formatName.split(',')[0]!);
 
 let loading: Promise<typeof import('sharp')> | undefined;
 let threads = 1;
@@ -65,16 +72,25 @@ export interface ImageLimits {
  * Reads `inputPath`, applies `transform`, writes `outputPath`. A picture over `maxPixels` is
  * refused from its header, before any pixel is decoded; libvips' own failures are 422s.
  */
-export async function transformImage(inputPath: string, outputPath: string, transform: (image: Sharp) => Sharp, limits: ImageLimits): Promise<void> {
+export async function transformImage(
+  inputPath: string,
+  outputPath: string,
+  transform: (image: Sharp) => Sharp,
+  limits: ImageLimits,
+): Promise<void> {
   const { default: sharp } = await loadSharp();
   const options: SharpOptions = { limitInputPixels: limits.maxPixels, autoOrient: true, failOn: 'error' };
   const input = limits.source ? `Input ${limits.source}` : 'Input';
   try {
-    await transform(sharp(inputPath, options).timeout({ seconds: Math.max(1, Math.ceil(limits.timeoutSeconds)) })).toFile(outputPath);
+    await transform(
+      sharp(inputPath, options).timeout({ seconds: Math.max(1, Math.ceil(limits.timeoutSeconds)) }),
+    ).toFile(outputPath);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    if (/^timeout:/.test(message)) throw new MediaflowError('MF_ERR_TIMEOUT', 'libvips ran past its time limit and was stopped', { cause: error });
-    if (/pixel limit/.test(message)) throw mediaError(`${input} is larger than the limit of ${limits.maxPixels} pixels (MEDIAFLOW_MAX_PIXELS)`, error);
+    if (/^timeout:/.test(message))
+      throw new MediaflowError('MF_ERR_TIMEOUT', 'libvips ran past its time limit and was stopped', { cause: error });
+    if (/pixel limit/.test(message))
+      throw mediaError(`${input} is larger than the limit of ${limits.maxPixels} pixels (MEDIAFLOW_MAX_PIXELS)`, error);
     throw mediaError(`libvips failed: ${shortMessage(error)}`, error);
   }
 }

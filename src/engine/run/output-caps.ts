@@ -17,7 +17,11 @@ export const capSeconds = (expectedSeconds: number): number => expectedSeconds *
 const CAP_FPS = 120;
 
 /** Refuses output longer than the limit: a 400 when the parameters alone say so, a 422 when the probed inputs do. */
-export function checkOutputLength(seconds: number | undefined, maxDurationMs: number, knownFrom: 'params' | 'inputs'): void {
+export function checkOutputLength(
+  seconds: number | undefined,
+  maxDurationMs: number,
+  knownFrom: 'params' | 'inputs',
+): void {
   if (seconds === undefined || seconds * 1000 <= maxDurationMs) return;
   const message = `The output would last ${Math.round(seconds)} s, more than the limit of ${maxDurationMs / 1000} s (MEDIAFLOW_MAX_DURATION)`;
   throw knownFrom === 'params' ? paramError(message) : mediaError(message);

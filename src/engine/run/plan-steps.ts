@@ -42,7 +42,10 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 export async function runSteps(plugin: string, dir: string, steps: readonly Step[], limits: StepLimits): Promise<void> {
   const deadline = performance.now() + limits.timeoutMs;
   const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(new MediaflowError('MF_ERR_TIMEOUT', 'Processing ran past its time limit and was stopped')), limits.timeoutMs);
+  const timer = setTimeout(
+    () => timeout.abort(new MediaflowError('MF_ERR_TIMEOUT', 'Processing ran past its time limit and was stopped')),
+    limits.timeoutMs,
+  );
   const signal = limits.signal ? AbortSignal.any([limits.signal, timeout.signal]) : timeout.signal;
   const workspacePath = (name: string) => workspaceFile(dir, name);
   const context: StepContext = {
@@ -60,7 +63,10 @@ export async function runSteps(plugin: string, dir: string, steps: readonly Step
     for (const step of steps) {
       signal.throwIfAborted();
       try {
-        await untilAborted(Promise.resolve().then(() => step.run(context)), signal);
+        await untilAborted(
+          Promise.resolve().then(() => step.run(context)),
+          signal,
+        );
       } catch (error) {
         // A cancellation is the job's, not the plugin's failure; everything else is told as the plugin's.
         if (signal.aborted && error === signal.reason) throw error;

@@ -2,7 +2,15 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DeleteObjectsCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Config } from '../config.js';
@@ -47,12 +55,20 @@ export function s3ClientOf(config: Config): S3Client {
 function storageError(action: string, error: unknown): MediaflowError {
   const name = (error as { name?: string }).name ?? 'error';
   const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-  return new MediaflowError('MF_ERR_INTERNAL', `Storage ${action} failed: ${name}${status ? ` (HTTP ${status})` : ''}`, { cause: error });
+  return new MediaflowError(
+    'MF_ERR_INTERNAL',
+    `Storage ${action} failed: ${name}${status ? ` (HTTP ${status})` : ''}`,
+    { cause: error },
+  );
 }
 
 const isMissing = (error: unknown) => {
   const name = (error as { name?: string }).name;
-  return name === 'NotFound' || name === 'NoSuchKey' || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404;
+  return (
+    name === 'NotFound' ||
+    name === 'NoSuchKey' ||
+    (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404
+  );
 };
 
 /**
@@ -110,7 +126,10 @@ export class BucketOutputStore implements OutputStore {
     if (relativePaths.length === 0) return;
     try {
       await this.client.send(
-        new DeleteObjectsCommand({ Bucket: this.settings.bucket, Delete: { Objects: relativePaths.map((relative) => ({ Key: this.keyOf(relative) })), Quiet: true } }),
+        new DeleteObjectsCommand({
+          Bucket: this.settings.bucket,
+          Delete: { Objects: relativePaths.map((relative) => ({ Key: this.keyOf(relative) })), Quiet: true },
+        }),
       );
     } catch (error) {
       throw storageError('delete', error);
@@ -120,10 +139,13 @@ export class BucketOutputStore implements OutputStore {
   async copyTo(relativePath: string, target: string): Promise<void> {
     let body: Readable;
     try {
-      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: this.keyOf(relativePath) }));
+      const answer = await this.client.send(
+        new GetObjectCommand({ Bucket: this.settings.bucket, Key: this.keyOf(relativePath) }),
+      );
       body = answer.Body as Readable;
     } catch (error) {
-      if (isMissing(error)) throw paramError(`Input ${relativePath} is not a published output of this server (it may have expired)`);
+      if (isMissing(error))
+        throw paramError(`Input ${relativePath} is not a published output of this server (it may have expired)`);
       throw storageError('download', error);
     }
     try {
@@ -136,8 +158,11 @@ export class BucketOutputStore implements OutputStore {
 
   async urlFor(relativePath: string, _base: string): Promise<string> {
     const key = this.keyOf(relativePath);
-    if (this.settings.publicUrl) return `${this.settings.publicUrl}/${key.split('/').map(encodeURIComponent).join('/')}`;
-    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.settings.bucket, Key: key }), { expiresIn: this.settings.urlTtlSeconds });
+    if (this.settings.publicUrl)
+      return `${this.settings.publicUrl}/${key.split('/').map(encodeURIComponent).join('/')}`;
+    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.settings.bucket, Key: key }), {
+      expiresIn: this.settings.urlTtlSeconds,
+    });
   }
 
   /**
@@ -155,7 +180,8 @@ export class BucketOutputStore implements OutputStore {
     const candidates = [] as string[];
     if (this.settings.publicUrl) {
       const base = new URL(`${this.settings.publicUrl}/`);
-      if (url.origin === base.origin && url.pathname.startsWith(base.pathname)) candidates.push(url.pathname.slice(base.pathname.length));
+      if (url.origin === base.origin && url.pathname.startsWith(base.pathname))
+        candidates.push(url.pathname.slice(base.pathname.length));
     }
     // Presigned URLs: path-style `<endpoint>/<bucket>/<key>` or virtual-hosted `<bucket>.<endpoint host>/<key>`.
     // Only on the endpoint's host: a lookalike path elsewhere is another server's file, fetched
@@ -163,20 +189,25 @@ export class BucketOutputStore implements OutputStore {
     const endpoint = new URL(this.settings.endpoint);
     if (url.searchParams.has('X-Amz-Signature') && url.protocol === endpoint.protocol) {
       const pathStyle = `/${this.settings.bucket}/`;
-      if (url.host === endpoint.host && url.pathname.startsWith(pathStyle)) candidates.push(url.pathname.slice(pathStyle.length));
+      if (url.host === endpoint.host && url.pathname.startsWith(pathStyle))
+        candidates.push(url.pathname.slice(pathStyle.length));
       if (url.host === `${this.settings.bucket}.${endpoint.host}`) candidates.push(url.pathname.slice(1));
     }
     for (const encoded of candidates) {
       let key: string;
       try {
-        key = encoded.split('/').map((segment) => decodeURIComponent(segment)).join('/');
+        key = encoded
+          .split('/')
+          .map((segment) => decodeURIComponent(segment))
+          .join('/');
       } catch {
         return undefined;
       }
       if (!key.startsWith(uploads)) continue;
       const relative = key.slice(uploads.length).split('/');
       // Only an output's shape: one or two plain segments, as the local store's URLs.
-      if (relative.length > 2 || relative.some((segment) => segment === '' || segment.startsWith('.'))) return undefined;
+      if (relative.length > 2 || relative.some((segment) => segment === '' || segment.startsWith('.')))
+        return undefined;
       return relative.join('/');
     }
     return undefined;
@@ -186,10 +217,23 @@ export class BucketOutputStore implements OutputStore {
     let removed = 0;
     let token: string | undefined;
     do {
-      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.settings.bucket, Prefix: `${this.settings.prefix}uploads/`, ContinuationToken: token }));
-      const expired = (page.Contents ?? []).filter((object) => object.Key && object.LastModified && now - object.LastModified.getTime() > maxAgeMs);
+      const page = await this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.settings.bucket,
+          Prefix: `${this.settings.prefix}uploads/`,
+          ContinuationToken: token,
+        }),
+      );
+      const expired = (page.Contents ?? []).filter(
+        (object) => object.Key && object.LastModified && now - object.LastModified.getTime() > maxAgeMs,
+      );
       if (expired.length > 0) {
-        await this.client.send(new DeleteObjectsCommand({ Bucket: this.settings.bucket, Delete: { Objects: expired.map((object) => ({ Key: object.Key! })), Quiet: true } }));
+        await this.client.send(
+          new DeleteObjectsCommand({
+            Bucket: this.settings.bucket,
+            Delete: { Objects: expired.map((object) => ({ Key: object.Key! })), Quiet: true },
+          }),
+        );
         removed += expired.length;
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;

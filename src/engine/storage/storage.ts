@@ -41,7 +41,9 @@ export class Workspaces {
    * `pid-<pid>` folders of processes still running (a CLI run sharing the data directory) are theirs.
    */
   async clearLeftovers(): Promise<number> {
-    const entries = (await readdir(this.root).catch(() => [] as string[])).filter((entry) => !isLiveProcessFolder(entry));
+    const entries = (await readdir(this.root).catch(() => [] as string[])).filter(
+      (entry) => !isLiveProcessFolder(entry),
+    );
     for (const entry of entries) await killProcessesIn(path.join(this.root, entry));
     await Promise.all(entries.map((entry) => rm(path.join(this.root, entry), { recursive: true, force: true })));
     return entries.length;
@@ -154,7 +156,8 @@ export class LocalOutputStore implements OutputStore {
   }
 
   async copyTo(relativePath: string, target: string): Promise<void> {
-    if (!(await this.exists(relativePath))) throw paramError(`Input ${relativePath} is not a published output of this server (it may have expired)`);
+    if (!(await this.exists(relativePath)))
+      throw paramError(`Input ${relativePath} is not a published output of this server (it may have expired)`);
     // A hard link: the job keeps its input even if the sweeper deletes the output meanwhile.
     await link(this.locate(relativePath), target).catch(() => copyFile(this.locate(relativePath), target));
   }

@@ -20,8 +20,12 @@ const UNSAFE = /[,{}\\\p{Cc}]/u;
  * with a backslash. Sorted, without duplicates.
  */
 export function parseFamilies(output: string): string[] {
-  const names = output.split('\n').flatMap((line) => line.split(/(?<!\\),/).map((name) => name.replace(/\\(.)/g, '$1').trim()));
-  return [...new Set(names.filter((name) => name !== '' && !UNSAFE.test(name)))].sort((a, b) => a.localeCompare(b, 'en'));
+  const names = output
+    .split('\n')
+    .flatMap((line) => line.split(/(?<!\\),/).map((name) => name.replace(/\\(.)/g, '$1').trim()));
+  return [...new Set(names.filter((name) => name !== '' && !UNSAFE.test(name)))].sort((a, b) =>
+    a.localeCompare(b, 'en'),
+  );
 }
 
 let cached: string[] | undefined;
@@ -49,7 +53,10 @@ export function closeFonts(name: string, families: readonly string[], limit = 5)
   return families
     .map((family) => {
       const candidate = key(family);
-      const d = candidate.includes(wanted) || wanted.includes(candidate) ? 0.5 + Math.abs(candidate.length - wanted.length) / 100 : distance(wanted, candidate);
+      const d =
+        candidate.includes(wanted) || wanted.includes(candidate)
+          ? 0.5 + Math.abs(candidate.length - wanted.length) / 100
+          : distance(wanted, candidate);
       return { family, d };
     })
     .filter(({ d }) => d <= Math.max(2, Math.floor(wanted.length / 3)))
@@ -63,7 +70,9 @@ export function closeFonts(name: string, families: readonly string[], limit = 5)
  * 400 naming close matches.
  */
 export function installedFont(key: string, name: string, families: readonly string[] = installedFonts()): string {
-  const exact = families.find((family) => family === name) ?? families.find((family) => family.toLowerCase() === name.toLowerCase());
+  const exact =
+    families.find((family) => family === name) ??
+    families.find((family) => family.toLowerCase() === name.toLowerCase());
   if (exact !== undefined) return exact;
   const shown = name.length > 60 ? `${name.slice(0, 57)}...` : name;
   const close = closeFonts(name, families);

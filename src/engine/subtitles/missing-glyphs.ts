@@ -23,13 +23,36 @@ export function missingGlyphs(stderr: string): number[] {
 function fontPackageFor(codePoint: number): string | undefined {
   const within = (ranges: Array<[number, number]>) => ranges.some(([from, to]) => codePoint >= from && codePoint <= to);
   // Private use: no standard font has them; only a font made for them (or an icon font) does.
-  if (within([[0xe000, 0xf8ff], [0xf0000, 0x10ffff]])) return undefined;
+  if (
+    within([
+      [0xe000, 0xf8ff],
+      [0xf0000, 0x10ffff],
+    ])
+  )
+    return undefined;
   // Han, kana, Hangul, CJK punctuation and full-width forms.
-  if (within([[0x1100, 0x11ff], [0x2e80, 0x9fff], [0xa960, 0xa97f], [0xac00, 0xd7ff], [0xf900, 0xfaff], [0xfe30, 0xfe4f], [0xff00, 0xffef], [0x20000, 0x3ffff]])) {
+  if (
+    within([
+      [0x1100, 0x11ff],
+      [0x2e80, 0x9fff],
+      [0xa960, 0xa97f],
+      [0xac00, 0xd7ff],
+      [0xf900, 0xfaff],
+      [0xfe30, 0xfe4f],
+      [0xff00, 0xffef],
+      [0x20000, 0x3ffff],
+    ])
+  ) {
     return 'fonts-noto-cjk';
   }
   // Emoji and pictographs (monochrome: libass does not draw colour emoji fonts).
-  if (within([[0x2600, 0x27bf], [0x1f000, 0x1faff]])) return 'fonts-symbola';
+  if (
+    within([
+      [0x2600, 0x27bf],
+      [0x1f000, 0x1faff],
+    ])
+  )
+    return 'fonts-symbola';
   return 'fonts-noto-core';
 }
 
@@ -52,7 +75,9 @@ export function glyphWarnings(codePoints: readonly number[]): string[] {
   return [...byPackage].map(([fontPackage, points]) => {
     const listed = points.slice(0, MAX_LISTED).map(codePointName).join(', ');
     const more = points.length > MAX_LISTED ? ` and ${points.length - MAX_LISTED} more` : '';
-    const remedy = fontPackage ? `install ${fontPackage}` : 'they are private-use characters, which only a font made for them draws';
+    const remedy = fontPackage
+      ? `install ${fontPackage}`
+      : 'they are private-use characters, which only a font made for them draws';
     return `No font has glyphs for ${listed}${more}: they render as empty boxes; ${remedy}`;
   });
 }

@@ -17,6 +17,9 @@ export async function subtitleAsAss(
 ): Promise<string> {
   // A name of the engine's own, beside the input (whose name is generated too).
   const converted = `${file}.converted.ass`;
-  await runFfmpeg(ffmpeg, [...inputArgs, '-map', '0:s:0', '-c:s', 'ass', '-f', 'ass', converted], { cwd: dir, ...options });
+  await runFfmpeg(ffmpeg, [...inputArgs, '-map', '0:s:0', '-c:s', 'ass', '-f', 'ass', converted], {
+    cwd: dir,
+    ...options,
+  });
   return readFile(path.join(dir, converted), 'utf8');
 }

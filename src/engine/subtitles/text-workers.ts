@@ -38,9 +38,7 @@ export function setTextWorkers(slots: number): void {
 
 /** A thread's failure as the caller's error: mediaflow's own errors keep their code (and status). */
 function rebuild(error: { message: string; code?: unknown }): Error {
-  return isErrorCode(error.code)
-    ? new MediaflowError(error.code, error.message)
-    : new Error(error.message);
+  return isErrorCode(error.code) ? new MediaflowError(error.code, error.message) : new Error(error.message);
 }
 
 function spawn(): Worker {
@@ -106,10 +104,12 @@ export function offThread<T>(module: URL, name: string, args: unknown[], signal?
       for (const [worker, task] of busy) if (task === pending) void worker.terminate();
     };
     // The job's signal outlives the task: its listener goes once the task has settled.
-    const settle = <A>(finish: (value: A) => void) => (value: A) => {
-      signal?.removeEventListener('abort', onAbort);
-      finish(value);
-    };
+    const settle =
+      <A>(finish: (value: A) => void) =>
+      (value: A) => {
+        signal?.removeEventListener('abort', onAbort);
+        finish(value);
+      };
     const pending: Pending = {
       task: { id: nextId++, module: module.href, name, args },
       resolve: settle(resolve as (value: unknown) => void),

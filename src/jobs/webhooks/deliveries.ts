@@ -17,7 +17,10 @@ export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
  * unless allowed); the host allowlist of inputs (MEDIAFLOW_ALLOWED_HOSTS) is about where media
  * may come from, not where callbacks go, so it does not apply.
  */
-export const webhookPolicy = (config: Config): AddressPolicy => ({ allowPrivate: config.allowPrivateUrls, allowedHosts: [] });
+export const webhookPolicy = (config: Config): AddressPolicy => ({
+  allowPrivate: config.allowPrivateUrls,
+  allowedHosts: [],
+});
 
 /**
  * Checks a `webhook_url` at submission: an absolute http(s) URL whose host resolves only to
@@ -173,31 +176,51 @@ export class WebhookDeliveries<R extends OwingRecord> {
     if (!webhook || webhook.next_attempt_at === null || webhook.payload === undefined) return;
     if (Date.parse(webhook.next_attempt_at) > Date.now() + 1000) return this.schedule(record!);
     const headers = webhookHeaders(this.key, webhook.message_id, webhook.payload);
-    const answer = await postWebhook(webhook.url, webhook.payload, headers, { policy: webhookPolicy(config), timeoutMs: config.webhookTimeoutMs });
+    const answer = await postWebhook(webhook.url, webhook.payload, headers, {
+      policy: webhookPolicy(config),
+      timeoutMs: config.webhookTimeoutMs,
+    });
     const attempts = webhook.attempts + 1;
     const outcome: DeliveryOutcome = answer.ok ? 'delivered' : attempts >= config.webhookAttempts ? 'failed' : 'retry';
     // The receiver has had this attempt: its outcome and the next attempt are kept through a Redis
     // outage, or the delivery would never be tried again (nor marked delivered).
     const retry = { logger, job: id, signal: this.closing.signal };
-    const updated = await untilReachable(() => store.update(id, (current) => {
-      const state = current.webhook!;
-      state.attempts = attempts;
-      state.last_status = answer.status;
-      if (answer.ok) {
-        state.delivered_at = new Date().toISOString();
-        delete state.last_error;
-      } else state.last_error = answer.error ?? `HTTP ${answer.status}`;
-      if (outcome === 'retry') state.next_attempt_at = new Date(Date.now() + retryDelayMs(attempts, config.webhookBackoffMs)).toISOString();
-      else {
-        state.next_attempt_at = null;
-        // Nothing more will be sent: the body need not be kept.
-        delete state.payload;
-      }
-    }), 'recording a webhook attempt', retry);
+    const updated = await untilReachable(
+      () =>
+        store.update(id, (current) => {
+          const state = current.webhook!;
+          state.attempts = attempts;
+          state.last_status = answer.status;
+          if (answer.ok) {
+            state.delivered_at = new Date().toISOString();
+            delete state.last_error;
+          } else state.last_error = answer.error ?? `HTTP ${answer.status}`;
+          if (outcome === 'retry')
+            state.next_attempt_at = new Date(
+              Date.now() + retryDelayMs(attempts, config.webhookBackoffMs),
+            ).toISOString();
+          else {
+            state.next_attempt_at = null;
+            // Nothing more will be sent: the body need not be kept.
+            delete state.payload;
+          }
+        }),
+      'recording a webhook attempt',
+      retry,
+    );
     this.deps.onOutcome?.(outcome);
-    const log = { job: id, attempt: attempts, status: answer.status, ...(answer.error ? { reason: answer.error } : {}) };
+    const log = {
+      job: id,
+      attempt: attempts,
+      status: answer.status,
+      ...(answer.error ? { reason: answer.error } : {}),
+    };
     if (outcome === 'delivered') logger.info(log, 'webhook delivered');
-    else logger.warn(log, outcome === 'retry' ? 'webhook attempt failed; will retry' : 'webhook attempts exhausted; giving up');
+    else
+      logger.warn(
+        log,
+        outcome === 'retry' ? 'webhook attempt failed; will retry' : 'webhook attempts exhausted; giving up',
+      );
     if (!updated) return;
     events.publish(updated);
     await untilReachable(() => this.schedule(updated), 'arranging the next webhook attempt', retry);

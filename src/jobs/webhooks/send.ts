@@ -31,7 +31,12 @@ const MAX_BODY_BYTES = 64 * 1024;
  * refused addresses: those come back as `ok: false`. Rejects only when `options.signal` aborts
  * before an answer arrived.
  */
-export function postWebhook(url: string, body: string, headers: Record<string, string>, options: PostWebhookOptions): Promise<WebhookAttempt> {
+export function postWebhook(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  options: PostWebhookOptions,
+): Promise<WebhookAttempt> {
   let target: URL;
   try {
     // Scheme, credentials and literal IPs; names are checked by guardedLookup as they resolve.
@@ -92,7 +97,13 @@ function judge(res: http.IncomingMessage, from: URL): WebhookAttempt {
   if (status >= 200 && status < 300) return { ok: true, status };
   if (status >= 300 && status < 400) {
     const location = res.headers.location;
-    return { ok: false, status, error: location ? `redirect to ${shorten(resolveLocation(location, from))} not followed` : `HTTP ${status} redirect not followed` };
+    return {
+      ok: false,
+      status,
+      error: location
+        ? `redirect to ${shorten(resolveLocation(location, from))} not followed`
+        : `HTTP ${status} redirect not followed`,
+    };
   }
   return { ok: false, status, error: `HTTP ${status}` };
 }

@@ -13,7 +13,10 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3
 export function parseWebhookSecret(secret: string): Buffer {
   // The message never repeats the value: it is a secret, and it ends up in logs.
   const invalid = (got: string) =>
-    new MediaflowError('MF_ERR_PARAM', `Expected \`MEDIAFLOW_WEBHOOK_SECRET\` to be \`whsec_\` followed by base64 (as Standard Webhooks secrets are), got ${got}`);
+    new MediaflowError(
+      'MF_ERR_PARAM',
+      `Expected \`MEDIAFLOW_WEBHOOK_SECRET\` to be \`whsec_\` followed by base64 (as Standard Webhooks secrets are), got ${got}`,
+    );
   const value = secret.trim();
   if (!value.startsWith(PREFIX)) throw invalid('a value without the `whsec_` prefix');
   const encoded = value.slice(PREFIX.length);
@@ -32,7 +35,12 @@ export function signWebhook(key: Buffer, msgId: string, timestampSeconds: number
  * repeats by it); the timestamp, and so the signature, are fresh each time, because receivers
  * refuse timestamps more than a few minutes old and retries come hours later.
  */
-export function webhookHeaders(key: Buffer | undefined, msgId: string, body: string, now = Date.now()): Record<string, string> {
+export function webhookHeaders(
+  key: Buffer | undefined,
+  msgId: string,
+  body: string,
+  now = Date.now(),
+): Record<string, string> {
   const timestamp = Math.floor(now / 1000);
   const headers: Record<string, string> = {
     'content-type': 'application/json',

@@ -50,13 +50,20 @@ export class Issues {
   add(path: Array<string | number>, message: string, where: { step?: string; field?: string } = {}): void {
     const line = this.lineOf(path);
     const field = where.field ?? (where.step ? path.slice(2) : path).join('.');
-    this.found.push({ file: this.file, ...(line ? { line } : {}), ...(where.step ? { step: where.step } : {}), ...(field ? { field } : {}), message });
+    this.found.push({
+      file: this.file,
+      ...(line ? { line } : {}),
+      ...(where.step ? { step: where.step } : {}),
+      ...(field ? { field } : {}),
+      message,
+    });
   }
 
   /** Adds a problem for each key of `value` that is not among `allowed`. */
   unknownKeys(value: Record<string, unknown>, allowed: string[], path: string[], step?: string): void {
     for (const key of Object.keys(value)) {
-      if (!allowed.includes(key)) this.add([...path, key], `unknown key '${key}' (expected ${allowed.join(', ')})`, step ? { step } : {});
+      if (!allowed.includes(key))
+        this.add([...path, key], `unknown key '${key}' (expected ${allowed.join(', ')})`, step ? { step } : {});
     }
   }
 

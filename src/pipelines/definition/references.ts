@@ -75,7 +75,9 @@ function accepts(kind: ParamKind, shape: Shape): boolean {
 /** Coerces one value with one parameter's schema, as the engine will: the plugin's own message when it does not fit. */
 function checkValue(key: string, schema: TSchema, value: unknown): string | undefined {
   try {
-    parseParams({ type: 'object', properties: { [key]: schema }, required: [] } as unknown as TObject, { [key]: value });
+    parseParams({ type: 'object', properties: { [key]: schema }, required: [] } as unknown as TObject, {
+      [key]: value,
+    });
     return undefined;
   } catch (error) {
     return (error as Error).message;
@@ -94,24 +96,25 @@ export function parseValue(issues: Issues, raw: unknown, path: Array<string | nu
 }
 
 /** The shape of a reference, or undefined (with an issue) when it names nothing. */
-function shapeOfRef(
-  issues: Issues,
-  ref: Ref,
-  path: Array<string | number>,
-  context: StepContext,
-): Shape | undefined {
+function shapeOfRef(issues: Issues, ref: Ref, path: Array<string | number>, context: StepContext): Shape | undefined {
   if ('input' in ref) {
     const input = context.inputs.get(ref.input);
     if (!input) {
       const declared = [...context.inputs.keys()];
-      issues.add(path, `{{ inputs.${ref.input} }} names no input (declared: ${declared.length ? declared.join(', ') : 'none'})`, { step: context.step });
+      issues.add(
+        path,
+        `{{ inputs.${ref.input} }} names no input (declared: ${declared.length ? declared.join(', ') : 'none'})`,
+        { step: context.step },
+      );
       return undefined;
     }
     return input.type;
   }
   if ('step' in ref) {
     if (!context.names.has(ref.step)) {
-      issues.add(path, `{{ steps.${ref.step}.output }} names no step (steps: ${[...context.names].join(', ')})`, { step: context.step });
+      issues.add(path, `{{ steps.${ref.step}.output }} names no step (steps: ${[...context.names].join(', ')})`, {
+        step: context.step,
+      });
       return undefined;
     }
     return context.eachSteps.has(ref.step) ? 'files' : 'file';
@@ -130,7 +133,8 @@ export function checkEach(
   path: Array<string | number>,
   context: StepContext,
 ): Shape | undefined {
-  const usage = 'expected a list: {{ inputs.<an input of type urls> }}, {{ steps.<a step with each>.output }} or a YAML list';
+  const usage =
+    'expected a list: {{ inputs.<an input of type urls> }}, {{ steps.<a step with each>.output }} or a YAML list';
   if (refsOf(each).some((ref) => 'item' in ref)) {
     issues.add(path, '{{ item }} cannot be used in `each` itself', { step: context.step });
     return undefined;
@@ -163,7 +167,9 @@ function shapeOfItem(
       const shape = shapeOfRef(issues, ref, path, context);
       // A file path or a list pasted into text would not be a usable value.
       if (shape && !['string', 'integer', 'number', 'url'].includes(shape)) {
-        issues.add(path, `${describeShape(shape, ref)} and cannot be part of text; use it as the whole value`, { step: context.step });
+        issues.add(path, `${describeShape(shape, ref)} and cannot be part of text; use it as the whole value`, {
+          step: context.step,
+        });
       }
     }
     return 'text';
@@ -204,14 +210,20 @@ export function checkParam(
       count++;
     }
     const spec = inputSpecOf(schema) as InputSpec;
-    if (known && count < (spec.min ?? 1)) issues.add(path, spec.tooFew ?? `parameter '${key}' needs at least ${spec.min ?? 1} items`, where);
+    if (known && count < (spec.min ?? 1))
+      issues.add(path, spec.tooFew ?? `parameter '${key}' needs at least ${spec.min ?? 1} items`, where);
     return;
   }
   const shape = shapeOfItem(issues, expr, path, context);
   if (!shape) return;
   if (!accepts(kind, shape)) {
     const ref = expr.kind === 'ref' ? expr.ref : undefined;
-    const hint = ref && 'input' in ref && shape === 'string' && (kind === 'url' || kind === 'urls') ? '; declare the input with type url' : ref && 'input' in ref && shape === 'string' && (kind === 'integer' || kind === 'number') ? `; declare the input with type ${kind}` : '';
+    const hint =
+      ref && 'input' in ref && shape === 'string' && (kind === 'url' || kind === 'urls')
+        ? '; declare the input with type url'
+        : ref && 'input' in ref && shape === 'string' && (kind === 'integer' || kind === 'number')
+          ? `; declare the input with type ${kind}`
+          : '';
     issues.add(path, `parameter '${key}' takes ${describeKind[kind]}, but ${describeShape(shape, ref)}${hint}`, where);
     return;
   }
@@ -220,7 +232,8 @@ export function checkParam(
     const input = context.inputs.get(expr.ref.input);
     if (input?.default !== undefined && kind !== 'url' && kind !== 'urls') {
       const problem = checkValue(key, schema, input.default);
-      if (problem) issues.add(path, `the default of input '${input.name}' does not suit parameter '${key}': ${problem}`, where);
+      if (problem)
+        issues.add(path, `the default of input '${input.name}' does not suit parameter '${key}': ${problem}`, where);
     }
   }
 }

@@ -5,7 +5,9 @@ export function orderSteps(steps: Array<{ name: string; after: string[] }>): { s
   const pending = new Map(steps.map((step) => [step.name, new Set(step.after)]));
   const stages: string[][] = [];
   while (pending.size > 0) {
-    const ready = [...pending.entries()].filter(([, after]) => [...after].every((dep) => !pending.has(dep))).map(([name]) => name);
+    const ready = [...pending.entries()]
+      .filter(([, after]) => [...after].every((dep) => !pending.has(dep)))
+      .map(([name]) => name);
     if (ready.length === 0) break;
     for (const name of ready) pending.delete(name);
     stages.push(ready);

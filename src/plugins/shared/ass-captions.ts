@@ -68,7 +68,8 @@ export function karaokeText(words: readonly CueWord[], seconds: number, highligh
 }
 
 /** The plain text of a cue, escaped for ASS. */
-const plainText = (words: readonly CueWord[]): string => words.map((word, i) => `${i > 0 && word.spaced ? ' ' : ''}${assText(word.text)}`).join('');
+const plainText = (words: readonly CueWord[]): string =>
+  words.map((word, i) => `${i > 0 && word.spaced ? ' ' : ''}${assText(word.text)}`).join('');
 
 export interface AssCaptionOptions {
   style: CaptionStyle;
@@ -77,7 +78,11 @@ export interface AssCaptionOptions {
 }
 
 /** A whole ASS script: cues one after the other, `seconds` each, in the given style. */
-export function toAss(cues: ReadonlyArray<readonly CueWord[]>, seconds: number, { style, highlight }: AssCaptionOptions): string {
+export function toAss(
+  cues: ReadonlyArray<readonly CueWord[]>,
+  seconds: number,
+  { style, highlight }: AssCaptionOptions,
+): string {
   const events = cues.map((words, i) => {
     const text = highlight ? karaokeText(words, seconds, highlight, style.color ?? '#FFFFFF') : plainText(words);
     return `Dialogue: 0,${assTime(i * seconds)},${assTime((i + 1) * seconds)},Default,,0,0,0,,${text}`;

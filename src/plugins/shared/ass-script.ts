@@ -6,8 +6,29 @@
 
 /** The fields of a `[V4+ Styles]` line, in the order of the `Format:` line mediaflow writes. */
 export const STYLE_FORMAT = [
-  'Name', 'Fontname', 'Fontsize', 'PrimaryColour', 'SecondaryColour', 'OutlineColour', 'BackColour', 'Bold', 'Italic', 'Underline', 'StrikeOut',
-  'ScaleX', 'ScaleY', 'Spacing', 'Angle', 'BorderStyle', 'Outline', 'Shadow', 'Alignment', 'MarginL', 'MarginR', 'MarginV', 'Encoding',
+  'Name',
+  'Fontname',
+  'Fontsize',
+  'PrimaryColour',
+  'SecondaryColour',
+  'OutlineColour',
+  'BackColour',
+  'Bold',
+  'Italic',
+  'Underline',
+  'StrikeOut',
+  'ScaleX',
+  'ScaleY',
+  'Spacing',
+  'Angle',
+  'BorderStyle',
+  'Outline',
+  'Shadow',
+  'Alignment',
+  'MarginL',
+  'MarginR',
+  'MarginV',
+  'Encoding',
 ] as const;
 
 /** The coordinate space of a script: sizes and margins are in its units, which libass scales to the frame. */

@@ -13,7 +13,13 @@ export const COLOUR_PATTERN = '^#[0-9A-Fa-f]{6}([0-9A-Fa-f]{2})?$';
 
 /** A colour parameter; the description is also the 400's wording ("Expected `color` to be a colour ..."). */
 export const colourParam = (what: string) =>
-  Optional(Param.text({ description: `A colour as #RRGGBB or #RRGGBBAA (AA is the opacity: FF opaque, 00 invisible) for ${what}`, maxLength: 9, pattern: COLOUR_PATTERN }));
+  Optional(
+    Param.text({
+      description: `A colour as #RRGGBB or #RRGGBBAA (AA is the opacity: FF opaque, 00 invisible) for ${what}`,
+      maxLength: 9,
+      pattern: COLOUR_PATTERN,
+    }),
+  );
 
 /** Sizes are in pixels of a frame 1080 pixels high and scale with the video, so one style fits every resolution. */
 export const REFERENCE_HEIGHT = 1080;
@@ -23,23 +29,54 @@ export const POSITIONS = ['bottom', 'middle', 'top'] as const;
 type Position = (typeof POSITIONS)[number];
 
 export const captionStyleFields = {
-  font: Optional(Param.font('A font family installed on the server (GET /fonts and `mediaflow fonts` list them); characters it lacks come from fallback fonts')),
-  font_size: Optional(Param.integer({ minimum: 8, maximum: 400, description: 'Text height in pixels of a 1080-pixel-high frame, scaled with the video (60 is 60 px at 1080p, 40 px at 720p)' })),
+  font: Optional(
+    Param.font(
+      'A font family installed on the server (GET /fonts and `mediaflow fonts` list them); characters it lacks come from fallback fonts',
+    ),
+  ),
+  font_size: Optional(
+    Param.integer({
+      minimum: 8,
+      maximum: 400,
+      description:
+        'Text height in pixels of a 1080-pixel-high frame, scaled with the video (60 is 60 px at 1080p, 40 px at 720p)',
+    }),
+  ),
   bold: Optional(Param.boolean({ description: 'Bold text' })),
   color: colourParam('the text'),
   outline_color: colourParam('the outline around the text'),
-  outline: Optional(Param.integer({ minimum: 0, maximum: 50, description: 'Outline width (with a background: the padding of its box) in pixels of a 1080-pixel-high frame' })),
+  outline: Optional(
+    Param.integer({
+      minimum: 0,
+      maximum: 50,
+      description: 'Outline width (with a background: the padding of its box) in pixels of a 1080-pixel-high frame',
+    }),
+  ),
   background: colourParam('a box behind each line, drawn instead of the outline'),
   position: Optional(Param.choice(POSITIONS, { description: 'Where the captions sit' })),
-  margin: Optional(Param.integer({ minimum: 0, maximum: 1000, description: 'Distance from the bottom or top edge in pixels of a 1080-pixel-high frame' })),
-  max_width: Optional(Param.number({ minimum: 0.1, maximum: 1, description: 'Widest a line may be, as a share of the frame width (0.8: 80%); longer lines wrap' })),
+  margin: Optional(
+    Param.integer({
+      minimum: 0,
+      maximum: 1000,
+      description: 'Distance from the bottom or top edge in pixels of a 1080-pixel-high frame',
+    }),
+  ),
+  max_width: Optional(
+    Param.number({
+      minimum: 0.1,
+      maximum: 1,
+      description: 'Widest a line may be, as a share of the frame width (0.8: 80%); longer lines wrap',
+    }),
+  ),
 };
 
 export type CaptionStyle = Static<TObject<typeof captionStyleFields>>;
 
 /** The style fields of an operation's params that were given. */
 export function captionStyleOf(params: Record<string, unknown>): CaptionStyle {
-  return Object.fromEntries(Object.keys(captionStyleFields).flatMap((key) => (params[key] === undefined ? [] : [[key, params[key]]]))) as CaptionStyle;
+  return Object.fromEntries(
+    Object.keys(captionStyleFields).flatMap((key) => (params[key] === undefined ? [] : [[key, params[key]]])),
+  ) as CaptionStyle;
 }
 
 /**
@@ -73,7 +110,8 @@ export function restyle(ass: string, style: CaptionStyle, frameHeight: number): 
     if (style.font_size !== undefined) fields.set('Fontsize', style.font_size * size);
     if (style.bold !== undefined) fields.set('Bold', style.bold ? -1 : 0);
     // The secondary colour is what karaoke words show before their turn: the text's colour too.
-    if (style.color !== undefined) for (const name of ['PrimaryColour', 'SecondaryColour']) fields.set(name, assColour(style.color));
+    if (style.color !== undefined)
+      for (const name of ['PrimaryColour', 'SecondaryColour']) fields.set(name, assColour(style.color));
     if (style.outline_color !== undefined) fields.set(outlineColour, assColour(style.outline_color));
     if (style.outline !== undefined) fields.set('Outline', style.outline * border);
     if (style.background !== undefined) {
@@ -82,7 +120,8 @@ export function restyle(ass: string, style: CaptionStyle, frameHeight: number): 
       fields.set(outlineColour, assColour(style.background));
       fields.set('BackColour', assColour(style.background));
     }
-    if (style.position !== undefined) fields.set('Alignment', alignment(fields.get('Alignment'), style.position, fields.ssa));
+    if (style.position !== undefined)
+      fields.set('Alignment', alignment(fields.get('Alignment'), style.position, fields.ssa));
     if (style.margin !== undefined) fields.set('MarginV', style.margin * size);
     if (style.max_width !== undefined) {
       const side = Math.round((playResX * (1 - style.max_width)) / 2);

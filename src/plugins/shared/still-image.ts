@@ -7,7 +7,20 @@ export function flattenOntoBlack(chain: string, width: number, height: number): 
 }
 
 /** Options that write exactly one picture as a JPEG of good quality. */
-export const JPEG_OUTPUT = ['-frames:v', '1', '-update', '1', '-c:v', 'mjpeg', '-q:v', '2', '-pix_fmt', 'yuvj420p', '-f', 'image2'];
+export const JPEG_OUTPUT = [
+  '-frames:v',
+  '1',
+  '-update',
+  '1',
+  '-c:v',
+  'mjpeg',
+  '-q:v',
+  '2',
+  '-pix_fmt',
+  'yuvj420p',
+  '-f',
+  'image2',
+];
 
 /**
  * libvips' JPEG of the same pictures as JPEG_OUTPUT: quality 90 with 4:2:0 chroma measures SSIM

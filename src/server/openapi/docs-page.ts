@@ -28,6 +28,11 @@ const DOCS_PAGE = {
 export async function registerApiDocs(app: FastifyInstance, registry: Registry, config: Config): Promise<void> {
   const document = openApiDocument(registry, config);
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
-  await app.register(swaggerUi, { routePrefix: SERVER_PATHS.docs, staticCSP: true, uiConfig: { docExpansion: 'list', deepLinking: true }, ...DOCS_PAGE });
+  await app.register(swaggerUi, {
+    routePrefix: SERVER_PATHS.docs,
+    staticCSP: true,
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+    ...DOCS_PAGE,
+  });
   app.get(SERVER_PATHS.openapi, async () => app.swagger());
 }

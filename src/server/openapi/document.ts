@@ -41,7 +41,7 @@ export function openApiDocument(
       version: VERSION,
       description:
         'Media processing by URL with ffmpeg. Every operation is a POST taking multipart/form-data, application/x-www-form-urlencoded or application/json with the same field names, with or without the trailing slash. Lists are comma-separated. Errors are always `{"error": "<text>", "code": "MF_ERR_..."}`, the code naming the condition.' +
-        ' An operation or pipeline with a `webhook_url` field or the header `Prefer: respond-async` runs as a job: the answer is 202 with the job\'s URL, which GET /jobs/{id} reads, /jobs/{id}/events follows and DELETE cancels; the jobFinished webhook reports its end.' +
+        " An operation or pipeline with a `webhook_url` field or the header `Prefer: respond-async` runs as a job: the answer is 202 with the job's URL, which GET /jobs/{id} reads, /jobs/{id}/events follows and DELETE cancels; the jobFinished webhook reports its end." +
         (third.length > 0 ? ` Operations from plugins: ${third.map((plugin) => plugin.name).join(', ')}.` : ''),
       license: { name: 'MIT', identifier: 'MIT' },
     },
@@ -50,7 +50,10 @@ export function openApiDocument(
       { name: 'operations', description: 'The built-in operations' },
       ...(third.length > 0 ? [{ name: 'plugins', description: 'Operations added by plugins' }] : []),
       { name: 'pipelines', description: 'Pipelines of operations, defined in files' },
-      { name: 'jobs', description: 'Operations and pipelines run asynchronously: status, events, cancellation and the webhook' },
+      {
+        name: 'jobs',
+        description: 'Operations and pipelines run asynchronously: status, events, cancellation and the webhook',
+      },
       { name: 'server', description: 'Health, metrics and outputs' },
     ],
     paths,
@@ -60,8 +63,17 @@ export function openApiDocument(
       parameters: { ...jobHeaderParameters(), ...jobParameters(), ...uploadParameters() },
       responses: { ...jobResponses(), ...errorResponses() },
       securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'Needed when the server has MEDIAFLOW_API_KEY or MEDIAFLOW_API_KEYS set' },
-        apiKeyBearer: { type: 'http', scheme: 'bearer', description: 'The API key as a Bearer token: taken by /metrics only (what Prometheus sends)' },
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-API-Key',
+          description: 'Needed when the server has MEDIAFLOW_API_KEY or MEDIAFLOW_API_KEYS set',
+        },
+        apiKeyBearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The API key as a Bearer token: taken by /metrics only (what Prometheus sends)',
+        },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'MEDIAFLOW_METRICS_TOKEN, for /metrics' },
       },
     },

@@ -9,8 +9,19 @@ import { json, schemaRef, type Json } from './shared.js';
 
 /** The codes an operation or a pipeline run may answer with; the others belong to other routes. */
 export const RUN_ERRORS: ErrorCode[] = [
-  'MF_ERR_PARAM', 'MF_ERR_URL', 'MF_ERR_BAD_REQUEST', 'MF_ERR_AUTH', 'MF_ERR_TOO_LARGE', 'MF_ERR_MEDIA_TYPE', 'MF_ERR_MEDIA',
-  'MF_ERR_IDEMPOTENCY', 'MF_ERR_INTERNAL', 'MF_ERR_DOWNLOAD', 'MF_ERR_BUSY', 'MF_ERR_TIMEOUT', 'MF_ERR_STORAGE',
+  'MF_ERR_PARAM',
+  'MF_ERR_URL',
+  'MF_ERR_BAD_REQUEST',
+  'MF_ERR_AUTH',
+  'MF_ERR_TOO_LARGE',
+  'MF_ERR_MEDIA_TYPE',
+  'MF_ERR_MEDIA',
+  'MF_ERR_IDEMPOTENCY',
+  'MF_ERR_INTERNAL',
+  'MF_ERR_DOWNLOAD',
+  'MF_ERR_BUSY',
+  'MF_ERR_TIMEOUT',
+  'MF_ERR_STORAGE',
 ];
 
 /** Every code of the registry by its status: one reusable response per status. */
@@ -21,8 +32,10 @@ for (const code of Object.keys(ERRORS) as ErrorCode[]) {
 
 /** A status's response name: its HTTP reason phrase in PascalCase (`PayloadTooLarge`), else its first code's title. */
 const responseName = (status: number) =>
-  (http.STATUS_CODES[status] ?? ERRORS[CODES_BY_STATUS.get(status)![0]!].title)
-    .replace(/(?:^|[\s-])(\w)/g, (_match, letter: string) => letter.toUpperCase());
+  (http.STATUS_CODES[status] ?? ERRORS[CODES_BY_STATUS.get(status)![0]!].title).replace(
+    /(?:^|[\s-])(\w)/g,
+    (_match, letter: string) => letter.toUpperCase(),
+  );
 
 /** The content of every error answer: the `Error` schema. */
 export const errorContent = json(schemaRef('Error'));
@@ -65,7 +78,5 @@ export function errorSchema(): Json {
 
 /** The component responses of the registry's statuses, by their names (`BadRequest`, `PayloadTooLarge`, ...). */
 export function errorResponses(): Json {
-  return Object.fromEntries(
-    [...CODES_BY_STATUS.keys()].map((status) => [responseName(status), errorResponse(status)]),
-  );
+  return Object.fromEntries([...CODES_BY_STATUS.keys()].map((status) => [responseName(status), errorResponse(status)]));
 }

@@ -1,7 +1,9 @@
 import { parameterRef, type Json } from './shared.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_METADATA_BYTES } from '../limits.js';
 
-/** What every operation and pipeline run takes to run as a job: the `webhook_url` and `metadata` fields, two headers. */
+/**
+ * What every operation and pipeline run takes to run as a job: the `webhook_url` and `metadata` fields, two headers.
+ */
 
 /** The fields every operation and pipeline takes besides its own, for running as a job. */
 export function jobFields(encoding: 'form' | 'json'): Json {
@@ -36,7 +38,8 @@ export function jobHeaderParameters(): Json {
       name: 'Prefer',
       in: 'header',
       required: false,
-      description: '`respond-async` (RFC 7240) runs the request as a job and answers 202 (as a `webhook_url` field does); without it (or the field) the request is answered when done',
+      description:
+        '`respond-async` (RFC 7240) runs the request as a job and answers 202 (as a `webhook_url` field does); without it (or the field) the request is answered when done',
       schema: { type: 'string' },
       example: 'respond-async',
     },

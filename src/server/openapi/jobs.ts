@@ -14,7 +14,11 @@ const JOB_STATUS = { type: 'string', enum: [...JOB_STATUSES] };
 
 /** The component schemas of jobs: `JobAccepted` (the 202 body) and `Job`. */
 export function jobSchemas(): Json {
-  const dateTime = (description: string, nullable: boolean) => ({ type: nullable ? ['string', 'null'] : 'string', format: 'date-time', description });
+  const dateTime = (description: string, nullable: boolean) => ({
+    type: nullable ? ['string', 'null'] : 'string',
+    format: 'date-time',
+    description,
+  });
   return {
     JobAccepted: {
       type: 'object',
@@ -22,15 +26,38 @@ export function jobSchemas(): Json {
       required: ['job_id', 'status', 'status_url'],
       properties: {
         job_id: { type: 'string', format: 'uuid', description: "The job's id, a random UUID v4" },
-        status: { ...JOB_STATUS, description: "`queued` for a new job; a request that repeats an Idempotency-Key gets the job's status now" },
-        status_url: { type: 'string', format: 'uri', description: '`{base_url}/jobs/<job_id>`: GET it for the job, `/events` after it for its changes, DELETE it to cancel' },
+        status: {
+          ...JOB_STATUS,
+          description: "`queued` for a new job; a request that repeats an Idempotency-Key gets the job's status now",
+        },
+        status_url: {
+          type: 'string',
+          format: 'uri',
+          description:
+            '`{base_url}/jobs/<job_id>`: GET it for the job, `/events` after it for its changes, DELETE it to cancel',
+        },
       },
       examples: [{ job_id: SAMPLE_ID, status: 'queued', status_url: `${SAMPLE_BASE}/jobs/${SAMPLE_ID}` }],
     },
     Job: {
       type: 'object',
-      description: 'An operation or pipeline run as a job: GET /jobs/{id}, each event of /jobs/{id}/events, and the body of the jobFinished webhook',
-      required: ['job_id', 'kind', 'name', 'status', 'stage', 'progress', 'created_at', 'started_at', 'finished_at', 'result', 'error', 'metadata', 'webhook'],
+      description:
+        'An operation or pipeline run as a job: GET /jobs/{id}, each event of /jobs/{id}/events, and the body of the jobFinished webhook',
+      required: [
+        'job_id',
+        'kind',
+        'name',
+        'status',
+        'stage',
+        'progress',
+        'created_at',
+        'started_at',
+        'finished_at',
+        'result',
+        'error',
+        'metadata',
+        'webhook',
+      ],
       properties: {
         job_id: { type: 'string', format: 'uuid', description: "The job's id, a random UUID v4" },
         kind: { type: 'string', enum: ['operation', 'pipeline'] },
@@ -38,7 +65,8 @@ export function jobSchemas(): Json {
         status: { ...JOB_STATUS, description: 'succeeded, failed and cancelled are terminal' },
         stage: {
           type: 'string',
-          description: "What the job is doing now, such as `download`, `probe`, `process` or `publish` (in a pipeline, prefixed by the step's name), and its status once it has finished",
+          description:
+            "What the job is doing now, such as `download`, `probe`, `process` or `publish` (in a pipeline, prefixed by the step's name), and its status once it has finished",
         },
         progress: { type: 'integer', minimum: 0, maximum: 100, description: 'Percent done; it never goes down' },
         created_at: dateTime('When the job was accepted (ISO 8601, UTC)', false),
@@ -46,7 +74,8 @@ export function jobSchemas(): Json {
         finished_at: dateTime('When it reached its terminal status, or null', true),
         result: {
           type: ['object', 'null'],
-          description: "Exactly the synchronous success body once succeeded: an operation's `{message, <output field>: url}` (with `warnings` when there are some), a pipeline's `{message, outputs}`; else null",
+          description:
+            "Exactly the synchronous success body once succeeded: an operation's `{message, <output field>: url}` (with `warnings` when there are some), a pipeline's `{message, outputs}`; else null",
           required: ['message'],
           properties: { message: { type: 'string' }, warnings: WARNINGS_SCHEMA },
           additionalProperties: true,
@@ -76,11 +105,14 @@ export function jobSchemas(): Json {
             url: {
               type: 'string',
               description:
-                'The `webhook_url` as scheme, host and path: its user info is left out and a query shows as `?(query redacted)` (it often holds the receiver\'s token). Deliveries go to the full URL.',
+                "The `webhook_url` as scheme, host and path: its user info is left out and a query shows as `?(query redacted)` (it often holds the receiver's token). Deliveries go to the full URL.",
               examples: ['https://hooks.example.com/zap?(query redacted)'],
             },
             attempts: { type: 'integer', minimum: 0, description: 'Deliveries tried so far' },
-            last_status: { type: ['integer', 'null'], description: "The HTTP status of the last attempt's answer, or null (none yet, or no answer)" },
+            last_status: {
+              type: ['integer', 'null'],
+              description: "The HTTP status of the last attempt's answer, or null (none yet, or no answer)",
+            },
             delivered_at: dateTime('When a 2xx answer came, or null', true),
           },
         },
@@ -104,7 +136,12 @@ function sampleJob(base: string): Json {
     result: { message: 'Audios merged successfully', output_file: `${base}/uploads/${SAMPLE_ID}/merged_output.mp3` },
     error: null,
     metadata: 'order 1234',
-    webhook: { url: 'https://example.com/hooks/mediaflow', attempts: 1, last_status: 204, delivered_at: '2025-01-01T12:00:05.010Z' },
+    webhook: {
+      url: 'https://example.com/hooks/mediaflow',
+      attempts: 1,
+      last_status: 204,
+      delivered_at: '2025-01-01T12:00:05.010Z',
+    },
   };
 }
 
@@ -122,7 +159,11 @@ export function jobRoutes(secured: boolean): Json {
         summary: 'A job: its status, stage, progress, and its result or error',
         tags: ['jobs'],
         ...security,
-        responses: { '200': { description: 'The job', content: jobContent(job) }, '404': notFound, ...errorRefs(['MF_ERR_AUTH']) },
+        responses: {
+          '200': { description: 'The job', content: jobContent(job) },
+          '404': notFound,
+          ...errorRefs(['MF_ERR_AUTH']),
+        },
       },
       delete: {
         operationId: 'cancelJob',
@@ -132,10 +173,20 @@ export function jobRoutes(secured: boolean): Json {
         responses: {
           '200': {
             description: 'The job, now cancelled',
-            content: jobContent({ ...job, status: 'cancelled', stage: 'cancelled', progress: 40, result: null, webhook: null }),
+            content: jobContent({
+              ...job,
+              status: 'cancelled',
+              stage: 'cancelled',
+              progress: 40,
+              result: null,
+              webhook: null,
+            }),
           },
           '404': notFound,
-          '409': { description: 'The job has already finished (succeeded, failed or cancelled)', content: errorContent },
+          '409': {
+            description: 'The job has already finished (succeeded, failed or cancelled)',
+            content: errorContent,
+          },
           ...errorRefs(['MF_ERR_AUTH']),
         },
       },
@@ -154,7 +205,10 @@ export function jobRoutes(secured: boolean): Json {
             description: 'An event stream of Job objects',
             content: {
               'text/event-stream': {
-                schema: { type: 'string', description: 'Events, each a `data:` line holding a Job object (JSON) and an empty line' },
+                schema: {
+                  type: 'string',
+                  description: 'Events, each a `data:` line holding a Job object (JSON) and an empty line',
+                },
                 example: `data: ${JSON.stringify({ ...job, status: 'running', stage: 'process', progress: 42, finished_at: null, result: null, webhook: null })}\n\n`,
               },
             },
@@ -179,8 +233,21 @@ export function webhooks(): Json {
           'With MEDIAFLOW_WEBHOOK_SECRET (`whsec_` + base64) set, verify `webhook-signature` as the Standard Webhooks specification says: the base64 HMAC-SHA256, keyed with the decoded secret, of `<webhook-id>.<webhook-timestamp>.<body>`.',
         tags: ['jobs'],
         parameters: [
-          { name: 'webhook-id', in: 'header', required: true, description: "The delivery's id, the same on every attempt, so a receiver can drop repeats (Standard Webhooks)", schema: { type: 'string' } },
-          { name: 'webhook-timestamp', in: 'header', required: true, description: 'Unix time of the attempt, in seconds (part of what is signed)', schema: { type: 'string', pattern: '^[0-9]+$' } },
+          {
+            name: 'webhook-id',
+            in: 'header',
+            required: true,
+            description:
+              "The delivery's id, the same on every attempt, so a receiver can drop repeats (Standard Webhooks)",
+            schema: { type: 'string' },
+          },
+          {
+            name: 'webhook-timestamp',
+            in: 'header',
+            required: true,
+            description: 'Unix time of the attempt, in seconds (part of what is signed)',
+            schema: { type: 'string', pattern: '^[0-9]+$' },
+          },
           {
             name: 'webhook-signature',
             in: 'header',
@@ -190,7 +257,12 @@ export function webhooks(): Json {
             schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$' },
           },
         ],
-        requestBody: { required: true, content: { 'application/json': { schema: schemaRef('Job'), example: sampleJob('https://mediaflow.example.com') } } },
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': { schema: schemaRef('Job'), example: sampleJob('https://mediaflow.example.com') },
+          },
+        },
         responses: {
           '2XX': { description: 'Delivered: no more attempts' },
           default: { description: 'Not delivered (as is no answer within 15 s, or a redirect): retried later' },
@@ -203,7 +275,13 @@ export function webhooks(): Json {
 /** The component parameter of a job's id in its path. */
 export function jobParameters(): Json {
   return {
-    JobId: { name: 'id', in: 'path', required: true, description: "The job's id (job_id)", schema: { type: 'string', format: 'uuid' } },
+    JobId: {
+      name: 'id',
+      in: 'path',
+      required: true,
+      description: "The job's id (job_id)",
+      schema: { type: 'string', format: 'uuid' },
+    },
   };
 }
 
@@ -211,10 +289,20 @@ export function jobParameters(): Json {
 export function jobResponses(): Json {
   return {
     Accepted: {
-      description: 'Accepted as a job (a `webhook_url` field or `Prefer: respond-async`), once the fields are valid: follow `status_url`',
-      headers: { Location: { required: true, description: 'The job\'s URL, as `status_url`', schema: { type: 'string', format: 'uri' } } },
+      description:
+        'Accepted as a job (a `webhook_url` field or `Prefer: respond-async`), once the fields are valid: follow `status_url`',
+      headers: {
+        Location: {
+          required: true,
+          description: "The job's URL, as `status_url`",
+          schema: { type: 'string', format: 'uri' },
+        },
+      },
       content: json(schemaRef('JobAccepted')),
     },
-    JobNotFound: { description: 'No such job (unknown, or its record expired with its outputs)', content: errorContent },
+    JobNotFound: {
+      description: 'No such job (unknown, or its record expired with its outputs)',
+      content: errorContent,
+    },
   };
 }

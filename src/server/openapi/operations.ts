@@ -10,7 +10,10 @@ import { apiKeySecurity, type Json } from './shared.js';
 
 /** The path of each operation: a POST whose fields are its plugin's parameters. */
 
-/** Where a plugin came from, as the open document may say it: a package name, or a file's name without its folder (no server paths). */
+/**
+ * Where a plugin came from, as the open document may say it: a package name, or a file's name
+ * without its folder (no server paths).
+ */
 function publicSource(source: string): string {
   return source.replace(/^(\S+)/, (entry) => (/^(\.|\/|file:|[A-Za-z]:\\)/.test(entry) ? path.basename(entry) : entry));
 }
@@ -19,7 +22,12 @@ function publicSource(source: string): string {
 const otherForm = (route: string) => (route.endsWith('/') ? route.replace(/\/+$/, '') : `${route}/`);
 
 /** The OpenAPI path item of one operation. */
-export function operation(plugin: PluginDefinition, registry: Registry, secured: boolean, bodyLimit: number | undefined): Json {
+export function operation(
+  plugin: PluginDefinition,
+  registry: Registry,
+  secured: boolean,
+  bodyLimit: number | undefined,
+): Json {
   const info = registry.infoOf(plugin.name);
   const builtIn = !info || info.source === 'built-in';
   const version = builtIn ? VERSION : info?.version;
@@ -52,7 +60,10 @@ export function operation(plugin: PluginDefinition, registry: Registry, secured:
         },
       },
       responses: {
-        '200': { description: 'Done (a synchronous request): the output is published under /uploads/', content: { 'application/json': { schema: success.schema, example: success.example } } },
+        '200': {
+          description: 'Done (a synchronous request): the output is published under /uploads/',
+          content: { 'application/json': { schema: success.schema, example: success.example } },
+        },
         '202': { $ref: '#/components/responses/Accepted' },
         ...errorRefs(RUN_ERRORS),
       },

@@ -5,7 +5,13 @@ import { anyObject, apiKeySecurity, json, type Json } from './shared.js';
 /** The routes of pipelines: list them, describe one, run one. */
 export function pipelineRoutes(secured: boolean): Json {
   const security = apiKeySecurity(secured);
-  const nameParameter = { name: 'name', in: 'path', required: true, description: 'The pipeline: a file <name>.yaml, .yml or .json in the pipelines folder', schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$' } };
+  const nameParameter = {
+    name: 'name',
+    in: 'path',
+    required: true,
+    description: 'The pipeline: a file <name>.yaml, .yml or .json in the pipelines folder',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$' },
+  };
   return {
     '/pipelines': {
       get: {
@@ -13,7 +19,13 @@ export function pipelineRoutes(secured: boolean): Json {
         summary: 'The pipelines of the pipelines folder, with their inputs',
         tags: ['pipelines'],
         ...security,
-        responses: { '200': { description: 'The pipelines', content: json({ type: 'object', properties: { pipelines: { type: 'array', items: anyObject } } }) }, ...errorRefs(['MF_ERR_AUTH']) },
+        responses: {
+          '200': {
+            description: 'The pipelines',
+            content: json({ type: 'object', properties: { pipelines: { type: 'array', items: anyObject } } }),
+          },
+          ...errorRefs(['MF_ERR_AUTH']),
+        },
       },
     },
     '/pipelines/{name}/': {
@@ -48,7 +60,11 @@ export function pipelineRoutes(secured: boolean): Json {
         responses: {
           '200': {
             description: "Done (a synchronous request): each result's URL",
-            content: json({ type: 'object', required: ['message', 'outputs'], properties: { message: { type: 'string' }, outputs: { type: 'object', additionalProperties: true } } }),
+            content: json({
+              type: 'object',
+              required: ['message', 'outputs'],
+              properties: { message: { type: 'string' }, outputs: { type: 'object', additionalProperties: true } },
+            }),
           },
           '202': { $ref: '#/components/responses/Accepted' },
           '404': { description: 'No such pipeline', content: json({ $ref: '#/components/schemas/Error' }) },

@@ -1,5 +1,11 @@
 import { sampleParams } from '../../engine/plugins/plugin-check.js';
-import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf, type PluginDefinition, type TSchema } from '../../engine/plugins/plugin.js';
+import {
+  FONT_KEYWORD,
+  FORMAT_KEYWORD,
+  inputSpecOf,
+  type PluginDefinition,
+  type TSchema,
+} from '../../engine/plugins/plugin.js';
 import { jobFields } from './job-fields.js';
 import { SAMPLE_BASE, SAMPLE_ID, type Json } from './shared.js';
 
@@ -9,7 +15,18 @@ import { SAMPLE_BASE, SAMPLE_ID, type Json } from './shared.js';
  */
 
 /** Keywords of a parameter schema copied into the document's Schema Objects (TypeBox's symbols and others stay out). */
-const SCHEMA_KEYWORDS = ['type', 'description', 'enum', 'default', 'examples', 'minimum', 'maximum', 'maxLength', 'minLength', 'pattern'] as const;
+const SCHEMA_KEYWORDS = [
+  'type',
+  'description',
+  'enum',
+  'default',
+  'examples',
+  'minimum',
+  'maximum',
+  'maxLength',
+  'minLength',
+  'pattern',
+] as const;
 
 /**
  * The fields of a request that works as it is in /docs' "Try it out" (a URL aside): the required
@@ -33,7 +50,12 @@ export function exampleFields(plugin: PluginDefinition): Json {
  * with its example. A text's length is bounded by the body limit too: its `maxLength` says the
  * smaller of the two, and its description that the limit counts bytes.
  */
-function fieldSchema(property: TSchema, encoding: 'form' | 'json', example: unknown, bodyLimit: number | undefined): Json {
+function fieldSchema(
+  property: TSchema,
+  encoding: 'form' | 'json',
+  example: unknown,
+  bodyLimit: number | undefined,
+): Json {
   const source = property as Json;
   const schema: Json = {};
   for (const keyword of SCHEMA_KEYWORDS) if (source[keyword] !== undefined) schema[keyword] = source[keyword];
@@ -46,7 +68,11 @@ function fieldSchema(property: TSchema, encoding: 'form' | 'json', example: unkn
   }
   const spec = inputSpecOf(property);
   if (!spec) return schema;
-  schema['x-mediaflow-input'] = { kind: spec.kind, list: spec.list, ...(spec.min !== undefined ? { min: spec.min } : {}) };
+  schema['x-mediaflow-input'] = {
+    kind: spec.kind,
+    list: spec.list,
+    ...(spec.min !== undefined ? { min: spec.min } : {}),
+  };
   if (!spec.list) return { ...schema, format: 'uri' };
   schema.description = `${String(source.description ?? '')} (URLs separated by commas${spec.min && spec.min > 1 ? `, at least ${spec.min}` : ''})`;
   if (encoding === 'form') return schema;
@@ -63,9 +89,21 @@ function fieldSchema(property: TSchema, encoding: 'form' | 'json', example: unkn
 /** The body schema of an operation: its fields, required when they have no default. */
 export function bodySchema(plugin: PluginDefinition, encoding: 'form' | 'json', bodyLimit: number | undefined): Json {
   const examples = exampleFields(plugin);
-  const properties = Object.fromEntries(Object.entries(plugin.params.properties).map(([key, property]) => [key, fieldSchema(property, encoding, examples[key], bodyLimit)]));
-  const required = (plugin.params.required ?? []).filter((key) => (plugin.params.properties[key] as Json | undefined)?.default === undefined);
-  return { type: 'object', properties: { ...properties, ...jobFields(encoding) }, ...(required.length > 0 ? { required } : {}), additionalProperties: true };
+  const properties = Object.fromEntries(
+    Object.entries(plugin.params.properties).map(([key, property]) => [
+      key,
+      fieldSchema(property, encoding, examples[key], bodyLimit),
+    ]),
+  );
+  const required = (plugin.params.required ?? []).filter(
+    (key) => (plugin.params.properties[key] as Json | undefined)?.default === undefined,
+  );
+  return {
+    type: 'object',
+    properties: { ...properties, ...jobFields(encoding) },
+    ...(required.length > 0 ? { required } : {}),
+    additionalProperties: true,
+  };
 }
 
 /**
@@ -75,7 +113,8 @@ export function bodySchema(plugin: PluginDefinition, encoding: 'form' | 'json', 
 export const WARNINGS_SCHEMA: Json = {
   type: 'array',
   items: { type: 'string' },
-  description: 'Present only when something went wrong that did not fail the job, such as burned-in characters no installed font has (they render as empty boxes)',
+  description:
+    'Present only when something went wrong that did not fail the job, such as burned-in characters no installed font has (they render as empty boxes)',
   examples: [['No font has glyphs for U+65E5, U+672C: they render as empty boxes; install fonts-noto-cjk']],
 };
 
@@ -97,7 +136,12 @@ export function successSchema(plugin: PluginDefinition): { schema: Json; example
       required: ['message', output.field],
       properties: {
         message: { type: 'string', description: 'What was done', ...(message ? { examples: [message] } : {}) },
-        [output.field]: { type: 'string', format: 'uri', description: `URL of the output: {base_url}/uploads/${output.path} ({id} is a random UUID v4)`, examples: [url] },
+        [output.field]: {
+          type: 'string',
+          format: 'uri',
+          description: `URL of the output: {base_url}/uploads/${output.path} ({id} is a random UUID v4)`,
+          examples: [url],
+        },
         warnings: WARNINGS_SCHEMA,
       },
     },

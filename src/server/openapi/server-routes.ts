@@ -18,11 +18,18 @@ export function serverRoutes(secured: boolean, metricsToken: boolean): Json {
         tags: ['server'],
         responses: {
           '200': {
-            description: 'Family names as fontconfig knows them, sorted; read once per process (restart after installing fonts)',
+            description:
+              'Family names as fontconfig knows them, sorted; read once per process (restart after installing fonts)',
             content: json({
               type: 'object',
               required: ['fonts'],
-              properties: { fonts: { type: 'array', items: { type: 'string' }, examples: [['DejaVu Sans', 'Noto Sans', 'Noto Sans CJK JP']] } },
+              properties: {
+                fonts: {
+                  type: 'array',
+                  items: { type: 'string' },
+                  examples: [['DejaVu Sans', 'Noto Sans', 'Noto Sans CJK JP']],
+                },
+              },
             }),
           },
         },
@@ -31,12 +38,19 @@ export function serverRoutes(secured: boolean, metricsToken: boolean): Json {
     '/health': {
       get: {
         operationId: 'health',
-        summary: "The process's role, whether the job backend (Redis) and the storage answer, the ffmpeg and ffprobe in use, the queue, and the operations loaded",
+        summary:
+          "The process's role, whether the job backend (Redis) and the storage answer, the ffmpeg and ffprobe in use, the queue, and the operations loaded",
         tags: ['server'],
         responses: Object.fromEntries(
           [
-            ['200', 'Up: the job backend and the storage answer, and the data directory has MEDIAFLOW_MIN_FREE_DISK free'],
-            ['503', 'Unavailable: the job backend (Redis) or the storage does not answer (`jobs.error` or `storage.error` says why), or the data directory has less than MEDIAFLOW_MIN_FREE_DISK free (`disk.ok` false); with `Retry-After`'],
+            [
+              '200',
+              'Up: the job backend and the storage answer, and the data directory has MEDIAFLOW_MIN_FREE_DISK free',
+            ],
+            [
+              '503',
+              'Unavailable: the job backend (Redis) or the storage does not answer (`jobs.error` or `storage.error` says why), or the data directory has less than MEDIAFLOW_MIN_FREE_DISK free (`disk.ok` false); with `Retry-After`',
+            ],
           ].map(([status, description]) => [
             status,
             {
@@ -75,12 +89,23 @@ export function serverRoutes(secured: boolean, metricsToken: boolean): Json {
       get: {
         operationId: 'metrics',
         summary: 'Prometheus metrics',
-        description: 'Needs `Authorization: Bearer <MEDIAFLOW_METRICS_TOKEN>` when the server has a metrics token, else the API key (as `X-API-Key` or a Bearer token) when it has one; open otherwise.',
+        description:
+          'Needs `Authorization: Bearer <MEDIAFLOW_METRICS_TOKEN>` when the server has a metrics token, else the API key (as `X-API-Key` or a Bearer token) when it has one; open otherwise.',
         tags: ['server'],
         // Any one of these: the metrics token, or the API key in either header.
-        ...(metricsToken || secured ? { security: [...(metricsToken ? [{ metricsToken: [] }] : []), ...(secured ? [{ apiKey: [] }, { apiKeyBearer: [] }] : [])] } : {}),
+        ...(metricsToken || secured
+          ? {
+              security: [
+                ...(metricsToken ? [{ metricsToken: [] }] : []),
+                ...(secured ? [{ apiKey: [] }, { apiKeyBearer: [] }] : []),
+              ],
+            }
+          : {}),
         responses: {
-          '200': { description: 'Metrics in the Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } },
+          '200': {
+            description: 'Metrics in the Prometheus text format',
+            content: { 'text/plain': { schema: { type: 'string' } } },
+          },
           ...(metricsToken || secured ? errorRefs(['MF_ERR_AUTH']) : {}),
         },
       },

@@ -10,7 +10,9 @@ import { parameterRef, SAMPLE_BASE, SAMPLE_ID, type Json } from './shared.js';
  * src/engine/storage/media-types.ts) of what the registry's operations write, and Range requests.
  */
 
-/** The output paths (with `{id}`) a plugin may answer with: its sample params, and each choice of each enum parameter. */
+/**
+ * The output paths (with `{id}`) a plugin may answer with: its sample params, and each choice of each enum parameter.
+ */
 function outputPaths(plugin: PluginDefinition): string[] {
   const sample = sampleParams(plugin.params);
   const variants: Array<Record<string, unknown>> = [sample];
@@ -52,7 +54,13 @@ export function uploadRoutes(registry: Registry): Json {
   // Outputs are bytes of their media type; OpenAPI 3.1 describes such a body by its media type alone.
   const bytes = (mediaTypes: string[]) => Object.fromEntries(mediaTypes.map((type) => [type, {}]));
   const header = (description: string, schema: Json = { type: 'string' }) => ({ description, schema });
-  const fileParameter = (description: string) => ({ name: 'file', in: 'path', required: true, description, schema: { type: 'string', pattern: '^[A-Za-z0-9._-]+$' } });
+  const fileParameter = (description: string) => ({
+    name: 'file',
+    in: 'path',
+    required: true,
+    description,
+    schema: { type: 'string', pattern: '^[A-Za-z0-9._-]+$' },
+  });
   const route = (operationId: string, parameters: Json[], mediaTypes: string[], examplePath: string): Json => ({
     get: {
       operationId,
@@ -73,7 +81,10 @@ export function uploadRoutes(registry: Registry): Json {
         '206': {
           description: 'Partial Content: the byte range the `Range` header asked for',
           headers: {
-            'Content-Range': header('`bytes <first>-<last>/<size>`', { type: 'string', pattern: '^bytes [0-9]+-[0-9]+/[0-9]+$' }),
+            'Content-Range': header('`bytes <first>-<last>/<size>`', {
+              type: 'string',
+              pattern: '^bytes [0-9]+-[0-9]+/[0-9]+$',
+            }),
             'Accept-Ranges': header('`bytes`', { type: 'string', enum: ['bytes'] }),
           },
           content: bytes(mediaTypes),
@@ -85,12 +96,25 @@ export function uploadRoutes(registry: Registry): Json {
     },
   });
   return {
-    '/uploads/{file}': route('upload', [fileParameter('The output\'s name, such as `<id>_cropped.jpg` or `<id>_merged.mp4`')], types.file, `${SAMPLE_ID}_cropped.jpg`),
+    '/uploads/{file}': route(
+      'upload',
+      [fileParameter("The output's name, such as `<id>_cropped.jpg` or `<id>_merged.mp4`")],
+      types.file,
+      `${SAMPLE_ID}_cropped.jpg`,
+    ),
     '/uploads/{dir}/{file}': route(
       'uploadInFolder',
       [
-        { name: 'dir', in: 'path', required: true, description: "The output's folder: the request's (or pipeline run's) random UUID", schema: { type: 'string', pattern: '^[A-Za-z0-9._-]+$' } },
-        fileParameter("The output's name in its folder, such as `merged_output.mp3` or a pipeline result's `<result>.<ext>`"),
+        {
+          name: 'dir',
+          in: 'path',
+          required: true,
+          description: "The output's folder: the request's (or pipeline run's) random UUID",
+          schema: { type: 'string', pattern: '^[A-Za-z0-9._-]+$' },
+        },
+        fileParameter(
+          "The output's name in its folder, such as `merged_output.mp3` or a pipeline result's `<result>.<ext>`",
+        ),
       ],
       types.dirFile,
       `${SAMPLE_ID}/merged_output.mp3`,

@@ -27,7 +27,11 @@ describe('ownUploadPath', () => {
   it('maps one- and two-segment outputs to their store paths', () => {
     assert.equal(ownUploadPath(`${OWN}${ID}_merged.mp4`, BASES), `${ID}_merged.mp4`);
     assert.equal(ownUploadPath(`${OWN}${ID}/generated_subtitles.srt`, BASES), `${ID}/generated_subtitles.srt`);
-    assert.equal(ownUploadPath(`${OWN}${ID}/merged_output.mp3`, ['http://127.0.0.1:8123/']), `${ID}/merged_output.mp3`, 'a trailing slash on the base');
+    assert.equal(
+      ownUploadPath(`${OWN}${ID}/merged_output.mp3`, ['http://127.0.0.1:8123/']),
+      `${ID}/merged_output.mp3`,
+      'a trailing slash on the base',
+    );
   });
 
   it('decodes percent-encoded names', () => {

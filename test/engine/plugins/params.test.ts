@@ -45,14 +45,23 @@ describe('parseParams', () => {
     assert.equal(rejection({ urls, width: '1.5' }), 'Expected `width` to be an integer from 1 to 8192, got `1.5`');
     assert.equal(rejection({ urls, width: '1e3' }), 'Expected `width` to be an integer from 1 to 8192, got `1e3`');
     assert.equal(rejection({ urls, width: '5', mode: 'slow' }), 'Expected `mode` to be one of fast, small, got `slow`');
-    assert.equal(rejection({ urls, width: '5', text: 'x'.repeat(11) }), 'Expected `text` to be at most 10 characters, got 11');
+    assert.equal(
+      rejection({ urls, width: '5', text: 'x'.repeat(11) }),
+      'Expected `text` to be at most 10 characters, got 11',
+    );
   });
 
   it('uses the contract texts for formats and short lists', () => {
     assert.equal(rejection({ urls: 'http://a/1', width: '5' }), 'At least two audio URLs are required');
     assert.equal(rejection({ urls: ' , ', width: '5' }), 'At least two audio URLs are required');
-    assert.equal(rejection({ urls: 'http://a/1,http://a/2', width: '5', format: 'mp4 -i /etc/passwd' }), "Unsupported format 'mp4 -i /etc/passwd'. Supported formats: mp3, wav.");
-    assert.equal(rejection({ urls: 'http://a/1,http://a/2', width: '5', format: '../../x' }), "Unsupported format '../../x'. Supported formats: mp3, wav.");
+    assert.equal(
+      rejection({ urls: 'http://a/1,http://a/2', width: '5', format: 'mp4 -i /etc/passwd' }),
+      "Unsupported format 'mp4 -i /etc/passwd'. Supported formats: mp3, wav.",
+    );
+    assert.equal(
+      rejection({ urls: 'http://a/1,http://a/2', width: '5', format: '../../x' }),
+      "Unsupported format '../../x'. Supported formats: mp3, wav.",
+    );
   });
 
   it('splits lists on commas, trimming and dropping empty items', () => {

@@ -13,7 +13,12 @@ import type { MediaFacts } from '../../../src/engine/probe/media-facts.js';
 import { factsFromProbe, probeFile } from '../../../src/engine/probe/probe.js';
 
 const picture = (filter: string) => ['-f', 'lavfi', '-i', filter];
-const tone = (rate: number, seconds = 1) => ['-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}:sample_rate=${rate}`];
+const tone = (rate: number, seconds = 1) => [
+  '-f',
+  'lavfi',
+  '-i',
+  `sine=frequency=440:duration=${seconds}:sample_rate=${rate}`,
+];
 const x264 = (...options: string[]) => ['-c:v', 'libx264', '-preset', 'ultrafast', ...options];
 
 /**
@@ -21,13 +26,74 @@ const x264 = (...options: string[]) => ['-c:v', 'libx264', '-preset', 'ultrafast
  * the probe returns must be exactly what ffprobe says.
  */
 const CASES: Array<{ name: string; args: string[]; quick: boolean }> = [
-  { name: 'high-aac-stereo.mp4', args: [...picture('testsrc2=size=640x360:rate=25:duration=1'), ...tone(48000), ...x264('-pix_fmt', 'yuv420p'), '-c:a', 'aac', '-ac', '2', '-shortest', '-movflags', '+faststart'], quick: true },
-  { name: 'moov-at-end-90k.mp4', args: [...picture('testsrc2=size=320x240:rate=30:duration=1'), ...tone(44100), ...x264('-pix_fmt', 'yuv420p'), '-c:a', 'aac', '-ac', '1', '-video_track_timescale', '90000'], quick: true },
-  { name: 'baseline-mono.mov', args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), ...tone(44100), ...x264('-profile:v', 'baseline', '-pix_fmt', 'yuv420p'), '-c:a', 'aac', '-ac', '1', '-shortest'], quick: true },
-  { name: 'cropped-ntsc-rate.mp4', args: [...picture('testsrc2=size=854x480:rate=30000/1001:duration=1'), ...x264('-profile:v', 'main', '-pix_fmt', 'yuv420p')], quick: true },
-  { name: 'high10.mp4', args: [...picture('testsrc2=size=320x240:rate=24:duration=1'), ...x264('-pix_fmt', 'yuv420p10le')], quick: true },
-  { name: 'high422.mp4', args: [...picture('testsrc2=size=320x240:rate=24:duration=1'), ...x264('-pix_fmt', 'yuv422p')], quick: true },
-  { name: 'full-range.mp4', args: [...picture('testsrc2=size=320x240:rate=24:duration=1'), ...x264('-pix_fmt', 'yuvj420p')], quick: true },
+  {
+    name: 'high-aac-stereo.mp4',
+    args: [
+      ...picture('testsrc2=size=640x360:rate=25:duration=1'),
+      ...tone(48000),
+      ...x264('-pix_fmt', 'yuv420p'),
+      '-c:a',
+      'aac',
+      '-ac',
+      '2',
+      '-shortest',
+      '-movflags',
+      '+faststart',
+    ],
+    quick: true,
+  },
+  {
+    name: 'moov-at-end-90k.mp4',
+    args: [
+      ...picture('testsrc2=size=320x240:rate=30:duration=1'),
+      ...tone(44100),
+      ...x264('-pix_fmt', 'yuv420p'),
+      '-c:a',
+      'aac',
+      '-ac',
+      '1',
+      '-video_track_timescale',
+      '90000',
+    ],
+    quick: true,
+  },
+  {
+    name: 'baseline-mono.mov',
+    args: [
+      ...picture('testsrc2=size=320x240:rate=25:duration=1'),
+      ...tone(44100),
+      ...x264('-profile:v', 'baseline', '-pix_fmt', 'yuv420p'),
+      '-c:a',
+      'aac',
+      '-ac',
+      '1',
+      '-shortest',
+    ],
+    quick: true,
+  },
+  {
+    name: 'cropped-ntsc-rate.mp4',
+    args: [
+      ...picture('testsrc2=size=854x480:rate=30000/1001:duration=1'),
+      ...x264('-profile:v', 'main', '-pix_fmt', 'yuv420p'),
+    ],
+    quick: true,
+  },
+  {
+    name: 'high10.mp4',
+    args: [...picture('testsrc2=size=320x240:rate=24:duration=1'), ...x264('-pix_fmt', 'yuv420p10le')],
+    quick: true,
+  },
+  {
+    name: 'high422.mp4',
+    args: [...picture('testsrc2=size=320x240:rate=24:duration=1'), ...x264('-pix_fmt', 'yuv422p')],
+    quick: true,
+  },
+  {
+    name: 'full-range.mp4',
+    args: [...picture('testsrc2=size=320x240:rate=24:duration=1'), ...x264('-pix_fmt', 'yuvj420p')],
+    quick: true,
+  },
   { name: 'sound-only.m4a', args: [...tone(22050, 2), '-c:a', 'aac', '-ac', '2'], quick: true },
   { name: 'stereo-44k.mp3', args: [...tone(44100, 2), '-ac', '2', '-c:a', 'libmp3lame', '-b:a', '128k'], quick: true },
   { name: 'vbr-mono-22k.mp3', args: [...tone(22050, 3), '-ac', '1', '-c:a', 'libmp3lame', '-q:a', '4'], quick: true },
@@ -36,16 +102,79 @@ const CASES: Array<{ name: string; args: string[]; quick: boolean }> = [
   { name: 'mono-s16-22k.wav', args: [...tone(22050, 2), '-ac', '1', '-c:a', 'pcm_s16le'], quick: true },
   { name: 'mono-u8-8k.wav', args: [...tone(8000, 1), '-ac', '1', '-c:a', 'pcm_u8'], quick: true },
   // Left to ffprobe:
-  { name: 'hevc.mp4', args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=none'], quick: false },
-  { name: 'mp3-in.mp4', args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), ...tone(44100), ...x264(), '-c:a', 'libmp3lame', '-shortest'], quick: false },
-  { name: 'two-sound-tracks.mp4', args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), ...tone(44100), '-map', '0', '-map', '1', '-map', '1', ...x264(), '-c:a', 'aac', '-shortest'], quick: false },
-  { name: 'fragmented.mp4', args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), ...x264(), '-movflags', 'frag_keyframe+empty_moov'], quick: false },
-  { name: 'timecode.mov', args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), ...x264(), '-timecode', '01:00:00:00'], quick: false },
-  { name: 'interlaced.mp4', args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), ...x264('-flags', '+ildct+ilme', '-x264-params', 'interlaced=1')], quick: false },
-  { name: 'gray.mp4', args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), ...x264('-pix_fmt', 'gray')], quick: false },
+  {
+    name: 'hevc.mp4',
+    args: [
+      ...picture('testsrc2=size=320x240:rate=25:duration=1'),
+      '-c:v',
+      'libx265',
+      '-preset',
+      'ultrafast',
+      '-x265-params',
+      'log-level=none',
+    ],
+    quick: false,
+  },
+  {
+    name: 'mp3-in.mp4',
+    args: [
+      ...picture('testsrc2=size=320x240:rate=25:duration=1'),
+      ...tone(44100),
+      ...x264(),
+      '-c:a',
+      'libmp3lame',
+      '-shortest',
+    ],
+    quick: false,
+  },
+  {
+    name: 'two-sound-tracks.mp4',
+    args: [
+      ...picture('testsrc2=size=320x240:rate=25:duration=1'),
+      ...tone(44100),
+      '-map',
+      '0',
+      '-map',
+      '1',
+      '-map',
+      '1',
+      ...x264(),
+      '-c:a',
+      'aac',
+      '-shortest',
+    ],
+    quick: false,
+  },
+  {
+    name: 'fragmented.mp4',
+    args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), ...x264(), '-movflags', 'frag_keyframe+empty_moov'],
+    quick: false,
+  },
+  {
+    name: 'timecode.mov',
+    args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), ...x264(), '-timecode', '01:00:00:00'],
+    quick: false,
+  },
+  {
+    name: 'interlaced.mp4',
+    args: [
+      ...picture('testsrc2=size=320x240:rate=25:duration=1'),
+      ...x264('-flags', '+ildct+ilme', '-x264-params', 'interlaced=1'),
+    ],
+    quick: false,
+  },
+  {
+    name: 'gray.mp4',
+    args: [...picture('testsrc2=size=320x240:rate=25:duration=1'), ...x264('-pix_fmt', 'gray')],
+    quick: false,
+  },
   { name: 'extensible-s24.wav', args: [...tone(48000), '-ac', '2', '-c:a', 'pcm_s24le'], quick: false },
   { name: 'surround-5.1.wav', args: [...tone(48000), '-ac', '6', '-c:a', 'pcm_s16le'], quick: false },
-  { name: 'constant-bitrate-no-header.mp3', args: [...tone(44100, 2), '-c:a', 'libmp3lame', '-b:a', '64k', '-write_xing', '0'], quick: false },
+  {
+    name: 'constant-bitrate-no-header.mp3',
+    args: [...tone(44100, 2), '-c:a', 'libmp3lame', '-b:a', '64k', '-write_xing', '0'],
+    quick: false,
+  },
 ];
 
 const SRT = '1\n00:00:00,500 --> 00:00:02,000\nHello\n\n2\n00:00:02,500 --> 00:00:04,000\nthere\n';
@@ -58,14 +187,22 @@ const TEXTS: Array<{ name: string; text: string; quick: boolean }> = [
   { name: 'plain.srt', text: SRT, quick: true },
   { name: 'bom-crlf-blank-lines.srt', text: `\uFEFF\r\n\r\n${SRT.replaceAll('\n', '\r\n')}`, quick: true },
   { name: 'cues.vtt', text: 'WEBVTT\n\n00:00.500 --> 00:02.000\nHello\n', quick: true },
-  { name: 'styled.ass', text: '[Script Info]\nScriptType: v4.00+\n\n[V4+ Styles]\nFormat: Name, Fontname, Fontsize\nStyle: Default,Arial,20\n\n[Events]\nFormat: Layer, Start, End, Style, Text\nDialogue: 0,0:00:00.50,0:00:02.00,Default,Hello\n', quick: true },
+  {
+    name: 'styled.ass',
+    text: '[Script Info]\nScriptType: v4.00+\n\n[V4+ Styles]\nFormat: Name, Fontname, Fontsize\nStyle: Default,Arial,20\n\n[Events]\nFormat: Layer, Start, End, Style, Text\nDialogue: 0,0:00:00.50,0:00:02.00,Default,Hello\n',
+    quick: true,
+  },
   // Words after the cue number: ffmpeg's probe allows them, this reading leaves the file to ffprobe.
   { name: 'numbered-with-words.srt', text: SRT.replace('1\n', '1 (first)\n'), quick: false },
 ];
 
 /** The facts ffprobe gives, as the engine read them before this reader existed. */
 async function ffprobeFacts(dir: string, name: string): Promise<MediaFacts> {
-  const stdout = await runFfprobe('ffprobe', ['-show_format', '-show_streams', '-show_data_hash', 'md5', '-of', 'json', name], { cwd: dir, timeoutMs: 30_000 });
+  const stdout = await runFfprobe(
+    'ffprobe',
+    ['-show_format', '-show_streams', '-show_data_hash', 'md5', '-of', 'json', name],
+    { cwd: dir, timeoutMs: 30_000 },
+  );
   return factsFromProbe(JSON.parse(stdout));
 }
 
@@ -83,7 +220,11 @@ describe('facts read from MP4/MOV, MP3, WAV and subtitle headers in process', ()
   let dir: string;
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-headers-'));
-    await Promise.all(CASES.map(({ name, args }) => execa('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args, path.join(dir, name)])));
+    await Promise.all(
+      CASES.map(({ name, args }) =>
+        execa('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args, path.join(dir, name)]),
+      ),
+    );
     await Promise.all(TEXTS.map(({ name, text }) => writeFile(path.join(dir, name), text)));
   });
   after(() => rm(dir, { recursive: true, force: true }));

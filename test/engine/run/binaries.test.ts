@@ -34,8 +34,10 @@ describe('ffmpeg and ffprobe are resolved as a pair from one source', () => {
   it('FFMPEG_PATH first, with the ffprobe beside it rather than the one on PATH', () => {
     const found = resolveBinaries({ FFMPEG_PATH: path.join(envDir, 'ffmpeg'), PATH: pathDir }, packaged);
     assert.deepEqual(found, {
-      ffmpeg: path.join(envDir, 'ffmpeg'), ffmpegSource: 'FFMPEG_PATH',
-      ffprobe: path.join(envDir, 'ffprobe'), ffprobeSource: 'beside ffmpeg',
+      ffmpeg: path.join(envDir, 'ffmpeg'),
+      ffmpegSource: 'FFMPEG_PATH',
+      ffprobe: path.join(envDir, 'ffprobe'),
+      ffprobeSource: 'beside ffmpeg',
     });
   });
 
@@ -58,17 +60,29 @@ describe('ffmpeg and ffprobe are resolved as a pair from one source', () => {
     await executable(path.join(lone, 'ffmpeg'));
     const found = resolveBinaries({ PATH: lone }, packaged);
     assert.deepEqual([found.ffmpeg, found.ffprobe], ['/pkg/ffmpeg', '/pkg/ffprobe']);
-    assert.throws(() => resolveBinaries({ PATH: lone }, noPackage), /No ffprobe binary found to go with .*lone\/ffmpeg.*apt-get install ffmpeg/);
+    assert.throws(
+      () => resolveBinaries({ PATH: lone }, noPackage),
+      /No ffprobe binary found to go with .*lone\/ffmpeg.*apt-get install ffmpeg/,
+    );
   });
 
   it('a FFMPEG_PATH without a probe of its own, or not executable, is an error rather than a mixed pair', async () => {
     const alone = await executable(path.join(tmp, 'alone', 'ffmpeg'));
     assert.throws(() => resolveBinaries({ FFMPEG_PATH: alone, PATH: pathDir }, packaged), /set FFPROBE_PATH/);
-    assert.throws(() => resolveBinaries({ FFMPEG_PATH: path.join(tmp, 'none'), PATH: pathDir }, packaged), /FFMPEG_PATH=.*none is not an executable file/);
-    assert.throws(() => resolveBinaries({ FFPROBE_PATH: path.join(tmp, 'none'), PATH: pathDir }, packaged), /FFPROBE_PATH=.*none is not an executable file/);
+    assert.throws(
+      () => resolveBinaries({ FFMPEG_PATH: path.join(tmp, 'none'), PATH: pathDir }, packaged),
+      /FFMPEG_PATH=.*none is not an executable file/,
+    );
+    assert.throws(
+      () => resolveBinaries({ FFPROBE_PATH: path.join(tmp, 'none'), PATH: pathDir }, packaged),
+      /FFPROBE_PATH=.*none is not an executable file/,
+    );
   });
 
   it('nothing anywhere says how to install ffmpeg', () => {
-    assert.throws(() => resolveBinaries({ PATH: path.join(tmp, 'empty') }, noPackage), /No ffmpeg binary found\. Install ffmpeg \(Debian\/Ubuntu: apt-get install ffmpeg/);
+    assert.throws(
+      () => resolveBinaries({ PATH: path.join(tmp, 'empty') }, noPackage),
+      /No ffmpeg binary found\. Install ffmpeg \(Debian\/Ubuntu: apt-get install ffmpeg/,
+    );
   });
 });

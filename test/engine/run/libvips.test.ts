@@ -19,22 +19,32 @@ describe('libvips (in-process pictures)', () => {
   const png = (picture: import('sharp').Sharp) => picture.png();
 
   it('refuses SVG and other loaders than JPEG, PNG, WebP, GIF and TIFF, whatever the file is called', async () => {
-    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8" fill="red"/></svg>';
+    const svg =
+      '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8" fill="red"/></svg>';
     for (const name of ['picture.svg', 'picture.png']) {
       await writeFile(path.join(dir, name), svg);
-      await assert.rejects(transformImage(path.join(dir, name), path.join(dir, 'out.png'), png, limits), (error: Error & { status?: number }) => {
-        assert.equal(error.status, 422);
-        assert.match(error.message, /^libvips failed: .*unsupported image format/);
-        return true;
-      });
+      await assert.rejects(
+        transformImage(path.join(dir, name), path.join(dir, 'out.png'), png, limits),
+        (error: Error & { status?: number }) => {
+          assert.equal(error.status, 422);
+          assert.match(error.message, /^libvips failed: .*unsupported image format/);
+          return true;
+        },
+      );
     }
     // A PPM, which libvips could read were its loader not blocked.
-    await writeFile(path.join(dir, 'picture.ppm'), Buffer.concat([Buffer.from('P6\n2 2\n255\n'), Buffer.alloc(12, 200)]));
-    await assert.rejects(transformImage(path.join(dir, 'picture.ppm'), path.join(dir, 'out.png'), png, limits), /unsupported image format/);
+    await writeFile(
+      path.join(dir, 'picture.ppm'),
+      Buffer.concat([Buffer.from('P6\n2 2\n255\n'), Buffer.alloc(12, 200)]),
+    );
+    await assert.rejects(
+      transformImage(path.join(dir, 'picture.ppm'), path.join(dir, 'out.png'), png, limits),
+      /unsupported image format/,
+    );
     await assert.rejects(stat(path.join(dir, 'out.png')), 'nothing was written');
   });
 
-  it('shows libvips\' first non-empty line without server paths, POSIX or Windows, as plugins\' failures', async () => {
+  it("shows libvips' first non-empty line without server paths, POSIX or Windows, as plugins' failures", async () => {
     // libvips' own copy of the scrubbing took the first line even when empty, and knew only POSIX paths.
     const input = await fixture('small-300x200.png');
     const failing = () => {
@@ -50,11 +60,21 @@ describe('libvips (in-process pictures)', () => {
 
   it('refuses a picture over the pixel limit by its header, naming the limit', async () => {
     const input = await fixture('small-300x200.png');
-    await assert.rejects(transformImage(input, path.join(dir, 'small.png'), png, { ...limits, maxPixels: 59_999, source: 'http://127.0.0.1/small.png' }), (error: Error & { status?: number }) => {
-      assert.equal(error.status, 422);
-      assert.equal(error.message, 'Input http://127.0.0.1/small.png is larger than the limit of 59999 pixels (MEDIAFLOW_MAX_PIXELS)');
-      return true;
-    });
+    await assert.rejects(
+      transformImage(input, path.join(dir, 'small.png'), png, {
+        ...limits,
+        maxPixels: 59_999,
+        source: 'http://127.0.0.1/small.png',
+      }),
+      (error: Error & { status?: number }) => {
+        assert.equal(error.status, 422);
+        assert.equal(
+          error.message,
+          'Input http://127.0.0.1/small.png is larger than the limit of 59999 pixels (MEDIAFLOW_MAX_PIXELS)',
+        );
+        return true;
+      },
+    );
     await transformImage(input, path.join(dir, 'small.png'), png, { ...limits, maxPixels: 60_000 });
     assert.deepEqual([...(await readFile(path.join(dir, 'small.png'))).subarray(1, 4)], [0x50, 0x4e, 0x47]);
   });

@@ -39,7 +39,8 @@ describe('work folder clean-up at start', () => {
     try {
       const root = path.join(dataDir, 'work');
       const live = `pid-${process.ppid}`;
-      for (const entry of ['0b6c3c1e-killed-job', live, DEAD]) await mkdir(path.join(root, entry, 'job'), { recursive: true });
+      for (const entry of ['0b6c3c1e-killed-job', live, DEAD])
+        await mkdir(path.join(root, entry, 'job'), { recursive: true });
       assert.equal(await new Workspaces(root).clearLeftovers(), 2);
       assert.deepEqual(await readdir(root), [live]);
 

@@ -94,7 +94,10 @@ describe('webhook send', () => {
     assert.deepEqual(stalled, { ok: true, status: 200 });
     // Stops at 64 KiB long before the 30 s limit.
     const started = Date.now();
-    const endless = await postWebhook(receiver.url('/endless-body'), body, headers, { policy: open, timeoutMs: 30_000 });
+    const endless = await postWebhook(receiver.url('/endless-body'), body, headers, {
+      policy: open,
+      timeoutMs: 30_000,
+    });
     assert.deepEqual(endless, { ok: true, status: 200 });
     assert.ok(Date.now() - started < 10_000);
   });
@@ -106,7 +109,10 @@ describe('webhook send', () => {
     assert.equal(literal.status, null);
     assert.match(literal.error ?? '', /is not allowed: it resolves to a loopback address/);
     // A name is refused when it resolves, before any connection.
-    const named = await postWebhook(receiver.url('/ok').replace('127.0.0.1', 'localhost'), body, headers, { policy: closed, timeoutMs: 5000 });
+    const named = await postWebhook(receiver.url('/ok').replace('127.0.0.1', 'localhost'), body, headers, {
+      policy: closed,
+      timeoutMs: 5000,
+    });
     assert.equal(named.ok, false);
     assert.equal(named.status, null);
     assert.match(named.error ?? '', /is not allowed: its host resolves to a loopback address/);
@@ -118,13 +124,20 @@ describe('webhook send', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     await new Promise((resolve) => server.close(resolve));
-    const attempt = await postWebhook(`http://127.0.0.1:${port}/hook`, body, headers, { policy: open, timeoutMs: 5000 });
+    const attempt = await postWebhook(`http://127.0.0.1:${port}/hook`, body, headers, {
+      policy: open,
+      timeoutMs: 5000,
+    });
     assert.deepEqual(attempt, { ok: false, status: null, error: 'connection refused' });
   });
 
   it('rejects with the reason when cancelled before an answer', async () => {
     const controller = new AbortController();
-    const attempt = postWebhook(receiver.url('/silent'), body, headers, { policy: open, timeoutMs: 5000, signal: controller.signal });
+    const attempt = postWebhook(receiver.url('/silent'), body, headers, {
+      policy: open,
+      timeoutMs: 5000,
+      signal: controller.signal,
+    });
     setTimeout(() => controller.abort(new Error('shutting down')), 50);
     await assert.rejects(attempt, /shutting down/);
   });
