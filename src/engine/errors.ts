@@ -230,3 +230,6 @@ export function errorOfJob(stored: JobError): MediaflowError {
 /** Whether a thrown value is the user's cancellation rather than a failure. */
 export const isAbort = (error: unknown): boolean =>
   error instanceof Error && (error.name === 'AbortError' || (error as { code?: string }).code === 'ABORT_ERR');
+
+/** A value as an error message quotes it: at most 60 characters, so a huge field cannot flood a message. */
+export const shortened = (value: string): string => (value.length > 60 ? `${value.slice(0, 57)}...` : value);

@@ -1,37 +1,23 @@
-import { paramError } from '../engine/errors.js';
-import { NUMBER, splitList } from '../engine/plugins/params.js';
+import { paramError, shortened } from '../engine/errors.js';
+import { asText, NUMBER, splitList } from '../engine/plugins/params.js';
 import type { PipelineDefinition, PipelineInput } from './definition.js';
 
 /** A pipeline input's value once read: text, a number, or a list of URLs/paths. */
 export type InputValue = string | number | string[];
-
-const show = (value: string) => (value.length > 60 ? `${value.slice(0, 57)}...` : value);
-
-/** A raw value (form field, flag, CSV cell, JSON value) as text, or undefined when empty. */
-function asText(value: unknown): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (Array.isArray(value))
-    return value
-      .map(asText)
-      .filter((v) => v !== undefined)
-      .join(',');
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return undefined;
-}
 
 function coerce(input: PipelineInput, raw: unknown): InputValue {
   switch (input.type) {
     case 'integer': {
       const text = typeof raw === 'number' ? String(raw) : (asText(raw) ?? '').trim();
       if (!/^[+-]?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) {
-        throw paramError(`Expected input \`${input.name}\` to be an integer, got \`${show(asText(raw) ?? '')}\``);
+        throw paramError(`Expected input \`${input.name}\` to be an integer, got \`${shortened(asText(raw) ?? '')}\``);
       }
       return Number(text);
     }
     case 'number': {
       const text = typeof raw === 'number' ? String(raw) : (asText(raw) ?? '').trim();
       if (!NUMBER.test(text) || !Number.isFinite(Number(text))) {
-        throw paramError(`Expected input \`${input.name}\` to be a number, got \`${show(asText(raw) ?? '')}\``);
+        throw paramError(`Expected input \`${input.name}\` to be a number, got \`${shortened(asText(raw) ?? '')}\``);
       }
       return Number(text);
     }

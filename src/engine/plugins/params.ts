@@ -1,5 +1,5 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
-import { paramError, unsupportedFormat } from '../errors.js';
+import { paramError, shortened, unsupportedFormat } from '../errors.js';
 import { installedFont } from '../subtitles/fonts.js';
 import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf } from './plugin.js';
 
@@ -23,8 +23,11 @@ export const splitList = (value: string): string[] =>
     .map((item) => item.trim())
     .filter(Boolean);
 
-/** One value as the string a form would send; repeated fields (of a list) are joined as a comma list. */
-function asText(value: unknown): string | undefined {
+/**
+ * One raw value (form field, flag, CSV cell, JSON value) as the string a form would send, or undefined
+ * when empty; repeated fields (of a list) are joined as a comma list.
+ */
+export function asText(value: unknown): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (Array.isArray(value))
     return value
@@ -35,8 +38,6 @@ function asText(value: unknown): string | undefined {
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   return undefined;
 }
-
-const show = (value: string) => (value.length > 60 ? `${value.slice(0, 57)}...` : value);
 
 /** A decimal number as text: digits with an optional sign and fraction (no exponent, no `Infinity`). */
 export const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)$/;
@@ -69,7 +70,7 @@ function coerce(key: string, schema: SchemaFields & TSchema, text: string): unkn
     const value = text.trim().toLowerCase().replace(/^\./, '');
     if (schema.enum.includes(value)) return value;
     if ((schema as Record<string, unknown>)[FORMAT_KEYWORD]) throw unsupportedFormat(text, schema.enum);
-    throw paramError(`Expected \`${key}\` to be one of ${schema.enum.join(', ')}, got \`${show(text)}\``);
+    throw paramError(`Expected \`${key}\` to be one of ${schema.enum.join(', ')}, got \`${shortened(text)}\``);
   }
   switch (schema.type) {
     case 'integer':
@@ -78,7 +79,7 @@ function coerce(key: string, schema: SchemaFields & TSchema, text: string): unkn
       const pattern = schema.type === 'integer' ? /^[+-]?\d+$/ : NUMBER;
       const value = Number(trimmed);
       const range = `from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`;
-      const expected = `Expected \`${key}\` to be ${schema.type === 'integer' ? 'an integer' : 'a number'} ${range}, got \`${show(text)}\``;
+      const expected = `Expected \`${key}\` to be ${schema.type === 'integer' ? 'an integer' : 'a number'} ${range}, got \`${shortened(text)}\``;
       if (!pattern.test(trimmed) || !Number.isFinite(value)) throw paramError(expected);
       if (
         (schema.minimum !== undefined && value < schema.minimum) ||
@@ -92,7 +93,7 @@ function coerce(key: string, schema: SchemaFields & TSchema, text: string): unkn
       const lower = text.trim().toLowerCase();
       if (['1', 'true', 'yes', 'on'].includes(lower)) return true;
       if (['0', 'false', 'no', 'off'].includes(lower)) return false;
-      throw paramError(`Expected \`${key}\` to be true or false, got \`${show(text)}\``);
+      throw paramError(`Expected \`${key}\` to be true or false, got \`${shortened(text)}\``);
     }
     default: {
       const value = spec ? text.trim() : text;
@@ -108,7 +109,7 @@ function coerce(key: string, schema: SchemaFields & TSchema, text: string): unkn
           typeof schema.description === 'string'
             ? schema.description.replace(/^[A-Z](?=[a-z ])/, (c) => c.toLowerCase())
             : `text matching ${schema.pattern}`;
-        throw paramError(`Expected \`${key}\` to be ${form.replace(/\.$/, '')}, got \`${show(text)}\``);
+        throw paramError(`Expected \`${key}\` to be ${form.replace(/\.$/, '')}, got \`${shortened(text)}\``);
       }
       // The family as fontconfig spells it: only installed names reach an ASS style.
       return (schema as Record<string, unknown>)[FONT_KEYWORD] ? installedFont(key, value.trim()) : value;

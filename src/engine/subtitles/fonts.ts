@@ -1,6 +1,6 @@
 import { execaSync } from 'execa';
 import { distance } from '../edit-distance.js';
-import { paramError } from '../errors.js';
+import { paramError, shortened } from '../errors.js';
 
 /**
  * The font families installed on this machine, as fontconfig (which libass asks for fonts) knows
@@ -74,7 +74,7 @@ export function installedFont(key: string, name: string, families: readonly stri
     families.find((family) => family === name) ??
     families.find((family) => family.toLowerCase() === name.toLowerCase());
   if (exact !== undefined) return exact;
-  const shown = name.length > 60 ? `${name.slice(0, 57)}...` : name;
+  const shown = shortened(name);
   const close = closeFonts(name, families);
   const hint = close.length > 0 ? `close matches: ${close.join(', ')}` : 'GET /fonts or `mediaflow fonts` lists them';
   throw paramError(`Expected \`${key}\` to be a font family installed on the server, got \`${shown}\` (${hint})`);
