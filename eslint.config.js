@@ -19,19 +19,13 @@ export default defineConfig(
       // As tsc's noUnusedParameters: a parameter named _x is kept for its place (an interface's signature, a
       // callback's), and a property left out of an object with `...rest` is the point of the destructuring.
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', ignoreRestSiblings: true }],
-      // Prettier wraps code at 120 (printWidth) but never comments, strings or regular expressions.
-      // Comments are wrapped by hand. A long message stays one string literal, so that the text a user sees
-      // in a log or an error can be found in the code with grep; URLs and regular expressions do not break.
-      'max-len': [
-        'error',
-        {
-          code: 120,
-          ignoreUrls: true,
-          ignoreStrings: true,
-          ignoreTemplateLiterals: true,
-          ignoreRegExpLiterals: true,
-        },
-      ],
+      // Prettier wraps code at 120 (printWidth) but never comments, strings or regular expressions, so max-len
+      // holds those to 120 too (issue 19: lines are at most 120 characters). Comments are wrapped by hand; a
+      // long string is a concatenation of pieces cut between words, with a setting's name (MEDIAFLOW_...) in
+      // one piece so that grep finds it. A URL does not break. Nor does a regular expression literal: it
+      // cannot be cut, and the long ones are tests' patterns that spell out a whole expected message, which
+      // read better as one literal than as a new RegExp of String.raw pieces.
+      'max-len': ['error', { code: 120, ignoreUrls: true, ignoreRegExpLiterals: true }],
     },
   },
 );

@@ -74,7 +74,8 @@ const RECIPES: Record<string, string[] | string> = {
   'subs.srt': Array.from(
     { length: 10 },
     (_, i) =>
-      `${i + 1}\n00:00:${String(i * 3).padStart(2, '0')},000 --> 00:00:${String(i * 3 + 3).padStart(2, '0')},000\nSubtitle line number ${i + 1}\n`,
+      `${i + 1}\n00:00:${String(i * 3).padStart(2, '0')},000 --> ` +
+      `00:00:${String(i * 3 + 3).padStart(2, '0')},000\nSubtitle line number ${i + 1}\n`,
   ).join('\n'),
 };
 for (let i = 0; i < 100; i++) RECIPES[`slide-${String(i).padStart(3, '0')}.jpg`] = still(i);

@@ -585,7 +585,8 @@ function targetsOf(
       1,
       'crop_image_to_short 1080p JPEG: e2e p50 ÷ the ffmpeg command',
       () =>
-        `e2e ${image('crop_image_to_short').e2e.medianMs} ms, libvips ${image('crop_image_to_short').libvipsMs} ms of it`,
+        `e2e ${image('crop_image_to_short').e2e.medianMs} ms, ` +
+        `libvips ${image('crop_image_to_short').libvipsMs} ms of it`,
     ),
     at(
       imageThroughput.ratio,
@@ -601,7 +602,8 @@ function targetsOf(
         0.99,
         `${r.operation}: SSIM against the ffmpeg output`,
         () =>
-          `luma alone ${r.ssimLuma}: the colour planes differ, as the two JPEG decoders upsample 4:2:0 chroma differently`,
+          `luma alone ${r.ssimLuma}: the colour planes differ, as the two JPEG decoders upsample 4:2:0 chroma ` +
+          `differently`,
       ),
       at(
         r.sizeRatio,
@@ -636,7 +638,8 @@ function targetsOf(
     // A plan without commands (its work all in process) has no floor.
     if (!floor || overhead === undefined) continue;
     const gap = () =>
-      `+${r.overheadMs} ms over the floor, of which ${r.downloadMs} ms downloading the inputs (the floor reads local files); floor runs spread ${floor.minMs}-${floor.maxMs} ms`;
+      `+${r.overheadMs} ms over the floor, of which ${r.downloadMs} ms downloading the inputs (the floor ` +
+      `reads local files); floor runs spread ${floor.minMs}-${floor.maxMs} ms`;
     if (r.e2e.medianMs < 1000)
       targets.push(at(overhead, '<=', 1.3, `${r.operation} (sub-second): e2e ÷ ffmpeg floor`, gap));
     else if (r.e2e.medianMs > 5000)
@@ -661,11 +664,15 @@ function printTable(result: {
   const pad = (s: unknown, n: number) => String(s ?? '-').padEnd(n);
   console.log(`\nmachine: ${JSON.stringify(result.machine)}`);
   console.log(
-    `${pad('operation', 24)}${pad('e2e med ms', 12)}${pad('floor med', 11)}${pad('e2e/floor', 11)}${pad('+ms', 8)}${pad('naive med', 11)}${pad('naive/e2e', 11)}${pad('MiB ours', 10)}${pad('MiB naive', 10)}`,
+    `${pad('operation', 24)}${pad('e2e med ms', 12)}${pad('floor med', 11)}${pad('e2e/floor', 11)}` +
+      `${pad('+ms', 8)}${pad('naive med', 11)}${pad('naive/e2e', 11)}${pad('MiB ours', 10)}` +
+      `${pad('MiB naive', 10)}`,
   );
   for (const r of result.rows) {
     console.log(
-      `${pad(r.operation, 24)}${pad(r.e2e.medianMs, 12)}${pad(r.floor?.medianMs, 11)}${pad(r.overhead, 11)}${pad(r.overheadMs, 8)}${pad(r.naive?.medianMs, 11)}${pad(r.speedup, 11)}${pad(r.e2e.peakMiB, 10)}${pad(r.naive?.peakMiB, 10)}`,
+      `${pad(r.operation, 24)}${pad(r.e2e.medianMs, 12)}${pad(r.floor?.medianMs, 11)}${pad(r.overhead, 11)}` +
+        `${pad(r.overheadMs, 8)}${pad(r.naive?.medianMs, 11)}${pad(r.speedup, 11)}${pad(r.e2e.peakMiB, 10)}` +
+        `${pad(r.naive?.peakMiB, 10)}`,
     );
   }
   for (const image of result.images) console.log(`image: ${JSON.stringify(image)}`);

@@ -285,7 +285,9 @@ async function main() {
         const { result } = await batch(workers);
         batches.push(result);
         console.log(
-          `${result.workers} worker(s): ${result.jobsPerSecond} jobs/s, ${result.coresPerWorker ?? '?'} cores per worker, ${result.otherCores ?? '?'} cores used by others${result.disturbed ? ' (disturbed: run again)' : ''}`,
+          `${result.workers} worker(s): ${result.jobsPerSecond} jobs/s, ${result.coresPerWorker ?? '?'} cores ` +
+            `per worker, ${result.otherCores ?? '?'} cores used by ` +
+            `others${result.disturbed ? ' (disturbed: run again)' : ''}`,
         );
         if (!result.disturbed) clean++;
       }
@@ -372,10 +374,14 @@ async function main() {
         ffmpeg: (await execa('ffmpeg', ['-version'])).stdout.split('\n')[0],
       },
       workersScale: {
-        job: `convert-video to avi of a ${MEDIA_SECONDS} s mkv: 32x32 MPEG-4 video copied, Vorbis audio re-encoded to mp3 (single-threaded LAME)`,
+        job:
+          `convert-video to avi of a ${MEDIA_SECONDS} s mkv: 32x32 MPEG-4 video copied, Vorbis audio re-encoded ` +
+          `to mp3 (single-threaded LAME)`,
         setup: 'one API with MEDIAFLOW_WORKERS=0, `mediaflow worker` processes at concurrency 1, one Redis',
         jobsPerBatch: JOBS,
-        order: `1 worker ×${Math.ceil(REPEATS / 2)}, 2 workers ×${REPEATS}, 1 worker ×${Math.floor(REPEATS / 2)}, after a warm-up batch for each count`,
+        order:
+          `1 worker ×${Math.ceil(REPEATS / 2)}, 2 workers ×${REPEATS}, 1 worker ×${Math.floor(REPEATS / 2)}, ` +
+          `after a warm-up batch for each count`,
         jobsPerSecond,
         ratio: round(jobsPerSecond.twoWorkers / jobsPerSecond.oneWorker, 2),
         target: '>= 1.8',
@@ -387,7 +393,9 @@ async function main() {
         batches,
       },
       queueOverhead: {
-        request: `POST /resize_image/ (300x200 PNG to 64x48), synchronous, sequential, the set-ups in turn, after ${WARM_UP_REQUESTS} warm-up rounds`,
+        request:
+          `POST /resize_image/ (300x200 PNG to 64x48), synchronous, sequential, the set-ups in turn, ` +
+          `after ${WARM_UP_REQUESTS} warm-up rounds`,
         setups: {
           embedded: '`serve` without Redis',
           redis: '`serve` on Redis, workers in the API process',
@@ -418,7 +426,8 @@ async function main() {
     ]);
     if (one.every((b) => b.disturbed) || two.every((b) => b.disturbed)) {
       console.warn(
-        `WARNING: other processes took more than ${MAX_OTHER_CORES} cores during every batch of one worker count; the ratio measures them, not mediaflow. Run again on an idle machine.`,
+        `WARNING: other processes took more than ${MAX_OTHER_CORES} cores during every batch of one worker ` +
+          `count; the ratio measures them, not mediaflow. Run again on an idle machine.`,
       );
     }
     await mkdir(path.resolve(import.meta.dirname, 'results'), { recursive: true });

@@ -476,7 +476,8 @@ async function runAsync(files: FileServer): Promise<boolean> {
     const view = views.get(job.jobId!);
     if (view?.status === 'succeeded') continue;
     problems.push(
-      `  job ${job.seq} (${job.jobId}, ${view?.name ?? '?'}): ${view?.status ?? 'no record'}${view?.error ? `, ${view.error.status} ${view.error.error}` : ''}`,
+      `  job ${job.seq} (${job.jobId}, ${view?.name ?? '?'}): ${view?.status ?? 'no record'}` +
+        `${view?.error ? `, ${view.error.status} ${view.error.error}` : ''}`,
     );
     // What the server logged about it, less the webhook retries.
     for (const line of serve.output().split('\n')) {
@@ -489,7 +490,8 @@ async function runAsync(files: FileServer): Promise<boolean> {
   for (const [name, n] of Object.entries(check)) if (n > 0) problems.push(`${name}: ${n}`);
   if (!flat)
     problems.push(
-      `server memory grew: peak ${Math.round(firstHalfPeak)} MiB over the first half of the jobs, ${Math.round(secondHalfPeak)} MiB over the second`,
+      `server memory grew: peak ${Math.round(firstHalfPeak)} MiB over the first half of the ` +
+        `jobs, ${Math.round(secondHalfPeak)} MiB over the second`,
     );
   if (healthAfter !== 200) problems.push(`/health answered ${healthAfter} afterwards`);
   console.log(

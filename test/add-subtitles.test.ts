@@ -197,16 +197,23 @@ describe('add-subtitles', () => {
     );
   });
 
-  it('takes a subtitle URL whose path holds quotes, colons, backslashes, brackets and %0A; the file is saved under a generated name', async () => {
-    for (const route of WEIRD) {
-      const file = await burn({ video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: files.url(route) });
-      await assertBurnedIn(file);
-      assert.equal(files.hits.get(route), 1, `${route} fetched once`);
-      // Only the output under its UUID folder; nothing named after the URL anywhere.
-      assert.deepEqual(await readdir(path.dirname(file)), ['video_with_subtitles.mp4']);
-    }
-    assert.deepEqual(await server.workLeftovers(), []);
-  });
+  it(
+    'takes a subtitle URL whose path holds quotes, colons, backslashes, brackets and %0A; the file is saved ' +
+      'under a generated name',
+    async () => {
+      for (const route of WEIRD) {
+        const file = await burn({
+          video_url: files.url('/f/clip-2s-480x270-black.mp4'),
+          subtitle_url: files.url(route),
+        });
+        await assertBurnedIn(file);
+        assert.equal(files.hits.get(route), 1, `${route} fetched once`);
+        // Only the output under its UUID folder; nothing named after the URL anywhere.
+        assert.deepEqual(await readdir(path.dirname(file)), ['video_with_subtitles.mp4']);
+      }
+      assert.deepEqual(await server.workLeftovers(), []);
+    },
+  );
 
   it('answers 422 when the subtitle file is not subtitles, and 400 for a bad format or a missing URL', async () => {
     const video = files.url('/f/clip-2s-480x270-black.mp4');

@@ -58,33 +58,39 @@ describe('the S3 output store (real AWS SDK against s3rver on loopback)', () => 
     assert.equal(await store.exists('job-1/missing.mp4'), false);
   });
 
-  it("keeps the seed's key shapes under the prefix, builds public URLs on MEDIAFLOW_S3_PUBLIC_URL, and overwrites on a re-run", async () => {
-    const config = configOf({
-      MEDIAFLOW_S3_PREFIX: 'tenant-a/',
-      MEDIAFLOW_S3_PUBLIC_URL: 'https://cdn.example.com/media/',
-    });
-    const store = bucketStoreOf(config)!;
-    const file = path.join(dir, 'x.jpg');
-    await writeFile(file, 'first');
-    await store.publish(file, 'abc_cropped.jpg');
-    await writeFile(file, 'second');
-    await store.publish(file, 'abc_cropped.jpg');
-    assert.equal(
-      await store.urlFor('abc_cropped.jpg', 'http://ignored'),
-      'https://cdn.example.com/media/tenant-a/uploads/abc_cropped.jpg',
-    );
-    const listed = await s3ClientOf(config).send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'tenant-a/' }));
-    assert.deepEqual(
-      listed.Contents?.map((o) => o.Key),
-      ['tenant-a/uploads/abc_cropped.jpg'],
-      'one object: the re-run replaced it',
-    );
-    const head = await s3ClientOf(config).send(
-      new HeadObjectCommand({ Bucket: s3.bucket, Key: 'tenant-a/uploads/abc_cropped.jpg' }),
-    );
-    assert.equal(head.ContentLength, 'second'.length);
-    assert.equal(head.ContentType, 'image/jpeg');
-  });
+  it(
+    "keeps the seed's key shapes under the prefix, builds public URLs on MEDIAFLOW_S3_PUBLIC_URL, and " +
+      'overwrites on a re-run',
+    async () => {
+      const config = configOf({
+        MEDIAFLOW_S3_PREFIX: 'tenant-a/',
+        MEDIAFLOW_S3_PUBLIC_URL: 'https://cdn.example.com/media/',
+      });
+      const store = bucketStoreOf(config)!;
+      const file = path.join(dir, 'x.jpg');
+      await writeFile(file, 'first');
+      await store.publish(file, 'abc_cropped.jpg');
+      await writeFile(file, 'second');
+      await store.publish(file, 'abc_cropped.jpg');
+      assert.equal(
+        await store.urlFor('abc_cropped.jpg', 'http://ignored'),
+        'https://cdn.example.com/media/tenant-a/uploads/abc_cropped.jpg',
+      );
+      const listed = await s3ClientOf(config).send(
+        new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'tenant-a/' }),
+      );
+      assert.deepEqual(
+        listed.Contents?.map((o) => o.Key),
+        ['tenant-a/uploads/abc_cropped.jpg'],
+        'one object: the re-run replaced it',
+      );
+      const head = await s3ClientOf(config).send(
+        new HeadObjectCommand({ Bucket: s3.bucket, Key: 'tenant-a/uploads/abc_cropped.jpg' }),
+      );
+      assert.equal(head.ContentLength, 'second'.length);
+      assert.equal(head.ContentType, 'image/jpeg');
+    },
+  );
 
   it('stores each output with the media type the local server sends it with', async () => {
     // The S3 store kept a table of its own: no .bmp or .tif(f) (sent as application/octet-stream), .ass as text/plain.
@@ -225,56 +231,65 @@ describe('a server publishing to S3', () => {
     await s3?.close();
   });
 
-  it('answers with bucket URLs, signs them again at each GET /jobs, and chains own outputs from the bucket', async () => {
-    const store = bucketStoreOf(server.config)!;
-    await store.publish(await fixture('clip-2s-480x270-black.mp4'), 'prior_merged.mp4');
-    const video = await store.urlFor('prior_merged.mp4', '');
+  it(
+    'answers with bucket URLs, signs them again at each GET /jobs, ' + 'and chains own outputs from the bucket',
+    async () => {
+      const store = bucketStoreOf(server.config)!;
+      await store.publish(await fixture('clip-2s-480x270-black.mp4'), 'prior_merged.mp4');
+      const video = await store.urlFor('prior_merged.mp4', '');
 
-    const subs = await server.post('/generate-subtitles/', { text: 'HELLO FROM THE BUCKET', seconds_per_line: '2' });
-    assert.equal(subs.status, 200, JSON.stringify(subs.body));
-    assert.match(
-      subs.body.subtitle_file_url!,
-      new RegExp(`^${s3.endpoint}/${s3.bucket}/uploads/[0-9a-f-]{36}/generated_subtitles\\.srt\\?.*X-Amz-Signature=`),
-    );
-    assert.match(await (await fetch(subs.body.subtitle_file_url!)).text(), /HELLO FROM THE BUCKET/);
-    assert.deepEqual(await readdir(path.join(server.dataDir, 'uploads')), [], 'nothing is published locally');
+      const subs = await server.post('/generate-subtitles/', { text: 'HELLO FROM THE BUCKET', seconds_per_line: '2' });
+      assert.equal(subs.status, 200, JSON.stringify(subs.body));
+      assert.match(
+        subs.body.subtitle_file_url!,
+        new RegExp(`^${s3.endpoint}/${s3.bucket}/uploads/[0-9a-f-]{36}/generated_subtitles\\.srt\\?.*X-Amz-Signature=`),
+      );
+      assert.match(await (await fetch(subs.body.subtitle_file_url!)).text(), /HELLO FROM THE BUCKET/);
+      assert.deepEqual(await readdir(path.join(server.dataDir, 'uploads')), [], 'nothing is published locally');
 
-    const res = await server.post(
-      '/add-subtitles/',
-      { video_url: video, subtitle_url: subs.body.subtitle_file_url! },
-      { headers: { prefer: 'respond-async' } },
-    );
-    assert.equal(res.status, 202, JSON.stringify(res.body));
-    const job = await waitForJob(server.base, res.body.job_id!);
-    assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
-    const url = String(job.result!.output_video);
-    const downloaded = path.join(server.dataDir, 'out.mp4');
-    await writeFile(downloaded, Buffer.from(await (await fetch(url)).arrayBuffer()));
-    const probed = await probe(downloaded);
-    assert.equal(videoOf(probed)?.width, 480);
-    assert.ok(Math.abs(durationOf(probed) - 2) < 0.15);
-    // Each view signs anew (the signature's date moves on).
-    await new Promise((r) => setTimeout(r, 1100));
-    const again = String((await waitForJob(server.base, job.job_id)).result!.output_video);
-    assert.notEqual(again, url);
-    assert.equal(store.pathOfUrl(again), store.pathOfUrl(url));
-    const health = (await (await fetch(`${server.base}/health`)).json()) as { storage: { kind: string; ok: boolean } };
-    assert.deepEqual(health.storage, { kind: 's3', ok: true });
-  });
+      const res = await server.post(
+        '/add-subtitles/',
+        { video_url: video, subtitle_url: subs.body.subtitle_file_url! },
+        { headers: { prefer: 'respond-async' } },
+      );
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+      const job = await waitForJob(server.base, res.body.job_id!);
+      assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+      const url = String(job.result!.output_video);
+      const downloaded = path.join(server.dataDir, 'out.mp4');
+      await writeFile(downloaded, Buffer.from(await (await fetch(url)).arrayBuffer()));
+      const probed = await probe(downloaded);
+      assert.equal(videoOf(probed)?.width, 480);
+      assert.ok(Math.abs(durationOf(probed) - 2) < 0.15);
+      // Each view signs anew (the signature's date moves on).
+      await new Promise((r) => setTimeout(r, 1100));
+      const again = String((await waitForJob(server.base, job.job_id)).result!.output_video);
+      assert.notEqual(again, url);
+      assert.equal(store.pathOfUrl(again), store.pathOfUrl(url));
+      const health = (await (await fetch(`${server.base}/health`)).json()) as {
+        storage: { kind: string; ok: boolean };
+      };
+      assert.deepEqual(health.storage, { kind: 's3', ok: true });
+    },
+  );
 
-  it('does not read a lookalike of a bucket URL on another host from the bucket: it is fetched, and loopback is refused', async () => {
-    const store = bucketStoreOf(server.config)!;
-    await store.publish(await fixture('clip-2s-480x270-black.mp4'), 'secret_merged.mp4');
-    const endpoint = new URL(s3.endpoint);
-    const objectPath = `/${s3.bucket}/uploads/secret_merged.mp4?X-Amz-Signature=forged`;
-    for (const lookalike of [
-      `http://localhost:${endpoint.port}${objectPath}`,
-      `http://127.0.0.1:${Number(endpoint.port) + 1}${objectPath}`,
-    ]) {
-      const res = await server.post('/convert-video/', { video_url: lookalike, format: 'mp4' });
-      // Read from the bucket, this was a 200 with the bucket's video; fetched, the address policy refuses it.
-      assert.equal(res.status, 400, `${lookalike}: ${JSON.stringify(res.body)}`);
-      assert.match(res.body.error!, /is not allowed: .*(loopback|private|reserved)/i, lookalike);
-    }
-  });
+  it(
+    'does not read a lookalike of a bucket URL on another host from the bucket: it is fetched, and loopback is ' +
+      'refused',
+    async () => {
+      const store = bucketStoreOf(server.config)!;
+      await store.publish(await fixture('clip-2s-480x270-black.mp4'), 'secret_merged.mp4');
+      const endpoint = new URL(s3.endpoint);
+      const objectPath = `/${s3.bucket}/uploads/secret_merged.mp4?X-Amz-Signature=forged`;
+      for (const lookalike of [
+        `http://localhost:${endpoint.port}${objectPath}`,
+        `http://127.0.0.1:${Number(endpoint.port) + 1}${objectPath}`,
+      ]) {
+        const res = await server.post('/convert-video/', { video_url: lookalike, format: 'mp4' });
+        // Read from the bucket, this was a 200 with the bucket's video; fetched, the address policy refuses it.
+        assert.equal(res.status, 400, `${lookalike}: ${JSON.stringify(res.body)}`);
+        assert.match(res.body.error!, /is not allowed: .*(loopback|private|reserved)/i, lookalike);
+      }
+    },
+  );
 });

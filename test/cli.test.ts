@@ -216,7 +216,8 @@ describe('cli', () => {
     assert.match(result.subtitle_file_url!, /^[0-9a-f-]{36}\/generated_subtitles\.srt$/);
     assert.equal(
       await readFile(path.join(cwd, result.subtitle_file_url!), 'utf8'),
-      '1\n00:00:00,000 --> 00:00:03,000\nLocal run.\n\n2\n00:00:03,000 --> 00:00:06,000\nÇa marche\n\n3\n00:00:06,000 --> 00:00:09,000\n🎉\n',
+      '1\n00:00:00,000 --> 00:00:03,000\nLocal run.\n\n2\n00:00:03,000 --> 00:00:06,000\nÇa marche\n\n3\n' +
+        '00:00:06,000 --> 00:00:09,000\n🎉\n',
     );
   });
 

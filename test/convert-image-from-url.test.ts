@@ -88,7 +88,8 @@ describe('convert_image_from_url', () => {
     assert.match(
       res.body.output_file!,
       new RegExp(
-        `^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}_converted\\.${target}$`,
+        `^${server.base}/uploads/` +
+          `[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}_converted\\.${target}$`,
       ),
     );
     const file = server.pathOf(res.body.output_file!);
@@ -124,7 +125,8 @@ describe('convert_image_from_url', () => {
         const kept = near(frame.pixel(x, y), source.pixel(x, y), 24) || near(frame.pixel(x, y), libvipsPixel(x, y), 24);
         assert.ok(
           kept,
-          `${target} pixel ${x},${y}: ${source.pixel(x, y)} (libvips: ${libvipsPixel(x, y)}) became ${frame.pixel(x, y)}`,
+          `${target} pixel ${x},${y}: ${source.pixel(x, y)} (libvips: ${libvipsPixel(x, y)}) ` +
+            `became ${frame.pixel(x, y)}`,
         );
       }
     });
@@ -217,24 +219,27 @@ describe('convert_image_from_url', () => {
     assert.equal(files.hits.get('/f/unfetched.png') ?? 0, 0, 'nothing is downloaded for a refused request');
   });
 
-  it('answers a failed download with 502 and an input that is not an image with 422, leaving no work files', async () => {
-    const missing = files.url('/f/missing.png');
-    let res = await server.post('/convert_image_from_url/', { image_url: missing, target_format: 'png' });
-    assert.equal(res.status, 502);
-    assert.equal(res.body.error, `Failed to download ${missing}: HTTP 404 Not Found`);
-    for (const name of ['tone-2s-44k-stereo.mp3', 'not-media.txt']) {
-      res = await server.post('/convert_image_from_url/', {
-        image_url: files.url(`/f/${name}`),
-        target_format: 'webp',
-      });
-      assert.equal(res.status, 422, `${name}: ${JSON.stringify(res.body)}`);
-      assert.ok(!res.body.error!.includes(server.dataDir), res.body.error);
-    }
-    res = await server.post('/convert_image_from_url/', { target_format: 'png' });
-    assert.equal(res.status, 400);
-    assert.match(res.body.error!, /image_url/);
-    assert.deepEqual(await server.workLeftovers(), []);
-  });
+  it(
+    'answers a failed download with 502 and an input that is not an image with 422, ' + 'leaving no work files',
+    async () => {
+      const missing = files.url('/f/missing.png');
+      let res = await server.post('/convert_image_from_url/', { image_url: missing, target_format: 'png' });
+      assert.equal(res.status, 502);
+      assert.equal(res.body.error, `Failed to download ${missing}: HTTP 404 Not Found`);
+      for (const name of ['tone-2s-44k-stereo.mp3', 'not-media.txt']) {
+        res = await server.post('/convert_image_from_url/', {
+          image_url: files.url(`/f/${name}`),
+          target_format: 'webp',
+        });
+        assert.equal(res.status, 422, `${name}: ${JSON.stringify(res.body)}`);
+        assert.ok(!res.body.error!.includes(server.dataDir), res.body.error);
+      }
+      res = await server.post('/convert_image_from_url/', { target_format: 'png' });
+      assert.equal(res.status, 400);
+      assert.match(res.body.error!, /image_url/);
+      assert.deepEqual(await server.workLeftovers(), []);
+    },
+  );
 
   it('runs from the CLI with a local path, printing the same JSON', async () => {
     const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));

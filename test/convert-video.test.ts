@@ -133,7 +133,8 @@ describe('convert-video', () => {
     assert.match(
       res.body.output_file!,
       new RegExp(
-        `^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}_input_video\\.${format}$`,
+        `^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}_input_video\\.` +
+          `${format}$`,
       ),
     );
     const file = server.pathOf(res.body.output_file!);

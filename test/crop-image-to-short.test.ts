@@ -294,23 +294,27 @@ describe('crop_image_to_short', () => {
     assertPixels(frame, [...EDGES, [200, 640], [520, 640]], isBlack, 'black (transparent red)');
   });
 
-  it('answers a missing URL with 400, a failed download with 502, an input that is not an image with 422, leaving no work files', async () => {
-    let res = await server.post('/crop_image_to_short/', {});
-    assert.equal(res.status, 400);
-    assert.match(res.body.error!, /image_url/);
-    res = await server.post('/crop_image_to_short/', { image_url: 'not a url' });
-    assert.equal(res.status, 400);
-    const missing = files.url('/f/missing.jpg');
-    res = await server.post('/crop_image_to_short/', { image_url: missing });
-    assert.equal(res.status, 502);
-    assert.equal(res.body.error, `Failed to download ${missing}: HTTP 404 Not Found`);
-    for (const name of ['tone-2s-44k-stereo.mp3', 'not-media.txt']) {
-      res = await server.post('/crop_image_to_short/', { image_url: files.url(`/f/${name}`) });
-      assert.equal(res.status, 422, `${name}: ${JSON.stringify(res.body)}`);
-      assert.ok(!res.body.error!.includes(server.dataDir), res.body.error);
-    }
-    assert.deepEqual(await server.workLeftovers(), []);
-  });
+  it(
+    'answers a missing URL with 400, a failed download with 502, an input that is not an image with 422, ' +
+      'leaving no work files',
+    async () => {
+      let res = await server.post('/crop_image_to_short/', {});
+      assert.equal(res.status, 400);
+      assert.match(res.body.error!, /image_url/);
+      res = await server.post('/crop_image_to_short/', { image_url: 'not a url' });
+      assert.equal(res.status, 400);
+      const missing = files.url('/f/missing.jpg');
+      res = await server.post('/crop_image_to_short/', { image_url: missing });
+      assert.equal(res.status, 502);
+      assert.equal(res.body.error, `Failed to download ${missing}: HTTP 404 Not Found`);
+      for (const name of ['tone-2s-44k-stereo.mp3', 'not-media.txt']) {
+        res = await server.post('/crop_image_to_short/', { image_url: files.url(`/f/${name}`) });
+        assert.equal(res.status, 422, `${name}: ${JSON.stringify(res.body)}`);
+        assert.ok(!res.body.error!.includes(server.dataDir), res.body.error);
+      }
+      assert.deepEqual(await server.workLeftovers(), []);
+    },
+  );
 
   it('runs from the CLI with a local path, printing the same JSON', async () => {
     const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));

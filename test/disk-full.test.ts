@@ -31,7 +31,9 @@ function whyNoTmpfs(): string | undefined {
     return undefined;
   } catch (error) {
     const reason = String((error as { stderr?: Buffer }).stderr ?? error).trim();
-    return `\`unshare ${UNSHARE.join(' ')}\` with a tmpfs mount failed (${reason}): run as root or with user namespaces`;
+    return (
+      `\`unshare ${UNSHARE.join(' ')}\` with a tmpfs mount failed (${reason}): run as root or with user ` + `namespaces`
+    );
   } finally {
     execFileSync('rm', ['-rf', probe]);
   }

@@ -72,15 +72,18 @@ describe('the code', () => {
 });
 
 describe('the tests', () => {
-  it("take describe/it from helpers/lifecycle.js, so Node's own runner runs them too (docs/architecture.md)", async () => {
-    const all = await readdir(path.join(ROOT, 'test'), { recursive: true });
-    const files = all.filter((name) => name.endsWith('.test.ts'));
-    assert.ok(files.length > 30, `${files.length} test files`);
-    for (const name of files) {
-      const text = await readFile(path.join(ROOT, 'test', name), 'utf8');
-      assert.doesNotMatch(text, /from '[v]itest'/, `test/${name} imports vitest`);
-    }
-  });
+  it(
+    'take describe/it from helpers/lifecycle.js, ' + "so Node's own runner runs them too (docs/architecture.md)",
+    async () => {
+      const all = await readdir(path.join(ROOT, 'test'), { recursive: true });
+      const files = all.filter((name) => name.endsWith('.test.ts'));
+      assert.ok(files.length > 30, `${files.length} test files`);
+      for (const name of files) {
+        const text = await readFile(path.join(ROOT, 'test', name), 'utf8');
+        assert.doesNotMatch(text, /from '[v]itest'/, `test/${name} imports vitest`);
+      }
+    },
+  );
 });
 
 describe('the README, docs/ and the plugin guide against the code', () => {

@@ -110,28 +110,33 @@ describe('error answers carry the code', () => {
       .filter((line) => line.includes(text))
       .map((line) => JSON.parse(line) as Record<string, unknown>);
 
-  it('answers an invalid URL with MF_ERR_URL, at submission and from a synchronous job, and logs that code', async () => {
-    const ftp = await post('/convert-video/', { video_url: 'ftp://ftp.example.com/a.mp4' });
-    assert.deepEqual(ftp, {
-      status: 400,
-      body: {
-        error: "Invalid URL 'ftp://ftp.example.com/a.mp4': only http and https are allowed, not ftp",
-        code: 'MF_ERR_URL',
-      },
-    });
+  it(
+    'answers an invalid URL with MF_ERR_URL, ' + 'at submission and from a synchronous job, and logs that code',
+    async () => {
+      const ftp = await post('/convert-video/', { video_url: 'ftp://ftp.example.com/a.mp4' });
+      assert.deepEqual(ftp, {
+        status: 400,
+        body: {
+          error: "Invalid URL 'ftp://ftp.example.com/a.mp4': only http and https are allowed, not ftp",
+          code: 'MF_ERR_URL',
+        },
+      });
 
-    const url = files.url('/to-ftp');
-    const refused = await post('/convert-video/', { video_url: url });
-    const text = `URL '${url}' is not allowed: it redirects to 'ftp://ftp.example.com/a.mp4': only http and https are allowed, not ftp`;
-    assert.deepEqual(refused, { status: 400, body: { error: text, code: 'MF_ERR_URL' } });
-    assert.equal(files.hits.get('/to-ftp'), 1, 'the job downloaded it');
-    // The line of the answered error names the job's own code, not one rebuilt from its status (MF_ERR_PARAM).
-    const lines = logged(text).filter((line) => line.code);
-    assert.deepEqual(
-      lines.map((line) => line.code),
-      ['MF_ERR_URL'],
-    );
-  });
+      const url = files.url('/to-ftp');
+      const refused = await post('/convert-video/', { video_url: url });
+      const text =
+        `URL '${url}' is not allowed: it redirects to 'ftp://ftp.example.com/a.mp4': only http and https are ` +
+        `allowed, not ftp`;
+      assert.deepEqual(refused, { status: 400, body: { error: text, code: 'MF_ERR_URL' } });
+      assert.equal(files.hits.get('/to-ftp'), 1, 'the job downloaded it');
+      // The line of the answered error names the job's own code, not one rebuilt from its status (MF_ERR_PARAM).
+      const lines = logged(text).filter((line) => line.code);
+      assert.deepEqual(
+        lines.map((line) => line.code),
+        ['MF_ERR_URL'],
+      );
+    },
+  );
 
   it("keeps the code in an asynchronous job's error", async () => {
     const url = files.url('/to-ftp');
@@ -146,7 +151,9 @@ describe('error answers carry the code', () => {
     );
     assert.deepEqual(job.error, {
       status: 400,
-      error: `URL '${url}' is not allowed: it redirects to 'ftp://ftp.example.com/a.mp4': only http and https are allowed, not ftp`,
+      error:
+        `URL '${url}' is not allowed: it redirects to 'ftp://ftp.example.com/a.mp4': only http and https are ` +
+        `allowed, not ftp`,
       code: 'MF_ERR_URL',
     });
   });

@@ -63,7 +63,8 @@ describe('generate-subtitles: srt, vtt and styled ass with word highlighting', (
     );
     assert.equal(
       text,
-      'WEBVTT\n\n00:00:00.000 --> 00:00:03.000\nTom &amp; Jerry &lt;3\n\n00:00:03.000 --> 00:00:06.000\ncats.\n\n00:00:06.000 --> 00:00:09.000\nBye\n',
+      'WEBVTT\n\n00:00:00.000 --> 00:00:03.000\nTom &amp; Jerry &lt;3\n\n00:00:03.000 --> 00:00:06.000\n' +
+        'cats.\n\n00:00:06.000 --> 00:00:09.000\nBye\n',
     );
     const res = await fetch(url);
     assert.equal(res.headers.get('content-type'), 'text/vtt; charset=utf-8');
@@ -92,78 +93,85 @@ describe('generate-subtitles: srt, vtt and styled ass with word highlighting', (
     assert.equal((await fetch(url)).headers.get('content-type'), 'text/x-ssa; charset=utf-8');
   });
 
-  it('highlight=word: \\k tags share each cue in proportion to word length, and the highlight moves across the burned-in words', async () => {
-    const { url, text } = await generate(
-      {
-        text: 'One two three',
-        format: 'ass',
-        highlight: 'word',
-        highlight_color: '#FF0000',
-        seconds_per_line: '2',
-        font_size: '200',
-        position: 'middle',
-      },
-      'ass',
-    );
-    const event = text.split('\n').find((line) => line.startsWith('Dialogue: '))!;
-    // 3, 3 and 5 letters of 11 over 200 centiseconds: ends at 55, 109 and 200.
-    assert.deepEqual(
-      [...event.matchAll(/\\k(\d+)/g)].map((m) => Number(m[1])),
-      [55, 54, 91],
-    );
-    assert.deepEqual(
-      [...event.matchAll(/\\t\((\d+),/g)].map((m) => Number(m[1])),
-      [550, 1090, 2000],
-    );
+  it(
+    'highlight=word: \\k tags share each cue in proportion to word length, and the highlight moves across the ' +
+      'burned-in words',
+    async () => {
+      const { url, text } = await generate(
+        {
+          text: 'One two three',
+          format: 'ass',
+          highlight: 'word',
+          highlight_color: '#FF0000',
+          seconds_per_line: '2',
+          font_size: '200',
+          position: 'middle',
+        },
+        'ass',
+      );
+      const event = text.split('\n').find((line) => line.startsWith('Dialogue: '))!;
+      // 3, 3 and 5 letters of 11 over 200 centiseconds: ends at 55, 109 and 200.
+      assert.deepEqual(
+        [...event.matchAll(/\\k(\d+)/g)].map((m) => Number(m[1])),
+        [55, 54, 91],
+      );
+      assert.deepEqual(
+        [...event.matchAll(/\\t\((\d+),/g)].map((m) => Number(m[1])),
+        [550, 1090, 2000],
+      );
 
-    const res = await server.post('/add-subtitles/', {
-      video_url: files.url('/f/clip-2s-480x270-black.mp4'),
-      subtitle_url: url,
-    });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    const video = server.pathOf(res.body.output_video!);
-    const [early, late] = await Promise.all([frameRgb(video, 0.25), frameRgb(video, 1.6)]);
-    const first = redPixels(early);
-    const last = redPixels(late);
-    assert.ok(first.length > 100 && last.length > 100, `highlighted pixels: ${first.length}, ${last.length}`);
-    const firstRight = Math.max(...first.map((p) => p.x));
-    // At 0.25 s the first word is red; at 1.6 s the third is, and the first is white again.
-    assert.ok(
-      mean(last.map((p) => p.x)) > mean(first.map((p) => p.x)) + 80,
-      `moved right: ${mean(first.map((p) => p.x))} -> ${mean(last.map((p) => p.x))}`,
-    );
-    assert.equal(last.filter((p) => p.x <= firstRight).length, 0, 'the first word is no longer highlighted');
-    const white = (frame: Frame, x0: number, x1: number) => {
-      let count = 0;
-      for (let y = 0; y < frame.height; y++)
-        for (let x = x0; x <= x1; x++) if (frame.pixel(x, y).every((c) => c > 200)) count++;
-      return count;
-    };
-    assert.ok(
-      white(late, Math.min(...first.map((p) => p.x)), firstRight) > 100,
-      'the first word is drawn in the text colour',
-    );
-  });
+      const res = await server.post('/add-subtitles/', {
+        video_url: files.url('/f/clip-2s-480x270-black.mp4'),
+        subtitle_url: url,
+      });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const video = server.pathOf(res.body.output_video!);
+      const [early, late] = await Promise.all([frameRgb(video, 0.25), frameRgb(video, 1.6)]);
+      const first = redPixels(early);
+      const last = redPixels(late);
+      assert.ok(first.length > 100 && last.length > 100, `highlighted pixels: ${first.length}, ${last.length}`);
+      const firstRight = Math.max(...first.map((p) => p.x));
+      // At 0.25 s the first word is red; at 1.6 s the third is, and the first is white again.
+      assert.ok(
+        mean(last.map((p) => p.x)) > mean(first.map((p) => p.x)) + 80,
+        `moved right: ${mean(first.map((p) => p.x))} -> ${mean(last.map((p) => p.x))}`,
+      );
+      assert.equal(last.filter((p) => p.x <= firstRight).length, 0, 'the first word is no longer highlighted');
+      const white = (frame: Frame, x0: number, x1: number) => {
+        let count = 0;
+        for (let y = 0; y < frame.height; y++)
+          for (let x = x0; x <= x1; x++) if (frame.pixel(x, y).every((c) => c > 200)) count++;
+        return count;
+      };
+      assert.ok(
+        white(late, Math.min(...first.map((p) => p.x)), firstRight) > 100,
+        'the first word is drawn in the text colour',
+      );
+    },
+  );
 
-  it('refuses style fields for srt and vtt, bad highlight values and injecting colours with a 400 naming the field', async () => {
-    const cases: Array<[Record<string, string>, RegExp]> = [
-      [{ color: '#FFFFFF' }, /^Expected `format` to be ass when `color` is given: srt files carry no styles$/],
-      [{ format: 'vtt', highlight: 'word' }, /`highlight` is given: vtt files/],
-      [{ format: 'ass', highlight: 'line' }, /^Expected `highlight` to be one of word, got `line`$/],
-      [
-        { format: 'ass', highlight: 'word', highlight_color: '#F0}{,0' },
-        /^Expected `highlight_color` to be a colour as #RRGGBB/,
-      ],
-      [{ format: 'ass', font: 'Arial}{\\fnX' }, /^Expected `font` to be a font family installed on the server/],
-      [{ format: 'txt' }, /^Unsupported format 'txt'. Supported formats: srt, vtt, ass.$/],
-    ];
-    for (const [fields, error] of cases) {
-      // Asynchronous requests are refused alike, before a job exists: no 202 for a job bound to fail.
-      for (const headers of [{}, { prefer: 'respond-async' }] as Array<Record<string, string>>) {
-        const res = await server.post('/generate-subtitles/', { text: 'Hello there', ...fields }, { headers });
-        assert.equal(res.status, 400, `${JSON.stringify(fields)} ${JSON.stringify(headers)}`);
-        assert.match(res.body.error!, error);
+  it(
+    'refuses style fields for srt and vtt, bad highlight values and injecting colours with a 400 naming ' + 'the field',
+    async () => {
+      const cases: Array<[Record<string, string>, RegExp]> = [
+        [{ color: '#FFFFFF' }, /^Expected `format` to be ass when `color` is given: srt files carry no styles$/],
+        [{ format: 'vtt', highlight: 'word' }, /`highlight` is given: vtt files/],
+        [{ format: 'ass', highlight: 'line' }, /^Expected `highlight` to be one of word, got `line`$/],
+        [
+          { format: 'ass', highlight: 'word', highlight_color: '#F0}{,0' },
+          /^Expected `highlight_color` to be a colour as #RRGGBB/,
+        ],
+        [{ format: 'ass', font: 'Arial}{\\fnX' }, /^Expected `font` to be a font family installed on the server/],
+        [{ format: 'txt' }, /^Unsupported format 'txt'. Supported formats: srt, vtt, ass.$/],
+      ];
+      for (const [fields, error] of cases) {
+        // Asynchronous requests are refused alike, before a job exists: no 202 for a job bound to fail.
+        for (const headers of [{}, { prefer: 'respond-async' }] as Array<Record<string, string>>) {
+          const res = await server.post('/generate-subtitles/', { text: 'Hello there', ...fields }, { headers });
+          assert.equal(res.status, 400, `${JSON.stringify(fields)} ${JSON.stringify(headers)}`);
+          assert.match(res.body.error!, error);
+        }
       }
-    }
-  });
+    },
+  );
 });

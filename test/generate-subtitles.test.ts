@@ -90,7 +90,8 @@ describe('generate-subtitles', () => {
     const long = await generate({ text: 'one two three', words_per_line: '1', seconds_per_line: '3600' });
     assert.equal(
       long.text,
-      '1\n00:00:00,000 --> 01:00:00,000\none\n\n2\n01:00:00,000 --> 02:00:00,000\ntwo\n\n3\n02:00:00,000 --> 03:00:00,000\nthree\n',
+      '1\n00:00:00,000 --> 01:00:00,000\none\n\n2\n01:00:00,000 --> 02:00:00,000\ntwo\n\n3\n02:00:00,000 --> ' +
+        '03:00:00,000\nthree\n',
     );
 
     const words = Array.from({ length: 600 }, (_, i) => `w${i + 1}`);
@@ -160,31 +161,35 @@ describe('generate-subtitles', () => {
     assert.equal(srt, expectedSrt(['吾輩は猫', 'である。', '名前はまだ', '無い。'], 3));
   });
 
-  it('refuses empty or whitespace-only text, and bad words_per_line / seconds_per_line, with a 400 naming the parameter', async () => {
-    for (const text of ['', '   ', '\n\t \r\n']) {
-      const res = await server.post('/generate-subtitles/', { text });
-      assert.equal(res.status, 400, JSON.stringify(text));
-      assert.match(res.body.error!, /`text`/);
-    }
-    const missing = await server.post('/generate-subtitles/', { words_per_line: '3' });
-    assert.equal(missing.status, 400);
-    assert.match(missing.body.error!, /`text`/);
-    for (const [field, value] of [
-      ['words_per_line', '0'],
-      ['words_per_line', 'abc'],
-      ['words_per_line', '2.5'],
-      ['words_per_line', '-3'],
-      ['seconds_per_line', '0'],
-      ['seconds_per_line', 'three'],
-      ['seconds_per_line', '1e3'],
-    ] as const) {
-      const res = await server.post('/generate-subtitles/', { text: 'some words here', [field]: value });
-      assert.equal(res.status, 400, `${field}=${value}: ${JSON.stringify(res.body)}`);
-      assert.deepEqual(Object.keys(res.body), ['error', 'code']);
-      assert.equal(res.body.code, 'MF_ERR_PARAM');
-      assert.ok(res.body.error!.includes(`\`${field}\``), res.body.error);
-      assert.ok(res.body.error!.includes(value), `the error shows the value given: ${res.body.error}`);
-    }
-    assert.deepEqual(await server.workLeftovers(), []);
-  });
+  it(
+    'refuses empty or whitespace-only text, and bad words_per_line / seconds_per_line, with a 400 naming the ' +
+      'parameter',
+    async () => {
+      for (const text of ['', '   ', '\n\t \r\n']) {
+        const res = await server.post('/generate-subtitles/', { text });
+        assert.equal(res.status, 400, JSON.stringify(text));
+        assert.match(res.body.error!, /`text`/);
+      }
+      const missing = await server.post('/generate-subtitles/', { words_per_line: '3' });
+      assert.equal(missing.status, 400);
+      assert.match(missing.body.error!, /`text`/);
+      for (const [field, value] of [
+        ['words_per_line', '0'],
+        ['words_per_line', 'abc'],
+        ['words_per_line', '2.5'],
+        ['words_per_line', '-3'],
+        ['seconds_per_line', '0'],
+        ['seconds_per_line', 'three'],
+        ['seconds_per_line', '1e3'],
+      ] as const) {
+        const res = await server.post('/generate-subtitles/', { text: 'some words here', [field]: value });
+        assert.equal(res.status, 400, `${field}=${value}: ${JSON.stringify(res.body)}`);
+        assert.deepEqual(Object.keys(res.body), ['error', 'code']);
+        assert.equal(res.body.code, 'MF_ERR_PARAM');
+        assert.ok(res.body.error!.includes(`\`${field}\``), res.body.error);
+        assert.ok(res.body.error!.includes(value), `the error shows the value given: ${res.body.error}`);
+      }
+      assert.deepEqual(await server.workLeftovers(), []);
+    },
+  );
 });

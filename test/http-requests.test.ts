@@ -176,7 +176,8 @@ describe('HTTP requests', () => {
 
   it('decodes an urlencoded body in the charset its Content-Type declares', async () => {
     // "Café, naïve façade." in ISO-8859-1: é is byte E9, ï EF, ç E7.
-    const latin1 = `text=${[...Buffer.from('Café, naïve façade.', 'latin1')].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('')}`;
+    const bytes = [...Buffer.from('Café, naïve façade.', 'latin1')];
+    const latin1 = `text=${bytes.map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('')}`;
     for (const type of [
       'application/x-www-form-urlencoded; charset=ISO-8859-1',
       'application/x-www-form-urlencoded;charset="iso-8859-1"',

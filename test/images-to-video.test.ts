@@ -128,84 +128,89 @@ describe('images-to-video', () => {
     assert.match(
       res.body.output_file!,
       new RegExp(
-        `^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/output\\.${format}$`,
+        `^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/output\\.` +
+          `${format}$`,
       ),
     );
     return server.pathOf(res.body.output_file!);
   }
 
-  it("letterboxes JPEG, PNG and WebP of different sizes and orientations into the first image's frame, never stretching", async () => {
-    const file = await slideshow({
-      image_urls: ['red-640x360.jpg', 'green-360x640.png', 'blue-640x480.webp'].map(url).join(', '),
-      seconds_per_image: '1',
-    });
-    await assertSlideshow(file, { codec: 'h264', width: 640, height: 360, fps: 25, seconds: 3 });
-    // 1st second: the landscape JPEG fills the frame.
-    assertPixels(
-      await frameRgb(file, 0.5),
-      [
-        [2, 2],
-        [637, 2],
-        [320, 180],
-        [2, 357],
-        [637, 357],
-      ],
-      isRed,
-      'red',
-    );
-    // 2nd: the portrait PNG, 360x640 → about 202x360 in the middle, black bars left and right.
-    let frame = await frameRgb(file, 1.5);
-    assertPixels(
-      frame,
-      [
-        [320, 180],
-        [320, 2],
-        [320, 357],
-        [230, 180],
-        [410, 180],
-      ],
-      isGreen,
-      'green picture',
-    );
-    assertPixels(
-      frame,
-      [
-        [2, 180],
-        [200, 180],
-        [440, 180],
-        [637, 180],
-        [2, 2],
-        [637, 357],
-      ],
-      isBlack,
-      'a black bar',
-    );
-    // 3rd: the 4:3 WebP → 480x360, columns 80..559, black bars left and right rather than a stretch.
-    frame = await frameRgb(file, 2.5);
-    assertPixels(
-      frame,
-      [
-        [320, 180],
-        [90, 180],
-        [550, 180],
-        [320, 2],
-        [320, 357],
-      ],
-      isBlue,
-      'blue picture',
-    );
-    assertPixels(
-      frame,
-      [
-        [2, 180],
-        [70, 180],
-        [570, 180],
-        [637, 180],
-      ],
-      isBlack,
-      'a black bar',
-    );
-  });
+  it(
+    "letterboxes JPEG, PNG and WebP of different sizes and orientations into the first image's frame, never " +
+      'stretching',
+    async () => {
+      const file = await slideshow({
+        image_urls: ['red-640x360.jpg', 'green-360x640.png', 'blue-640x480.webp'].map(url).join(', '),
+        seconds_per_image: '1',
+      });
+      await assertSlideshow(file, { codec: 'h264', width: 640, height: 360, fps: 25, seconds: 3 });
+      // 1st second: the landscape JPEG fills the frame.
+      assertPixels(
+        await frameRgb(file, 0.5),
+        [
+          [2, 2],
+          [637, 2],
+          [320, 180],
+          [2, 357],
+          [637, 357],
+        ],
+        isRed,
+        'red',
+      );
+      // 2nd: the portrait PNG, 360x640 → about 202x360 in the middle, black bars left and right.
+      let frame = await frameRgb(file, 1.5);
+      assertPixels(
+        frame,
+        [
+          [320, 180],
+          [320, 2],
+          [320, 357],
+          [230, 180],
+          [410, 180],
+        ],
+        isGreen,
+        'green picture',
+      );
+      assertPixels(
+        frame,
+        [
+          [2, 180],
+          [200, 180],
+          [440, 180],
+          [637, 180],
+          [2, 2],
+          [637, 357],
+        ],
+        isBlack,
+        'a black bar',
+      );
+      // 3rd: the 4:3 WebP → 480x360, columns 80..559, black bars left and right rather than a stretch.
+      frame = await frameRgb(file, 2.5);
+      assertPixels(
+        frame,
+        [
+          [320, 180],
+          [90, 180],
+          [550, 180],
+          [320, 2],
+          [320, 357],
+        ],
+        isBlue,
+        'blue picture',
+      );
+      assertPixels(
+        frame,
+        [
+          [2, 180],
+          [70, 180],
+          [570, 180],
+          [637, 180],
+        ],
+        isBlack,
+        'a black bar',
+      );
+    },
+  );
 
   it('writes mp4 with +faststart: the moov box comes before mdat', async () => {
     const file = await slideshow({

@@ -57,34 +57,37 @@ describe('outputs are named apart from their job', () => {
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  it('gives an operation output a UUID v4 of its own: the URL does not contain the job id, nor lead to the job', async () => {
-    const id = await submitJob(
-      server.base,
-      '/resize_image/',
-      { image_url: files.url('/f/small-300x200.png'), width: '40', height: '30' },
-      ASYNC,
-    );
-    const job = await waitForJob(server.base, id);
-    assert.equal(job.status, 'succeeded', JSON.stringify(job));
-    const url = String(job.result!.output_file);
-    const match = new RegExp(`^${server.base}/uploads/(${UUID.source})_resized\\.jpg$`).exec(url);
-    assert.ok(match, url);
-    const outputId = match[1]!;
-    assert.notEqual(outputId, id);
-    assert.ok(!digitsOf(url).includes(digitsOf(id)), 'no spelling of the job id is in the URL');
-    // The output id is random, not derived: it is stored with the job, and no job answers to it.
-    assert.equal((await recordOf(server, id)).output_id, outputId);
-    assert.equal((await fetch(`${server.base}/jobs/${outputId}`)).status, 404);
-    assert.equal((await fetch(`${server.base}/jobs/${outputId}`, { method: 'DELETE' })).status, 404);
-    // The file is there under that name, and is the resized image.
-    const file = path.join(work, 'out.jpg');
-    await writeFile(file, Buffer.from(await (await fetch(url)).arrayBuffer()));
-    assert.deepEqual([videoOf(await probe(file))!.width, videoOf(await probe(file))!.height], [40, 30]);
-    assert.ok(
-      !(await readdir(path.join(server.dataDir, 'uploads'))).some((name) => name.includes(id)),
-      'no upload is named by the job id',
-    );
-  });
+  it(
+    'gives an operation output a UUID v4 of its own: ' + 'the URL does not contain the job id, nor lead to the job',
+    async () => {
+      const id = await submitJob(
+        server.base,
+        '/resize_image/',
+        { image_url: files.url('/f/small-300x200.png'), width: '40', height: '30' },
+        ASYNC,
+      );
+      const job = await waitForJob(server.base, id);
+      assert.equal(job.status, 'succeeded', JSON.stringify(job));
+      const url = String(job.result!.output_file);
+      const match = new RegExp(`^${server.base}/uploads/(${UUID.source})_resized\\.jpg$`).exec(url);
+      assert.ok(match, url);
+      const outputId = match[1]!;
+      assert.notEqual(outputId, id);
+      assert.ok(!digitsOf(url).includes(digitsOf(id)), 'no spelling of the job id is in the URL');
+      // The output id is random, not derived: it is stored with the job, and no job answers to it.
+      assert.equal((await recordOf(server, id)).output_id, outputId);
+      assert.equal((await fetch(`${server.base}/jobs/${outputId}`)).status, 404);
+      assert.equal((await fetch(`${server.base}/jobs/${outputId}`, { method: 'DELETE' })).status, 404);
+      // The file is there under that name, and is the resized image.
+      const file = path.join(work, 'out.jpg');
+      await writeFile(file, Buffer.from(await (await fetch(url)).arrayBuffer()));
+      assert.deepEqual([videoOf(await probe(file))!.width, videoOf(await probe(file))!.height], [40, 30]);
+      assert.ok(
+        !(await readdir(path.join(server.dataDir, 'uploads'))).some((name) => name.includes(id)),
+        'no upload is named by the job id',
+      );
+    },
+  );
 
   it("puts a pipeline's results in a folder named by the output id, not the job id", async () => {
     const fields = {
@@ -121,41 +124,45 @@ describe('webhook URLs are shown without their secrets', () => {
     await files?.close();
   });
 
-  it('shows scheme, host and path with "(query redacted)" in GET /jobs, the events and the webhook body; delivers to the full URL', async () => {
-    const hook = new URL(receiver.url('/hook/zap'));
-    const full = `http://zapuser:zappass@${hook.host}/hook/zap?token=s3cr3t-t0ken&sig=abc`;
-    const id = await submitJob(server.base, '/resize_image/', {
-      image_url: files.url('/f/small-300x200.png'),
-      width: '20',
-      height: '20',
-      webhook_url: full,
-    });
-    const job = await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
-    const shown = `http://${hook.host}/hook/zap?(query redacted)`;
-    assert.equal(job.webhook!.url, shown);
+  it(
+    'shows scheme, host and path with "(query redacted)" in GET /jobs, the events and the webhook body; ' +
+      'delivers to the full URL',
+    async () => {
+      const hook = new URL(receiver.url('/hook/zap'));
+      const full = `http://zapuser:zappass@${hook.host}/hook/zap?token=s3cr3t-t0ken&sig=abc`;
+      const id = await submitJob(server.base, '/resize_image/', {
+        image_url: files.url('/f/small-300x200.png'),
+        width: '20',
+        height: '20',
+        webhook_url: full,
+      });
+      const job = await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
+      const shown = `http://${hook.host}/hook/zap?(query redacted)`;
+      assert.equal(job.webhook!.url, shown);
 
-    const texts = [JSON.stringify(job), (await eventsOf(server.base, id)).text];
-    const [delivery] = await receiver.received(1);
-    texts.push(delivery!.body);
-    assert.equal((delivery!.json.webhook as JobView['webhook'])!.url, shown);
-    for (const text of texts) {
-      for (const secret of ['s3cr3t-t0ken', 'zappass', 'zapuser', 'sig=abc'])
-        assert.ok(!text.includes(secret), `${secret} shown in ${text}`);
-    }
-    assert.ok(texts[1]!.includes(JSON.stringify(shown)), 'the event stream shows the redacted URL');
-    // The receiver got the whole URL: its query, and the user info as Basic authentication.
-    assert.equal(delivery!.url, '/hook/zap?token=s3cr3t-t0ken&sig=abc');
-    assert.equal(delivery!.headers.authorization, `Basic ${Buffer.from('zapuser:zappass').toString('base64')}`);
-    // A URL with nothing to hide is shown as it is.
-    const plain = receiver.url('/hook/plain');
-    const other = await submitJob(server.base, '/resize_image/', {
-      image_url: files.url('/f/small-300x200.png'),
-      width: '20',
-      height: '20',
-      webhook_url: plain,
-    });
-    assert.equal((await waitForJob(server.base, other, (j) => j.webhook?.delivered_at != null)).webhook!.url, plain);
-  });
+      const texts = [JSON.stringify(job), (await eventsOf(server.base, id)).text];
+      const [delivery] = await receiver.received(1);
+      texts.push(delivery!.body);
+      assert.equal((delivery!.json.webhook as JobView['webhook'])!.url, shown);
+      for (const text of texts) {
+        for (const secret of ['s3cr3t-t0ken', 'zappass', 'zapuser', 'sig=abc'])
+          assert.ok(!text.includes(secret), `${secret} shown in ${text}`);
+      }
+      assert.ok(texts[1]!.includes(JSON.stringify(shown)), 'the event stream shows the redacted URL');
+      // The receiver got the whole URL: its query, and the user info as Basic authentication.
+      assert.equal(delivery!.url, '/hook/zap?token=s3cr3t-t0ken&sig=abc');
+      assert.equal(delivery!.headers.authorization, `Basic ${Buffer.from('zapuser:zappass').toString('base64')}`);
+      // A URL with nothing to hide is shown as it is.
+      const plain = receiver.url('/hook/plain');
+      const other = await submitJob(server.base, '/resize_image/', {
+        image_url: files.url('/f/small-300x200.png'),
+        width: '20',
+        height: '20',
+        webhook_url: plain,
+      });
+      assert.equal((await waitForJob(server.base, other, (j) => j.webhook?.delivered_at != null)).webhook!.url, plain);
+    },
+  );
 });
 
 describe('several API keys: each key sees only its own jobs', () => {
@@ -221,36 +228,39 @@ describe('several API keys: each key sees only its own jobs', () => {
     assert.equal(((await res.json()) as JobView).status, 'cancelled');
   });
 
-  it('keeps Idempotency-Keys apart: the same key under two API keys makes two jobs, each replayed to its own', async () => {
-    const key = { 'idempotency-key': 'order-1234' };
-    const a = await submitJob(server.base, '/resize_image/', fields(files), { ...ASYNC, ...A, ...key });
-    const b = await submitJob(server.base, '/resize_image/', fields(files), { ...ASYNC, ...B, ...key });
-    assert.notEqual(a, b, 'two independent jobs');
-    assert.equal((await waitForJob(server.base, a, isFinal, { headers: A })).status, 'succeeded');
-    assert.equal((await waitForJob(server.base, b, isFinal, { headers: B })).status, 'succeeded');
-    assert.equal(await submitJob(server.base, '/resize_image/', fields(files), { ...ASYNC, ...A, ...key }), a);
-    assert.equal(await submitJob(server.base, '/resize_image/', fields(files), { ...ASYNC, ...B, ...key }), b);
-    // Other fields under the same key: a 422 for its own key only; the third key starts afresh.
-    const other = new FormData();
-    for (const [name, value] of Object.entries({ ...fields(files), width: '18' })) other.append(name, value);
-    assert.equal(
-      (
-        await fetch(`${server.base}/resize_image/`, {
-          method: 'POST',
-          body: other,
-          headers: { ...ASYNC, ...A, ...key },
-        })
-      ).status,
-      422,
-    );
-    const c = await submitJob(
-      server.base,
-      '/resize_image/',
-      { ...fields(files), width: '18' },
-      { ...ASYNC, ...SOLO, ...key },
-    );
-    assert.ok(![a, b].includes(c));
-  });
+  it(
+    'keeps Idempotency-Keys apart: ' + 'the same key under two API keys makes two jobs, each replayed to its own',
+    async () => {
+      const key = { 'idempotency-key': 'order-1234' };
+      const a = await submitJob(server.base, '/resize_image/', fields(files), { ...ASYNC, ...A, ...key });
+      const b = await submitJob(server.base, '/resize_image/', fields(files), { ...ASYNC, ...B, ...key });
+      assert.notEqual(a, b, 'two independent jobs');
+      assert.equal((await waitForJob(server.base, a, isFinal, { headers: A })).status, 'succeeded');
+      assert.equal((await waitForJob(server.base, b, isFinal, { headers: B })).status, 'succeeded');
+      assert.equal(await submitJob(server.base, '/resize_image/', fields(files), { ...ASYNC, ...A, ...key }), a);
+      assert.equal(await submitJob(server.base, '/resize_image/', fields(files), { ...ASYNC, ...B, ...key }), b);
+      // Other fields under the same key: a 422 for its own key only; the third key starts afresh.
+      const other = new FormData();
+      for (const [name, value] of Object.entries({ ...fields(files), width: '18' })) other.append(name, value);
+      assert.equal(
+        (
+          await fetch(`${server.base}/resize_image/`, {
+            method: 'POST',
+            body: other,
+            headers: { ...ASYNC, ...A, ...key },
+          })
+        ).status,
+        422,
+      );
+      const c = await submitJob(
+        server.base,
+        '/resize_image/',
+        { ...fields(files), width: '18' },
+        { ...ASYNC, ...SOLO, ...key },
+      );
+      assert.ok(![a, b].includes(c));
+    },
+  );
 });
 
 describe('several API keys with jobs in Redis', () => {

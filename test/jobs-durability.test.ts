@@ -204,217 +204,235 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
-  it('kill -9 with one job running, one queued and one webhook pending: after the restart all three complete', async () => {
-    const dataDir = await tempDir();
-    // The first delivery of C fails; its retry is due 8 s (±20%) later, after the kill.
-    const receiver = await receive((pathname, n) => (pathname === '/c' && n === 0 ? 500 : 200));
-    const env = { MEDIAFLOW_CONCURRENCY: '1', MEDIAFLOW_WEBHOOK_BACKOFF: '8s', MEDIAFLOW_WEBHOOK_TIMEOUT: '2s' };
-    const first = await serve(dataDir, env);
+  it(
+    'kill -9 with one job running, one queued and one webhook pending: ' + 'after the restart all three complete',
+    async () => {
+      const dataDir = await tempDir();
+      // The first delivery of C fails; its retry is due 8 s (±20%) later, after the kill.
+      const receiver = await receive((pathname, n) => (pathname === '/c' && n === 0 ? 500 : 200));
+      const env = { MEDIAFLOW_CONCURRENCY: '1', MEDIAFLOW_WEBHOOK_BACKOFF: '8s', MEDIAFLOW_WEBHOOK_TIMEOUT: '2s' };
+      const first = await serve(dataDir, env);
 
-    const c = await submitJob(first.base, '/resize_image/', { ...small(32, 24), webhook_url: receiver.url('/c') });
-    const [failedDelivery] = await receiver.received(1);
-    await waitForJob(first.base, c, (j) => j.webhook?.attempts === 1);
+      const c = await submitJob(first.base, '/resize_image/', { ...small(32, 24), webhook_url: receiver.url('/c') });
+      const [failedDelivery] = await receiver.received(1);
+      await waitForJob(first.base, c, (j) => j.webhook?.attempts === 1);
 
-    const a = await submitJob(first.base, '/images-to-video/', { ...slow(), webhook_url: receiver.url('/a') });
-    const firstRun = await waitForJob(first.base, a, (j) => j.status === 'running');
-    const b = await submitJob(first.base, '/resize_image/', { ...small(48, 36), webhook_url: receiver.url('/b') });
-    assert.equal((await getJob(first.base, b)).status, 'queued');
-    await ffmpegRunning(first);
-    assert.equal(receiver.deliveries.length, 1, "C's retry is still pending at the kill");
-    const beforeKill = await getJob(first.base, c);
-    assert.deepEqual(beforeKill.webhook, {
-      url: receiver.url('/c'),
-      attempts: 1,
-      last_status: 500,
-      delivered_at: null,
-    });
+      const a = await submitJob(first.base, '/images-to-video/', { ...slow(), webhook_url: receiver.url('/a') });
+      const firstRun = await waitForJob(first.base, a, (j) => j.status === 'running');
+      const b = await submitJob(first.base, '/resize_image/', { ...small(48, 36), webhook_url: receiver.url('/b') });
+      assert.equal((await getJob(first.base, b)).status, 'queued');
+      await ffmpegRunning(first);
+      assert.equal(receiver.deliveries.length, 1, "C's retry is still pending at the kill");
+      const beforeKill = await getJob(first.base, c);
+      assert.deepEqual(beforeKill.webhook, {
+        url: receiver.url('/c'),
+        attempts: 1,
+        last_status: 500,
+        delivered_at: null,
+      });
 
-    await killHard(first);
-    const killedAt = Date.now();
-    assert.equal((await record(dataDir, a)).status, 'running', 'the record still says running after the kill');
-    assert.equal((await record(dataDir, b)).status, 'queued');
+      await killHard(first);
+      const killedAt = Date.now();
+      assert.equal((await record(dataDir, a)).status, 'running', 'the record still says running after the kill');
+      assert.equal((await record(dataDir, b)).status, 'queued');
 
-    const second = await serve(dataDir, env);
-    assert.deepEqual(await recovered(second), { requeued: 2, failed: 0, cancelled: 0, deliveries: 1 });
-    // Running again, A says so: its progress is the first run's until this run passes it.
-    const rerun = await waitForJob(second.base, a, (j) => isFinal(j) || / \(attempt 2 of 2\)$/.test(j.stage), {
-      ms: 30_000,
-    });
-    assert.equal(rerun.status, 'running', `stage ${rerun.stage}`);
+      const second = await serve(dataDir, env);
+      assert.deepEqual(await recovered(second), { requeued: 2, failed: 0, cancelled: 0, deliveries: 1 });
+      // Running again, A says so: its progress is the first run's until this run passes it.
+      const rerun = await waitForJob(second.base, a, (j) => isFinal(j) || / \(attempt 2 of 2\)$/.test(j.stage), {
+        ms: 30_000,
+      });
+      assert.equal(rerun.status, 'running', `stage ${rerun.stage}`);
 
-    const doneA = await waitForJob(second.base, a, (j) => isFinal(j) && j.webhook?.delivered_at != null, {
-      ms: 90_000,
-    });
-    const doneB = await waitForJob(second.base, b, (j) => isFinal(j) && j.webhook?.delivered_at != null);
-    const doneC = await waitForJob(second.base, c, (j) => j.webhook?.delivered_at != null);
+      const doneA = await waitForJob(second.base, a, (j) => isFinal(j) && j.webhook?.delivered_at != null, {
+        ms: 90_000,
+      });
+      const doneB = await waitForJob(second.base, b, (j) => isFinal(j) && j.webhook?.delivered_at != null);
+      const doneC = await waitForJob(second.base, c, (j) => j.webhook?.delivered_at != null);
 
-    // A ran again (its second attempt) and made the whole video.
-    assert.equal(doneA.status, 'succeeded', JSON.stringify(doneA.error));
-    assert.equal((await record(dataDir, a)).attempts, 2);
-    assert.ok(Date.parse(doneA.started_at!) >= killedAt, 'the run that finished started after the restart');
-    assert.ok(Date.parse(doneA.started_at!) > Date.parse(firstRun.started_at!));
-    const info = await probe(outputFile(dataDir, doneA.result!.output_file));
-    const video = videoOf(info)!;
-    assert.equal(video.codec_name, 'h264');
-    assert.deepEqual([video.width, video.height], [1920, 1080]);
-    assert.equal(video.r_frame_rate, `${SLOW_FPS}/1`);
-    assert.ok(Math.abs(durationOf(info) - SLOW_SECONDS) < 0.1, `duration ${durationOf(info)}`);
+      // A ran again (its second attempt) and made the whole video.
+      assert.equal(doneA.status, 'succeeded', JSON.stringify(doneA.error));
+      assert.equal((await record(dataDir, a)).attempts, 2);
+      assert.ok(Date.parse(doneA.started_at!) >= killedAt, 'the run that finished started after the restart');
+      assert.ok(Date.parse(doneA.started_at!) > Date.parse(firstRun.started_at!));
+      const info = await probe(outputFile(dataDir, doneA.result!.output_file));
+      const video = videoOf(info)!;
+      assert.equal(video.codec_name, 'h264');
+      assert.deepEqual([video.width, video.height], [1920, 1080]);
+      assert.equal(video.r_frame_rate, `${SLOW_FPS}/1`);
+      assert.ok(Math.abs(durationOf(info) - SLOW_SECONDS) < 0.1, `duration ${durationOf(info)}`);
 
-    // B waited through the kill and ran once.
-    assert.equal(doneB.status, 'succeeded', JSON.stringify(doneB.error));
-    assert.equal((await record(dataDir, b)).attempts, 1);
-    const resized = videoOf(await probe(outputFile(dataDir, doneB.result!.output_file)))!;
-    assert.deepEqual([resized.width, resized.height], [48, 36]);
+      // B waited through the kill and ran once.
+      assert.equal(doneB.status, 'succeeded', JSON.stringify(doneB.error));
+      assert.equal((await record(dataDir, b)).attempts, 1);
+      const resized = videoOf(await probe(outputFile(dataDir, doneB.result!.output_file)))!;
+      assert.deepEqual([resized.width, resized.height], [48, 36]);
 
-    // C's retry kept its id and its schedule across the restart (not sent at once on start).
-    const toC = receiver.deliveries.filter((d) => d.path === '/c');
-    assert.deepEqual(
-      toC.map((d) => d.answered),
-      [500, 200],
-    );
-    assert.equal(toC[1]!.headers['webhook-id'], failedDelivery!.headers['webhook-id']);
-    assert.equal(toC[1]!.body, failedDelivery!.body);
-    assert.ok(
-      (toC[1]!.at - toC[0]!.at) / 1000 >= 6.3,
-      `the retry came ${(toC[1]!.at - toC[0]!.at) / 1000}s after the failure, expected the 8 s back-off (-20%)`,
-    );
-    assert.deepEqual(doneC.webhook, {
-      url: receiver.url('/c'),
-      attempts: 2,
-      last_status: 200,
-      delivered_at: doneC.webhook!.delivered_at,
-    });
-    assert.equal(doneC.status, 'succeeded');
-    assert.equal((await record(dataDir, c)).attempts, 1, 'a pending delivery never re-runs its job');
+      // C's retry kept its id and its schedule across the restart (not sent at once on start).
+      const toC = receiver.deliveries.filter((d) => d.path === '/c');
+      assert.deepEqual(
+        toC.map((d) => d.answered),
+        [500, 200],
+      );
+      assert.equal(toC[1]!.headers['webhook-id'], failedDelivery!.headers['webhook-id']);
+      assert.equal(toC[1]!.body, failedDelivery!.body);
+      assert.ok(
+        (toC[1]!.at - toC[0]!.at) / 1000 >= 6.3,
+        `the retry came ${(toC[1]!.at - toC[0]!.at) / 1000}s after the failure, expected the 8 s back-off (-20%)`,
+      );
+      assert.deepEqual(doneC.webhook, {
+        url: receiver.url('/c'),
+        attempts: 2,
+        last_status: 200,
+        delivered_at: doneC.webhook!.delivered_at,
+      });
+      assert.equal(doneC.status, 'succeeded');
+      assert.equal((await record(dataDir, c)).attempts, 1, 'a pending delivery never re-runs its job');
 
-    // Every job's webhook arrived (once per webhook-id), and nothing is left running or queued.
-    const messages = deliveredMessages(receiver);
-    assert.deepEqual([...messages.values()].map((d) => d.json.job_id).sort(), [a, b, c].sort());
-    for (const d of messages.values()) assert.equal(d.json.status, 'succeeded');
-    const left = await records(dataDir);
-    assert.equal(left.length, 3);
-    assert.deepEqual(
-      left.filter((r) => !isFinal(r)),
-      [],
-    );
-    assert.deepEqual(
-      left.filter((r) => r.webhook?.next_attempt_at != null),
-      [],
-      'no delivery is still owed',
-    );
-  });
+      // Every job's webhook arrived (once per webhook-id), and nothing is left running or queued.
+      const messages = deliveredMessages(receiver);
+      assert.deepEqual([...messages.values()].map((d) => d.json.job_id).sort(), [a, b, c].sort());
+      for (const d of messages.values()) assert.equal(d.json.status, 'succeeded');
+      const left = await records(dataDir);
+      assert.equal(left.length, 3);
+      assert.deepEqual(
+        left.filter((r) => !isFinal(r)),
+        [],
+      );
+      assert.deepEqual(
+        left.filter((r) => r.webhook?.next_attempt_at != null),
+        [],
+        'no delivery is still owed',
+      );
+    },
+  );
 
-  it('MEDIAFLOW_JOB_ATTEMPTS=1: a job interrupted by kill -9 ends failed with an error that says why, and its webhook says so', async () => {
-    const dataDir = await tempDir();
-    const receiver = await receive();
-    const env = { MEDIAFLOW_CONCURRENCY: '1', MEDIAFLOW_JOB_ATTEMPTS: '1' };
-    const first = await serve(dataDir, env);
-    const id = await submitJob(first.base, '/images-to-video/', {
-      image_urls: files.url('/f/small-300x200.png'),
-      ...ENDLESS,
-      webhook_url: receiver.url('/x'),
-    });
-    await waitForJob(first.base, id, (j) => j.status === 'running');
-    await ffmpegRunning(first);
-    await killHard(first);
+  it(
+    'MEDIAFLOW_JOB_ATTEMPTS=1: a job interrupted by kill -9 ends failed with an error that says why, and its ' +
+      'webhook says so',
+    async () => {
+      const dataDir = await tempDir();
+      const receiver = await receive();
+      const env = { MEDIAFLOW_CONCURRENCY: '1', MEDIAFLOW_JOB_ATTEMPTS: '1' };
+      const first = await serve(dataDir, env);
+      const id = await submitJob(first.base, '/images-to-video/', {
+        image_urls: files.url('/f/small-300x200.png'),
+        ...ENDLESS,
+        webhook_url: receiver.url('/x'),
+      });
+      await waitForJob(first.base, id, (j) => j.status === 'running');
+      await ffmpegRunning(first);
+      await killHard(first);
 
-    const second = await serve(dataDir, env);
-    const job = await waitForJob(second.base, id, (j) => isFinal(j) && j.webhook?.delivered_at != null);
-    assert.equal(job.status, 'failed');
-    assert.equal(job.result, null);
-    assert.equal(job.error!.status, 500);
-    assert.match(job.error!.error, /MEDIAFLOW_JOB_ATTEMPTS/);
-    assert.match(job.error!.error, /interrupted/);
-    const [hook] = await receiver.received(1);
-    assert.equal(hook!.json.status, 'failed');
-    assert.deepEqual(hook!.json.error, job.error);
-    // It was not run again: one attempt, and the new server starts no ffmpeg.
-    assert.equal((await record(dataDir, id)).attempts, 1);
-    await sleep(500);
-    assert.deepEqual(await ffmpegChildren(second.child.pid!), []);
-    assert.deepEqual(await recovered(second), { requeued: 0, failed: 1, cancelled: 0, deliveries: 0 });
-  });
+      const second = await serve(dataDir, env);
+      const job = await waitForJob(second.base, id, (j) => isFinal(j) && j.webhook?.delivered_at != null);
+      assert.equal(job.status, 'failed');
+      assert.equal(job.result, null);
+      assert.equal(job.error!.status, 500);
+      assert.match(job.error!.error, /MEDIAFLOW_JOB_ATTEMPTS/);
+      assert.match(job.error!.error, /interrupted/);
+      const [hook] = await receiver.received(1);
+      assert.equal(hook!.json.status, 'failed');
+      assert.deepEqual(hook!.json.error, job.error);
+      // It was not run again: one attempt, and the new server starts no ffmpeg.
+      assert.equal((await record(dataDir, id)).attempts, 1);
+      await sleep(500);
+      assert.deepEqual(await ffmpegChildren(second.child.pid!), []);
+      assert.deepEqual(await recovered(second), { requeued: 0, failed: 1, cancelled: 0, deliveries: 0 });
+    },
+  );
 
-  it('a synchronous request in flight at kill -9 is cancelled after the restart (its client is gone), not run again', async () => {
-    const dataDir = await tempDir();
-    const env = { MEDIAFLOW_CONCURRENCY: '1' };
-    const first = await serve(dataDir, env);
-    const form = new FormData();
-    for (const [key, value] of Object.entries({ image_urls: files.url('/f/small-300x200.png'), ...ENDLESS }))
-      form.append(key, value);
-    const answer = fetch(`${first.base}/images-to-video/`, { method: 'POST', body: form }).then(
-      (res) => `answered ${res.status}`,
-      () => 'no answer',
-    );
-    let running: StoredRecord | undefined;
-    assert.ok(
-      await eventually(
-        async () => (running = (await records(dataDir)).find((r) => r.status === 'running')) !== undefined,
-      ),
-    );
-    assert.equal(running!.mode, 'sync');
-    await ffmpegRunning(first);
-    await killHard(first);
-    assert.equal(await answer, 'no answer');
+  it(
+    'a synchronous request in flight at kill -9 is cancelled after the restart (its client is gone), not ' +
+      'run again',
+    async () => {
+      const dataDir = await tempDir();
+      const env = { MEDIAFLOW_CONCURRENCY: '1' };
+      const first = await serve(dataDir, env);
+      const form = new FormData();
+      for (const [key, value] of Object.entries({ image_urls: files.url('/f/small-300x200.png'), ...ENDLESS }))
+        form.append(key, value);
+      const answer = fetch(`${first.base}/images-to-video/`, { method: 'POST', body: form }).then(
+        (res) => `answered ${res.status}`,
+        () => 'no answer',
+      );
+      let running: StoredRecord | undefined;
+      assert.ok(
+        await eventually(
+          async () => (running = (await records(dataDir)).find((r) => r.status === 'running')) !== undefined,
+        ),
+      );
+      assert.equal(running!.mode, 'sync');
+      await ffmpegRunning(first);
+      await killHard(first);
+      assert.equal(await answer, 'no answer');
 
-    const second = await serve(dataDir, env);
-    const job = await waitForJob(second.base, running!.id, (j) => isFinal(j), { ms: 10_000 });
-    assert.equal(job.status, 'cancelled');
-    assert.equal(job.result, null);
-    assert.equal(job.webhook, null);
-    const stored = await record(dataDir, running!.id);
-    assert.equal(stored.attempts, 1);
-    assert.equal(stored.started_at, running!.started_at, 'it never started again');
-    await sleep(500);
-    assert.deepEqual(await ffmpegChildren(second.child.pid!), []);
-    const health = (await (await fetch(`${second.base}/health`)).json()) as {
-      queue: { waiting: number; running: number };
-    };
-    assert.deepEqual([health.queue.waiting, health.queue.running], [0, 0]);
-  });
+      const second = await serve(dataDir, env);
+      const job = await waitForJob(second.base, running!.id, (j) => isFinal(j), { ms: 10_000 });
+      assert.equal(job.status, 'cancelled');
+      assert.equal(job.result, null);
+      assert.equal(job.webhook, null);
+      const stored = await record(dataDir, running!.id);
+      assert.equal(stored.attempts, 1);
+      assert.equal(stored.started_at, running!.started_at, 'it never started again');
+      await sleep(500);
+      assert.deepEqual(await ffmpegChildren(second.child.pid!), []);
+      const health = (await (await fetch(`${second.base}/health`)).json()) as {
+        queue: { waiting: number; running: number };
+      };
+      assert.deepEqual([health.queue.waiting, health.queue.running], [0, 0]);
+    },
+  );
 
-  it('SIGTERM lets the running job finish, exits 0 and leaves the waiting job queued; the restart runs it', async () => {
-    const dataDir = await tempDir();
-    const receiver = await receive();
-    const env = { MEDIAFLOW_CONCURRENCY: '1' };
-    const first = await serve(dataDir, env);
-    const a = await submitJob(first.base, '/images-to-video/', { ...slow(), webhook_url: receiver.url('/a') });
-    await waitForJob(first.base, a, (j) => j.status === 'running');
-    const b = await submitJob(first.base, '/resize_image/', { ...small(40, 30), webhook_url: receiver.url('/b') });
-    await ffmpegRunning(first);
+  it(
+    'SIGTERM lets the running job finish, ' + 'exits 0 and leaves the waiting job queued; the restart runs it',
+    async () => {
+      const dataDir = await tempDir();
+      const receiver = await receive();
+      const env = { MEDIAFLOW_CONCURRENCY: '1' };
+      const first = await serve(dataDir, env);
+      const a = await submitJob(first.base, '/images-to-video/', { ...slow(), webhook_url: receiver.url('/a') });
+      await waitForJob(first.base, a, (j) => j.status === 'running');
+      const b = await submitJob(first.base, '/resize_image/', { ...small(40, 30), webhook_url: receiver.url('/b') });
+      await ffmpegRunning(first);
 
-    // Not child.kill(): execa would follow SIGTERM with SIGKILL after 5 s, inside the server's grace period.
-    process.kill(first.child.pid!, 'SIGTERM');
-    const exit = await first.child;
-    assert.equal(exit.exitCode, 0, first.output());
-    assert.ok(logged(first, 'shutting down: no new requests, finishing running jobs'));
-    assert.equal(logged(first, 'shutdown deadline passed; stopping running jobs'), undefined);
+      // Not child.kill(): execa would follow SIGTERM with SIGKILL after 5 s, inside the server's grace period.
+      process.kill(first.child.pid!, 'SIGTERM');
+      const exit = await first.child;
+      assert.equal(exit.exitCode, 0, first.output());
+      assert.ok(logged(first, 'shutting down: no new requests, finishing running jobs'));
+      assert.equal(logged(first, 'shutdown deadline passed; stopping running jobs'), undefined);
 
-    // A finished within the grace period; B never started and waits in the store.
-    const storedA = await record(dataDir, a);
-    assert.equal(storedA.status, 'succeeded');
-    assert.equal(storedA.attempts, 1);
-    const storedB = await record(dataDir, b);
-    assert.equal(storedB.status, 'queued');
-    assert.equal(storedB.attempts, 0);
+      // A finished within the grace period; B never started and waits in the store.
+      const storedA = await record(dataDir, a);
+      assert.equal(storedA.status, 'succeeded');
+      assert.equal(storedA.attempts, 1);
+      const storedB = await record(dataDir, b);
+      assert.equal(storedB.status, 'queued');
+      assert.equal(storedB.attempts, 0);
 
-    const second = await serve(dataDir, env);
-    const doneB = await waitForJob(second.base, b, (j) => j.status === 'succeeded' && j.webhook?.delivered_at != null);
-    const doneA = await waitForJob(second.base, a, (j) => j.webhook?.delivered_at != null);
-    assert.equal(doneA.status, 'succeeded');
-    assert.equal((await record(dataDir, a)).attempts, 1);
-    assert.equal((await record(dataDir, b)).attempts, 1);
-    const resized = videoOf(await probe(outputFile(dataDir, doneB.result!.output_file)))!;
-    assert.deepEqual([resized.width, resized.height], [40, 30]);
-    const video = await probe(outputFile(dataDir, doneA.result!.output_file));
-    assert.ok(Math.abs(durationOf(video) - SLOW_SECONDS) < 0.1);
-    const messages = deliveredMessages(receiver);
-    assert.deepEqual([...messages.values()].map((d) => d.json.job_id).sort(), [a, b].sort());
-    assert.deepEqual(
-      (await records(dataDir)).filter((r) => !isFinal(r)),
-      [],
-    );
-  });
+      const second = await serve(dataDir, env);
+      const doneB = await waitForJob(
+        second.base,
+        b,
+        (j) => j.status === 'succeeded' && j.webhook?.delivered_at != null,
+      );
+      const doneA = await waitForJob(second.base, a, (j) => j.webhook?.delivered_at != null);
+      assert.equal(doneA.status, 'succeeded');
+      assert.equal((await record(dataDir, a)).attempts, 1);
+      assert.equal((await record(dataDir, b)).attempts, 1);
+      const resized = videoOf(await probe(outputFile(dataDir, doneB.result!.output_file)))!;
+      assert.deepEqual([resized.width, resized.height], [40, 30]);
+      const video = await probe(outputFile(dataDir, doneA.result!.output_file));
+      assert.ok(Math.abs(durationOf(video) - SLOW_SECONDS) < 0.1);
+      const messages = deliveredMessages(receiver);
+      assert.deepEqual([...messages.values()].map((d) => d.json.job_id).sort(), [a, b].sort());
+      assert.deepEqual(
+        (await records(dataDir)).filter((r) => !isFinal(r)),
+        [],
+      );
+    },
+  );
 });
 
 /**
@@ -483,33 +501,40 @@ describe('a run cut short by a graceful shutdown is not counted as an attempt', 
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('goes back to the queue with its attempt given back, and runs once more after the restart (attempts 1)', async () => {
-    const first = await start();
-    const fields = { image_urls: files.url('/first-held.png'), seconds_per_image: '2', fps: '10' };
-    const id = await submitJob(first.base, '/images-to-video/', { ...fields, webhook_url: receiver.url('/a') });
-    const running = await waitForJob(
-      first.base,
-      id,
-      (j) => j.status === 'running' && j.stage === 'download' && requests === 1,
-    );
-    assert.equal(running.stage, 'download');
+  it(
+    'goes back to the queue with its attempt given back, ' + 'and runs once more after the restart (attempts 1)',
+    async () => {
+      const first = await start();
+      const fields = { image_urls: files.url('/first-held.png'), seconds_per_image: '2', fps: '10' };
+      const id = await submitJob(first.base, '/images-to-video/', { ...fields, webhook_url: receiver.url('/a') });
+      const running = await waitForJob(
+        first.base,
+        id,
+        (j) => j.status === 'running' && j.stage === 'download' && requests === 1,
+      );
+      assert.equal(running.stage, 'download');
 
-    // The grace (0.1 s) runs out with the job still running: it is stopped and handed back.
-    await first.jobs.shutdown(100);
-    await first.close();
-    const stored = await record(dataDir, id);
-    assert.deepEqual([stored.status, stored.stage, stored.attempts], ['queued', 'queued', 0]);
-    assert.equal(receiver.deliveries.length, 0, 'no webhook: the job has not ended');
+      // The grace (0.1 s) runs out with the job still running: it is stopped and handed back.
+      await first.jobs.shutdown(100);
+      await first.close();
+      const stored = await record(dataDir, id);
+      assert.deepEqual([stored.status, stored.stage, stored.attempts], ['queued', 'queued', 0]);
+      assert.equal(receiver.deliveries.length, 0, 'no webhook: the job has not ended');
 
-    const second = await start();
-    const done = await waitForJob(second.base, id, (j) => j.status === 'succeeded' && j.webhook?.delivered_at != null);
-    assert.equal(requests, 2, 'the input was fetched again by the second run');
-    assert.equal((await record(dataDir, id)).attempts, 1);
-    const info = await probe(outputFile(dataDir, done.result!.output_file));
-    assert.deepEqual([videoOf(info)!.width, videoOf(info)!.height], [300, 200]);
-    assert.ok(Math.abs(durationOf(info) - 2) < 0.1, `duration ${durationOf(info)}`);
-    const hooks = await receiver.received(1);
-    assert.equal(hooks[0]!.json.status, 'succeeded');
-    assert.equal(receiver.deliveries.length, 1);
-  });
+      const second = await start();
+      const done = await waitForJob(
+        second.base,
+        id,
+        (j) => j.status === 'succeeded' && j.webhook?.delivered_at != null,
+      );
+      assert.equal(requests, 2, 'the input was fetched again by the second run');
+      assert.equal((await record(dataDir, id)).attempts, 1);
+      const info = await probe(outputFile(dataDir, done.result!.output_file));
+      assert.deepEqual([videoOf(info)!.width, videoOf(info)!.height], [300, 200]);
+      assert.ok(Math.abs(durationOf(info) - 2) < 0.1, `duration ${durationOf(info)}`);
+      const hooks = await receiver.received(1);
+      assert.equal(hooks[0]!.json.status, 'succeeded');
+      assert.equal(receiver.deliveries.length, 1);
+    },
+  );
 });

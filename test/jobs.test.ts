@@ -242,91 +242,103 @@ describe('asynchronous jobs', () => {
     if (work) await rm(work, { recursive: true, force: true });
   });
 
-  it('answers 202 with Location, then GET /jobs/<id> shows the whole job until it succeeds with the synchronous body', async () => {
-    const res = await postForm(server.base, '/resize_image/', resizeFields(files), ASYNC);
-    const id = accepted(res, server.base);
+  it(
+    'answers 202 with Location, then GET /jobs/<id> shows the whole job until it succeeds with the ' +
+      'synchronous body',
+    async () => {
+      const res = await postForm(server.base, '/resize_image/', resizeFields(files), ASYNC);
+      const id = accepted(res, server.base);
 
-    const early = await getJob(server.base, id);
-    assertJobShape(early, id, 'operation', 'resize_image');
-    assert.ok(['queued', 'running', 'succeeded'].includes(early.status), early.status);
+      const early = await getJob(server.base, id);
+      assertJobShape(early, id, 'operation', 'resize_image');
+      assert.ok(['queued', 'running', 'succeeded'].includes(early.status), early.status);
 
-    const job = await waitForJob(server.base, id);
-    assertJobShape(job, id, 'operation', 'resize_image');
-    assert.equal(job.status, 'succeeded', JSON.stringify(job));
-    assert.equal(job.progress, 100);
-    assert.equal(job.stage, 'succeeded');
-    assert.ok(job.started_at !== null && job.finished_at !== null);
-    assert.equal(job.error, null);
-    assert.equal(job.metadata, null);
-    assert.equal(job.webhook, null);
-    // The result is exactly the synchronous success body; the output's {id} is the job's output id.
-    const sync = await server.post('/resize_image/', resizeFields(files));
-    assert.equal(sync.status, 200);
-    assert.deepEqual(Object.keys(job.result!).sort(), Object.keys(sync.body).sort());
-    assert.equal(job.result!.message, sync.body.message);
-    assert.equal(job.result!.output_file, `${server.base}/uploads/${await outputIdOf(server, id)}_resized.jpg`);
+      const job = await waitForJob(server.base, id);
+      assertJobShape(job, id, 'operation', 'resize_image');
+      assert.equal(job.status, 'succeeded', JSON.stringify(job));
+      assert.equal(job.progress, 100);
+      assert.equal(job.stage, 'succeeded');
+      assert.ok(job.started_at !== null && job.finished_at !== null);
+      assert.equal(job.error, null);
+      assert.equal(job.metadata, null);
+      assert.equal(job.webhook, null);
+      // The result is exactly the synchronous success body; the output's {id} is the job's output id.
+      const sync = await server.post('/resize_image/', resizeFields(files));
+      assert.equal(sync.status, 200);
+      assert.deepEqual(Object.keys(job.result!).sort(), Object.keys(sync.body).sort());
+      assert.equal(job.result!.message, sync.body.message);
+      assert.equal(job.result!.output_file, `${server.base}/uploads/${await outputIdOf(server, id)}_resized.jpg`);
 
-    const file = await download(job.result!.output_file as string, work);
-    const video = videoOf(await probe(file))!;
-    assert.equal(video.codec_name, 'mjpeg');
-    assert.deepEqual([video.width, video.height], [160, 90]);
-    assert.deepEqual(await server.workLeftovers(), []);
-  });
+      const file = await download(job.result!.output_file as string, work);
+      const video = videoOf(await probe(file))!;
+      assert.equal(video.codec_name, 'mjpeg');
+      assert.deepEqual([video.width, video.height], [160, 90]);
+      assert.deepEqual(await server.workLeftovers(), []);
+    },
+  );
 
-  it('makes a request with webhook_url asynchronous and POSTs the finished job, signed, with form metadata echoed as is', async () => {
-    // A string that looks like JSON stays a string; non-ASCII text must survive signing and echo.
-    const metadata = '{"order": 42, "note": "café ✓"}';
-    const hook = receiver.url('/hook/form');
-    const res = await postForm(server.base, '/resize_image/', { ...resizeFields(files), webhook_url: hook, metadata });
-    const id = accepted(res, server.base);
+  it(
+    'makes a request with webhook_url asynchronous and POSTs the finished job, signed, with form metadata ' +
+      'echoed as is',
+    async () => {
+      // A string that looks like JSON stays a string; non-ASCII text must survive signing and echo.
+      const metadata = '{"order": 42, "note": "café ✓"}';
+      const hook = receiver.url('/hook/form');
+      const res = await postForm(server.base, '/resize_image/', {
+        ...resizeFields(files),
+        webhook_url: hook,
+        metadata,
+      });
+      const id = accepted(res, server.base);
 
-    const delivery = await deliveryTo(receiver, '/hook/form');
-    assert.match(String(delivery.headers['content-type']), /^application\/json/);
-    const body = delivery.json as unknown as Job;
-    assertJobShape(body, id, 'operation', 'resize_image');
-    assert.equal(body.status, 'succeeded');
-    assert.equal(body.progress, 100);
-    assert.equal(body.metadata, metadata);
-    assert.equal(body.error, null);
-    assert.equal(body.result!.message, 'Image resized successfully');
-    assert.equal(body.result!.output_file, `${server.base}/uploads/${await outputIdOf(server, id)}_resized.jpg`);
-    assert.equal(body.webhook!.url, hook);
-    const file = await download(body.result!.output_file as string, work);
-    assert.deepEqual([videoOf(await probe(file))!.width, videoOf(await probe(file))!.height], [160, 90]);
+      const delivery = await deliveryTo(receiver, '/hook/form');
+      assert.match(String(delivery.headers['content-type']), /^application\/json/);
+      const body = delivery.json as unknown as Job;
+      assertJobShape(body, id, 'operation', 'resize_image');
+      assert.equal(body.status, 'succeeded');
+      assert.equal(body.progress, 100);
+      assert.equal(body.metadata, metadata);
+      assert.equal(body.error, null);
+      assert.equal(body.result!.message, 'Image resized successfully');
+      assert.equal(body.result!.output_file, `${server.base}/uploads/${await outputIdOf(server, id)}_resized.jpg`);
+      assert.equal(body.webhook!.url, hook);
+      const file = await download(body.result!.output_file as string, work);
+      assert.deepEqual([videoOf(await probe(file))!.width, videoOf(await probe(file))!.height], [160, 90]);
 
-    // Standard Webhooks headers, checked by an independent implementation as a receiver would.
-    const headers = {
-      'webhook-id': String(delivery.headers['webhook-id']),
-      'webhook-timestamp': String(delivery.headers['webhook-timestamp']),
-      'webhook-signature': String(delivery.headers['webhook-signature']),
-    };
-    assert.ok(headers['webhook-id'].length > 0);
-    assert.ok(
-      Math.abs(Number(headers['webhook-timestamp']) - Date.now() / 1000) < 120,
-      `timestamp ${headers['webhook-timestamp']}`,
-    );
-    assert.match(headers['webhook-signature'], /^v1,[A-Za-z0-9+/]+=*$/);
-    assert.deepEqual(new Webhook(secret).verify(delivery.body, headers), delivery.json);
-    assert.throws(
-      () => new Webhook(secret).verify(delivery.body.replace('"succeeded"', '"failed"'), headers),
-      /signature/i,
-      'a tampered body fails',
-    );
-    assert.throws(
-      () => new Webhook(`whsec_${randomBytes(32).toString('base64')}`).verify(delivery.body, headers),
-      /signature/i,
-      'another secret fails',
-    );
+      // Standard Webhooks headers, checked by an independent implementation as a receiver would.
+      const headers = {
+        'webhook-id': String(delivery.headers['webhook-id']),
+        'webhook-timestamp': String(delivery.headers['webhook-timestamp']),
+        'webhook-signature': String(delivery.headers['webhook-signature']),
+      };
+      assert.ok(headers['webhook-id'].length > 0);
+      assert.ok(
+        Math.abs(Number(headers['webhook-timestamp']) - Date.now() / 1000) < 120,
+        `timestamp ${headers['webhook-timestamp']}`,
+      );
+      assert.match(headers['webhook-signature'], /^v1,[A-Za-z0-9+/]+=*$/);
+      assert.deepEqual(new Webhook(secret).verify(delivery.body, headers), delivery.json);
+      assert.throws(
+        () => new Webhook(secret).verify(delivery.body.replace('"succeeded"', '"failed"'), headers),
+        /signature/i,
+        'a tampered body fails',
+      );
+      assert.throws(
+        () => new Webhook(`whsec_${randomBytes(32).toString('base64')}`).verify(delivery.body, headers),
+        /signature/i,
+        'another secret fails',
+      );
 
-    // The job shows the delivery; apart from that state, the webhook body is the job.
-    const job = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 1);
-    assert.equal(job.webhook!.url, hook);
-    assert.equal(job.webhook!.last_status, 200);
-    assert.match(job.webhook!.delivered_at!, ISO);
-    assert.ok(job.webhook!.delivered_at! >= job.finished_at!);
-    assert.deepEqual(withoutWebhook(body), withoutWebhook(job));
-    assert.equal(receiver.deliveries.filter((d) => d.path === '/hook/form').length, 1, 'delivered once');
-  });
+      // The job shows the delivery; apart from that state, the webhook body is the job.
+      const job = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 1);
+      assert.equal(job.webhook!.url, hook);
+      assert.equal(job.webhook!.last_status, 200);
+      assert.match(job.webhook!.delivered_at!, ISO);
+      assert.ok(job.webhook!.delivered_at! >= job.finished_at!);
+      assert.deepEqual(withoutWebhook(body), withoutWebhook(job));
+      assert.equal(receiver.deliveries.filter((d) => d.path === '/hook/form').length, 1, 'delivered once');
+    },
+  );
 
   it("echoes a JSON body's metadata object unchanged in the job and its webhook", async () => {
     const metadata = { order: 7, tags: ['a', 'b'], nested: { none: null, yes: true, text: 'ünïcode' } };
@@ -351,89 +363,100 @@ describe('asynchronous jobs', () => {
     });
   });
 
-  it('fails a job whose input cannot be downloaded (502) or is not media (422), as the synchronous route would, in the record and the webhook', async () => {
-    const cases = [
-      { url: files.url('/f/missing.png'), hook: '/hook/missing', status: 502, code: 'MF_ERR_DOWNLOAD' },
-      { url: files.url('/f/not-media.txt'), hook: '/hook/not-media', status: 422, code: 'MF_ERR_MEDIA' },
-    ];
-    for (const { url, hook, status, code } of cases) {
-      const fields = { image_url: url, width: '32', height: '32' };
-      const sync = await server.post('/resize_image/', fields);
-      assert.equal(sync.status, status, JSON.stringify(sync.body));
-      assert.equal(sync.body.code, code);
-      if (status === 502) assert.ok(sync.body.error!.startsWith(`Failed to download ${url}`), sync.body.error);
+  it(
+    'fails a job whose input cannot be downloaded (502) or is not media (422), as the synchronous route would, ' +
+      'in the record and the webhook',
+    async () => {
+      const cases = [
+        { url: files.url('/f/missing.png'), hook: '/hook/missing', status: 502, code: 'MF_ERR_DOWNLOAD' },
+        { url: files.url('/f/not-media.txt'), hook: '/hook/not-media', status: 422, code: 'MF_ERR_MEDIA' },
+      ];
+      for (const { url, hook, status, code } of cases) {
+        const fields = { image_url: url, width: '32', height: '32' };
+        const sync = await server.post('/resize_image/', fields);
+        assert.equal(sync.status, status, JSON.stringify(sync.body));
+        assert.equal(sync.body.code, code);
+        if (status === 502) assert.ok(sync.body.error!.startsWith(`Failed to download ${url}`), sync.body.error);
 
-      const id = accepted(
-        await postForm(
+        const id = accepted(
+          await postForm(
+            server.base,
+            '/resize_image/',
+            { ...fields, webhook_url: receiver.url(hook), metadata: hook },
+            ASYNC,
+          ),
           server.base,
-          '/resize_image/',
-          { ...fields, webhook_url: receiver.url(hook), metadata: hook },
-          ASYNC,
-        ),
+        );
+        const delivery = await deliveryTo(receiver, hook);
+        const body = delivery.json as unknown as Job;
+        assertJobShape(body, id, 'operation', 'resize_image');
+        assert.equal(body.status, 'failed');
+        assert.equal(body.stage, 'failed');
+        assert.deepEqual(body.error, { status, error: sync.body.error, code });
+        assert.equal(body.result, null);
+        assert.equal(body.metadata, hook);
+        assert.ok(body.progress < 100);
+        new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);
+
+        const job = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 1);
+        assert.equal(job.status, 'failed');
+        assert.deepEqual(job.error, { status, error: sync.body.error, code });
+        assert.equal(job.result, null);
+        assert.deepEqual(withoutWebhook(job), withoutWebhook(body));
+        assert.equal(job.webhook!.last_status, 200);
+        assert.deepEqual(await uploadsOf(server, id), []);
+      }
+      assert.deepEqual(await server.workLeftovers(), []);
+    },
+  );
+
+  it(
+    'cancels a running job with DELETE: ffmpeg killed, files removed, a cancelled webhook; a second DELETE ' +
+      'is a 409',
+    async () => {
+      const hook = receiver.url('/hook/cancel');
+      const id = accepted(
+        await postForm(server.base, '/images-to-video/', { ...longJob(files), webhook_url: hook }),
         server.base,
       );
-      const delivery = await deliveryTo(receiver, hook);
-      const body = delivery.json as unknown as Job;
-      assertJobShape(body, id, 'operation', 'resize_image');
-      assert.equal(body.status, 'failed');
-      assert.equal(body.stage, 'failed');
-      assert.deepEqual(body.error, { status, error: sync.body.error, code });
-      assert.equal(body.result, null);
-      assert.equal(body.metadata, hook);
-      assert.ok(body.progress < 100);
+      assert.ok(
+        await eventually(async () => (await ffmpegChildren(process.pid)).length === 1, 20_000),
+        'ffmpeg started',
+      );
+      const running = await getJob(server.base, id);
+      assert.equal(running.status, 'running');
+      assert.ok(running.started_at !== null);
+      assert.ok((await server.workLeftovers()).length > 0, 'the job has a work folder while it runs');
+
+      const res = await fetch(`${server.base}/jobs/${id}`, { method: 'DELETE' });
+      assert.equal(res.status, 200);
+      const cancelled = (await res.json()) as Job;
+      assertJobShape(cancelled, id, 'operation', 'images-to-video');
+      assert.equal(cancelled.status, 'cancelled');
+      assert.equal(cancelled.result, null);
+      assert.ok(cancelled.finished_at !== null);
+
+      assert.ok(
+        await eventually(async () => (await ffmpegChildren(process.pid)).length === 0, 10_000),
+        'ffmpeg was killed',
+      );
+      assert.ok(await eventually(async () => (await server.workLeftovers()).length === 0), 'work folder emptied');
+      assert.deepEqual(await uploadsOf(server, id), []);
+
+      const delivery = await deliveryTo(receiver, '/hook/cancel');
+      assert.equal(delivery.json.job_id, id);
+      assert.equal(delivery.json.status, 'cancelled');
+      assert.equal(delivery.json.result, null);
       new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);
 
+      const again = await fetch(`${server.base}/jobs/${id}`, { method: 'DELETE' });
+      assert.equal(again.status, 409);
+      assert.equal(typeof ((await again.json()) as { error: string }).error, 'string');
       const job = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 1);
-      assert.equal(job.status, 'failed');
-      assert.deepEqual(job.error, { status, error: sync.body.error, code });
-      assert.equal(job.result, null);
-      assert.deepEqual(withoutWebhook(job), withoutWebhook(body));
-      assert.equal(job.webhook!.last_status, 200);
-      assert.deepEqual(await uploadsOf(server, id), []);
-    }
-    assert.deepEqual(await server.workLeftovers(), []);
-  });
-
-  it('cancels a running job with DELETE: ffmpeg killed, files removed, a cancelled webhook; a second DELETE is a 409', async () => {
-    const hook = receiver.url('/hook/cancel');
-    const id = accepted(
-      await postForm(server.base, '/images-to-video/', { ...longJob(files), webhook_url: hook }),
-      server.base,
-    );
-    assert.ok(await eventually(async () => (await ffmpegChildren(process.pid)).length === 1, 20_000), 'ffmpeg started');
-    const running = await getJob(server.base, id);
-    assert.equal(running.status, 'running');
-    assert.ok(running.started_at !== null);
-    assert.ok((await server.workLeftovers()).length > 0, 'the job has a work folder while it runs');
-
-    const res = await fetch(`${server.base}/jobs/${id}`, { method: 'DELETE' });
-    assert.equal(res.status, 200);
-    const cancelled = (await res.json()) as Job;
-    assertJobShape(cancelled, id, 'operation', 'images-to-video');
-    assert.equal(cancelled.status, 'cancelled');
-    assert.equal(cancelled.result, null);
-    assert.ok(cancelled.finished_at !== null);
-
-    assert.ok(
-      await eventually(async () => (await ffmpegChildren(process.pid)).length === 0, 10_000),
-      'ffmpeg was killed',
-    );
-    assert.ok(await eventually(async () => (await server.workLeftovers()).length === 0), 'work folder emptied');
-    assert.deepEqual(await uploadsOf(server, id), []);
-
-    const delivery = await deliveryTo(receiver, '/hook/cancel');
-    assert.equal(delivery.json.job_id, id);
-    assert.equal(delivery.json.status, 'cancelled');
-    assert.equal(delivery.json.result, null);
-    new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);
-
-    const again = await fetch(`${server.base}/jobs/${id}`, { method: 'DELETE' });
-    assert.equal(again.status, 409);
-    assert.equal(typeof ((await again.json()) as { error: string }).error, 'string');
-    const job = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 1);
-    assert.equal(job.status, 'cancelled');
-    assert.deepEqual(withoutWebhook(job), withoutWebhook(delivery.json));
-  });
+      assert.equal(job.status, 'cancelled');
+      assert.deepEqual(withoutWebhook(job), withoutWebhook(delivery.json));
+    },
+  );
 
   it('answers 404 {error} for an unknown job id on GET, DELETE and the event stream', async () => {
     const unknown = '3f0c7a52-8d7e-4c1b-9a55-2b3c4d5e6f70';
@@ -451,44 +474,47 @@ describe('asynchronous jobs', () => {
     }
   });
 
-  it('streams the job as Server-Sent Events: in order, progress never down, closing after the terminal state', async () => {
-    // 40 s of video at 30 fps: long enough for progress events, short enough to finish quickly. The
-    // second picture is held back until the stream has said where the job stands, so the stream
-    // sees the job before it ends whatever the machine's speed.
-    const fields = {
-      image_urls: `${files.url('/f/small-300x200.png')},${files.url('/sse.jpg')}`,
-      seconds_per_image: '20',
-      fps: '30',
-    };
-    const id = accepted(await postForm(server.base, '/images-to-video/', fields, ASYNC), server.base);
-    const { res, events } = await readEvents(`${server.base}/jobs/${id}/events`, () => sseHeld.open());
-    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
-    assert.ok(['queued', 'running'].includes(events[0]!.status), 'the first event comes before the end');
-    assert.ok(events.length >= 2, `events: ${JSON.stringify(events.map((e) => [e.status, e.progress]))}`);
-    const order = ['queued', 'running', 'succeeded'];
-    for (const [i, event] of events.entries()) {
-      assertJobShape(event, id, 'operation', 'images-to-video');
-      if (i === 0) continue;
-      const previous = events[i - 1]!;
-      assert.ok(
-        order.indexOf(event.status) >= order.indexOf(previous.status),
-        `status went from ${previous.status} to ${event.status}`,
-      );
-      assert.ok(event.progress >= previous.progress, `progress went from ${previous.progress} to ${event.progress}`);
-      assert.notDeepEqual(event, previous, `event ${i} repeats the one before: an event is sent at each change`);
-    }
-    const last = events.at(-1)!;
-    assert.equal(last.status, 'succeeded');
-    assert.equal(last.progress, 100);
-    assert.equal(events.filter((e) => isFinal(e)).length, 1, 'one terminal event, the last');
-    assert.deepEqual(last, await getJob(server.base, id));
-    const info = await probe(server.pathOf(last.result!.output_file as string));
-    assert.ok(Math.abs(durationOf(info) - 40) < 0.5, `duration ${durationOf(info)}`);
+  it(
+    'streams the job as Server-Sent Events: in order, ' + 'progress never down, closing after the terminal state',
+    async () => {
+      // 40 s of video at 30 fps: long enough for progress events, short enough to finish quickly. The
+      // second picture is held back until the stream has said where the job stands, so the stream
+      // sees the job before it ends whatever the machine's speed.
+      const fields = {
+        image_urls: `${files.url('/f/small-300x200.png')},${files.url('/sse.jpg')}`,
+        seconds_per_image: '20',
+        fps: '30',
+      };
+      const id = accepted(await postForm(server.base, '/images-to-video/', fields, ASYNC), server.base);
+      const { res, events } = await readEvents(`${server.base}/jobs/${id}/events`, () => sseHeld.open());
+      assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+      assert.ok(['queued', 'running'].includes(events[0]!.status), 'the first event comes before the end');
+      assert.ok(events.length >= 2, `events: ${JSON.stringify(events.map((e) => [e.status, e.progress]))}`);
+      const order = ['queued', 'running', 'succeeded'];
+      for (const [i, event] of events.entries()) {
+        assertJobShape(event, id, 'operation', 'images-to-video');
+        if (i === 0) continue;
+        const previous = events[i - 1]!;
+        assert.ok(
+          order.indexOf(event.status) >= order.indexOf(previous.status),
+          `status went from ${previous.status} to ${event.status}`,
+        );
+        assert.ok(event.progress >= previous.progress, `progress went from ${previous.progress} to ${event.progress}`);
+        assert.notDeepEqual(event, previous, `event ${i} repeats the one before: an event is sent at each change`);
+      }
+      const last = events.at(-1)!;
+      assert.equal(last.status, 'succeeded');
+      assert.equal(last.progress, 100);
+      assert.equal(events.filter((e) => isFinal(e)).length, 1, 'one terminal event, the last');
+      assert.deepEqual(last, await getJob(server.base, id));
+      const info = await probe(server.pathOf(last.result!.output_file as string));
+      assert.ok(Math.abs(durationOf(info) - 40) < 0.5, `duration ${durationOf(info)}`);
 
-    // A finished job's stream gives its final state once, then closes.
-    const replay = await readEvents(`${server.base}/jobs/${id}/events`);
-    assert.deepEqual(replay.events, [last]);
-  });
+      // A finished job's stream gives its final state once, then closes.
+      const replay = await readEvents(`${server.base}/jobs/${id}/events`);
+      assert.deepEqual(replay.events, [last]);
+    },
+  );
 
   it('does not cancel an asynchronous job when its client disconnects', async () => {
     const fields = { image_url: files.url('/held.png'), width: '30', height: '20' };
@@ -546,57 +572,60 @@ describe('asynchronous jobs', () => {
     }
   });
 
-  it('replays an Idempotency-Key with the same fields without running anything again; other fields are a 422', async () => {
-    const fields = { image_url: files.url('/once/async.png'), width: '40', height: '30' };
-    const headers = { ...ASYNC, 'idempotency-key': `async-${randomBytes(4).toString('hex')}` };
-    const first = accepted(await postForm(server.base, '/resize_image/', fields, headers), server.base);
-    const records = await jobRecords(server);
-    const second = await postForm(server.base, '/resize_image/', fields, headers);
-    assert.equal(second.status, 202);
-    assert.equal(second.body.job_id, first);
-    assert.equal(second.headers.get('location'), `${server.base}/jobs/${first}`);
-    const job = await waitForJob(server.base, first);
-    assert.equal(job.status, 'succeeded');
-    // A JSON body with the same fields is the same request.
-    const third = await postJson(server.base, '/resize_image/', fields, headers);
-    assert.equal(third.status, 202);
-    assert.equal(third.body.job_id, first);
-    assert.equal(third.body.status_url, `${server.base}/jobs/${first}`);
-    assert.equal(files.hits.get('/once/async.png'), 1, 'the input was fetched once');
-    assert.deepEqual(await getJob(server.base, first), job, 'the replays changed nothing');
-    assert.deepEqual(await jobRecords(server), records, 'the replays made no job');
+  it(
+    'replays an Idempotency-Key with the same fields without running anything again; ' + 'other fields are a 422',
+    async () => {
+      const fields = { image_url: files.url('/once/async.png'), width: '40', height: '30' };
+      const headers = { ...ASYNC, 'idempotency-key': `async-${randomBytes(4).toString('hex')}` };
+      const first = accepted(await postForm(server.base, '/resize_image/', fields, headers), server.base);
+      const records = await jobRecords(server);
+      const second = await postForm(server.base, '/resize_image/', fields, headers);
+      assert.equal(second.status, 202);
+      assert.equal(second.body.job_id, first);
+      assert.equal(second.headers.get('location'), `${server.base}/jobs/${first}`);
+      const job = await waitForJob(server.base, first);
+      assert.equal(job.status, 'succeeded');
+      // A JSON body with the same fields is the same request.
+      const third = await postJson(server.base, '/resize_image/', fields, headers);
+      assert.equal(third.status, 202);
+      assert.equal(third.body.job_id, first);
+      assert.equal(third.body.status_url, `${server.base}/jobs/${first}`);
+      assert.equal(files.hits.get('/once/async.png'), 1, 'the input was fetched once');
+      assert.deepEqual(await getJob(server.base, first), job, 'the replays changed nothing');
+      assert.deepEqual(await jobRecords(server), records, 'the replays made no job');
 
-    const other = await postForm(server.base, '/resize_image/', { ...fields, width: '41' }, headers);
-    assert.equal(other.status, 422);
-    assert.equal(typeof other.body.error, 'string');
-    assert.match(other.body.error as string, /Idempotency-Key/i);
+      const other = await postForm(server.base, '/resize_image/', { ...fields, width: '41' }, headers);
+      assert.equal(other.status, 422);
+      assert.equal(typeof other.body.error, 'string');
+      assert.match(other.body.error as string, /Idempotency-Key/i);
 
-    // Synchronous: the replay answers the first answer, byte for byte the same body.
-    const syncFields = { image_url: files.url('/once/sync.png'), width: '24', height: '24' };
-    const syncHeaders = { 'idempotency-key': `sync-${randomBytes(4).toString('hex')}` };
-    const a = await postForm(server.base, '/resize_image/', syncFields, syncHeaders);
-    const b = await postForm(server.base, '/resize_image/', syncFields, syncHeaders);
-    assert.equal(a.status, 200, JSON.stringify(a.body));
-    assert.equal(b.status, 200);
-    assert.deepEqual(b.body, a.body);
-    assert.match(a.body.output_file as string, new RegExp(`^${server.base}/uploads/${UUID}_resized\\.jpg$`));
-    assert.equal(files.hits.get('/once/sync.png'), 1, 'the input was fetched once');
-    assert.equal(
-      (await postForm(server.base, '/resize_image/', { ...syncFields, height: '25' }, syncHeaders)).status,
-      422,
-    );
+      // Synchronous: the replay answers the first answer, byte for byte the same body.
+      const syncFields = { image_url: files.url('/once/sync.png'), width: '24', height: '24' };
+      const syncHeaders = { 'idempotency-key': `sync-${randomBytes(4).toString('hex')}` };
+      const a = await postForm(server.base, '/resize_image/', syncFields, syncHeaders);
+      const b = await postForm(server.base, '/resize_image/', syncFields, syncHeaders);
+      assert.equal(a.status, 200, JSON.stringify(a.body));
+      assert.equal(b.status, 200);
+      assert.deepEqual(b.body, a.body);
+      assert.match(a.body.output_file as string, new RegExp(`^${server.base}/uploads/${UUID}_resized\\.jpg$`));
+      assert.equal(files.hits.get('/once/sync.png'), 1, 'the input was fetched once');
+      assert.equal(
+        (await postForm(server.base, '/resize_image/', { ...syncFields, height: '25' }, syncHeaders)).status,
+        422,
+      );
 
-    for (const bad of ['k'.repeat(300), 'has space', '']) {
-      const res = await fetch(`${server.base}/resize_image/`, {
-        method: 'POST',
-        body: new URLSearchParams(fields),
-        headers: { ...ASYNC, 'idempotency-key': bad },
-      });
-      assert.equal(res.status, 400, `key ${JSON.stringify(bad.slice(0, 20))}`);
-      assert.match(((await res.json()) as { error: string }).error, /Idempotency-Key/);
-    }
-    assert.equal(files.hits.get('/once/async.png'), 1);
-  });
+      for (const bad of ['k'.repeat(300), 'has space', '']) {
+        const res = await fetch(`${server.base}/resize_image/`, {
+          method: 'POST',
+          body: new URLSearchParams(fields),
+          headers: { ...ASYNC, 'idempotency-key': bad },
+        });
+        assert.equal(res.status, 400, `key ${JSON.stringify(bad.slice(0, 20))}`);
+        assert.match(((await res.json()) as { error: string }).error, /Idempotency-Key/);
+      }
+      assert.equal(files.hits.get('/once/async.png'), 1);
+    },
+  );
 
   it('runs a pipeline as a job: 202, then succeeded with {message, outputs} whose URLs download', async () => {
     const fields = {
@@ -657,81 +686,84 @@ describe('asynchronous submissions refused at once', () => {
     await files?.close();
   });
 
-  it('answers 400 for invalid fields, oversized metadata and a webhook_url that is not http(s), creating no job', async () => {
-    const fields = { image_url: files.url('/f/small-300x200.png'), width: '32', height: '32' };
-    const cases: Array<{ res: Answer; names: RegExp }> = [
-      {
-        res: await postForm(server.base, '/resize_image/', { ...fields, width: 'wide' }, { ...auth, ...ASYNC }),
-        names: /width/,
-      },
-      {
-        res: await postForm(
-          server.base,
-          '/resize_image/',
-          { ...fields, width: 'wide', webhook_url: receiver.url() },
-          auth,
-        ),
-        names: /width/,
-      },
-      {
-        res: await postForm(
-          server.base,
-          '/resize_image/',
-          { ...fields, metadata: 'x'.repeat(4097) },
-          { ...auth, ...ASYNC },
-        ),
-        names: /metadata/,
-      },
-      {
-        res: await postForm(
-          server.base,
-          '/resize_image/',
-          { ...fields, metadata: 'é'.repeat(2049) },
-          { ...auth, ...ASYNC },
-        ),
-        names: /metadata/,
-      },
-      {
-        res: await postJson(
-          server.base,
-          '/resize_image/',
-          { ...fields, metadata: { blob: 'x'.repeat(4090) } },
-          { ...auth, ...ASYNC },
-        ),
-        names: /metadata/,
-      },
-      {
-        res: await postForm(server.base, '/resize_image/', { ...fields, webhook_url: 'ftp://127.0.0.1/x' }, auth),
-        names: /webhook_url/,
-      },
-      {
-        res: await postForm(
-          server.base,
-          '/resize_image/',
-          { ...fields, webhook_url: 'not a url' },
-          { ...auth, ...ASYNC },
-        ),
-        names: /webhook_url/,
-      },
-    ];
-    for (const [i, { res, names }] of cases.entries()) {
-      assert.equal(res.status, 400, `case ${i}: ${JSON.stringify(res.body)}`);
-      assert.equal(res.headers.get('location'), null);
-      assert.match(res.body.error as string, names, `case ${i}`);
-    }
-    // At the limit is fine (4096 bytes of metadata).
-    const ok = await postForm(
-      server.base,
-      '/resize_image/',
-      { ...fields, metadata: 'x'.repeat(4096) },
-      { ...auth, ...ASYNC },
-    );
-    const id = accepted(ok, server.base);
-    const job = await waitForJob(server.base, id, isFinal, { headers: auth });
-    assert.equal(job.status, 'succeeded');
-    assert.equal(job.metadata, 'x'.repeat(4096));
-    assert.deepEqual(await jobRecords(server), [`${id}.json`], 'only the valid submission made a job');
-  });
+  it(
+    'answers 400 for invalid fields, ' + 'oversized metadata and a webhook_url that is not http(s), creating no job',
+    async () => {
+      const fields = { image_url: files.url('/f/small-300x200.png'), width: '32', height: '32' };
+      const cases: Array<{ res: Answer; names: RegExp }> = [
+        {
+          res: await postForm(server.base, '/resize_image/', { ...fields, width: 'wide' }, { ...auth, ...ASYNC }),
+          names: /width/,
+        },
+        {
+          res: await postForm(
+            server.base,
+            '/resize_image/',
+            { ...fields, width: 'wide', webhook_url: receiver.url() },
+            auth,
+          ),
+          names: /width/,
+        },
+        {
+          res: await postForm(
+            server.base,
+            '/resize_image/',
+            { ...fields, metadata: 'x'.repeat(4097) },
+            { ...auth, ...ASYNC },
+          ),
+          names: /metadata/,
+        },
+        {
+          res: await postForm(
+            server.base,
+            '/resize_image/',
+            { ...fields, metadata: 'é'.repeat(2049) },
+            { ...auth, ...ASYNC },
+          ),
+          names: /metadata/,
+        },
+        {
+          res: await postJson(
+            server.base,
+            '/resize_image/',
+            { ...fields, metadata: { blob: 'x'.repeat(4090) } },
+            { ...auth, ...ASYNC },
+          ),
+          names: /metadata/,
+        },
+        {
+          res: await postForm(server.base, '/resize_image/', { ...fields, webhook_url: 'ftp://127.0.0.1/x' }, auth),
+          names: /webhook_url/,
+        },
+        {
+          res: await postForm(
+            server.base,
+            '/resize_image/',
+            { ...fields, webhook_url: 'not a url' },
+            { ...auth, ...ASYNC },
+          ),
+          names: /webhook_url/,
+        },
+      ];
+      for (const [i, { res, names }] of cases.entries()) {
+        assert.equal(res.status, 400, `case ${i}: ${JSON.stringify(res.body)}`);
+        assert.equal(res.headers.get('location'), null);
+        assert.match(res.body.error as string, names, `case ${i}`);
+      }
+      // At the limit is fine (4096 bytes of metadata).
+      const ok = await postForm(
+        server.base,
+        '/resize_image/',
+        { ...fields, metadata: 'x'.repeat(4096) },
+        { ...auth, ...ASYNC },
+      );
+      const id = accepted(ok, server.base);
+      const job = await waitForJob(server.base, id, isFinal, { headers: auth });
+      assert.equal(job.status, 'succeeded');
+      assert.equal(job.metadata, 'x'.repeat(4096));
+      assert.deepEqual(await jobRecords(server), [`${id}.json`], 'only the valid submission made a job');
+    },
+  );
 
   it('answers 413 for a body over the limit, at once', async () => {
     const res = await postForm(

@@ -80,33 +80,38 @@ describe('merge-audio-video', () => {
     assert.match(
       res.body.output_file!,
       new RegExp(
-        `^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}_merged\\.${format ?? 'mp4'}$`,
+        `^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}_merged\\.` +
+          `${format ?? 'mp4'}$`,
       ),
     );
     const file = server.pathOf(res.body.output_file!);
     return { file, info: await probe(file) };
   };
 
-  it('replaces the sound of an mp4 (audio longer than video): video copied, one audio stream, the new one, cut to the video', async () => {
-    const { file, info } = await merge('clip-2s-640x360-25fps.mp4', 'tone-5s-44k-stereo.mp3');
-    const source = await fixture('clip-2s-640x360-25fps.mp4');
-    const inVideo = videoOf(await probe(source))!;
-    assert.match(info.format.format_name, /mp4/);
-    const video = videoOf(info)!;
-    assert.equal(video.codec_name, 'h264');
-    assert.deepEqual(
-      [video.width, video.height, video.pix_fmt, video.avg_frame_rate],
-      [inVideo.width, inVideo.height, inVideo.pix_fmt, inVideo.avg_frame_rate],
-    );
-    // Copied, not re-encoded: the very same 50 packets.
-    assert.deepEqual(await videoPacketHashes(file), await videoPacketHashes(source));
-    // The video's own 48 kHz AAC (440 Hz) is gone; the mp3 (44.1 kHz, 220 Hz) is the only sound.
-    assert.equal(audioStreams(info).length, 1);
-    assert.equal(audioOf(info)?.codec_name, 'mp3');
-    assert.equal(audioOf(info)?.sample_rate, '44100');
-    close(durationOf(info), 2, 0.1);
-    await assertTone(file, 2, 220, 440);
-  });
+  it(
+    'replaces the sound of an mp4 (audio longer than video): video copied, one audio stream, the new one, cut ' +
+      'to the video',
+    async () => {
+      const { file, info } = await merge('clip-2s-640x360-25fps.mp4', 'tone-5s-44k-stereo.mp3');
+      const source = await fixture('clip-2s-640x360-25fps.mp4');
+      const inVideo = videoOf(await probe(source))!;
+      assert.match(info.format.format_name, /mp4/);
+      const video = videoOf(info)!;
+      assert.equal(video.codec_name, 'h264');
+      assert.deepEqual(
+        [video.width, video.height, video.pix_fmt, video.avg_frame_rate],
+        [inVideo.width, inVideo.height, inVideo.pix_fmt, inVideo.avg_frame_rate],
+      );
+      // Copied, not re-encoded: the very same 50 packets.
+      assert.deepEqual(await videoPacketHashes(file), await videoPacketHashes(source));
+      // The video's own 48 kHz AAC (440 Hz) is gone; the mp3 (44.1 kHz, 220 Hz) is the only sound.
+      assert.equal(audioStreams(info).length, 1);
+      assert.equal(audioOf(info)?.codec_name, 'mp3');
+      assert.equal(audioOf(info)?.sample_rate, '44100');
+      close(durationOf(info), 2, 0.1);
+      await assertTone(file, 2, 220, 440);
+    },
+  );
 
   it('cuts to the audio when the audio is shorter than the video', async () => {
     const { file, info } = await merge('clip-3s-640x360-25fps.mp4', 'tone-1s-48k-stereo.m4a');

@@ -190,29 +190,32 @@ describe('merge-videos', () => {
     assert.deepEqual(await frameHashes(file), [...one, ...one]);
   });
 
-  it('normalises incompatible inputs (size, frame rate, VP9 webm, no sound) to the first one and joins them', async () => {
-    const { file, info } = await merge([
-      'clip-2s-640x360-25fps.mp4',
-      'clip-2s-320x240.webm',
-      'clip-1s-320x240-30fps-silent.mp4',
-    ]);
-    const video = videoOf(info)!;
-    assert.equal(video.codec_name, 'h264');
-    assert.deepEqual([video.width, video.height, video.pix_fmt, video.avg_frame_rate], [640, 360, 'yuv420p', '25/1']);
-    close(durationOf(info), 5, 0.15);
-    close(Number(video.duration), 5, 0.15, 'video duration');
-    assert.equal(audioStreams(info).length, 1);
-    assert.equal(audioOf(info)?.codec_name, 'aac');
-    close(Number(audioOf(info)?.duration), 5, 0.15, 'audio duration');
-    // The 4:3 webm is letterboxed into 16:9, not stretched: black bars left and right.
-    const frame = await frameRgb(file, 3);
-    assert.ok(meanLuma(frame, 0, 0, 70, 360) < 20, `left bar luma ${meanLuma(frame, 0, 0, 70, 360)}`);
-    assert.ok(meanLuma(frame, 570, 0, 70, 360) < 20, `right bar luma ${meanLuma(frame, 570, 0, 70, 360)}`);
-    assert.ok(meanLuma(frame, 100, 20, 440, 320) > 40, 'the picture is between the bars');
-    // The sound stays in step: the webm's tone in its own seconds, silence for the silent clip.
-    assert.ok(toneLevel(await pcm(file, 2.2, 1.6), 440) > 0.05, "the webm's sound plays in its seconds");
-    assert.ok(rms(await pcm(file, 4.15, 0.7)) < 0.005, 'the silent clip stays silent');
-  });
+  it(
+    'normalises incompatible inputs (size, frame rate, ' + 'VP9 webm, no sound) to the first one and joins them',
+    async () => {
+      const { file, info } = await merge([
+        'clip-2s-640x360-25fps.mp4',
+        'clip-2s-320x240.webm',
+        'clip-1s-320x240-30fps-silent.mp4',
+      ]);
+      const video = videoOf(info)!;
+      assert.equal(video.codec_name, 'h264');
+      assert.deepEqual([video.width, video.height, video.pix_fmt, video.avg_frame_rate], [640, 360, 'yuv420p', '25/1']);
+      close(durationOf(info), 5, 0.15);
+      close(Number(video.duration), 5, 0.15, 'video duration');
+      assert.equal(audioStreams(info).length, 1);
+      assert.equal(audioOf(info)?.codec_name, 'aac');
+      close(Number(audioOf(info)?.duration), 5, 0.15, 'audio duration');
+      // The 4:3 webm is letterboxed into 16:9, not stretched: black bars left and right.
+      const frame = await frameRgb(file, 3);
+      assert.ok(meanLuma(frame, 0, 0, 70, 360) < 20, `left bar luma ${meanLuma(frame, 0, 0, 70, 360)}`);
+      assert.ok(meanLuma(frame, 570, 0, 70, 360) < 20, `right bar luma ${meanLuma(frame, 570, 0, 70, 360)}`);
+      assert.ok(meanLuma(frame, 100, 20, 440, 320) > 40, 'the picture is between the bars');
+      // The sound stays in step: the webm's tone in its own seconds, silence for the silent clip.
+      assert.ok(toneLevel(await pcm(file, 2.2, 1.6), 440) > 0.05, "the webm's sound plays in its seconds");
+      assert.ok(rms(await pcm(file, 4.15, 0.7)) < 0.005, 'the silent clip stays silent');
+    },
+  );
 
   it('takes the size and rate of the first input even when it is the one without sound', async () => {
     const { file, info } = await merge(['clip-1s-320x240-30fps-silent.mp4', 'clip-2s-480x270-black.mp4']);

@@ -78,32 +78,35 @@ describe('metrics', () => {
 describe('metrics access', () => {
   const scrape = (base: string, headers: Record<string, string> = {}) => fetch(`${base}/metrics`, { headers });
 
-  it('need the API key (X-API-Key, or as a Bearer token for Prometheus) when one is set; /health stays open', async () => {
-    const keyed = await startMediaflow({ MEDIAFLOW_API_KEY: 'sesame' });
-    try {
-      for (const headers of [
-        {},
-        { 'x-api-key': 'wrong' },
-        { authorization: 'Bearer wrong' },
-        { authorization: 'Basic c2VzYW1l' },
-      ] as Array<Record<string, string>>) {
-        const res = await scrape(keyed.base, headers);
-        assert.equal(res.status, 401, JSON.stringify(headers));
-        assert.deepEqual(await res.json(), { error: 'Invalid or missing API key', code: 'MF_ERR_AUTH' });
-        assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer /);
+  it(
+    'need the API key (X-API-Key, ' + 'or as a Bearer token for Prometheus) when one is set; /health stays open',
+    async () => {
+      const keyed = await startMediaflow({ MEDIAFLOW_API_KEY: 'sesame' });
+      try {
+        for (const headers of [
+          {},
+          { 'x-api-key': 'wrong' },
+          { authorization: 'Bearer wrong' },
+          { authorization: 'Basic c2VzYW1l' },
+        ] as Array<Record<string, string>>) {
+          const res = await scrape(keyed.base, headers);
+          assert.equal(res.status, 401, JSON.stringify(headers));
+          assert.deepEqual(await res.json(), { error: 'Invalid or missing API key', code: 'MF_ERR_AUTH' });
+          assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer /);
+        }
+        for (const headers of [{ 'x-api-key': 'sesame' }, { authorization: 'Bearer sesame' }] as Array<
+          Record<string, string>
+        >) {
+          const res = await scrape(keyed.base, headers);
+          assert.equal(res.status, 200, JSON.stringify(headers));
+          assert.match(await res.text(), /^# HELP mediaflow_/m);
+        }
+        assert.equal((await fetch(`${keyed.base}/health`)).status, 200);
+      } finally {
+        await keyed.close();
       }
-      for (const headers of [{ 'x-api-key': 'sesame' }, { authorization: 'Bearer sesame' }] as Array<
-        Record<string, string>
-      >) {
-        const res = await scrape(keyed.base, headers);
-        assert.equal(res.status, 200, JSON.stringify(headers));
-        assert.match(await res.text(), /^# HELP mediaflow_/m);
-      }
-      assert.equal((await fetch(`${keyed.base}/health`)).status, 200);
-    } finally {
-      await keyed.close();
-    }
-  });
+    },
+  );
 
   it('need MEDIAFLOW_METRICS_TOKEN as a Bearer token when it is set (the API key still works)', async () => {
     const tokened = await startMediaflow({ MEDIAFLOW_METRICS_TOKEN: 'scrape-me', MEDIAFLOW_API_KEY: 'sesame' });

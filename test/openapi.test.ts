@@ -88,7 +88,8 @@ describe('OpenAPI document and docs', () => {
     // Built-ins and two third-party plugins: the example package, by name, and a fixture, by path.
     registry = await loadRegistry({
       env: {
-        MEDIAFLOW_PLUGINS: `mediaflow-plugin-thumbnail,${path.resolve(import.meta.dirname, 'fixtures/plugins/echo.js')}`,
+        MEDIAFLOW_PLUGINS:
+          `mediaflow-plugin-thumbnail,` + `${path.resolve(import.meta.dirname, 'fixtures/plugins/echo.js')}`,
       },
       configFile: false,
     });
@@ -189,90 +190,97 @@ describe('OpenAPI document and docs', () => {
       assert.ok(document.paths[route], route);
   });
 
-  it("gives each operation's fields with their types, defaults, enums, bounds and required ones, in the three encodings", async () => {
-    const document = await getDocument();
-    for (const plugin of registry.list() as PluginDefinition[]) {
-      const content = document.paths[plugin.path].post.requestBody.content;
-      assert.deepEqual(
-        Object.keys(content),
-        ['multipart/form-data', 'application/x-www-form-urlencoded', 'application/json'],
-        plugin.name,
-      );
-      for (const [encoding, media] of Object.entries(content as Json)) {
-        const schema = media.schema;
+  it(
+    "gives each operation's fields with their types, defaults, enums, bounds and required ones, in the three " +
+      'encodings',
+    async () => {
+      const document = await getDocument();
+      for (const plugin of registry.list() as PluginDefinition[]) {
+        const content = document.paths[plugin.path].post.requestBody.content;
         assert.deepEqual(
-          Object.keys(schema.properties),
-          [...Object.keys(plugin.params.properties), ...JOB_FIELDS],
-          `${plugin.name} ${encoding}`,
+          Object.keys(content),
+          ['multipart/form-data', 'application/x-www-form-urlencoded', 'application/json'],
+          plugin.name,
         );
-        for (const [key, source] of Object.entries(plugin.params.properties) as Array<[string, Json]>) {
-          const field = schema.properties[key];
-          const spec = inputSpecOf(source as never);
-          if (encoding === 'application/json' && spec?.list) {
-            assert.deepEqual(
-              field.oneOf.map((s: Json) => s.type),
-              ['string', 'array'],
-              `${plugin.name}.${key}`,
-            );
-          } else {
-            assert.equal(field.type, source.type, `${plugin.name}.${key}`);
-          }
-          for (const keyword of ['default', 'enum', 'minimum', 'maximum', 'maxLength']) {
-            assert.deepEqual(field[keyword], source[keyword], `${plugin.name}.${key}.${keyword}`);
-          }
-          assert.ok(
-            String(field.description).startsWith(String(source.description)),
-            `${plugin.name}.${key} description`,
+        for (const [encoding, media] of Object.entries(content as Json)) {
+          const schema = media.schema;
+          assert.deepEqual(
+            Object.keys(schema.properties),
+            [...Object.keys(plugin.params.properties), ...JOB_FIELDS],
+            `${plugin.name} ${encoding}`,
           );
+          for (const [key, source] of Object.entries(plugin.params.properties) as Array<[string, Json]>) {
+            const field = schema.properties[key];
+            const spec = inputSpecOf(source as never);
+            if (encoding === 'application/json' && spec?.list) {
+              assert.deepEqual(
+                field.oneOf.map((s: Json) => s.type),
+                ['string', 'array'],
+                `${plugin.name}.${key}`,
+              );
+            } else {
+              assert.equal(field.type, source.type, `${plugin.name}.${key}`);
+            }
+            for (const keyword of ['default', 'enum', 'minimum', 'maximum', 'maxLength']) {
+              assert.deepEqual(field[keyword], source[keyword], `${plugin.name}.${key}.${keyword}`);
+            }
+            assert.ok(
+              String(field.description).startsWith(String(source.description)),
+              `${plugin.name}.${key} description`,
+            );
+          }
+          const required = (plugin.params.required ?? []).filter(
+            (key) => (plugin.params.properties[key] as Json).default === undefined,
+          );
+          assert.deepEqual(schema.required ?? [], required, `${plugin.name} required`);
         }
-        const required = (plugin.params.required ?? []).filter(
-          (key) => (plugin.params.properties[key] as Json).default === undefined,
-        );
-        assert.deepEqual(schema.required ?? [], required, `${plugin.name} required`);
       }
-    }
-    const merge = document.paths['/merge-audios/'].post.requestBody.content['multipart/form-data'].schema.properties;
-    assert.deepEqual(merge.format.enum, ['mp3', 'wav', 'aac', 'm4a', 'ogg', 'flac', 'opus']);
-    assert.equal(merge.format.default, 'mp3');
-    assert.deepEqual(merge.audio_urls['x-mediaflow-input'], { kind: 'audio', list: true, min: 2 });
-    const resize = document.paths['/resize_image/'].post.requestBody.content['application/json'].schema;
-    assert.deepEqual(resize.required, ['image_url', 'width', 'height']);
-    assert.deepEqual(
-      [resize.properties.width.type, resize.properties.width.minimum, resize.properties.width.maximum],
-      ['integer', 1, 8192],
-    );
-  });
+      const merge = document.paths['/merge-audios/'].post.requestBody.content['multipart/form-data'].schema.properties;
+      assert.deepEqual(merge.format.enum, ['mp3', 'wav', 'aac', 'm4a', 'ogg', 'flac', 'opus']);
+      assert.equal(merge.format.default, 'mp3');
+      assert.deepEqual(merge.audio_urls['x-mediaflow-input'], { kind: 'audio', list: true, min: 2 });
+      const resize = document.paths['/resize_image/'].post.requestBody.content['application/json'].schema;
+      assert.deepEqual(resize.required, ['image_url', 'width', 'height']);
+      assert.deepEqual(
+        [resize.properties.width.type, resize.properties.width.minimum, resize.properties.width.maximum],
+        ['integer', 1, 8192],
+      );
+    },
+  );
 
-  it('offers example values that work: every example passes validation, no field shown at a bound it does not need', async () => {
-    const document = await getDocument();
-    for (const plugin of registry.list() as PluginDefinition[]) {
-      const content = document.paths[plugin.path].post.requestBody.content;
-      const example = content['application/json'].example as Json;
-      assert.deepEqual(content['multipart/form-data'].example, example, plugin.name);
-      // The engine takes the example as it is (the URLs aside, which it would download).
-      assert.doesNotThrow(() => parseParams(plugin.params, example), plugin.name);
-      for (const [key, value] of Object.entries(example)) {
-        assert.deepEqual(
-          content['multipart/form-data'].schema.properties[key].examples,
-          [value],
-          `${plugin.name}.${key}`,
-        );
-        // Nothing at a maximum, such as an 8192x8192 resize.
-        const maximum = (plugin.params.properties[key] as Json).maximum;
-        if (maximum !== undefined && (plugin.params.properties[key] as Json).default !== maximum)
-          assert.ok(value < maximum, `${plugin.name}.${key} = ${value}`);
+  it(
+    'offers example values that work: every example passes validation, no field shown at a bound it does ' + 'not need',
+    async () => {
+      const document = await getDocument();
+      for (const plugin of registry.list() as PluginDefinition[]) {
+        const content = document.paths[plugin.path].post.requestBody.content;
+        const example = content['application/json'].example as Json;
+        assert.deepEqual(content['multipart/form-data'].example, example, plugin.name);
+        // The engine takes the example as it is (the URLs aside, which it would download).
+        assert.doesNotThrow(() => parseParams(plugin.params, example), plugin.name);
+        for (const [key, value] of Object.entries(example)) {
+          assert.deepEqual(
+            content['multipart/form-data'].schema.properties[key].examples,
+            [value],
+            `${plugin.name}.${key}`,
+          );
+          // Nothing at a maximum, such as an 8192x8192 resize.
+          const maximum = (plugin.params.properties[key] as Json).maximum;
+          if (maximum !== undefined && (plugin.params.properties[key] as Json).default !== maximum)
+            assert.ok(value < maximum, `${plugin.name}.${key} = ${value}`);
+        }
       }
-    }
-    assert.deepEqual(document.paths['/resize_image/'].post.requestBody.content['application/json'].example, {
-      image_url: 'https://example.com/photo.jpg',
-      width: 640,
-      height: 480,
-    });
-    // Optional fields without a default (a frame size that would otherwise come from the images) are left out.
-    const slideshow = document.paths['/images-to-video/'].post.requestBody.content['application/json'].example;
-    assert.equal(slideshow.width, undefined);
-    assert.equal(slideshow.image_urls, 'https://example.com/photo-1.jpg');
-  });
+      assert.deepEqual(document.paths['/resize_image/'].post.requestBody.content['application/json'].example, {
+        image_url: 'https://example.com/photo.jpg',
+        width: 640,
+        height: 480,
+      });
+      // Optional fields without a default (a frame size that would otherwise come from the images) are left out.
+      const slideshow = document.paths['/images-to-video/'].post.requestBody.content['application/json'].example;
+      assert.equal(slideshow.width, undefined);
+      assert.equal(slideshow.image_urls, 'https://example.com/photo-1.jpg');
+    },
+  );
 
   it("keeps text's maxLength within the body limit, and says the limit counts bytes", () => {
     const text = (bodyLimit: number) =>
@@ -287,28 +295,31 @@ describe('OpenAPI document and docs', () => {
     assert.equal(text(8 * 1024 * 1024).maxLength, 1_000_000, "the plugin's own bound, when it is the smaller");
   });
 
-  it('says on each operation that the path also answers without its trailing slash (and other methods are a 405)', async () => {
-    const document = await getDocument();
-    for (const plugin of registry.list() as PluginDefinition[]) {
-      const bare = plugin.path.replace(/\/$/, '');
-      assert.ok(
-        String(document.paths[plugin.path].post.description).includes(
-          `Also answered at \`${bare}\`: the trailing slash is optional.`,
-        ),
-        plugin.name,
-      );
-      assert.match(document.paths[plugin.path].post.description, /405 with `Allow: POST`/);
-      // And it does.
-      const res = await fetch(`${base}${bare}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{}',
-      });
-      assert.equal(res.status, 401, `${bare} is a route (behind the key)`);
-      await res.arrayBuffer();
-    }
-    assert.match(document.info.description, /with or without the trailing slash/);
-  });
+  it(
+    'says on each operation that the path also answers ' + 'without its trailing slash (and other methods are a 405)',
+    async () => {
+      const document = await getDocument();
+      for (const plugin of registry.list() as PluginDefinition[]) {
+        const bare = plugin.path.replace(/\/$/, '');
+        assert.ok(
+          String(document.paths[plugin.path].post.description).includes(
+            `Also answered at \`${bare}\`: the trailing slash is optional.`,
+          ),
+          plugin.name,
+        );
+        assert.match(document.paths[plugin.path].post.description, /405 with `Allow: POST`/);
+        // And it does.
+        const res = await fetch(`${base}${bare}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{}',
+        });
+        assert.equal(res.status, 401, `${bare} is a route (behind the key)`);
+        await res.arrayBuffer();
+      }
+      assert.match(document.info.description, /with or without the trailing slash/);
+    },
+  );
 
   it('marks /metrics as needing the API key or the metrics token, as the server does', async () => {
     const document = await getDocument();
@@ -324,113 +335,120 @@ describe('OpenAPI document and docs', () => {
     assert.equal((await fetch(`${base}/metrics`)).status, 401);
   });
 
-  it('gives each operation its success shape (message and its output field) and the error statuses with {error}', async () => {
-    const document = await getDocument();
-    const fields: Record<string, string> = {
-      '/merge-audios/': 'output_file',
-      '/generate-subtitles/': 'subtitle_file_url',
-      '/add-subtitles/': 'output_video',
-      '/thumbnail/': 'output_file',
-      '/echo/': 'text_file',
-    };
-    for (const [route, field] of Object.entries(fields)) {
-      const ok = document.paths[route].post.responses['200'].content['application/json'];
-      assert.deepEqual(ok.schema.required, ['message', field], route);
-      assert.equal(ok.schema.properties[field].format, 'uri', route);
-    }
-    assert.deepEqual(
-      document.paths['/generate-subtitles/'].post.responses['200'].content['application/json'].schema.properties.message
-        .examples,
-      ['Subtitle file generated successfully'],
-    );
-    for (const plugin of registry.list()) {
-      const responses = document.paths[plugin.path].post.responses;
-      for (const status of ERROR_STATUSES) {
-        const ref = responses[status]?.$ref as string | undefined;
-        assert.ok(ref, `${plugin.name} ${status}`);
-        const response = document.components.responses[ref.split('/').pop()!];
-        assert.equal(response.content['application/json'].schema.$ref, '#/components/schemas/Error');
+  it(
+    'gives each operation its success shape (message and ' + 'its output field) and the error statuses with {error}',
+    async () => {
+      const document = await getDocument();
+      const fields: Record<string, string> = {
+        '/merge-audios/': 'output_file',
+        '/generate-subtitles/': 'subtitle_file_url',
+        '/add-subtitles/': 'output_video',
+        '/thumbnail/': 'output_file',
+        '/echo/': 'text_file',
+      };
+      for (const [route, field] of Object.entries(fields)) {
+        const ok = document.paths[route].post.responses['200'].content['application/json'];
+        assert.deepEqual(ok.schema.required, ['message', field], route);
+        assert.equal(ok.schema.properties[field].format, 'uri', route);
       }
-    }
-    assert.deepEqual(document.components.schemas.Error.required, ['error', 'code']);
-    assert.deepEqual(document.components.schemas.Error.properties.code.enum, Object.keys(ERRORS));
-    // The responses are made from the registry: each code is described under the response of its status.
-    for (const [code, { title }] of Object.entries(ERRORS)) {
-      const described = Object.values(document.components.responses as Record<string, Json>).filter((response) =>
-        response.description.includes(`\`${code}\` (${title})`),
+      assert.deepEqual(
+        document.paths['/generate-subtitles/'].post.responses['200'].content['application/json'].schema.properties
+          .message.examples,
+        ['Subtitle file generated successfully'],
       );
-      assert.equal(described.length, 1, code);
-    }
-    assert.ok(document.components.responses.ServiceUnavailable.headers['Retry-After']);
-    assert.equal(document.paths['/thumbnail/'].post.responses['400'].$ref, '#/components/responses/BadRequest');
-    // This server has an API key: the operations say so.
-    assert.deepEqual(document.components.securitySchemes.apiKey, {
-      type: 'apiKey',
-      in: 'header',
-      name: 'X-API-Key',
-      description: 'Needed when the server has MEDIAFLOW_API_KEY or MEDIAFLOW_API_KEYS set',
-    });
-    assert.deepEqual(document.paths['/thumbnail/'].post.security, [{ apiKey: [] }]);
-  });
-
-  it('gives every operation and pipeline run the job fields, the Prefer and Idempotency-Key headers, and the 202 answer', async () => {
-    const document = await getDocument();
-    const runs = [...registry.list().map((plugin) => plugin.path), '/pipelines/{name}/'];
-    for (const route of runs) {
-      const post = document.paths[route].post;
-      for (const encoding of ['multipart/form-data', 'application/x-www-form-urlencoded', 'application/json']) {
-        const properties = post.requestBody.content[encoding].schema.properties;
-        assert.deepEqual(
-          [properties.webhook_url.type, properties.webhook_url.format],
-          ['string', 'uri'],
-          `${route} ${encoding} webhook_url`,
-        );
-        const metadata = encoding === 'application/json' ? properties.metadata.oneOf : [properties.metadata];
-        assert.deepEqual(
-          metadata.map((schema: Json) => schema.type),
-          encoding === 'application/json' ? ['string', 'object'] : ['string'],
-          `${route} ${encoding} metadata`,
-        );
-        assert.equal(metadata[0].maxLength, 4096, `${route} ${encoding} metadata`);
-        assert.ok(
-          !(post.requestBody.content[encoding].schema.required ?? []).some((key: string) => JOB_FIELDS.includes(key)),
-          `${route}: the job fields are optional`,
-        );
+      for (const plugin of registry.list()) {
+        const responses = document.paths[plugin.path].post.responses;
+        for (const status of ERROR_STATUSES) {
+          const ref = responses[status]?.$ref as string | undefined;
+          assert.ok(ref, `${plugin.name} ${status}`);
+          const response = document.components.responses[ref.split('/').pop()!];
+          assert.equal(response.content['application/json'].schema.$ref, '#/components/schemas/Error');
+        }
       }
-      const headers = post.parameters
-        .filter((parameter: Json) => parameter.$ref)
-        .map((parameter: Json) => parameter.$ref);
-      assert.deepEqual(headers, ['#/components/parameters/Prefer', '#/components/parameters/IdempotencyKey'], route);
-      assert.equal(post.responses['202'].$ref, '#/components/responses/Accepted', route);
-      assert.equal(post.responses['422'].$ref, '#/components/responses/UnprocessableEntity', route);
-      assert.ok(post.responses['200'], `${route}: still answers synchronously`);
-    }
-    const { Prefer, IdempotencyKey } = document.components.parameters;
-    assert.deepEqual(
-      [Prefer.name, Prefer.in, Prefer.required, Prefer.example],
-      ['Prefer', 'header', false, 'respond-async'],
-    );
-    assert.deepEqual(
-      [IdempotencyKey.name, IdempotencyKey.in, IdempotencyKey.required],
-      ['Idempotency-Key', 'header', false],
-    );
-    assert.deepEqual([IdempotencyKey.schema.minLength, IdempotencyKey.schema.maxLength], [1, 255]);
-    const key = new RegExp(IdempotencyKey.schema.pattern, 'u');
-    assert.ok(key.test('order-1234/thumbnail~v2'));
-    for (const wrong of ['with space', 'tab\there', 'é', '']) assert.ok(!key.test(wrong), JSON.stringify(wrong));
-    // 202: a Location header and {job_id, status, status_url}.
-    const accepted = document.components.responses.Accepted;
-    assert.equal(accepted.headers.Location.required, true);
-    assert.equal(accepted.headers.Location.schema.format, 'uri');
-    assert.equal(accepted.content['application/json'].schema.$ref, '#/components/schemas/JobAccepted');
-    const jobAccepted = document.components.schemas.JobAccepted;
-    assert.deepEqual(jobAccepted.required, ['job_id', 'status', 'status_url']);
-    assert.equal(jobAccepted.properties.job_id.format, 'uuid');
-    assert.equal(jobAccepted.properties.status_url.format, 'uri');
-    assert.ok(jobAccepted.properties.status.enum.includes('queued'));
-    // 422 also covers an Idempotency-Key reused with other fields.
-    assert.match(document.components.responses.UnprocessableEntity.description, /Idempotency-Key/);
-  });
+      assert.deepEqual(document.components.schemas.Error.required, ['error', 'code']);
+      assert.deepEqual(document.components.schemas.Error.properties.code.enum, Object.keys(ERRORS));
+      // The responses are made from the registry: each code is described under the response of its status.
+      for (const [code, { title }] of Object.entries(ERRORS)) {
+        const described = Object.values(document.components.responses as Record<string, Json>).filter((response) =>
+          response.description.includes(`\`${code}\` (${title})`),
+        );
+        assert.equal(described.length, 1, code);
+      }
+      assert.ok(document.components.responses.ServiceUnavailable.headers['Retry-After']);
+      assert.equal(document.paths['/thumbnail/'].post.responses['400'].$ref, '#/components/responses/BadRequest');
+      // This server has an API key: the operations say so.
+      assert.deepEqual(document.components.securitySchemes.apiKey, {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-API-Key',
+        description: 'Needed when the server has MEDIAFLOW_API_KEY or MEDIAFLOW_API_KEYS set',
+      });
+      assert.deepEqual(document.paths['/thumbnail/'].post.security, [{ apiKey: [] }]);
+    },
+  );
+
+  it(
+    'gives every operation and pipeline run the job fields, the Prefer and Idempotency-Key headers, and the ' +
+      '202 answer',
+    async () => {
+      const document = await getDocument();
+      const runs = [...registry.list().map((plugin) => plugin.path), '/pipelines/{name}/'];
+      for (const route of runs) {
+        const post = document.paths[route].post;
+        for (const encoding of ['multipart/form-data', 'application/x-www-form-urlencoded', 'application/json']) {
+          const properties = post.requestBody.content[encoding].schema.properties;
+          assert.deepEqual(
+            [properties.webhook_url.type, properties.webhook_url.format],
+            ['string', 'uri'],
+            `${route} ${encoding} webhook_url`,
+          );
+          const metadata = encoding === 'application/json' ? properties.metadata.oneOf : [properties.metadata];
+          assert.deepEqual(
+            metadata.map((schema: Json) => schema.type),
+            encoding === 'application/json' ? ['string', 'object'] : ['string'],
+            `${route} ${encoding} metadata`,
+          );
+          assert.equal(metadata[0].maxLength, 4096, `${route} ${encoding} metadata`);
+          assert.ok(
+            !(post.requestBody.content[encoding].schema.required ?? []).some((key: string) => JOB_FIELDS.includes(key)),
+            `${route}: the job fields are optional`,
+          );
+        }
+        const headers = post.parameters
+          .filter((parameter: Json) => parameter.$ref)
+          .map((parameter: Json) => parameter.$ref);
+        assert.deepEqual(headers, ['#/components/parameters/Prefer', '#/components/parameters/IdempotencyKey'], route);
+        assert.equal(post.responses['202'].$ref, '#/components/responses/Accepted', route);
+        assert.equal(post.responses['422'].$ref, '#/components/responses/UnprocessableEntity', route);
+        assert.ok(post.responses['200'], `${route}: still answers synchronously`);
+      }
+      const { Prefer, IdempotencyKey } = document.components.parameters;
+      assert.deepEqual(
+        [Prefer.name, Prefer.in, Prefer.required, Prefer.example],
+        ['Prefer', 'header', false, 'respond-async'],
+      );
+      assert.deepEqual(
+        [IdempotencyKey.name, IdempotencyKey.in, IdempotencyKey.required],
+        ['Idempotency-Key', 'header', false],
+      );
+      assert.deepEqual([IdempotencyKey.schema.minLength, IdempotencyKey.schema.maxLength], [1, 255]);
+      const key = new RegExp(IdempotencyKey.schema.pattern, 'u');
+      assert.ok(key.test('order-1234/thumbnail~v2'));
+      for (const wrong of ['with space', 'tab\there', 'é', '']) assert.ok(!key.test(wrong), JSON.stringify(wrong));
+      // 202: a Location header and {job_id, status, status_url}.
+      const accepted = document.components.responses.Accepted;
+      assert.equal(accepted.headers.Location.required, true);
+      assert.equal(accepted.headers.Location.schema.format, 'uri');
+      assert.equal(accepted.content['application/json'].schema.$ref, '#/components/schemas/JobAccepted');
+      const jobAccepted = document.components.schemas.JobAccepted;
+      assert.deepEqual(jobAccepted.required, ['job_id', 'status', 'status_url']);
+      assert.equal(jobAccepted.properties.job_id.format, 'uuid');
+      assert.equal(jobAccepted.properties.status_url.format, 'uri');
+      assert.ok(jobAccepted.properties.status.enum.includes('queued'));
+      // 422 also covers an Idempotency-Key reused with other fields.
+      assert.match(document.components.responses.UnprocessableEntity.description, /Idempotency-Key/);
+    },
+  );
 
   it('describes GET /jobs/{id}, its events and DELETE, behind the API key, with the Job schema', async () => {
     const document = await getDocument();
@@ -531,74 +549,81 @@ describe('OpenAPI document and docs', () => {
     );
   });
 
-  it('describes the outputs at /uploads/{file} and /uploads/{dir}/{file}, with the media types the plugins write and Range requests', async () => {
-    const document = await getDocument();
-    const expected: Record<string, Set<string>> = { '/uploads/{file}': new Set(), '/uploads/{dir}/{file}': new Set() };
-    for (const plugin of registry.list() as PluginDefinition[]) {
-      for (const output of outputPathsOf(plugin)) {
-        const extension = path.posix.extname(output).slice(1);
-        const type = MEDIA_TYPES[extension];
-        assert.ok(type, `${plugin.name} writes .${extension}: add it to MEDIA_TYPES`);
-        const segments = output.split('/').length;
-        assert.ok(segments <= 2, `${plugin.name}: ${output}`);
-        expected[segments === 1 ? '/uploads/{file}' : '/uploads/{dir}/{file}']!.add(type);
-        // A pipeline publishes any step's output as <run>/<result>.<ext>.
-        expected['/uploads/{dir}/{file}']!.add(type);
+  it(
+    'describes the outputs at /uploads/{file} and /uploads/{dir}/{file}, with the media types the plugins write ' +
+      'and Range requests',
+    async () => {
+      const document = await getDocument();
+      const expected: Record<string, Set<string>> = {
+        '/uploads/{file}': new Set(),
+        '/uploads/{dir}/{file}': new Set(),
+      };
+      for (const plugin of registry.list() as PluginDefinition[]) {
+        for (const output of outputPathsOf(plugin)) {
+          const extension = path.posix.extname(output).slice(1);
+          const type = MEDIA_TYPES[extension];
+          assert.ok(type, `${plugin.name} writes .${extension}: add it to MEDIA_TYPES`);
+          const segments = output.split('/').length;
+          assert.ok(segments <= 2, `${plugin.name}: ${output}`);
+          expected[segments === 1 ? '/uploads/{file}' : '/uploads/{dir}/{file}']!.add(type);
+          // A pipeline publishes any step's output as <run>/<result>.<ext>.
+          expected['/uploads/{dir}/{file}']!.add(type);
+        }
       }
-    }
-    assert.ok(expected['/uploads/{dir}/{file}']!.has('audio/mpeg') && expected['/uploads/{file}']!.has('image/jpeg'));
-    for (const [route, types] of Object.entries(expected)) {
-      const get = document.paths[route].get;
-      assert.equal(get.security, undefined, `${route} is open`);
-      const names = get.parameters
-        .filter((parameter: Json) => parameter.in === 'path')
-        .map((parameter: Json) => parameter.name);
-      assert.deepEqual(names, route === '/uploads/{file}' ? ['file'] : ['dir', 'file']);
-      for (const parameter of get.parameters.filter((p: Json) => p.in === 'path'))
-        assert.doesNotMatch(parameter.description, /may hold/);
-      assert.ok(
-        get.parameters.some((parameter: Json) => parameter.$ref === '#/components/parameters/Range'),
-        `${route} Range`,
-      );
-      for (const status of ['200', '206']) {
-        assert.deepEqual(Object.keys(get.responses[status].content).sort(), [...types].sort(), `${route} ${status}`);
+      assert.ok(expected['/uploads/{dir}/{file}']!.has('audio/mpeg') && expected['/uploads/{file}']!.has('image/jpeg'));
+      for (const [route, types] of Object.entries(expected)) {
+        const get = document.paths[route].get;
+        assert.equal(get.security, undefined, `${route} is open`);
+        const names = get.parameters
+          .filter((parameter: Json) => parameter.in === 'path')
+          .map((parameter: Json) => parameter.name);
+        assert.deepEqual(names, route === '/uploads/{file}' ? ['file'] : ['dir', 'file']);
+        for (const parameter of get.parameters.filter((p: Json) => p.in === 'path'))
+          assert.doesNotMatch(parameter.description, /may hold/);
         assert.ok(
-          !('application/octet-stream' in get.responses[status].content),
-          `${route} ${status}: real media types`,
+          get.parameters.some((parameter: Json) => parameter.$ref === '#/components/parameters/Range'),
+          `${route} Range`,
         );
+        for (const status of ['200', '206']) {
+          assert.deepEqual(Object.keys(get.responses[status].content).sort(), [...types].sort(), `${route} ${status}`);
+          assert.ok(
+            !('application/octet-stream' in get.responses[status].content),
+            `${route} ${status}: real media types`,
+          );
+        }
+        assert.ok(get.responses['206'].headers['Content-Range'], `${route} Content-Range`);
+        assert.deepEqual(get.responses['200'].headers['Accept-Ranges'].schema.enum, ['bytes']);
+        for (const status of ['404', '416'])
+          assert.equal(
+            get.responses[status].content['application/json'].schema.$ref,
+            '#/components/schemas/Error',
+            `${route} ${status}`,
+          );
       }
-      assert.ok(get.responses['206'].headers['Content-Range'], `${route} Content-Range`);
-      assert.deepEqual(get.responses['200'].headers['Accept-Ranges'].schema.enum, ['bytes']);
-      for (const status of ['404', '416'])
-        assert.equal(
-          get.responses[status].content['application/json'].schema.$ref,
-          '#/components/schemas/Error',
-          `${route} ${status}`,
-        );
-    }
-    const range = document.components.parameters.Range;
-    assert.deepEqual(
-      [range.name, range.in, range.required, range.schema.pattern],
-      ['Range', 'header', false, '^bytes='],
-    );
-    const single = Object.keys(document.paths['/uploads/{file}'].get.responses['200'].content);
-    for (const type of ['image/jpeg', 'video/mp4', 'video/webm', 'video/x-matroska', 'image/png', 'image/webp'])
-      assert.ok(single.includes(type), type);
-    assert.ok(!single.some((type) => type.startsWith('audio/')), 'no operation writes audio directly under uploads/');
-    const nested = Object.keys(document.paths['/uploads/{dir}/{file}'].get.responses['200'].content);
-    for (const type of [
-      'audio/mpeg',
-      'audio/wav',
-      'audio/x-aac',
-      'audio/mp4',
-      'audio/ogg',
-      'audio/x-flac',
-      'application/x-subrip',
-      'video/mp4',
-      'text/plain',
-    ])
-      assert.ok(nested.includes(type), type);
-  });
+      const range = document.components.parameters.Range;
+      assert.deepEqual(
+        [range.name, range.in, range.required, range.schema.pattern],
+        ['Range', 'header', false, '^bytes='],
+      );
+      const single = Object.keys(document.paths['/uploads/{file}'].get.responses['200'].content);
+      for (const type of ['image/jpeg', 'video/mp4', 'video/webm', 'video/x-matroska', 'image/png', 'image/webp'])
+        assert.ok(single.includes(type), type);
+      assert.ok(!single.some((type) => type.startsWith('audio/')), 'no operation writes audio directly under uploads/');
+      const nested = Object.keys(document.paths['/uploads/{dir}/{file}'].get.responses['200'].content);
+      for (const type of [
+        'audio/mpeg',
+        'audio/wav',
+        'audio/x-aac',
+        'audio/mp4',
+        'audio/ogg',
+        'audio/x-flac',
+        'application/x-subrip',
+        'video/mp4',
+        'text/plain',
+      ])
+        assert.ok(nested.includes(type), type);
+    },
+  );
 
   it('serves a browsable page at /docs, open without the API key, while the operations need it', async () => {
     const page = await fetch(`${base}/docs/`);

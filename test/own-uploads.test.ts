@@ -304,39 +304,42 @@ describe('own outputs under MEDIAFLOW_PUBLIC_URL', () => {
     }
   });
 
-  it('with a public URL that has a path prefix on a loopback origin, reads the store and sends nothing there', async () => {
-    // The public URL names the fixture server, which counts every request: a fetch would show.
-    const PUBLIC = `${files.url('/mf')}`;
-    const server = await startMediaflow({ MEDIAFLOW_ALLOW_PRIVATE_URLS: '0', MEDIAFLOW_PUBLIC_URL: PUBLIC });
-    try {
-      await ready(server);
-      const name = `${randomUUID()}_cropped.png`;
-      await mkdir(path.join(server.dataDir, 'uploads'), { recursive: true });
-      await copyFile(await fixture('small-300x200.png'), path.join(server.dataDir, 'uploads', name));
-      const res = await server.post('/convert_image_from_url/', {
-        image_url: `${PUBLIC}/uploads/${name}`,
-        target_format: 'jpg',
-      });
-      assert.equal(res.status, 200, JSON.stringify(res.body));
-      const out = await probe(storePath(server, PUBLIC, res.body.output_file!));
-      assert.equal(videoOf(out)?.codec_name, 'mjpeg');
-      assert.equal(videoOf(out)?.width, 300);
-      assert.equal(videoOf(out)?.height, 200);
-      assert.equal(files.hits.size, 0, `the public origin was requested: ${[...files.hits.keys()].join(', ')}`);
-      // Without the prefix, the same origin is an ordinary (loopback, so refused) URL.
-      const other = files.url(`/uploads/${name}`);
-      await expectRefused(
-        server,
-        '/convert_image_from_url/',
-        { image_url: other, target_format: 'jpg' },
-        {
-          status: 400,
-          error: `URL '${other}' is not allowed: it resolves to a loopback address (127.0.0.1)`,
-        },
-      );
-      assert.equal(files.hits.size, 0);
-    } finally {
-      await server.close();
-    }
-  });
+  it(
+    'with a public URL that has a path prefix on a loopback origin, ' + 'reads the store and sends nothing there',
+    async () => {
+      // The public URL names the fixture server, which counts every request: a fetch would show.
+      const PUBLIC = `${files.url('/mf')}`;
+      const server = await startMediaflow({ MEDIAFLOW_ALLOW_PRIVATE_URLS: '0', MEDIAFLOW_PUBLIC_URL: PUBLIC });
+      try {
+        await ready(server);
+        const name = `${randomUUID()}_cropped.png`;
+        await mkdir(path.join(server.dataDir, 'uploads'), { recursive: true });
+        await copyFile(await fixture('small-300x200.png'), path.join(server.dataDir, 'uploads', name));
+        const res = await server.post('/convert_image_from_url/', {
+          image_url: `${PUBLIC}/uploads/${name}`,
+          target_format: 'jpg',
+        });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        const out = await probe(storePath(server, PUBLIC, res.body.output_file!));
+        assert.equal(videoOf(out)?.codec_name, 'mjpeg');
+        assert.equal(videoOf(out)?.width, 300);
+        assert.equal(videoOf(out)?.height, 200);
+        assert.equal(files.hits.size, 0, `the public origin was requested: ${[...files.hits.keys()].join(', ')}`);
+        // Without the prefix, the same origin is an ordinary (loopback, so refused) URL.
+        const other = files.url(`/uploads/${name}`);
+        await expectRefused(
+          server,
+          '/convert_image_from_url/',
+          { image_url: other, target_format: 'jpg' },
+          {
+            status: 400,
+            error: `URL '${other}' is not allowed: it resolves to a loopback address (127.0.0.1)`,
+          },
+        );
+        assert.equal(files.hits.size, 0);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });

@@ -42,49 +42,56 @@ describe('third-party plugins: loading', () => {
     return rows.find((row) => row.name === 'echo');
   };
 
-  it('loads a plugin from MEDIAFLOW_PLUGINS, --plugin (either form, on any command) and mediaflow.config.{json,mjs}', async () => {
-    const echo = fixture('echo.js');
-    const fromEnv = await echoRow([], { env: { MEDIAFLOW_PLUGINS: `  ${echo} ,` } });
-    assert.deepEqual(fromEnv, {
-      name: 'echo',
-      command: 'echo',
-      version: '2.3.4',
-      source: `${echo} (MEDIAFLOW_PLUGINS)`,
-      route: '/echo/',
-      summary: 'Write a text to a file',
-    });
-    // A relative path resolves from the working directory.
-    const relative = path.relative(process.cwd(), echo);
-    assert.equal((await echoRow(['--plugin', `./${relative}`]))?.source, `./${relative} (--plugin)`);
-    assert.equal(
-      (await runCli(['--plugin', echo, 'plugins'])).stdout.match(/^echo +2\.3\.4 +\S+ \(--plugin\) +\/echo\/$/m)
-        ?.length,
-      1,
-    );
-    assert.equal((await echoRow([`--plugin=${echo}`]))?.version, '2.3.4');
+  it(
+    'loads a plugin from MEDIAFLOW_PLUGINS, --plugin (either form, on any command) and ' +
+      'mediaflow.config.{json,mjs}',
+    async () => {
+      const echo = fixture('echo.js');
+      const fromEnv = await echoRow([], { env: { MEDIAFLOW_PLUGINS: `  ${echo} ,` } });
+      assert.deepEqual(fromEnv, {
+        name: 'echo',
+        command: 'echo',
+        version: '2.3.4',
+        source: `${echo} (MEDIAFLOW_PLUGINS)`,
+        route: '/echo/',
+        summary: 'Write a text to a file',
+      });
+      // A relative path resolves from the working directory.
+      const relative = path.relative(process.cwd(), echo);
+      assert.equal((await echoRow(['--plugin', `./${relative}`]))?.source, `./${relative} (--plugin)`);
+      assert.equal(
+        (await runCli(['--plugin', echo, 'plugins'])).stdout.match(/^echo +2\.3\.4 +\S+ \(--plugin\) +\/echo\/$/m)
+          ?.length,
+        1,
+      );
+      assert.equal((await echoRow([`--plugin=${echo}`]))?.version, '2.3.4');
 
-    const json = path.join(tmp, 'json');
-    await mkdir(json);
-    await writeFile(path.join(json, 'mediaflow.config.json'), JSON.stringify({ plugins: [echo] }));
-    assert.equal((await echoRow([], { cwd: json }))?.source, `${echo} (mediaflow.config.json)`);
+      const json = path.join(tmp, 'json');
+      await mkdir(json);
+      await writeFile(path.join(json, 'mediaflow.config.json'), JSON.stringify({ plugins: [echo] }));
+      assert.equal((await echoRow([], { cwd: json }))?.source, `${echo} (mediaflow.config.json)`);
 
-    // A .mjs config may also hold a plugin object itself.
-    const mjs = path.join(tmp, 'mjs');
-    await mkdir(mjs);
-    await writeFile(
-      path.join(mjs, 'mediaflow.config.mjs'),
-      `export default { plugins: [${JSON.stringify(echo)}, { contract: 1, name: 'inline', path: '/inline/', summary: 'Inline', params: { type: 'object', properties: {} }, output: () => ({ field: 'output_file', path: '{id}.txt' }), build: ({ output }) => ({ files: { [output]: 'x' }, commands: [] }), message: () => 'Done' }] };\n`,
-    );
-    const { stdout } = await runCli(['plugins', '--json'], { cwd: mjs });
-    const rows = JSON.parse(stdout) as Array<Record<string, string>>;
-    assert.deepEqual(
-      rows.slice(10).map((row) => [row.name, row.source]),
-      [
-        ['echo', `${echo} (mediaflow.config.mjs)`],
-        ['inline', 'mediaflow.config.mjs'],
-      ],
-    );
-  });
+      // A .mjs config may also hold a plugin object itself.
+      const mjs = path.join(tmp, 'mjs');
+      await mkdir(mjs);
+      await writeFile(
+        path.join(mjs, 'mediaflow.config.mjs'),
+        `export default { plugins: [${JSON.stringify(echo)}, { contract: 1, name: 'inline', path: '/inline/', ` +
+          `summary: 'Inline', params: { type: 'object', properties: {} }, output: () => ({ field: 'output_file', ` +
+          `path: '{id}.txt' }), build: ({ output }) => ({ files: { [output]: 'x' }, commands: [] }), message: () ` +
+          `=> 'Done' }] };\n`,
+      );
+      const { stdout } = await runCli(['plugins', '--json'], { cwd: mjs });
+      const rows = JSON.parse(stdout) as Array<Record<string, string>>;
+      assert.deepEqual(
+        rows.slice(10).map((row) => [row.name, row.source]),
+        [
+          ['echo', `${echo} (mediaflow.config.mjs)`],
+          ['inline', 'mediaflow.config.mjs'],
+        ],
+      );
+    },
+  );
 
   it('loads a file named twice once, and a package by name from node_modules', async () => {
     const echo = fixture('echo.js');
@@ -210,33 +217,39 @@ describe('third-party plugins: loading', () => {
     );
   });
 
-  it("shows the version of a plugin object's package, in mediaflow plugins and the registry the API document reads", async () => {
-    const dir = path.join(tmp, 'objects');
-    await mkdir(dir);
-    // The config file's own package: the version of the plugins written inline in it.
-    await writeFile(
-      path.join(dir, 'package.json'),
-      JSON.stringify({ name: 'my-media-app', version: '3.1.4', type: 'module' }),
-    );
-    const thumbnail = path.resolve(import.meta.dirname, '../node_modules/mediaflow-plugin-thumbnail/index.js');
-    await writeFile(
-      path.join(dir, 'mediaflow.config.mjs'),
-      `import thumbnail from ${JSON.stringify(thumbnail)};\n` +
-        "export default { plugins: [thumbnail, { contract: 1, name: 'inline', path: '/inline/', summary: 'Inline', params: { type: 'object', properties: {} }, output: () => ({ field: 'output_file', path: '{id}.txt' }), build: ({ output }) => ({ files: { [output]: 'x' }, commands: [] }), message: () => 'Done' }] };\n",
-    );
-    const { exitCode, stdout, stderr } = await runCli(['plugins', '--json'], { cwd: dir });
-    assert.equal(exitCode, 0, stderr);
-    const rows = JSON.parse(stdout) as Array<Record<string, string>>;
-    assert.deepEqual(
-      rows.slice(10).map((row) => [row.name, row.version, row.source]),
-      [
-        ['thumbnail', '1.0.0', 'mediaflow.config.mjs'],
-        ['inline', '3.1.4', 'mediaflow.config.mjs'],
-      ],
-    );
-    const registry = await loadRegistry({ cwd: dir });
-    assert.deepEqual(registry.infoOf('thumbnail'), { source: 'mediaflow.config.mjs', version: '1.0.0' });
-  });
+  it(
+    "shows the version of a plugin object's package, in mediaflow plugins and the registry the API " + 'document reads',
+    async () => {
+      const dir = path.join(tmp, 'objects');
+      await mkdir(dir);
+      // The config file's own package: the version of the plugins written inline in it.
+      await writeFile(
+        path.join(dir, 'package.json'),
+        JSON.stringify({ name: 'my-media-app', version: '3.1.4', type: 'module' }),
+      );
+      const thumbnail = path.resolve(import.meta.dirname, '../node_modules/mediaflow-plugin-thumbnail/index.js');
+      await writeFile(
+        path.join(dir, 'mediaflow.config.mjs'),
+        `import thumbnail from ${JSON.stringify(thumbnail)};\n` +
+          "export default { plugins: [thumbnail, { contract: 1, name: 'inline', path: '/inline/', summary: " +
+          "'Inline', params: { type: 'object', properties: {} }, output: () => ({ field: 'output_file', path: " +
+          "'{id}.txt' }), build: ({ output }) => ({ files: { [output]: 'x' }, commands: [] }), message: () => " +
+          "'Done' }] };\n",
+      );
+      const { exitCode, stdout, stderr } = await runCli(['plugins', '--json'], { cwd: dir });
+      assert.equal(exitCode, 0, stderr);
+      const rows = JSON.parse(stdout) as Array<Record<string, string>>;
+      assert.deepEqual(
+        rows.slice(10).map((row) => [row.name, row.version, row.source]),
+        [
+          ['thumbnail', '1.0.0', 'mediaflow.config.mjs'],
+          ['inline', '3.1.4', 'mediaflow.config.mjs'],
+        ],
+      );
+      const registry = await loadRegistry({ cwd: dir });
+      assert.deepEqual(registry.infoOf('thumbnail'), { source: 'mediaflow.config.mjs', version: '1.0.0' });
+    },
+  );
 
   it('refuses a bad config file, naming it', async () => {
     const dir = path.join(tmp, 'bad-config');
@@ -487,46 +500,49 @@ describe('third-party plugins: failures at run time', () => {
     return { status: res.status, body: (await res.json()) as Record<string, string> };
   };
 
-  it('fails only its own request: 500 naming the plugin (no server path), or its own 422; the details are logged', async () => {
-    const boom = await post('/boom/', { text: 'hi' });
-    assert.deepEqual(boom, {
-      status: 500,
-      body: { error: "Plugin 'boom' failed: kaboom reading <path>", code: 'MF_ERR_INTERNAL' },
-    });
-    const logged = log.join('');
-    assert.match(logged, /Plugin 'boom' failed/);
-    assert.match(
-      logged,
-      /TypeError: kaboom reading \/srv\/mediaflow\/secret\/config\.json/,
-      'the original error, with its stack, is in the log',
-    );
-    assert.match(logged, /throws\.js/);
+  it(
+    'fails only its own request: 500 naming the plugin (no server path), ' + 'or its own 422; the details are logged',
+    async () => {
+      const boom = await post('/boom/', { text: 'hi' });
+      assert.deepEqual(boom, {
+        status: 500,
+        body: { error: "Plugin 'boom' failed: kaboom reading <path>", code: 'MF_ERR_INTERNAL' },
+      });
+      const logged = log.join('');
+      assert.match(logged, /Plugin 'boom' failed/);
+      assert.match(
+        logged,
+        /TypeError: kaboom reading \/srv\/mediaflow\/secret\/config\.json/,
+        'the original error, with its stack, is in the log',
+      );
+      assert.match(logged, /throws\.js/);
 
-    assert.deepEqual(await post('/refuse/', { text: 'that' }), {
-      status: 422,
-      body: { error: "Cannot use 'that'", code: 'MF_ERR_MEDIA' },
-    });
-    assert.deepEqual(await post('/no-plan/', { text: 'x' }), {
-      status: 500,
-      body: {
-        error: "Plugin 'no-plan' failed: build() returned undefined, not an argv (string[]) or a plan ({ commands })",
-        code: 'MF_ERR_INTERNAL',
-      },
-    });
-    // Parameters are still checked before any plugin code runs.
-    assert.equal((await post('/boom/', {})).status, 400);
+      assert.deepEqual(await post('/refuse/', { text: 'that' }), {
+        status: 422,
+        body: { error: "Cannot use 'that'", code: 'MF_ERR_MEDIA' },
+      });
+      assert.deepEqual(await post('/no-plan/', { text: 'x' }), {
+        status: 500,
+        body: {
+          error: "Plugin 'no-plan' failed: build() returned undefined, not an argv (string[]) or a plan ({ commands })",
+          code: 'MF_ERR_INTERNAL',
+        },
+      });
+      // Parameters are still checked before any plugin code runs.
+      assert.equal((await post('/boom/', {})).status, 400);
 
-    // The process and the other operations carry on.
-    const echo = await post('/echo/', { text: 'still here', repeat: '2' });
-    assert.equal(echo.status, 200, JSON.stringify(echo.body));
-    assert.equal(echo.body.message, 'Text written successfully');
-    const text = await readFile(
-      path.join(dataDir, 'uploads', new URL(echo.body.text_file!).pathname.replace(/^\/uploads\//, '')),
-      'utf8',
-    );
-    assert.equal(text, 'still here\nstill here\n');
-    assert.equal((await fetch(`${base}/health`)).status, 200);
-  });
+      // The process and the other operations carry on.
+      const echo = await post('/echo/', { text: 'still here', repeat: '2' });
+      assert.equal(echo.status, 200, JSON.stringify(echo.body));
+      assert.equal(echo.body.message, 'Text written successfully');
+      const text = await readFile(
+        path.join(dataDir, 'uploads', new URL(echo.body.text_file!).pathname.replace(/^\/uploads\//, '')),
+        'utf8',
+      );
+      assert.equal(text, 'still here\nstill here\n');
+      assert.equal((await fetch(`${base}/health`)).status, 200);
+    },
+  );
 
   it('fails only its own CLI run: exit 1 with the same message', async () => {
     const env = { MEDIAFLOW_PLUGINS: fixture('throws.js') };
@@ -546,25 +562,29 @@ describe('third-party plugins: failures at run time', () => {
 });
 
 describe('--help from the schema', () => {
-  it('shows every field of a built-in as a flag, with its description, range, choices, default or that it is required', async () => {
-    const { exitCode, stdout, stderr } = await runCli(['images-to-video', '--help']);
-    assert.equal(exitCode, 0, stderr);
-    const flat = stdout.replace(/\s+/g, ' ');
-    for (const text of [
-      'Usage: mediaflow images-to-video [options]',
-      '--image-urls <value>',
-      '(URLs or local paths, comma-separated) (required)',
-      '--seconds-per-image <value>',
-      '(default: "5")',
-      '--format <value>',
-      '(choices: mp4, avi, mov, mkv, webm) (default: "mp4")',
-      '--out-dir <dir> folder for the output (in a folder of its own, as the server lays it out) (default: ".")',
-      '-o, --output <file> the file to write the result to',
-      '--plugin <module> load an operation plugin',
-    ]) {
-      assert.ok(flat.includes(text), `${text} in ${stdout}`);
-    }
-  });
+  it(
+    'shows every field of a built-in as a flag, with its description, range, choices, default or that it is ' +
+      'required',
+    async () => {
+      const { exitCode, stdout, stderr } = await runCli(['images-to-video', '--help']);
+      assert.equal(exitCode, 0, stderr);
+      const flat = stdout.replace(/\s+/g, ' ');
+      for (const text of [
+        'Usage: mediaflow images-to-video [options]',
+        '--image-urls <value>',
+        '(URLs or local paths, comma-separated) (required)',
+        '--seconds-per-image <value>',
+        '(default: "5")',
+        '--format <value>',
+        '(choices: mp4, avi, mov, mkv, webm) (default: "mp4")',
+        '--out-dir <dir> folder for the output (in a folder of its own, as the server lays it out) (default: ".")',
+        '-o, --output <file> the file to write the result to',
+        '--plugin <module> load an operation plugin',
+      ]) {
+        assert.ok(flat.includes(text), `${text} in ${stdout}`);
+      }
+    },
+  );
 
   it("shows the example plugin's fields when it is loaded, and lists it among the commands", async () => {
     const env = { MEDIAFLOW_PLUGINS: 'mediaflow-plugin-thumbnail' };

@@ -104,37 +104,44 @@ describe('the public entry and the plugin contract', () => {
     assert.deepEqual(audioMuxerFor('m4a'), ['-movflags', '+faststart', '-f', 'ipod']);
   });
 
-  it('the built-ins are written with the public contract: nothing under src/plugins reaches into src/engine', async () => {
-    const files: string[] = [];
-    for (const entry of await readdir(path.join(ROOT, 'src/plugins'), { recursive: true }))
-      if (entry.endsWith('.ts')) files.push(entry);
-    assert.ok(files.length >= 12, files.join(', '));
-    for (const file of files) {
-      // index.ts is the registry's wiring, not a plugin.
-      if (file === 'index.ts') continue;
-      for (const specifier of await importsOf(path.join(ROOT, 'src/plugins', file))) {
-        assert.ok(
-          /^(\.\.\/)+sdk\.js$|^\.\/shared\/|^\.\/[\w-]+\.js$|^node:/.test(specifier),
-          `src/plugins/${file} imports ${specifier}`,
-        );
+  it(
+    'the built-ins are written with the public contract: ' + 'nothing under src/plugins reaches into src/engine',
+    async () => {
+      const files: string[] = [];
+      for (const entry of await readdir(path.join(ROOT, 'src/plugins'), { recursive: true }))
+        if (entry.endsWith('.ts')) files.push(entry);
+      assert.ok(files.length >= 12, files.join(', '));
+      for (const file of files) {
+        // index.ts is the registry's wiring, not a plugin.
+        if (file === 'index.ts') continue;
+        for (const specifier of await importsOf(path.join(ROOT, 'src/plugins', file))) {
+          assert.ok(
+            /^(\.\.\/)+sdk\.js$|^\.\/shared\/|^\.\/[\w-]+\.js$|^node:/.test(specifier),
+            `src/plugins/${file} imports ${specifier}`,
+          );
+        }
       }
-    }
-  });
+    },
+  );
 
-  it('the example plugin is a package of its own that uses mediaflow only by name, and type-checks against its published types', async () => {
-    const manifest = JSON.parse(await readFile(path.join(EXAMPLE, 'package.json'), 'utf8')) as Record<
-      string,
-      Record<string, string>
-    >;
-    assert.equal(manifest.name as unknown as string, 'mediaflow-plugin-thumbnail');
-    assert.equal(manifest.peerDependencies?.mediaflow, '^0.1.0');
-    for (const specifier of await importsOf(path.join(EXAMPLE, 'index.js')))
-      assert.ok(specifier === 'mediaflow' || specifier.startsWith('node:'), specifier);
-    const tsc = await execa(
-      'node',
-      [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(EXAMPLE, 'tsconfig.json')],
-      { reject: false, cwd: EXAMPLE },
-    );
-    assert.equal(tsc.exitCode, 0, `${tsc.stdout}\n${tsc.stderr}`);
-  });
+  it(
+    'the example plugin is a package of its own that uses mediaflow only by name, and type-checks against its ' +
+      'published types',
+    async () => {
+      const manifest = JSON.parse(await readFile(path.join(EXAMPLE, 'package.json'), 'utf8')) as Record<
+        string,
+        Record<string, string>
+      >;
+      assert.equal(manifest.name as unknown as string, 'mediaflow-plugin-thumbnail');
+      assert.equal(manifest.peerDependencies?.mediaflow, '^0.1.0');
+      for (const specifier of await importsOf(path.join(EXAMPLE, 'index.js')))
+        assert.ok(specifier === 'mediaflow' || specifier.startsWith('node:'), specifier);
+      const tsc = await execa(
+        'node',
+        [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', path.join(EXAMPLE, 'tsconfig.json')],
+        { reject: false, cwd: EXAMPLE },
+      );
+      assert.equal(tsc.exitCode, 0, `${tsc.stdout}\n${tsc.stderr}`);
+    },
+  );
 });

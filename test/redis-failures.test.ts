@@ -105,35 +105,39 @@ describe('Redis mode across processes', () => {
     await Promise.all([first, second, w].map(stop));
   });
 
-  it('serves the queue dashboard at /admin/queues only with the API key (X-API-Key or Basic), and /metrics counts the shared queue', async () => {
-    const { api } = await cluster();
-    const front = await api({ MEDIAFLOW_DASHBOARD: '1', MEDIAFLOW_API_KEY: 'dash-key' });
-    const refused = await fetch(`${front.base}/admin/queues`);
-    assert.equal(refused.status, 401);
-    assert.match(refused.headers.get('www-authenticate') ?? '', /^Basic/);
-    const basic = `Basic ${Buffer.from('anyone:dash-key').toString('base64')}`;
-    const page = await fetch(`${front.base}/admin/queues`, { headers: { authorization: basic } });
-    assert.equal(page.status, 200);
-    assert.match(await page.text(), /<html/i);
-    const queues = (await (
-      await fetch(`${front.base}/admin/queues/api/queues`, { headers: { 'x-api-key': 'dash-key' } })
-    ).json()) as { queues: Array<{ name: string }> };
-    assert.deepEqual(queues.queues.map((queue) => queue.name).sort(), ['jobs', 'webhooks']);
-    assert.equal(
-      (
-        await fetch(`${front.base}/admin/queues/api/queues`, {
-          headers: { authorization: `Basic ${Buffer.from('x:wrong').toString('base64')}` },
-        })
-      ).status,
-      401,
-    );
-    await submitJob(front.base, '/resize_image/', resize(21), { ...ASYNC, 'x-api-key': 'dash-key' });
-    // With an API key set, /metrics wants it too.
-    const metrics = await (await fetch(`${front.base}/metrics`, { headers: { 'x-api-key': 'dash-key' } })).text();
-    assert.match(metrics, /^mediaflow_queue_waiting 1$/m, 'no worker: the job waits in the shared queue');
-    assert.match(metrics, /^mediaflow_queue_stalled 0$/m);
-    await stop(front);
-  });
+  it(
+    'serves the queue dashboard at /admin/queues only with the API key (X-API-Key or Basic), and /metrics ' +
+      'counts the shared queue',
+    async () => {
+      const { api } = await cluster();
+      const front = await api({ MEDIAFLOW_DASHBOARD: '1', MEDIAFLOW_API_KEY: 'dash-key' });
+      const refused = await fetch(`${front.base}/admin/queues`);
+      assert.equal(refused.status, 401);
+      assert.match(refused.headers.get('www-authenticate') ?? '', /^Basic/);
+      const basic = `Basic ${Buffer.from('anyone:dash-key').toString('base64')}`;
+      const page = await fetch(`${front.base}/admin/queues`, { headers: { authorization: basic } });
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /<html/i);
+      const queues = (await (
+        await fetch(`${front.base}/admin/queues/api/queues`, { headers: { 'x-api-key': 'dash-key' } })
+      ).json()) as { queues: Array<{ name: string }> };
+      assert.deepEqual(queues.queues.map((queue) => queue.name).sort(), ['jobs', 'webhooks']);
+      assert.equal(
+        (
+          await fetch(`${front.base}/admin/queues/api/queues`, {
+            headers: { authorization: `Basic ${Buffer.from('x:wrong').toString('base64')}` },
+          })
+        ).status,
+        401,
+      );
+      await submitJob(front.base, '/resize_image/', resize(21), { ...ASYNC, 'x-api-key': 'dash-key' });
+      // With an API key set, /metrics wants it too.
+      const metrics = await (await fetch(`${front.base}/metrics`, { headers: { 'x-api-key': 'dash-key' } })).text();
+      assert.match(metrics, /^mediaflow_queue_waiting 1$/m, 'no worker: the job waits in the shared queue');
+      assert.match(metrics, /^mediaflow_queue_stalled 0$/m);
+      await stop(front);
+    },
+  );
 
   it('cancels a job from one process while another runs it: its ffmpeg is killed and its files removed', async () => {
     const { api, worker, dataDir } = await cluster();
@@ -201,26 +205,29 @@ describe('Redis mode across processes', () => {
     await Promise.all([front, w].map(stop));
   });
 
-  it('on SIGTERM a worker finishes within its grace or hands its running job back, uncounted, to another worker', async () => {
-    const { api, worker, redis } = await cluster();
-    const front = await api();
-    const leaving = await worker();
-    const id = await submitJob(front.base, '/images-to-video/', endless(), ASYNC);
-    assert.ok(await eventually(async () => (await ffmpegChildren(leaving.child.pid!)).length === 1, 20_000));
-    const staying = await worker();
-    process.kill(leaving.child.pid!, 'SIGTERM');
-    // An hour of video does not finish in the 25 s grace: the job goes back to the queue.
-    const exit = await leaving.child;
-    assert.equal(exit.exitCode, 0, leaving.output());
-    assert.ok(
-      await eventually(async () => (await ffmpegChildren(staying.child.pid!)).length === 1, 20_000),
-      'the other worker took it up',
-    );
-    const client = new Redis(redis.url);
-    const record = JSON.parse((await client.get(`mediaflow:job:${id}`))!) as { attempts: number; status: string };
-    client.disconnect();
-    assert.deepEqual([record.status, record.attempts], ['running', 1], 'the handed-back run was not counted');
-    assert.equal((await fetch(`${front.base}/jobs/${id}`, { method: 'DELETE' })).status, 200);
-    await Promise.all([front, staying].map(stop));
-  });
+  it(
+    'on SIGTERM a worker finishes within its grace or hands its running job back, ' + 'uncounted, to another worker',
+    async () => {
+      const { api, worker, redis } = await cluster();
+      const front = await api();
+      const leaving = await worker();
+      const id = await submitJob(front.base, '/images-to-video/', endless(), ASYNC);
+      assert.ok(await eventually(async () => (await ffmpegChildren(leaving.child.pid!)).length === 1, 20_000));
+      const staying = await worker();
+      process.kill(leaving.child.pid!, 'SIGTERM');
+      // An hour of video does not finish in the 25 s grace: the job goes back to the queue.
+      const exit = await leaving.child;
+      assert.equal(exit.exitCode, 0, leaving.output());
+      assert.ok(
+        await eventually(async () => (await ffmpegChildren(staying.child.pid!)).length === 1, 20_000),
+        'the other worker took it up',
+      );
+      const client = new Redis(redis.url);
+      const record = JSON.parse((await client.get(`mediaflow:job:${id}`))!) as { attempts: number; status: string };
+      client.disconnect();
+      assert.deepEqual([record.status, record.attempts], ['running', 1], 'the handed-back run was not counted');
+      assert.equal((await fetch(`${front.base}/jobs/${id}`, { method: 'DELETE' })).status, 200);
+      await Promise.all([front, staying].map(stop));
+    },
+  );
 });

@@ -149,20 +149,23 @@ describe('resize_image', () => {
     assert.deepEqual(await server.workLeftovers(), []);
   });
 
-  it('answers a failed download with 502 and an input that is not an image with 422, leaving no work files', async () => {
-    const missing = files.url('/f/missing.png');
-    let res = await server.post('/resize_image/', { image_url: missing, width: '50', height: '50' });
-    assert.equal(res.status, 502);
-    assert.equal(res.body.error, `Failed to download ${missing}: HTTP 404 Not Found`);
-    for (const name of ['tone-2s-44k-stereo.mp3', 'not-media.txt']) {
-      res = await server.post('/resize_image/', { image_url: files.url(`/f/${name}`), width: '50', height: '50' });
-      assert.equal(res.status, 422, `${name}: ${JSON.stringify(res.body)}`);
-      assert.ok(res.body.error && !res.body.error.includes(server.dataDir), res.body.error);
-    }
-    res = await server.post('/resize_image/', { image_url: 'ftp://127.0.0.1/x.png', width: '50', height: '50' });
-    assert.equal(res.status, 400);
-    assert.deepEqual(await server.workLeftovers(), []);
-  });
+  it(
+    'answers a failed download with 502 and an input that is not an image with 422, ' + 'leaving no work files',
+    async () => {
+      const missing = files.url('/f/missing.png');
+      let res = await server.post('/resize_image/', { image_url: missing, width: '50', height: '50' });
+      assert.equal(res.status, 502);
+      assert.equal(res.body.error, `Failed to download ${missing}: HTTP 404 Not Found`);
+      for (const name of ['tone-2s-44k-stereo.mp3', 'not-media.txt']) {
+        res = await server.post('/resize_image/', { image_url: files.url(`/f/${name}`), width: '50', height: '50' });
+        assert.equal(res.status, 422, `${name}: ${JSON.stringify(res.body)}`);
+        assert.ok(res.body.error && !res.body.error.includes(server.dataDir), res.body.error);
+      }
+      res = await server.post('/resize_image/', { image_url: 'ftp://127.0.0.1/x.png', width: '50', height: '50' });
+      assert.equal(res.status, 400);
+      assert.deepEqual(await server.workLeftovers(), []);
+    },
+  );
 
   it('runs from the CLI with a local path, printing the same JSON', async () => {
     const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));

@@ -134,7 +134,8 @@ describe('server', () => {
       await send(server.base, '/generate-subtitles/', { json: { ...fields, words_per_line: 3, seconds_per_line: 2 } }),
     ];
     const expected =
-      '1\n00:00:00,000 --> 00:00:02,000\nOne two three.\n\n2\n00:00:02,000 --> 00:00:04,000\nFour five six\n\n3\n00:00:04,000 --> 00:00:06,000\nseven\n';
+      '1\n00:00:00,000 --> 00:00:02,000\nOne two three.\n\n2\n00:00:02,000 --> 00:00:04,000\nFour five six\n\n' +
+      '3\n00:00:04,000 --> 00:00:06,000\nseven\n';
     for (const res of answers) {
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.equal(res.body.message, 'Subtitle file generated successfully');
@@ -157,37 +158,43 @@ describe('server', () => {
     assert.deepEqual([a?.width, a?.height, b?.width, b?.height], [64, 48, 32, 24]);
   });
 
-  it('coerces integers sent as strings and rejects non-numbers with a 400 naming the field; ignores unknown fields', async () => {
-    const res = await send(server.base, '/generate-subtitles/', {
-      form: { text: 'a b c d', words_per_line: ' 2 ', seconds_per_line: '05', colour: 'blue', extra_field: 'x' },
-    });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.deepEqual(Object.keys(res.body).sort(), ['message', 'subtitle_file_url']);
-    assert.equal(await srtOf(res), '1\n00:00:00,000 --> 00:00:05,000\na b\n\n2\n00:00:05,000 --> 00:00:10,000\nc d\n');
+  it(
+    'coerces integers sent as strings and rejects non-numbers with a 400 naming the field; ignores ' + 'unknown fields',
+    async () => {
+      const res = await send(server.base, '/generate-subtitles/', {
+        form: { text: 'a b c d', words_per_line: ' 2 ', seconds_per_line: '05', colour: 'blue', extra_field: 'x' },
+      });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.deepEqual(Object.keys(res.body).sort(), ['message', 'subtitle_file_url']);
+      assert.equal(
+        await srtOf(res),
+        '1\n00:00:00,000 --> 00:00:05,000\na b\n\n2\n00:00:05,000 --> 00:00:10,000\nc d\n',
+      );
 
-    const cases: Array<[string, Record<string, unknown>, string]> = [
-      ['/generate-subtitles/', { text: 'x', words_per_line: 'eight' }, 'words_per_line'],
-      ['/generate-subtitles/', { text: 'x', seconds_per_line: '3s' }, 'seconds_per_line'],
-      ['/generate-subtitles/', { text: 'x', seconds_per_line: 2.5 }, 'seconds_per_line'],
-      ['/generate-subtitles/', { text: 'x', words_per_line: '0x10' }, 'words_per_line'],
-      ['/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: 'wide', height: '10' }, 'width'],
-      ['/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: '10', height: true }, 'height'],
-      [
-        '/images-to-video/',
-        { image_urls: files.url('/f/small-300x200.png'), seconds_per_image: 'five' },
-        'seconds_per_image',
-      ],
-    ];
-    for (const [route, fields, name] of cases) {
-      for (const body of [
-        { json: fields },
-        { form: Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, String(v)])) },
-      ]) {
-        const answer = await send(server.base, route, body);
-        assertError(answer, 400, server, new RegExp(`\`${name}\``));
+      const cases: Array<[string, Record<string, unknown>, string]> = [
+        ['/generate-subtitles/', { text: 'x', words_per_line: 'eight' }, 'words_per_line'],
+        ['/generate-subtitles/', { text: 'x', seconds_per_line: '3s' }, 'seconds_per_line'],
+        ['/generate-subtitles/', { text: 'x', seconds_per_line: 2.5 }, 'seconds_per_line'],
+        ['/generate-subtitles/', { text: 'x', words_per_line: '0x10' }, 'words_per_line'],
+        ['/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: 'wide', height: '10' }, 'width'],
+        ['/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: '10', height: true }, 'height'],
+        [
+          '/images-to-video/',
+          { image_urls: files.url('/f/small-300x200.png'), seconds_per_image: 'five' },
+          'seconds_per_image',
+        ],
+      ];
+      for (const [route, fields, name] of cases) {
+        for (const body of [
+          { json: fields },
+          { form: Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, String(v)])) },
+        ]) {
+          const answer = await send(server.base, route, body);
+          assertError(answer, 400, server, new RegExp(`\`${name}\``));
+        }
       }
-    }
-  });
+    },
+  );
 
   it('reads list fields with whitespace around items and empty items', async () => {
     const [a, b] = [files.url('/f/tone-2s-44k-stereo.mp3'), files.url('/f/tone-3s-44k-stereo.mp3')];
@@ -433,49 +440,52 @@ describe('server', () => {
     }
   });
 
-  it('builds output URLs on MEDIAFLOW_PUBLIC_URL, and on X-Forwarded-* only when MEDIAFLOW_TRUST_PROXY is on', async () => {
-    const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'media.example.org:8443' };
-    const uuidPath = /\/uploads\/[0-9a-f-]{36}\/generated_subtitles\.srt$/;
+  it(
+    'builds output URLs on MEDIAFLOW_PUBLIC_URL, ' + 'and on X-Forwarded-* only when MEDIAFLOW_TRUST_PROXY is on',
+    async () => {
+      const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'media.example.org:8443' };
+      const uuidPath = /\/uploads\/[0-9a-f-]{36}\/generated_subtitles\.srt$/;
 
-    // Not trusted: the headers change nothing.
-    const plain = await send(server.base, '/generate-subtitles/', { multipart: { text: 'x' } }, forwarded);
-    assert.ok(
-      (plain.body.subtitle_file_url as string).startsWith(`${server.base}/uploads/`),
-      plain.body.subtitle_file_url as string,
-    );
+      // Not trusted: the headers change nothing.
+      const plain = await send(server.base, '/generate-subtitles/', { multipart: { text: 'x' } }, forwarded);
+      assert.ok(
+        (plain.body.subtitle_file_url as string).startsWith(`${server.base}/uploads/`),
+        plain.body.subtitle_file_url as string,
+      );
 
-    const proxied = await startMediaflow({ MEDIAFLOW_TRUST_PROXY: 'on' });
-    try {
-      const res = await send(proxied.base, '/generate-subtitles/', { multipart: { text: 'x' } }, forwarded);
-      const url = res.body.subtitle_file_url as string;
-      assert.ok(url.startsWith('https://media.example.org:8443/uploads/'), url);
-      assert.match(url, uuidPath);
-      const direct = await send(proxied.base, '/generate-subtitles/', { multipart: { text: 'x' } });
-      assert.ok((direct.body.subtitle_file_url as string).startsWith(`${proxied.base}/uploads/`));
-    } finally {
-      await proxied.close();
-    }
-
-    for (const publicUrl of [
-      'https://cdn.example.com/media',
-      'https://cdn.example.com/media/',
-      'https://cdn.example.com/media//',
-    ]) {
-      const pub = await startMediaflow({ MEDIAFLOW_PUBLIC_URL: publicUrl, MEDIAFLOW_TRUST_PROXY: '1' });
+      const proxied = await startMediaflow({ MEDIAFLOW_TRUST_PROXY: 'on' });
       try {
-        const res = await send(pub.base, '/generate-subtitles/', { multipart: { text: 'x' } }, forwarded);
+        const res = await send(proxied.base, '/generate-subtitles/', { multipart: { text: 'x' } }, forwarded);
         const url = res.body.subtitle_file_url as string;
-        assert.ok(url.startsWith('https://cdn.example.com/media/uploads/'), url);
-        assert.ok(!url.slice('https://'.length).includes('//'), `no double slash: ${url}`);
+        assert.ok(url.startsWith('https://media.example.org:8443/uploads/'), url);
         assert.match(url, uuidPath);
-        // The file behind it is this server's.
-        const local = path.join(pub.dataDir, 'uploads', url.slice('https://cdn.example.com/media/uploads/'.length));
-        assert.equal(await readFile(local, 'utf8'), '1\n00:00:00,000 --> 00:00:03,000\nx\n');
+        const direct = await send(proxied.base, '/generate-subtitles/', { multipart: { text: 'x' } });
+        assert.ok((direct.body.subtitle_file_url as string).startsWith(`${proxied.base}/uploads/`));
       } finally {
-        await pub.close();
+        await proxied.close();
       }
-    }
-  });
+
+      for (const publicUrl of [
+        'https://cdn.example.com/media',
+        'https://cdn.example.com/media/',
+        'https://cdn.example.com/media//',
+      ]) {
+        const pub = await startMediaflow({ MEDIAFLOW_PUBLIC_URL: publicUrl, MEDIAFLOW_TRUST_PROXY: '1' });
+        try {
+          const res = await send(pub.base, '/generate-subtitles/', { multipart: { text: 'x' } }, forwarded);
+          const url = res.body.subtitle_file_url as string;
+          assert.ok(url.startsWith('https://cdn.example.com/media/uploads/'), url);
+          assert.ok(!url.slice('https://'.length).includes('//'), `no double slash: ${url}`);
+          assert.match(url, uuidPath);
+          // The file behind it is this server's.
+          const local = path.join(pub.dataDir, 'uploads', url.slice('https://cdn.example.com/media/uploads/'.length));
+          assert.equal(await readFile(local, 'utf8'), '1\n00:00:00,000 --> 00:00:03,000\nx\n');
+        } finally {
+          await pub.close();
+        }
+      }
+    },
+  );
 
   it('still answers after all of the above, with nothing left in the work folder', async () => {
     await mkdir(path.join(server.dataDir, 'work'), { recursive: true });

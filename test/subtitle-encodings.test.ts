@@ -108,23 +108,30 @@ describe('add-subtitles: subtitle files in any common encoding', () => {
     return Promise.all([frameRgb(output, 0.5), frameRgb(output, 1.5)]);
   }
 
-  it('reads UTF-8/16/32 with a byte-order mark, Windows-1252, Latin-1, Shift_JIS, GB18030, Windows-1251 and EUC-KR: drawn as the UTF-8 file is', async () => {
-    for (const { name, encodings } of CASES) {
-      const reference = await burn(`/${name}/utf-8.srt`);
-      reference.forEach((frame, cue) =>
-        assert.ok(brightPixels(frame, ...TEXT_BAND, 100) > 50, `${name}: cue ${cue + 1} is drawn`),
-      );
-      for (const encoding of encodings) {
-        const frames = await burn(`/${name}/${encoding}.srt`);
-        // Text decoded wrongly (mojibake) or a stray mark draws other glyphs: hundreds of pixels apart.
-        frames.forEach((frame, cue) => {
-          const apart = differingPixels(frame, reference[cue]!, ...TEXT_BAND);
-          assert.ok(apart < 5, `${name} in ${encoding}, cue ${cue + 1}: ${apart} pixels differ from the UTF-8 file's`);
-        });
+  it(
+    'reads UTF-8/16/32 with a byte-order mark, Windows-1252, Latin-1, Shift_JIS, GB18030, Windows-1251 and ' +
+      'EUC-KR: drawn as the UTF-8 file is',
+    async () => {
+      for (const { name, encodings } of CASES) {
+        const reference = await burn(`/${name}/utf-8.srt`);
+        reference.forEach((frame, cue) =>
+          assert.ok(brightPixels(frame, ...TEXT_BAND, 100) > 50, `${name}: cue ${cue + 1} is drawn`),
+        );
+        for (const encoding of encodings) {
+          const frames = await burn(`/${name}/${encoding}.srt`);
+          // Text decoded wrongly (mojibake) or a stray mark draws other glyphs: hundreds of pixels apart.
+          frames.forEach((frame, cue) => {
+            const apart = differingPixels(frame, reference[cue]!, ...TEXT_BAND);
+            assert.ok(
+              apart < 5,
+              `${name} in ${encoding}, cue ${cue + 1}: ${apart} pixels differ from the UTF-8 file's`,
+            );
+          });
+        }
       }
-    }
-    assert.deepEqual(await server.workLeftovers(), []);
-  });
+      assert.deepEqual(await server.workLeftovers(), []);
+    },
+  );
 
   it('answers 422 for a file whose encoding cannot be detected, saying so', async () => {
     for (const route of ['/garbage-in-srt.srt', '/garbage.srt']) {
@@ -135,7 +142,9 @@ describe('add-subtitles: subtitle files in any common encoding', () => {
       });
       assert.equal(res.status, 422, `${route}: ${JSON.stringify(res.body)}`);
       assert.deepEqual(res.body, {
-        error: `Input ${url} is not a subtitle file: its character encoding could not be detected (binary data, or text in an unknown encoding)`,
+        error:
+          `Input ${url} is not a subtitle file: its character encoding could not be detected (binary data, or ` +
+          `text in an unknown encoding)`,
         code: 'MF_ERR_MEDIA',
       });
     }

@@ -101,20 +101,23 @@ describe('add-subtitles: every script renders', () => {
     return frameRgb(png);
   }
 
-  it('draws real glyphs, not boxes, for CJK, Arabic, Hebrew, Devanagari, Thai and emoji, with no warnings', async () => {
-    const scripts = await burn('/scripts.srt');
-    const boxes = await burn('/boxes.srt');
-    // Nothing missing: the answer is exactly the contract's, with no `warnings`.
-    assert.deepEqual(Object.keys(scripts.body).sort(), ['message', 'output_video']);
-    SCRIPTS.forEach(([name], i) => {
-      const [glyphs, box] = [scripts.frames[i]!, boxes.frames[i]!];
-      assert.ok(brightPixels(glyphs, ...TEXT_BAND, 100) > 30, `${name}: some text is drawn`);
-      assert.ok(brightPixels(box, ...TEXT_BAND, 100) > 30, `${name}: the boxes are drawn`);
-      // Encoding noise moves no pixel by that much on a black picture; real glyphs against boxes, hundreds.
-      const difference = differingPixels(glyphs, box, ...TEXT_BAND);
-      assert.ok(difference > 150, `${name} is drawn with real glyphs, not boxes (${difference} pixels differ)`);
-    });
-  });
+  it(
+    'draws real glyphs, not boxes, for CJK, Arabic, ' + 'Hebrew, Devanagari, Thai and emoji, with no warnings',
+    async () => {
+      const scripts = await burn('/scripts.srt');
+      const boxes = await burn('/boxes.srt');
+      // Nothing missing: the answer is exactly the contract's, with no `warnings`.
+      assert.deepEqual(Object.keys(scripts.body).sort(), ['message', 'output_video']);
+      SCRIPTS.forEach(([name], i) => {
+        const [glyphs, box] = [scripts.frames[i]!, boxes.frames[i]!];
+        assert.ok(brightPixels(glyphs, ...TEXT_BAND, 100) > 30, `${name}: some text is drawn`);
+        assert.ok(brightPixels(box, ...TEXT_BAND, 100) > 30, `${name}: the boxes are drawn`);
+        // Encoding noise moves no pixel by that much on a black picture; real glyphs against boxes, hundreds.
+        const difference = differingPixels(glyphs, box, ...TEXT_BAND);
+        assert.ok(difference > 150, `${name} is drawn with real glyphs, not boxes (${difference} pixels differ)`);
+      });
+    },
+  );
 
   it('shapes Arabic, Devanagari and Thai (complex shaping, not simple)', async () => {
     const { frames } = await burn('/scripts.srt');
@@ -130,64 +133,70 @@ describe('add-subtitles: every script renders', () => {
       ];
       assert.ok(
         toComplex < toSimple / 3,
-        `${name} is drawn as complex shaping draws it: ${toComplex} pixels differ from complex, ${toSimple} from simple`,
+        `${name} is drawn as complex shaping draws it: ${toComplex} pixels differ from complex, ${toSimple} ` +
+          `from simple`,
       );
     }
   });
 
-  it('with only a Latin font, draws boxes, and `warnings` names the characters and the package for each script', async () => {
-    // fontconfig shown one font only (the one it picks for DejaVu Sans, itself a Latin font), for ffmpeg's run alone.
-    const { stdout: font } = await execa('fc-match', ['-f', '%{file}', 'DejaVu Sans']);
-    const fonts = path.join(work, 'latin-only');
-    await mkdir(fonts, { recursive: true });
-    await symlink(font, path.join(fonts, path.basename(font)));
-    const config = path.join(work, 'fonts.conf');
-    await writeFile(
-      config,
-      `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig><dir>${fonts}</dir><cachedir>${path.join(work, 'fc-cache')}</cachedir></fontconfig>\n`,
-    );
-    const previous = process.env.FONTCONFIG_FILE;
-    process.env.FONTCONFIG_FILE = config;
-    let latinOnly: Awaited<ReturnType<typeof burn>>;
-    let boxes: Awaited<ReturnType<typeof burn>>;
-    try {
-      latinOnly = await burn('/scripts.srt');
-      boxes = await burn('/boxes.srt');
-    } finally {
-      if (previous === undefined) delete process.env.FONTCONFIG_FILE;
-      else process.env.FONTCONFIG_FILE = previous;
-    }
-    // The comparison the first test relies on can fail: Chinese without its font is exactly the boxes.
-    const chinese = SCRIPTS.findIndex(([name]) => name === 'Chinese');
-    assert.ok(
-      differingPixels(latinOnly.frames[chinese]!, boxes.frames[chinese]!, ...TEXT_BAND) < 5,
-      'Chinese without a CJK font is drawn as boxes',
-    );
-    const warnings = latinOnly.body.warnings as string[];
-    assert.ok(Array.isArray(warnings), JSON.stringify(latinOnly.body));
-    const about = (codePoint: string, fontPackage: string) =>
-      assert.ok(
-        warnings.some(
-          (w) =>
-            w.startsWith('No font has glyphs for ') &&
-            w.includes(codePoint) &&
-            w.endsWith(`: they render as empty boxes; install ${fontPackage}`),
-        ),
-        `${codePoint} and ${fontPackage} in ${JSON.stringify(warnings)}`,
+  it(
+    'with only a Latin font, draws boxes, ' + 'and `warnings` names the characters and the package for each script',
+    async () => {
+      // fontconfig shown one font only (the one it picks for DejaVu Sans, itself a Latin font), for ffmpeg's run alone.
+      const { stdout: font } = await execa('fc-match', ['-f', '%{file}', 'DejaVu Sans']);
+      const fonts = path.join(work, 'latin-only');
+      await mkdir(fonts, { recursive: true });
+      await symlink(font, path.join(fonts, path.basename(font)));
+      const config = path.join(work, 'fonts.conf');
+      await writeFile(
+        config,
+        `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n` +
+          `<fontconfig><dir>${fonts}</dir><cachedir>${path.join(work, 'fc-cache')}</cachedir></fontconfig>\n`,
       );
-    about('U+4F60', 'fonts-noto-cjk'); // 你
-    about('U+65E5', 'fonts-noto-cjk'); // 日
-    about('U+0928', 'fonts-noto-core'); // न
-    about('U+0E1B', 'fonts-noto-core'); // ป
-    about('U+1F389', 'fonts-symbola'); // 🎉
-  });
+      const previous = process.env.FONTCONFIG_FILE;
+      process.env.FONTCONFIG_FILE = config;
+      let latinOnly: Awaited<ReturnType<typeof burn>>;
+      let boxes: Awaited<ReturnType<typeof burn>>;
+      try {
+        latinOnly = await burn('/scripts.srt');
+        boxes = await burn('/boxes.srt');
+      } finally {
+        if (previous === undefined) delete process.env.FONTCONFIG_FILE;
+        else process.env.FONTCONFIG_FILE = previous;
+      }
+      // The comparison the first test relies on can fail: Chinese without its font is exactly the boxes.
+      const chinese = SCRIPTS.findIndex(([name]) => name === 'Chinese');
+      assert.ok(
+        differingPixels(latinOnly.frames[chinese]!, boxes.frames[chinese]!, ...TEXT_BAND) < 5,
+        'Chinese without a CJK font is drawn as boxes',
+      );
+      const warnings = latinOnly.body.warnings as string[];
+      assert.ok(Array.isArray(warnings), JSON.stringify(latinOnly.body));
+      const about = (codePoint: string, fontPackage: string) =>
+        assert.ok(
+          warnings.some(
+            (w) =>
+              w.startsWith('No font has glyphs for ') &&
+              w.includes(codePoint) &&
+              w.endsWith(`: they render as empty boxes; install ${fontPackage}`),
+          ),
+          `${codePoint} and ${fontPackage} in ${JSON.stringify(warnings)}`,
+        );
+      about('U+4F60', 'fonts-noto-cjk'); // 你
+      about('U+65E5', 'fonts-noto-cjk'); // 日
+      about('U+0928', 'fonts-noto-core'); // न
+      about('U+0E1B', 'fonts-noto-core'); // ป
+      about('U+1F389', 'fonts-symbola'); // 🎉
+    },
+  );
 
   it('names characters no font has in `warnings`, synchronously and in the job result', async () => {
     const { body } = await burn('/boxes.srt');
     assert.deepEqual(Object.keys(body).sort(), ['message', 'output_video', 'warnings']);
     assert.equal(body.message, 'Subtitles added successfully');
     assert.deepEqual(body.warnings, [
-      'No font has glyphs for U+E000: they render as empty boxes; they are private-use characters, which only a font made for them draws',
+      'No font has glyphs for U+E000: they render as empty boxes; they are private-use characters, which only ' +
+        'a font made for them draws',
     ]);
 
     const id = await submitJob(

@@ -83,79 +83,83 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     await files?.close();
   });
 
-  it('retries a receiver that drops the connection, then answers 500, then 200: same id and body, doubling gaps, fresh signatures', async () => {
-    // 0.5 s: the two gaps (0.4-0.6 s, then 0.8-1.2 s) span more than a second, so the timestamps
-    // (whole seconds) must move.
-    const server = await serve({
-      MEDIAFLOW_WEBHOOK_BACKOFF: '0.5s',
-      MEDIAFLOW_WEBHOOK_ATTEMPTS: '5',
-      MEDIAFLOW_WEBHOOK_SECRET: SECRET,
-    });
-    const receiver = await receive((_path, n) => (['reset', 500, 200] as const)[n] ?? 200);
-    const hitsBefore = files.hits.get('/f/small-300x200.png') ?? 0;
-    const id = await submit(server, '/resize_image/', {
-      ...smallImage(),
-      webhook_url: receiver.url('/hook'),
-      metadata: 'order-17',
-    });
+  it(
+    'retries a receiver that drops the connection, then answers 500, then 200: same id and body, doubling gaps, ' +
+      'fresh signatures',
+    async () => {
+      // 0.5 s: the two gaps (0.4-0.6 s, then 0.8-1.2 s) span more than a second, so the timestamps
+      // (whole seconds) must move.
+      const server = await serve({
+        MEDIAFLOW_WEBHOOK_BACKOFF: '0.5s',
+        MEDIAFLOW_WEBHOOK_ATTEMPTS: '5',
+        MEDIAFLOW_WEBHOOK_SECRET: SECRET,
+      });
+      const receiver = await receive((_path, n) => (['reset', 500, 200] as const)[n] ?? 200);
+      const hitsBefore = files.hits.get('/f/small-300x200.png') ?? 0;
+      const id = await submit(server, '/resize_image/', {
+        ...smallImage(),
+        webhook_url: receiver.url('/hook'),
+        metadata: 'order-17',
+      });
 
-    const deliveries = await receiver.received(3);
-    const job = await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
-    await sleep(300);
-    assert.equal(receiver.deliveries.length, 3, 'nothing is sent after the 2xx');
-    assert.deepEqual(
-      deliveries.map((d) => d.answered),
-      ['reset', 500, 200],
-    );
-    assert.deepEqual(
-      deliveries.map((d) => d.path),
-      ['/hook', '/hook', '/hook'],
-    );
+      const deliveries = await receiver.received(3);
+      const job = await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
+      await sleep(300);
+      assert.equal(receiver.deliveries.length, 3, 'nothing is sent after the 2xx');
+      assert.deepEqual(
+        deliveries.map((d) => d.answered),
+        ['reset', 500, 200],
+      );
+      assert.deepEqual(
+        deliveries.map((d) => d.path),
+        ['/hook', '/hook', '/hook'],
+      );
 
-    // One message: the same id on every attempt, the same bytes.
-    const ids = deliveries.map((d) => header(d, 'webhook-id'));
-    assert.ok(ids[0]!.length > 0);
-    assert.deepEqual(ids, [ids[0], ids[0], ids[0]]);
-    assert.equal(deliveries[1]!.body, deliveries[0]!.body);
-    assert.equal(deliveries[2]!.body, deliveries[0]!.body);
-    assert.equal(header(deliveries[0]!, 'content-type'), 'application/json');
+      // One message: the same id on every attempt, the same bytes.
+      const ids = deliveries.map((d) => header(d, 'webhook-id'));
+      assert.ok(ids[0]!.length > 0);
+      assert.deepEqual(ids, [ids[0], ids[0], ids[0]]);
+      assert.equal(deliveries[1]!.body, deliveries[0]!.body);
+      assert.equal(deliveries[2]!.body, deliveries[0]!.body);
+      assert.equal(header(deliveries[0]!, 'content-type'), 'application/json');
 
-    // A fresh timestamp (and so signature) per attempt, each close to when it was sent, each verifying.
-    const stamps = deliveries.map((d) => Number(header(d, 'webhook-timestamp')));
-    for (const [i, d] of deliveries.entries())
-      assert.ok(Math.abs(stamps[i]! - d.at / 1000) < 2, `timestamp ${stamps[i]} vs sent at ${d.at / 1000}`);
-    assert.ok(stamps[0]! <= stamps[1]! && stamps[1]! <= stamps[2]!, `timestamps ${stamps}`);
-    assert.ok(stamps[2]! > stamps[0]!, `timestamps ${stamps} should move between the first and the last attempt`);
-    assert.notEqual(header(deliveries[0]!, 'webhook-signature'), header(deliveries[2]!, 'webhook-signature'));
-    const verifier = new Webhook(SECRET);
-    for (const d of deliveries) verifier.verify(d.body, d.headers as Record<string, string>);
+      // A fresh timestamp (and so signature) per attempt, each close to when it was sent, each verifying.
+      const stamps = deliveries.map((d) => Number(header(d, 'webhook-timestamp')));
+      for (const [i, d] of deliveries.entries())
+        assert.ok(Math.abs(stamps[i]! - d.at / 1000) < 2, `timestamp ${stamps[i]} vs sent at ${d.at / 1000}`);
+      assert.ok(stamps[0]! <= stamps[1]! && stamps[1]! <= stamps[2]!, `timestamps ${stamps}`);
+      assert.ok(stamps[2]! > stamps[0]!, `timestamps ${stamps} should move between the first and the last attempt`);
+      assert.notEqual(header(deliveries[0]!, 'webhook-signature'), header(deliveries[2]!, 'webhook-signature'));
+      const verifier = new Webhook(SECRET);
+      for (const d of deliveries) verifier.verify(d.body, d.headers as Record<string, string>);
 
-    // Back-off: 0.5 s (±20%) before the first retry, about twice that before the second. Jitter of
-    // ±20% alone allows a ratio of 0.8*2/1.2 = 1.33 at worst, so that is the bound checked.
-    const [first, second] = gaps(deliveries) as [number, number];
-    assert.ok(first >= 0.39, `first gap ${first}s should be at least 0.4 s (0.5 s - 20%)`);
-    assert.ok(second >= 0.79, `second gap ${second}s should be at least 0.8 s (1 s - 20%)`);
-    assert.ok(second > 1.25 * first, `second gap ${second}s should be about twice the first ${first}s`);
+      // Back-off: 0.5 s (±20%) before the first retry, about twice that before the second. Jitter of
+      // ±20% alone allows a ratio of 0.8*2/1.2 = 1.33 at worst, so that is the bound checked.
+      const [first, second] = gaps(deliveries) as [number, number];
+      assert.ok(first >= 0.39, `first gap ${first}s should be at least 0.4 s (0.5 s - 20%)`);
+      assert.ok(second >= 0.79, `second gap ${second}s should be at least 0.8 s (1 s - 20%)`);
+      assert.ok(second > 1.25 * first, `second gap ${second}s should be about twice the first ${first}s`);
 
-    // The body is the job as it ended; the record shows where the delivery stands.
-    const body = deliveries[0]!.json as unknown as JobView;
-    assert.equal(body.job_id, id);
-    assert.equal(body.status, 'succeeded');
-    assert.equal(body.metadata, 'order-17');
-    assert.deepEqual(body.result, job.result);
-    assert.equal(job.status, 'succeeded');
-    assert.equal(job.webhook!.url, receiver.url('/hook'));
-    assert.equal(job.webhook!.attempts, 3);
-    assert.equal(job.webhook!.last_status, 200);
-    assert.ok(Date.parse(job.webhook!.delivered_at!) >= Date.parse(job.finished_at!));
-    assert.ok(Math.abs(Date.parse(job.webhook!.delivered_at!) - deliveries[2]!.at) < 2000);
+      // The body is the job as it ended; the record shows where the delivery stands.
+      const body = deliveries[0]!.json as unknown as JobView;
+      assert.equal(body.job_id, id);
+      assert.equal(body.status, 'succeeded');
+      assert.equal(body.metadata, 'order-17');
+      assert.deepEqual(body.result, job.result);
+      assert.equal(job.status, 'succeeded');
+      assert.equal(job.webhook!.url, receiver.url('/hook'));
+      assert.equal(job.webhook!.attempts, 3);
+      assert.equal(job.webhook!.last_status, 200);
+      assert.ok(Date.parse(job.webhook!.delivered_at!) >= Date.parse(job.finished_at!));
+      assert.ok(Math.abs(Date.parse(job.webhook!.delivered_at!) - deliveries[2]!.at) < 2000);
 
-    // The job ran once: retried deliveries never run it again.
-    assert.equal((files.hits.get('/f/small-300x200.png') ?? 0) - hitsBefore, 1, 'the input was fetched once');
-    assert.equal((await storedRecord(server, id)).attempts, 1);
-    const output = videoOf(await probe(server.pathOf(job.result!.output_file as string)))!;
-    assert.deepEqual([output.width, output.height], [32, 24]);
-  });
+      // The job ran once: retried deliveries never run it again.
+      assert.equal((files.hits.get('/f/small-300x200.png') ?? 0) - hitsBefore, 1, 'the input was fetched once');
+      assert.equal((await storedRecord(server, id)).attempts, 1);
+      const output = videoOf(await probe(server.pathOf(job.result!.output_file as string)))!;
+      assert.deepEqual([output.width, output.height], [32, 24]);
+    },
+  );
 
   it('gives up after MEDIAFLOW_WEBHOOK_ATTEMPTS: exactly that many deliveries, the job still succeeded', async () => {
     const server = await serve({ MEDIAFLOW_WEBHOOK_BACKOFF: '0.3s', MEDIAFLOW_WEBHOOK_ATTEMPTS: '3' });
@@ -223,52 +227,56 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     assert.equal(seen[0]!.id, (await storedRecord(server, id)).webhook!.message_id);
   });
 
-  it('counts a receiver that hangs as a failed attempt after MEDIAFLOW_WEBHOOK_TIMEOUT, retries, and stays healthy meanwhile', async () => {
-    const server = await serve({
-      MEDIAFLOW_WEBHOOK_BACKOFF: '1.5s',
-      MEDIAFLOW_WEBHOOK_ATTEMPTS: '3',
-      MEDIAFLOW_WEBHOOK_TIMEOUT: '1s',
-    });
-    const receiver = await receive((_path, n) => (n === 0 ? 'hang' : 200));
-    const id = await submit(server, '/resize_image/', { ...smallImage(), webhook_url: receiver.url('/slow') });
+  it(
+    'counts a receiver that hangs as a failed attempt after MEDIAFLOW_WEBHOOK_TIMEOUT, retries, and stays ' +
+      'healthy meanwhile',
+    async () => {
+      const server = await serve({
+        MEDIAFLOW_WEBHOOK_BACKOFF: '1.5s',
+        MEDIAFLOW_WEBHOOK_ATTEMPTS: '3',
+        MEDIAFLOW_WEBHOOK_TIMEOUT: '1s',
+      });
+      const receiver = await receive((_path, n) => (n === 0 ? 'hang' : 200));
+      const id = await submit(server, '/resize_image/', { ...smallImage(), webhook_url: receiver.url('/slow') });
 
-    await receiver.received(1);
-    // Watched from now on: the state between the timed-out attempt and the retry lasts only the back-off.
-    let sentAtTimeout = -1;
-    const timedOut = waitForJob(
-      server.base,
-      id,
-      (j) => {
-        if (j.webhook?.attempts !== 1) return false;
-        sentAtTimeout = receiver.deliveries.length;
-        return true;
-      },
-      { ms: 5_000, every: 50 },
-    );
-    // While the receiver holds the connection, the server answers as usual and runs other work.
-    const [health, quick] = await Promise.all([
-      fetch(`${server.base}/health`),
-      server.post('/resize_image/', smallImage()),
-    ]);
-    assert.equal(health.status, 200);
-    assert.equal(quick.status, 200, JSON.stringify(quick.body));
+      await receiver.received(1);
+      // Watched from now on: the state between the timed-out attempt and the retry lasts only the back-off.
+      let sentAtTimeout = -1;
+      const timedOut = waitForJob(
+        server.base,
+        id,
+        (j) => {
+          if (j.webhook?.attempts !== 1) return false;
+          sentAtTimeout = receiver.deliveries.length;
+          return true;
+        },
+        { ms: 5_000, every: 50 },
+      );
+      // While the receiver holds the connection, the server answers as usual and runs other work.
+      const [health, quick] = await Promise.all([
+        fetch(`${server.base}/health`),
+        server.post('/resize_image/', smallImage()),
+      ]);
+      assert.equal(health.status, 200);
+      assert.equal(quick.status, 200, JSON.stringify(quick.body));
 
-    const afterTimeout = await timedOut;
-    assert.equal(afterTimeout.webhook!.last_status, null, 'no answer, no status');
-    assert.equal(afterTimeout.webhook!.delivered_at, null);
-    assert.equal(sentAtTimeout, 1, 'the retry waits for the back-off');
+      const afterTimeout = await timedOut;
+      assert.equal(afterTimeout.webhook!.last_status, null, 'no answer, no status');
+      assert.equal(afterTimeout.webhook!.delivered_at, null);
+      assert.equal(sentAtTimeout, 1, 'the retry waits for the back-off');
 
-    const [hung, retry] = await receiver.received(2);
-    const gap = (retry!.at - hung!.at) / 1000;
-    // 1 s of timeout, then 1.5 s (-20% at least) of back-off.
-    assert.ok(gap >= 2.15, `the retry came ${gap}s after the hung attempt, expected at least 1 s + 1.2 s`);
-    assert.equal(retry!.headers['webhook-id'], hung!.headers['webhook-id']);
-    assert.equal(retry!.body, hung!.body);
-    const job = await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
-    assert.equal(job.webhook!.attempts, 2);
-    assert.equal(job.webhook!.last_status, 200);
-    assert.equal((await fetch(`${server.base}/health`)).status, 200);
-  });
+      const [hung, retry] = await receiver.received(2);
+      const gap = (retry!.at - hung!.at) / 1000;
+      // 1 s of timeout, then 1.5 s (-20% at least) of back-off.
+      assert.ok(gap >= 2.15, `the retry came ${gap}s after the hung attempt, expected at least 1 s + 1.2 s`);
+      assert.equal(retry!.headers['webhook-id'], hung!.headers['webhook-id']);
+      assert.equal(retry!.body, hung!.body);
+      const job = await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
+      assert.equal(job.webhook!.attempts, 2);
+      assert.equal(job.webhook!.last_status, 200);
+      assert.equal((await fetch(`${server.base}/health`)).status, 200);
+    },
+  );
 
   it('never follows a redirect: the target is not requested and the attempt fails with 302', async () => {
     const server = await serve({ MEDIAFLOW_WEBHOOK_BACKOFF: '0.3s', MEDIAFLOW_WEBHOOK_ATTEMPTS: '2' });
@@ -293,61 +301,67 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     );
   });
 
-  it('delivers at every terminal state: a failed job and cancelled jobs (queued and running) each send one webhook', async () => {
-    const server = await serve({ MEDIAFLOW_WEBHOOK_BACKOFF: '0.3s', MEDIAFLOW_CONCURRENCY: '1' });
-    const receiver = await receive(() => 200);
-    const byJob = (id: string) => receiver.deliveries.filter((d) => d.json.job_id === id);
+  it(
+    'delivers at every terminal state: a failed job and cancelled jobs (queued and running) each send one ' + 'webhook',
+    async () => {
+      const server = await serve({ MEDIAFLOW_WEBHOOK_BACKOFF: '0.3s', MEDIAFLOW_CONCURRENCY: '1' });
+      const receiver = await receive(() => 200);
+      const byJob = (id: string) => receiver.deliveries.filter((d) => d.json.job_id === id);
 
-    // Failed: the input is missing. The job's error is exactly the synchronous answer.
-    const missing = { image_url: files.url('/no-such-image.png'), width: '32', height: '24' };
-    const sync = await server.post('/resize_image/', missing);
-    assert.ok(sync.status >= 400, `the synchronous request fails (${sync.status})`);
-    const failedId = await submit(server, '/resize_image/', {
-      ...missing,
-      webhook_url: receiver.url('/failed'),
-      metadata: 'f',
-    });
-    const failed = await waitForJob(server.base, failedId, (j) => j.webhook?.delivered_at != null);
-    assert.equal(failed.status, 'failed');
-    assert.deepEqual(failed.error, { status: sync.status, error: sync.body.error, code: sync.body.code });
-
-    // Cancelled: one job running (an hour-long slideshow), one waiting behind it.
-    const long = { image_urls: files.url('/f/small-300x200.png'), seconds_per_image: '3600', fps: '60' };
-    const runningId = await submit(server, '/images-to-video/', { ...long, webhook_url: receiver.url('/running') });
-    await waitForJob(server.base, runningId, (j) => j.status === 'running');
-    const queuedId = await submit(server, '/resize_image/', { ...smallImage(), webhook_url: receiver.url('/queued') });
-    assert.equal((await getJob(server.base, queuedId)).status, 'queued');
-    for (const id of [queuedId, runningId]) {
-      const res = await fetch(`${server.base}/jobs/${id}`, { method: 'DELETE' });
-      assert.equal(res.status, 200);
-      assert.equal(((await res.json()) as JobView).status, 'cancelled');
-    }
-    for (const id of [queuedId, runningId]) await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
-    await sleep(500);
-
-    for (const [id, status, pathname] of [
-      [failedId, 'failed', '/failed'],
-      [queuedId, 'cancelled', '/queued'],
-      [runningId, 'cancelled', '/running'],
-    ] as const) {
-      const sent = byJob(id);
-      assert.equal(sent.length, 1, `one webhook for ${pathname}`);
-      const body = sent[0]!.json as unknown as JobView;
-      assert.equal(sent[0]!.path, pathname);
-      assert.equal(body.status, status);
-      const view = await getJob(server.base, id);
-      assert.equal(view.status, status);
-      assert.deepEqual(body.error, view.error);
-      assert.equal(body.result, null);
-      assert.equal(body.finished_at, view.finished_at);
-      assert.deepEqual(view.webhook, {
-        url: receiver.url(pathname),
-        attempts: 1,
-        last_status: 200,
-        delivered_at: view.webhook!.delivered_at,
+      // Failed: the input is missing. The job's error is exactly the synchronous answer.
+      const missing = { image_url: files.url('/no-such-image.png'), width: '32', height: '24' };
+      const sync = await server.post('/resize_image/', missing);
+      assert.ok(sync.status >= 400, `the synchronous request fails (${sync.status})`);
+      const failedId = await submit(server, '/resize_image/', {
+        ...missing,
+        webhook_url: receiver.url('/failed'),
+        metadata: 'f',
       });
-    }
-    assert.equal((byJob(failedId)[0]!.json as unknown as JobView).metadata, 'f');
-    assert.equal(receiver.deliveries.length, 3);
-  });
+      const failed = await waitForJob(server.base, failedId, (j) => j.webhook?.delivered_at != null);
+      assert.equal(failed.status, 'failed');
+      assert.deepEqual(failed.error, { status: sync.status, error: sync.body.error, code: sync.body.code });
+
+      // Cancelled: one job running (an hour-long slideshow), one waiting behind it.
+      const long = { image_urls: files.url('/f/small-300x200.png'), seconds_per_image: '3600', fps: '60' };
+      const runningId = await submit(server, '/images-to-video/', { ...long, webhook_url: receiver.url('/running') });
+      await waitForJob(server.base, runningId, (j) => j.status === 'running');
+      const queuedId = await submit(server, '/resize_image/', {
+        ...smallImage(),
+        webhook_url: receiver.url('/queued'),
+      });
+      assert.equal((await getJob(server.base, queuedId)).status, 'queued');
+      for (const id of [queuedId, runningId]) {
+        const res = await fetch(`${server.base}/jobs/${id}`, { method: 'DELETE' });
+        assert.equal(res.status, 200);
+        assert.equal(((await res.json()) as JobView).status, 'cancelled');
+      }
+      for (const id of [queuedId, runningId]) await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
+      await sleep(500);
+
+      for (const [id, status, pathname] of [
+        [failedId, 'failed', '/failed'],
+        [queuedId, 'cancelled', '/queued'],
+        [runningId, 'cancelled', '/running'],
+      ] as const) {
+        const sent = byJob(id);
+        assert.equal(sent.length, 1, `one webhook for ${pathname}`);
+        const body = sent[0]!.json as unknown as JobView;
+        assert.equal(sent[0]!.path, pathname);
+        assert.equal(body.status, status);
+        const view = await getJob(server.base, id);
+        assert.equal(view.status, status);
+        assert.deepEqual(body.error, view.error);
+        assert.equal(body.result, null);
+        assert.equal(body.finished_at, view.finished_at);
+        assert.deepEqual(view.webhook, {
+          url: receiver.url(pathname),
+          attempts: 1,
+          last_status: 200,
+          delivered_at: view.webhook!.delivered_at,
+        });
+      }
+      assert.equal((byJob(failedId)[0]!.json as unknown as JobView).metadata, 'f');
+      assert.equal(receiver.deliveries.length, 3);
+    },
+  );
 });

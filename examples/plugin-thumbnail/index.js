@@ -35,7 +35,8 @@ export default definePlugin({
   path: '/thumbnail/',
   summary: 'Take one frame of a video, at a time code, as a picture',
   description:
-    'The frame shown at `time` is written as a JPEG, PNG or WebP picture, at the size of the video or `width` pixels wide (the height follows the aspect ratio). A time at or past the end of the video is refused with a 422.',
+    'The frame shown at `time` is written as a JPEG, PNG or WebP picture, at the size of the video or `width` ' +
+    'pixels wide (the height follows the aspect ratio). A time at or past the end of the video is refused with a 422.',
   params: Type.Object({
     video_url: Param.url('video', 'Direct URL of the video'),
     time: Param.text({

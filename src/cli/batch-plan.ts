@@ -6,7 +6,8 @@ const show = (value: unknown) => (Array.isArray(value) ? value.join(', ') : Stri
 export function formatBatchCheck(pipeline: string, checks: RowCheck[]): string {
   const count = (status: RowCheck['status']) => checks.filter((check) => check.status === status).length;
   const lines = [
-    `Pipeline ${pipeline}, ${checks.length} rows: ${count('run')} to run, ${count('done')} done by an earlier run, ${count('invalid')} invalid`,
+    `Pipeline ${pipeline}, ${checks.length} rows: ${count('run')} to run, ${count('done')} done by an earlier ` +
+      `run, ${count('invalid')} invalid`,
   ];
   for (const check of checks) {
     const verdict =

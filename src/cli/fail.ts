@@ -10,9 +10,9 @@ export function fail(error: unknown): void {
     // An unexpected failure (a plugin's bug, say) keeps its details in the cause: shown when asked for.
     if (error.status >= 500 && error.cause !== undefined && process.env.MEDIAFLOW_LOG_LEVEL === 'debug') {
       const cause = error.cause as Error;
-      process.stderr.write(
-        `${String(cause?.stack ?? cause)}\n${cause?.cause instanceof Error ? `caused by ${String(cause.cause.stack)}\n` : ''}`,
-      );
+      const stack = String(cause?.stack ?? cause);
+      const causedBy = cause?.cause instanceof Error ? `caused by ${String(cause.cause.stack)}\n` : '';
+      process.stderr.write(`${stack}\n${causedBy}`);
     }
     process.exitCode = error.status === 400 || error.status === 404 ? 2 : 1;
   } else if (isAbort(error)) {

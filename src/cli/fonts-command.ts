@@ -6,7 +6,8 @@ export function fontsCommand(): Command {
   return new Command()
     .summary('List the font families installed here (the values of a caption `font`)')
     .description(
-      'List the font families installed on this machine, as fontconfig knows them: the values the `font` field of add-subtitles ' +
+      'List the font families installed on this machine, as fontconfig knows them: ' +
+        'the values the `font` field of add-subtitles ' +
         'and generate-subtitles takes. A server answers the same list at GET /fonts.\n\n' +
         'Examples:\n' +
         '  mediaflow fonts\n' +

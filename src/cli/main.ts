@@ -82,9 +82,8 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
         progress.done();
         // Characters drawn as empty boxes, say: the job succeeded, but the user should know.
         for (const warning of result.warnings ?? []) process.stderr.write(`mediaflow: warning: ${warning}\n`);
-        process.stdout.write(
-          `${JSON.stringify({ message: result.message, [result.field]: output ?? path.join(outDir, result.path) }, null, 2)}\n`,
-        );
+        const printed = { message: result.message, [result.field]: output ?? path.join(outDir, result.path) };
+        process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`);
       } catch (error) {
         progress.done();
         fail(error);
@@ -142,7 +141,8 @@ export function buildProgram(registry: Registry = builtinRegistry()): Command {
         const binaries = resolveBinaries();
         const [ffmpeg, ffprobe] = await Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
         process.stdout.write(
-          `mediaflow ${VERSION}\n${ffmpeg} (${binaries.ffmpegSource}: ${binaries.ffmpeg})\n${ffprobe} (${binaries.ffprobeSource}: ${binaries.ffprobe})\n`,
+          `mediaflow ${VERSION}\n${ffmpeg} (${binaries.ffmpegSource}: ${binaries.ffmpeg})\n${ffprobe} ` +
+            `(${binaries.ffprobeSource}: ${binaries.ffprobe})\n`,
         );
       } catch (error) {
         fail(error);

@@ -26,7 +26,8 @@ function checkName(
     ([, schema]) => (schema as Record<string, unknown>)[FORMAT_KEYWORD],
   )?.[0];
   throw paramError(
-    `Expected \`--output\` to end in ${ext}, the kind of file ${plugin.name} makes here, got \`${file}\`${format ? ` (--${dashed(format)} chooses another)` : ''}`,
+    `Expected \`--output\` to end in ${ext}, the kind of file ${plugin.name} makes here, got ` +
+      `\`${file}\`${format ? ` (--${dashed(format)} chooses another)` : ''}`,
   );
 }
 

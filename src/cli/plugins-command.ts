@@ -46,7 +46,8 @@ export function pluginsCommand(registry: Registry): Command {
   return new Command()
     .summary('List the loaded operation plugins with their versions and sources')
     .description(
-      'List the loaded operation plugins: the built-ins, then those of mediaflow.config.{js,mjs,json}, MEDIAFLOW_PLUGINS and --plugin, ' +
+      'List the loaded operation plugins: the built-ins, ' +
+        'then those of mediaflow.config.{js,mjs,json}, MEDIAFLOW_PLUGINS and --plugin, ' +
         'with their versions, where each came from, and their HTTP routes.\n\n' +
         'Examples:\n' +
         '  mediaflow plugins\n' +

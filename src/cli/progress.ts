@@ -83,7 +83,8 @@ export function createStepsReporter(label: string, stream: NodeJS.WriteStream = 
         running.set(event.step, { ...(event.items !== undefined ? { items: event.items } : {}), progress: new Map() });
         if (!line.tty)
           line.log(
-            `${label}: step '${event.step}' (${event.op}) started${event.items !== undefined ? ` for ${event.items} items` : ''}`,
+            `${label}: step '${event.step}' (${event.op}) ` +
+              `started${event.items !== undefined ? ` for ${event.items} items` : ''}`,
           );
       } else if (event.type === 'progress') {
         running.get(event.step)?.progress.set(event.item ?? 0, event.progress);

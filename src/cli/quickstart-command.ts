@@ -81,7 +81,8 @@ function calls(
 export function quickstartCommand(registry: Registry): Command {
   return new Command()
     .description(
-      'Make sample media with ffmpeg, run every built-in operation on it (no internet needed), and print where the results are',
+      'Make sample media with ffmpeg, run every built-in operation on it (no internet needed), and print ' +
+        'where the results are',
     )
     .option('--out-dir <dir>', 'folder for the samples and the results', 'mediaflow-quickstart')
     .action(async (flags: { outDir: string }) => {

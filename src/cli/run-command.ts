@@ -91,7 +91,9 @@ export function formatPlan(plan: PipelinePlan): string {
 /** The summary a batch ends with, on stderr. */
 function formatSummary(summary: BatchSummary, ms: number): string {
   const lines = [
-    `${summary.pipeline}: ${summary.rows} rows: ${summary.done} done${summary.skipped ? ` (${summary.skipped} by an earlier run)` : ''}, ${summary.failed} failed${summary.notRun ? `, ${summary.notRun} not run` : ''} in ${formatDuration(ms)}`,
+    `${summary.pipeline}: ${summary.rows} rows: ${summary.done} ` +
+      `done${summary.skipped ? ` (${summary.skipped} by an earlier run)` : ''}, ${summary.failed} ` +
+      `failed${summary.notRun ? `, ${summary.notRun} not run` : ''} in ${formatDuration(ms)}`,
   ];
   for (const failure of summary.failures) lines.push(`  row ${failure.row}: ${failure.error}`);
   const hint = summary.failures.map((failure) => hintFor(failure.error)).find(Boolean);
@@ -107,17 +109,20 @@ export function runCommand(registry: Registry): Command {
   return new Command()
     .summary('Run a pipeline: once, as a dry run, or once per row of a CSV/JSONL file')
     .description(
-      'Run a pipeline (a name from the pipelines folder, or a .yaml/.json file). Inputs are URLs, local paths or values.',
+      'Run a pipeline (a name from the pipelines folder, or a .yaml/.json file). Inputs are URLs, local paths ' +
+        'or values.',
     )
     .addHelpText(
       'after',
       [
         '',
         'Examples:',
-        '  mediaflow run text-to-short --input text="Hello there." --input images=a.jpg,b.jpg --input voice=voice.mp3 --out-dir out/',
+        '  mediaflow run text-to-short --input text="Hello there." --input images=a.jpg,b.jpg --input ' +
+          'voice=voice.mp3 --out-dir out/',
         '  mediaflow run text-to-short --dry-run --input ...      # the plan: stages and ffmpeg argv, nothing run',
         '  mediaflow run podcast --batch episodes.csv --out-dir out/   # one run per row; run again to resume',
-        '  mediaflow run podcast --batch episodes.csv --dry-run        # check every row; nothing fetched, run or written',
+        '  mediaflow run podcast --batch episodes.csv --dry-run        # check every row; nothing fetched, ' +
+          'run or written',
         '',
         'See docs/pipelines.md for the definition format.',
       ].join('\n'),
@@ -132,13 +137,15 @@ export function runCommand(registry: Registry): Command {
     .option('-o, --output <file>', 'refused: a pipeline names its results itself; use --out-dir')
     .option(
       '--dry-run',
-      'print the plan (stages, what runs in parallel, ffmpeg argv) without running it; with --batch, check every row and print what each would do',
+      'print the plan (stages, what runs in parallel, ffmpeg argv) without running it; with --batch, check ' +
+        'every row and print what each would do',
     )
     .option('--json', 'with --dry-run: print the plan as JSON')
     .addOption(
       new Option(
         '--batch <file>',
-        'run once per row of a CSV (header row: input names) or JSONL file; relative paths in it are relative to its folder',
+        'run once per row of a CSV (header row: input names) or JSONL file; relative paths in it are relative ' +
+          'to its folder',
       ),
     )
     .option(
@@ -166,7 +173,8 @@ export function runCommand(registry: Registry): Command {
         const config = loadConfig(process.env, overrides);
         if (flags.output !== undefined) {
           throw paramError(
-            `\`--output\` names one file, but a pipeline names its results itself (its \`results\`); use --out-dir <dir>: each result goes to <dir>/<result>.<ext>`,
+            `\`--output\` names one file, but a pipeline names its results itself (its \`results\`); use ` +
+              `--out-dir <dir>: each result goes to <dir>/<result>.<ext>`,
           );
         }
         const definition = await resolvePipeline(reference, config.pipelinesDir, registry);
@@ -200,8 +208,9 @@ export function runCommand(registry: Registry): Command {
             );
             const invalid = checks.filter((check) => check.status === 'invalid');
             if (invalid.length > 0) {
+              const rows = invalid.map((check) => `  row ${check.row} (line ${check.line}): ${check.error}\n`);
               process.stderr.write(
-                `mediaflow: ${invalid.length} of ${checks.length} rows are invalid:\n${invalid.map((check) => `  row ${check.row} (line ${check.line}): ${check.error}\n`).join('')}`,
+                `mediaflow: ${invalid.length} of ${checks.length} rows are invalid:\n${rows.join('')}`,
               );
               process.exitCode = 2;
             }

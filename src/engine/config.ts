@@ -402,7 +402,8 @@ export const SETTINGS: readonly Setting[] = [
     flag: 'stalled-interval',
     kind: 'duration',
     description:
-      "how soon a dead worker's job goes back to the queue (Redis mode); a job no worker or queue holds, after two such intervals",
+      "how soon a dead worker's job goes back to the queue (Redis mode); a job no worker or queue holds, " +
+      'after two such intervals',
   },
   {
     key: 'dashboard',

@@ -15,7 +15,8 @@ export function checkNesting(value: unknown): void {
     if (item === null || typeof item !== 'object') continue;
     if (depth > MAX_NESTING_DEPTH) {
       throw paramError(
-        `Expected the request's fields to be nested at most ${MAX_NESTING_DEPTH} levels deep (objects and arrays within one another)`,
+        `Expected the request's fields to be nested at most ${MAX_NESTING_DEPTH} levels deep (objects and ` +
+          `arrays within one another)`,
       );
     }
     for (const child of Object.values(item)) pending.push({ item: child, depth: depth + 1 });

@@ -103,7 +103,8 @@ const attemptStage = (stage: string, attempt: number, limit: number): string =>
 
 /** Why a job that kept being interrupted is given up. */
 const interruptedMessage = (attempts: number, limit: number) =>
-  `The job was interrupted ${attempts} time${attempts === 1 ? '' : 's'} (its server, worker or Redis stopped while it ran) and is not tried again (MEDIAFLOW_JOB_ATTEMPTS is ${limit})`;
+  `The job was interrupted ${attempts} time${attempts === 1 ? '' : 's'} (its server, worker or Redis stopped ` +
+  `while it ran) and is not tried again (MEDIAFLOW_JOB_ATTEMPTS is ${limit})`;
 
 /** The failure of a synchronous job stopped by a graceful shutdown: its client may send it again. */
 const SHUTTING_DOWN = jobErrorOf(busyError('The server is shutting down; retry later'));

@@ -218,7 +218,8 @@ class Checker {
         if (!schema) {
           this.issues.add(
             fieldPath,
-            `unknown parameter '${key}' of operation '${plugin.name}' (parameters: ${Object.keys(plugin.params.properties).join(', ')})`,
+            `unknown parameter '${key}' of operation '${plugin.name}' ` +
+              `(parameters: ${Object.keys(plugin.params.properties).join(', ')})`,
             { step: name },
           );
           continue;

@@ -50,7 +50,8 @@ export function readInputs(
     const unknown = Object.keys(raw).filter((key) => !declared.has(key));
     if (unknown.length > 0) {
       throw paramError(
-        `Unknown input${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `\`${k}\``).join(', ')} of pipeline '${definition.name}' (inputs: ${[...declared].join(', ') || 'none'})`,
+        `Unknown input${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `\`${k}\``).join(', ')} of ` +
+          `pipeline '${definition.name}' (inputs: ${[...declared].join(', ') || 'none'})`,
       );
     }
   }

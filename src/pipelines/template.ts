@@ -29,7 +29,8 @@ function parseRef(text: string): Ref {
   const match = REF.exec(text.trim());
   if (!match) {
     throw new ExprError(
-      `unknown reference \`{{ ${text.trim()} }}\`: expected {{ inputs.<name> }}, {{ steps.<name>.output }} or {{ item }}`,
+      `unknown reference \`{{ ${text.trim()} }}\`: expected {{ inputs.<name> }}, {{ steps.<name>.output }} or ` +
+        `{{ item }}`,
     );
   }
   if (match[1] !== undefined) return { input: match[1] };

@@ -37,8 +37,11 @@ export default definePlugin({
   path: '/add-subtitles/',
   summary: 'Burn a subtitle file into a video',
   description:
-    "SRT, ASS/SSA and WebVTT subtitles, in any common character encoding, are drawn into the picture with libass (shaped text, fonts chosen per character). The audio is copied when the container takes it. Characters no installed font has are listed in the answer's `warnings`. " +
-    'The optional style fields (font, size, colours, outline, background box, position, wrapping width) apply to every cue of SRT and WebVTT files; an ASS file keeps what of its own styles no field overrides.',
+    'SRT, ASS/SSA and WebVTT subtitles, in any common character encoding, are drawn into the picture with ' +
+    'libass (shaped text, fonts chosen per character). The audio is copied when the container takes it. ' +
+    "Characters no installed font has are listed in the answer's `warnings`. " +
+    'The optional style fields (font, size, colours, outline, background box, position, wrapping width) apply ' +
+    'to every cue of SRT and WebVTT files; an ASS file keeps what of its own styles no field overrides.',
   params: Type.Object({
     video_url: Param.url('video', 'URL of the video'),
     subtitle_url: Param.url('subtitle', 'URL of the subtitle file (.srt, .ass, .ssa, .vtt)'),

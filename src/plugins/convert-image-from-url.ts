@@ -88,7 +88,8 @@ export default definePlugin({
   path: '/convert_image_from_url/',
   summary: 'Convert an image to another format',
   description:
-    'The first frame of the image is written in the target format; transparency is kept where the target has it (PNG, WebP, TIFF, GIF) and becomes black where it has not (JPEG, BMP).',
+    'The first frame of the image is written in the target format; transparency is kept where the target has ' +
+    'it (PNG, WebP, TIFF, GIF) and becomes black where it has not (JPEG, BMP).',
   params: Type.Object({
     image_url: Param.url('image', 'Direct URL of the image'),
     target_format: Param.format(FORMATS, { description: 'Target image format' }),

@@ -45,7 +45,9 @@ export default definePlugin({
   path: '/convert-video/',
   summary: 'Convert a video to another format',
   description:
-    'Streams are re-encoded to codecs the container suits (mp4/mov: H.264 and AAC; mkv: H.264 and AAC unless it already holds a codec Matroska takes; webm: VP9 and Opus; avi: MPEG-4 Part 2 and MP3), and copied when they already are such a codec.',
+    'Streams are re-encoded to codecs the container suits (mp4/mov: H.264 and AAC; mkv: H.264 and AAC unless ' +
+    'it already holds a codec Matroska takes; webm: VP9 and Opus; avi: MPEG-4 Part 2 and MP3), and copied when ' +
+    'they already are such a codec.',
   params: Type.Object({
     video_url: Param.url('video', 'URL of the video to convert'),
     format: Param.format(VIDEO_CONTAINERS, { default: 'mp4', description: 'Output video format' }),

@@ -32,7 +32,8 @@ export function cropWithFfmpeg({ inputs, output, input }: BuildContext<unknown>)
   const image = inputs.image_url![0]!;
   const chain = largeEnough(image)
     ? `scale=${WIDTH}:${HEIGHT}:force_original_aspect_ratio=increase,crop=${WIDTH}:${HEIGHT}`
-    : `scale=${WIDTH}:${HEIGHT}:force_original_aspect_ratio=decrease,pad=${WIDTH}:${HEIGHT}:(ow-iw)/2:(oh-ih)/2:color=black@0`;
+    : `scale=${WIDTH}:${HEIGHT}:force_original_aspect_ratio=decrease,` +
+      `pad=${WIDTH}:${HEIGHT}:(ow-iw)/2:(oh-ih)/2:color=black@0`;
   return argv(
     input(image),
     ['-filter_complex', `${flattenOntoBlack(`${chain},setsar=1`, WIDTH, HEIGHT)}`],
@@ -47,7 +48,9 @@ export default definePlugin({
   path: '/crop_image_to_short/',
   summary: 'Fit an image to 720x1280 (Shorts, Reels, TikTok)',
   description:
-    'An image at least 720x1280 in either orientation (1080x1920, 1920x1080, ...) is scaled to cover the frame and cropped around its centre; a smaller one is scaled to fit and padded with black. Transparency becomes black.',
+    'An image at least 720x1280 in either orientation (1080x1920, 1920x1080, ...) is scaled to cover the ' +
+    'frame and cropped around its centre; a smaller one is scaled to fit and padded with black. Transparency ' +
+    'becomes black.',
   params: Type.Object({
     image_url: Param.url('image', 'Direct URL of the image (JPG, PNG, WebP, ...)'),
   }),
@@ -62,7 +65,8 @@ export default definePlugin({
       commands: [],
       steps: [
         imageStep(
-          `libvips: ${image.file} fitted to ${WIDTH}x${HEIGHT} (${fit}, centred), flattened onto black, JPEG q${JPEG_LIBVIPS.quality} -> ${output}`,
+          `libvips: ${image.file} fitted to ${WIDTH}x${HEIGHT} (${fit}, centred), flattened onto black, JPEG ` +
+            `q${JPEG_LIBVIPS.quality} -> ${output}`,
           image.file,
           output,
           (picture) =>

@@ -11,8 +11,8 @@ const SENTENCE_END = new RegExp(`[.!?…‼⁇⁈⁉。！？｡．؟।][${CLOS
  * Characters of scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer,
  * Myanmar), and CJK full stops: a token holding any of them is cut into words by `Intl.Segmenter`.
  */
-const UNSPACED =
-  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}。！？｡]/u;
+const UNSPACED_SCRIPTS = ['Han', 'Hiragana', 'Katakana', 'Thai', 'Lao', 'Khmer', 'Myanmar'];
+const UNSPACED = new RegExp(`[${UNSPACED_SCRIPTS.map((script) => `\\p{Script=${script}}`).join('')}。！？｡]`, 'u');
 /** The highlight colour when none is given: gold, clear on white text and on most pictures. */
 const HIGHLIGHT = '#FFD700';
 /** ICU's dictionary-based word breaks; one fixed locale, so the cues do not depend on the server's. */
@@ -75,7 +75,10 @@ export const cues = (text: string, perLine: number): string[] => cueWords(text, 
 export function srtTime(totalSeconds: number): string {
   const ms = Math.round(totalSeconds * 1000);
   const pad = (n: number, width = 2) => String(n).padStart(width, '0');
-  return `${pad(Math.floor(ms / 3_600_000))}:${pad(Math.floor(ms / 60_000) % 60)}:${pad(Math.floor(ms / 1000) % 60)},${pad(ms % 1000, 3)}`;
+  return (
+    `${pad(Math.floor(ms / 3_600_000))}:${pad(Math.floor(ms / 60_000) % 60)}:` +
+    `${pad(Math.floor(ms / 1000) % 60)},${pad(ms % 1000, 3)}`
+  );
 }
 
 /** A whole SRT document: numbered cues, one after the other, `seconds` each. */
@@ -93,7 +96,8 @@ export function toVtt(lines: string[], seconds: number): string {
   const escape = (line: string) => line.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
   const cueText = lines.map(
     (line, i) =>
-      `${srtTime(i * seconds).replace(',', '.')} --> ${srtTime((i + 1) * seconds).replace(',', '.')}\n${escape(line)}\n`,
+      `${srtTime(i * seconds).replace(',', '.')} ` +
+      `--> ${srtTime((i + 1) * seconds).replace(',', '.')}\n${escape(line)}\n`,
   );
   return `WEBVTT\n\n${cueText.join('\n')}`;
 }
@@ -149,8 +153,10 @@ export default definePlugin({
   path: '/generate-subtitles/',
   summary: 'Build an .srt file (or WebVTT, or styled ASS) from a block of text',
   description:
-    'Cues hold at most words_per_line words and end early at sentence punctuation; each lasts seconds_per_line. Chinese, Japanese and Thai, written without spaces, are cut into words by Intl.Segmenter. ' +
-    'format ass takes the caption style fields, and highlight=word: each word of a cue takes highlight_color in turn (ASS karaoke \\k tags), for a time in proportion to its length.',
+    'Cues hold at most words_per_line words and end early at sentence punctuation; each lasts ' +
+    'seconds_per_line. Chinese, Japanese and Thai, written without spaces, are cut into words by Intl.Segmenter. ' +
+    'format ass takes the caption style fields, and highlight=word: each word of a cue takes highlight_color ' +
+    'in turn (ASS karaoke \\k tags), for a time in proportion to its length.',
   params: PARAMS,
   output: (p) => ({ field: 'subtitle_file_url', path: `{id}/generated_subtitles.${p.format}` }),
   // Style fields would be lost in silence in SRT and WebVTT, which carry none.

@@ -50,7 +50,8 @@ export default definePlugin({
   path: '/images-to-video/',
   summary: 'Slideshow video from images',
   description:
-    "Each image is shown for seconds_per_image, letterboxed (never stretched, transparency black) into one frame size: the first image's, made even, or width x height. Constant frame rate, yuv420p.",
+    'Each image is shown for seconds_per_image, letterboxed (never stretched, transparency black) into one ' +
+    "frame size: the first image's, made even, or width x height. Constant frame rate, yuv420p.",
   params: Type.Object({
     image_urls: Param.urlList('image', 'Comma-separated image URLs (JPG, PNG, WebP, ...), shown in this order', {
       tooFew: 'No image URLs provided',
@@ -84,7 +85,9 @@ export default definePlugin({
     const first = images[0]!.facts.video!;
     const { width, height } = frameSize(params.width, params.height, first.width, first.height);
     const total = images.length * params.seconds_per_image;
-    const fit = `scale=${width}:${height}:force_original_aspect_ratio=decrease,pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black@0,setsar=1`;
+    const fit =
+      `scale=${width}:${height}:force_original_aspect_ratio=decrease,` +
+      `pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black@0,setsar=1`;
     // The concat demuxer reads one picture at a time, so memory does not grow with the count, but
     // it cannot switch decoders mid-stream. Pictures that all share the first one's codec and have
     // no alpha are read as they are; otherwise each is first letterboxed on its own, flattened

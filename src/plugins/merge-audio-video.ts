@@ -18,7 +18,8 @@ export default definePlugin({
   path: '/merge-audio-video/',
   summary: "Replace a video's audio track with another audio",
   description:
-    "The video's own audio is dropped, never mixed. The video stream is copied when the container takes its codec. The output lasts as long as the shorter input.",
+    "The video's own audio is dropped, never mixed. The video stream is copied when the container takes its " +
+    'codec. The output lasts as long as the shorter input.',
   params: Type.Object({
     video_url: Param.url('video', 'URL of the input video'),
     audio_url: Param.url('audio', "URL of the audio that replaces the video's sound (MP3 recommended)"),

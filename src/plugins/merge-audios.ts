@@ -32,7 +32,8 @@ export default definePlugin({
   path: '/merge-audios/',
   summary: 'Join several audio files into one track',
   description:
-    'Inputs of any format, sample rate and channel count are decoded, resampled and joined in order. Inputs that already match the output format are joined without re-encoding.',
+    'Inputs of any format, sample rate and channel count are decoded, resampled and joined in order. Inputs ' +
+    'that already match the output format are joined without re-encoding.',
   params: Type.Object({
     audio_urls: Param.urlList('audio', 'Comma-separated audio URLs, joined in this order (at least 2)', {
       min: 2,
@@ -62,7 +63,8 @@ export default definePlugin({
     const chains = audios.map(
       (_, i) => `[${i}:a:0]aresample=${sampleRate},aformat=sample_fmts=fltp:channel_layouts=${layout}[a${i}]`,
     );
-    const graph = `${chains.join(';')};${audios.map((_, i) => `[a${i}]`).join('')}concat=n=${audios.length}:v=0:a=1[out]`;
+    const labels = audios.map((_, i) => `[a${i}]`).join('');
+    const graph = `${chains.join(';')};${labels}concat=n=${audios.length}:v=0:a=1[out]`;
     return {
       expectedSeconds,
       commands: [

@@ -74,7 +74,9 @@ export default definePlugin({
   path: '/merge-videos/',
   summary: 'Join several videos into one',
   description:
-    "Compatible inputs (same codecs, size, frame rate and audio layout) are joined without re-encoding. Others are scaled to the first input's size, letterboxed, given silence where they lack sound, and encoded as H.264/AAC.",
+    'Compatible inputs (same codecs, size, frame rate and audio layout) are joined without re-encoding. ' +
+    "Others are scaled to the first input's size, letterboxed, given silence where they lack sound, and " +
+    'encoded as H.264/AAC.',
   params: Type.Object({
     video_urls: Param.urlList('video', 'Comma-separated video URLs, joined in this order (at least 2)', {
       min: 2,
@@ -140,7 +142,9 @@ export default definePlugin({
     const fps = first.fps > 0 && first.fps <= 120 ? Number(first.fps.toFixed(3)) : 25;
     const withAudio = videos.some((v) => v.facts.audio);
     const chains = videos.flatMap((v, i) => {
-      const picture = `[${i}:v:0]scale=${width}:${height}:force_original_aspect_ratio=decrease,pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black,setsar=1,fps=${fps},format=yuv420p[v${i}]`;
+      const picture =
+        `[${i}:v:0]scale=${width}:${height}:force_original_aspect_ratio=decrease,` +
+        `pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black,setsar=1,fps=${fps},format=yuv420p[v${i}]`;
       if (!withAudio) return [picture];
       // An input without sound gets silence of its own length, so the tracks stay in step.
       const sound = v.facts.audio
@@ -149,7 +153,9 @@ export default definePlugin({
       return [picture, sound];
     });
     const pads = videos.map((_, i) => (withAudio ? `[v${i}][a${i}]` : `[v${i}]`)).join('');
-    const graph = `${chains.join(';')};${pads}concat=n=${videos.length}:v=1:a=${withAudio ? 1 : 0}${withAudio ? '[v][a]' : '[v]'}`;
+    const graph =
+      `${chains.join(';')};${pads}concat=n=${videos.length}:v=1:a=${withAudio ? 1 : 0}` +
+      `${withAudio ? '[v][a]' : '[v]'}`;
     return {
       expectedSeconds,
       commands: [

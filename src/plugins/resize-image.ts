@@ -34,7 +34,8 @@ export default definePlugin({
   path: '/resize_image/',
   summary: 'Resize an image to given width and height',
   description:
-    'The output is a JPEG of exactly width x height pixels: the image is stretched to that size (the aspect ratio follows the request, not the image).',
+    'The output is a JPEG of exactly width x height pixels: the image is stretched to that size (the aspect ' +
+    'ratio follows the request, not the image).',
   params: Type.Object({
     image_url: Param.url('image', 'Direct URL of the image'),
     width: Param.integer({ minimum: 1, maximum: 8192, examples: [640], description: 'Width in pixels' }),
@@ -50,7 +51,8 @@ export default definePlugin({
       commands: [],
       steps: [
         imageStep(
-          `libvips: ${image.file} resized to ${width}x${height} (lanczos3, stretched), flattened onto black, JPEG q${JPEG_LIBVIPS.quality} -> ${output}`,
+          `libvips: ${image.file} resized to ${width}x${height} (lanczos3, stretched), flattened onto black, ` +
+            `JPEG q${JPEG_LIBVIPS.quality} -> ${output}`,
           image.file,
           output,
           (picture) =>

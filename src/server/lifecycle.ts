@@ -40,7 +40,8 @@ async function claimDataDir(dataDir: string): Promise<void> {
     if (/node|mediaflow/.test(command)) {
       throw new MediaflowError(
         'MF_ERR_PARAM',
-        `Another mediaflow process (pid ${owner}) uses the data directory ${dataDir}: stop it, give this one its own --data-dir, or share one queue with MEDIAFLOW_REDIS_URL`,
+        `Another mediaflow process (pid ${owner}) uses the data directory ${dataDir}: stop it, give this one ` +
+          `its own --data-dir, or share one queue with MEDIAFLOW_REDIS_URL`,
       );
     }
   }

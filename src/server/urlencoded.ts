@@ -48,7 +48,8 @@ export function registerUrlencoded(app: FastifyInstance, bodyLimit: number): voi
         done(
           new MediaflowError(
             'MF_ERR_MEDIA_TYPE',
-            `Unsupported charset '${charset}' in Content-Type: send UTF-8, or a charset such as ISO-8859-1 or windows-1252`,
+            `Unsupported charset '${charset}' in Content-Type: send UTF-8, or a charset such as ISO-8859-1 or ` +
+              `windows-1252`,
           ),
           undefined,
         );

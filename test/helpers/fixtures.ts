@@ -286,7 +286,8 @@ const RECIPES: Record<string, string[] | { text: string }> = {
     '-f',
     'lavfi',
     '-i',
-    'color=c=0x808080:size=1920x1080,drawbox=x=0:y=0:w=100:h=1080:color=blue:t=fill,drawbox=x=1820:y=0:w=100:h=1080:color=green:t=fill,drawbox=x=910:y=490:w=100:h=100:color=red:t=fill',
+    'color=c=0x808080:size=1920x1080,drawbox=x=0:y=0:w=100:h=1080:color=blue:t=fill,drawbox=x=1820:y=0:w=100:' +
+      'h=1080:color=green:t=fill,drawbox=x=910:y=490:w=100:h=100:color=red:t=fill',
     '-frames:v',
     '1',
     '-q:v',
@@ -297,7 +298,8 @@ const RECIPES: Record<string, string[] | { text: string }> = {
     '-f',
     'lavfi',
     '-i',
-    'color=c=0x808080:size=800x2400,drawbox=x=0:y=0:w=800:h=150:color=blue:t=fill,drawbox=x=0:y=2250:w=800:h=150:color=green:t=fill,drawbox=x=350:y=1150:w=100:h=100:color=red:t=fill',
+    'color=c=0x808080:size=800x2400,drawbox=x=0:y=0:w=800:h=150:color=blue:t=fill,drawbox=x=0:y=2250:w=800:' +
+      'h=150:color=green:t=fill,drawbox=x=350:y=1150:w=100:h=100:color=red:t=fill',
     '-frames:v',
     '1',
   ],
@@ -306,7 +308,8 @@ const RECIPES: Record<string, string[] | { text: string }> = {
     '-f',
     'lavfi',
     '-i',
-    "color=c=black@0:size=1080x1920,format=rgba,geq=r='255':g='255*between(X,440,639)*between(Y,860,1059)':b='255*between(X,440,639)*between(Y,860,1059)':a='255*between(X,440,639)*between(Y,860,1059)'",
+    "color=c=black@0:size=1080x1920,format=rgba,geq=r='255':g='255*between(X,440,639)*between(Y,860,1059)':" +
+      "b='255*between(X,440,639)*between(Y,860,1059)':a='255*between(X,440,639)*between(Y,860,1059)'",
     '-frames:v',
     '1',
   ],
@@ -321,8 +324,11 @@ const RECIPES: Record<string, string[] | { text: string }> = {
       'PlayResY: 288',
       '',
       '[V4+ Styles]',
-      'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding',
-      'Style: Default,DejaVu Sans,36,&H00FFFFFF,&H000000FF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,2,0,2,10,10,10,1',
+      'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, ' +
+        'Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, ' +
+        'MarginL, MarginR, MarginV, Encoding',
+      'Style: Default,DejaVu Sans,36,&H00FFFFFF,&H000000FF,&H00000000,&H00000000,' +
+        '0,0,0,0,100,100,0,0,1,2,0,2,10,10,10,1',
       '',
       '[Events]',
       'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text',

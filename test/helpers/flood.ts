@@ -99,7 +99,8 @@ export function slowBodies(
     });
     socket.once('close', () => (result.closedAfterMs = Date.now() - started));
     socket.once('connect', () => {
-      const head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 10000`;
+      const head =
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ` + `application/json\r\nContent-Length: 10000`;
       socket.write(`${head}\r\n\r\n{`);
       timers.push(setInterval(() => socket.writable && socket.write(' '), everyMs));
     });

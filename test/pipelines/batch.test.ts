@@ -199,145 +199,159 @@ describe('pipeline batches', () => {
     assert.ok(Math.abs(durationOf(episode2) - 6) < 0.2, `row 2 lasts ${durationOf(episode2)}`);
   });
 
-  it('resumes by key: a row inserted at the top of 50 runs alone, reordered rows run nothing, a failed row keeps no old file', async () => {
-    const dir = path.join(work, 'keys');
-    const out = path.join(dir, 'out');
-    const pipeline = path.join(dir, 'subs.yaml');
-    const rowsFile = path.join(dir, 'rows.csv');
-    await mkdir(dir, { recursive: true });
-    await writeFile(pipeline, SUBS);
-    const texts = Array.from({ length: 50 }, (_, i) => `Row ${i + 1}`);
-    const write = (rows: string[]) => writeFile(rowsFile, `text,pace\n${rows.join('\n')}\n`);
-    const run = () => runCli(['run', pipeline, '--batch', rowsFile, '--out-dir', out]);
-    const fileOf = (row: number) => path.join(out, `row-${row}`, 'subtitles.srt');
-    /** Each row's subtitle text, by row folder. */
-    const contents = async (count: number) =>
-      Promise.all(
-        Array.from({ length: count }, async (_, i) => (await readFile(fileOf(i + 1), 'utf8')).split('\n')[2]),
+  it(
+    'resumes by key: a row inserted at the top of 50 runs alone, reordered rows run nothing, a failed row keeps ' +
+      'no old file',
+    async () => {
+      const dir = path.join(work, 'keys');
+      const out = path.join(dir, 'out');
+      const pipeline = path.join(dir, 'subs.yaml');
+      const rowsFile = path.join(dir, 'rows.csv');
+      await mkdir(dir, { recursive: true });
+      await writeFile(pipeline, SUBS);
+      const texts = Array.from({ length: 50 }, (_, i) => `Row ${i + 1}`);
+      const write = (rows: string[]) => writeFile(rowsFile, `text,pace\n${rows.join('\n')}\n`);
+      const run = () => runCli(['run', pipeline, '--batch', rowsFile, '--out-dir', out]);
+      const fileOf = (row: number) => path.join(out, `row-${row}`, 'subtitles.srt');
+      /** Each row's subtitle text, by row folder. */
+      const contents = async (count: number) =>
+        Promise.all(
+          Array.from({ length: count }, async (_, i) => (await readFile(fileOf(i + 1), 'utf8')).split('\n')[2]),
+        );
+
+      await write(texts.map((text) => `${text},`));
+      const first = await run();
+      assert.equal(first.exitCode, 0, first.stderr);
+      assert.deepEqual(
+        await contents(50),
+        texts.map((text) => `${text} at 1.5`),
+        'a number input, its default',
+      );
+      const inodes = new Map(
+        await Promise.all(texts.map(async (text, i) => [text, (await stat(fileOf(i + 1))).ino] as const)),
       );
 
-    await write(texts.map((text) => `${text},`));
-    const first = await run();
-    assert.equal(first.exitCode, 0, first.stderr);
-    assert.deepEqual(
-      await contents(50),
-      texts.map((text) => `${text} at 1.5`),
-      'a number input, its default',
-    );
-    const inodes = new Map(
-      await Promise.all(texts.map(async (text, i) => [text, (await stat(fileOf(i + 1))).ino] as const)),
-    );
+      // A row inserted at the top: it alone runs; the other 50 keep their files (the same ones),
+      // moved to their new numbers.
+      await write(['New row,2.25', ...texts.map((text) => `${text},`)]);
+      const second = await run();
+      assert.equal(second.exitCode, 0, second.stderr);
+      assert.match(second.stderr, /^subs: 51 rows, 50 already done, 1 to run$/m);
+      assert.deepEqual(await contents(51), ['New row at 2.25', ...texts.map((text) => `${text} at 1.5`)]);
+      for (const [i, text] of texts.entries())
+        assert.equal((await stat(fileOf(i + 2))).ino, inodes.get(text), `${text} was not run again`);
+      let lines = await resultLines(path.join(out, 'rows.results.jsonl'));
+      assert.equal(lines.length, 51);
+      for (const line of lines) assert.deepEqual(line.outputs, { subtitles: fileOf(line.row) });
 
-    // A row inserted at the top: it alone runs; the other 50 keep their files (the same ones),
-    // moved to their new numbers.
-    await write(['New row,2.25', ...texts.map((text) => `${text},`)]);
-    const second = await run();
-    assert.equal(second.exitCode, 0, second.stderr);
-    assert.match(second.stderr, /^subs: 51 rows, 50 already done, 1 to run$/m);
-    assert.deepEqual(await contents(51), ['New row at 2.25', ...texts.map((text) => `${text} at 1.5`)]);
-    for (const [i, text] of texts.entries())
-      assert.equal((await stat(fileOf(i + 2))).ino, inodes.get(text), `${text} was not run again`);
-    let lines = await resultLines(path.join(out, 'rows.results.jsonl'));
-    assert.equal(lines.length, 51);
-    for (const line of lines) assert.deepEqual(line.outputs, { subtitles: fileOf(line.row) });
+      // Reordered: nothing runs, and each row's folder holds its own file.
+      const reversed = ['New row,2.25', ...texts.map((text) => `${text},`)].reverse();
+      await write(reversed);
+      const third = await run();
+      assert.equal(third.exitCode, 0, third.stderr);
+      assert.match(third.stderr, /^subs: 51 rows, 51 already done, 0 to run$/m);
+      assert.deepEqual(await contents(51), [...texts.map((text) => `${text} at 1.5`).reverse(), 'New row at 2.25']);
+      assert.deepEqual(
+        (await readdir(out)).filter((name) => !name.startsWith('row-')),
+        ['rows.results.jsonl'],
+        'no staging folder left',
+      );
 
-    // Reordered: nothing runs, and each row's folder holds its own file.
-    const reversed = ['New row,2.25', ...texts.map((text) => `${text},`)].reverse();
-    await write(reversed);
-    const third = await run();
-    assert.equal(third.exitCode, 0, third.stderr);
-    assert.match(third.stderr, /^subs: 51 rows, 51 already done, 0 to run$/m);
-    assert.deepEqual(await contents(51), [...texts.map((text) => `${text} at 1.5`).reverse(), 'New row at 2.25']);
-    assert.deepEqual(
-      (await readdir(out)).filter((name) => !name.startsWith('row-')),
-      ['rows.results.jsonl'],
-      'no staging folder left',
-    );
+      // The top row now fails (not a number): its folder no longer holds the old result.
+      await write(['Row 50,fast', ...reversed.slice(1)]);
+      const fourth = await run();
+      assert.equal(fourth.exitCode, 1, fourth.stderr);
+      assert.match(fourth.stderr, /row 1: Expected input `pace` to be a number, got `fast`/);
+      assert.equal(
+        await stat(path.join(out, 'row-1')).catch(() => undefined),
+        undefined,
+        'the failed row has no folder',
+      );
+      lines = await resultLines(path.join(out, 'rows.results.jsonl'));
+      assert.deepEqual(
+        lines.filter((line) => line.status === 'failed').map((line) => line.row),
+        [1],
+      );
+    },
+  );
 
-    // The top row now fails (not a number): its folder no longer holds the old result.
-    await write(['Row 50,fast', ...reversed.slice(1)]);
-    const fourth = await run();
-    assert.equal(fourth.exitCode, 1, fourth.stderr);
-    assert.match(fourth.stderr, /row 1: Expected input `pace` to be a number, got `fast`/);
-    assert.equal(await stat(path.join(out, 'row-1')).catch(() => undefined), undefined, 'the failed row has no folder');
-    lines = await resultLines(path.join(out, 'rows.results.jsonl'));
-    assert.deepEqual(
-      lines.filter((line) => line.status === 'failed').map((line) => line.row),
-      [1],
-    );
-  });
+  it(
+    'resolves relative paths against the batch file; a changed row replaces its old files; --dry-run --batch ' +
+      'checks every row',
+    async () => {
+      const dir = path.join(work, 'relative');
+      const out = path.join(dir, 'out');
+      await mkdir(path.join(dir, 'media'), { recursive: true });
+      for (const name of ['tone-1s-22k-mono.wav', 'tone-1s-48k-stereo.m4a', 'tone-2s-48k-stereo.aac'])
+        await copyFile(await fixture(name), path.join(dir, 'media', name));
+      const rowsFile = path.join(dir, 'rows.csv');
+      const row = (format: string, segment = 'media/tone-1s-48k-stereo.m4a') =>
+        `media/tone-1s-22k-mono.wav,"media/tone-1s-48k-stereo.m4a,${segment}",media/tone-2s-48k-stereo.aac,${format}`;
+      const hits = () => files.hits.get('/f/tone-3s-44k-stereo.mp3') ?? 0;
 
-  it('resolves relative paths against the batch file; a changed row replaces its old files; --dry-run --batch checks every row', async () => {
-    const dir = path.join(work, 'relative');
-    const out = path.join(dir, 'out');
-    await mkdir(path.join(dir, 'media'), { recursive: true });
-    for (const name of ['tone-1s-22k-mono.wav', 'tone-1s-48k-stereo.m4a', 'tone-2s-48k-stereo.aac'])
-      await copyFile(await fixture(name), path.join(dir, 'media', name));
-    const rowsFile = path.join(dir, 'rows.csv');
-    const row = (format: string, segment = 'media/tone-1s-48k-stereo.m4a') =>
-      `media/tone-1s-22k-mono.wav,"media/tone-1s-48k-stereo.m4a,${segment}",media/tone-2s-48k-stereo.aac,${format}`;
-    const hits = () => files.hits.get('/f/tone-3s-44k-stereo.mp3') ?? 0;
+      // A dry run of good and bad rows: every row checked, nothing fetched, run or written; exit 2 naming the bad rows.
+      await writeFile(
+        rowsFile,
+        [
+          'intro,segments,outro,format',
+          row('mp3'),
+          row('mp3', 'media/missing.wav'),
+          row('xyz'),
+          row('mp3', u('tone-3s-44k-stereo.mp3')),
+        ].join('\n'),
+      );
+      const before = hits();
+      const dry = await runCli(['run', 'podcast', '--batch', rowsFile, '--out-dir', out, '--dry-run'], {
+        env,
+        cwd: work,
+      });
+      assert.equal(dry.exitCode, 2, dry.stderr);
+      assert.match(dry.stdout, /^Pipeline podcast, 4 rows: 2 to run, 0 done by an earlier run, 2 invalid$/m);
+      assert.match(dry.stdout, /^Row 1 \(line 2\): runs$/m);
+      assert.ok(
+        dry.stdout.includes(
+          `  segments = ${path.join(dir, 'media', 'tone-1s-48k-stereo.m4a')}, ` +
+            `${path.join(dir, 'media', 'tone-1s-48k-stereo.m4a')}\n`,
+        ),
+        dry.stdout,
+      );
+      assert.ok(dry.stdout.includes(`  writes ${path.join(out, 'row-1', 'episode.mp3')}\n`), dry.stdout);
+      assert.ok(
+        dry.stdout.includes(
+          `Row 2 (line 3): invalid: Step 'body' (merge-audios) failed: Input file not found or not ` +
+            `readable: ${path.join(dir, 'media', 'missing.wav')}`,
+        ),
+        dry.stdout,
+      );
+      assert.match(dry.stderr, /^mediaflow: 2 of 4 rows are invalid:$/m);
+      assert.match(
+        dry.stderr,
+        /^ {2}row 3 \(line 4\): Step 'episode' \(merge-audios\) failed: Unsupported format 'xyz'/m,
+      );
+      assert.match(dry.stdout, /^Row 4 \(line 5\): runs$/m);
+      assert.equal(hits(), before, 'nothing downloaded');
+      assert.equal(await stat(out).catch(() => undefined), undefined, 'nothing written');
 
-    // A dry run of good and bad rows: every row checked, nothing fetched, run or written; exit 2 naming the bad rows.
-    await writeFile(
-      rowsFile,
-      [
-        'intro,segments,outro,format',
-        row('mp3'),
-        row('mp3', 'media/missing.wav'),
-        row('xyz'),
-        row('mp3', u('tone-3s-44k-stereo.mp3')),
-      ].join('\n'),
-    );
-    const before = hits();
-    const dry = await runCli(['run', 'podcast', '--batch', rowsFile, '--out-dir', out, '--dry-run'], {
-      env,
-      cwd: work,
-    });
-    assert.equal(dry.exitCode, 2, dry.stderr);
-    assert.match(dry.stdout, /^Pipeline podcast, 4 rows: 2 to run, 0 done by an earlier run, 2 invalid$/m);
-    assert.match(dry.stdout, /^Row 1 \(line 2\): runs$/m);
-    assert.ok(
-      dry.stdout.includes(
-        `  segments = ${path.join(dir, 'media', 'tone-1s-48k-stereo.m4a')}, ${path.join(dir, 'media', 'tone-1s-48k-stereo.m4a')}\n`,
-      ),
-      dry.stdout,
-    );
-    assert.ok(dry.stdout.includes(`  writes ${path.join(out, 'row-1', 'episode.mp3')}\n`), dry.stdout);
-    assert.ok(
-      dry.stdout.includes(
-        `Row 2 (line 3): invalid: Step 'body' (merge-audios) failed: Input file not found or not readable: ${path.join(dir, 'media', 'missing.wav')}`,
-      ),
-      dry.stdout,
-    );
-    assert.match(dry.stderr, /^mediaflow: 2 of 4 rows are invalid:$/m);
-    assert.match(
-      dry.stderr,
-      /^ {2}row 3 \(line 4\): Step 'episode' \(merge-audios\) failed: Unsupported format 'xyz'/m,
-    );
-    assert.match(dry.stdout, /^Row 4 \(line 5\): runs$/m);
-    assert.equal(hits(), before, 'nothing downloaded');
-    assert.equal(await stat(out).catch(() => undefined), undefined, 'nothing written');
+      // Run from another working directory: the paths are the batch file's.
+      await writeFile(rowsFile, ['intro,segments,outro,format', row('mp3')].join('\n'));
+      const first = await runCli(['run', 'podcast', '--batch', rowsFile, '--out-dir', out], { env, cwd: work });
+      assert.equal(first.exitCode, 0, first.stderr);
+      assert.ok(Math.abs(durationOf(await probe(path.join(out, 'row-1', 'episode.mp3'))) - 5) < 0.2);
+      const again = await runCli(['run', 'podcast', '--batch', rowsFile, '--out-dir', out, '--dry-run'], {
+        env,
+        cwd: work,
+      });
+      assert.equal(again.exitCode, 0, again.stderr);
+      assert.match(again.stdout, /^Row 1 \(line 2\): done by an earlier run, skipped$/m);
 
-    // Run from another working directory: the paths are the batch file's.
-    await writeFile(rowsFile, ['intro,segments,outro,format', row('mp3')].join('\n'));
-    const first = await runCli(['run', 'podcast', '--batch', rowsFile, '--out-dir', out], { env, cwd: work });
-    assert.equal(first.exitCode, 0, first.stderr);
-    assert.ok(Math.abs(durationOf(await probe(path.join(out, 'row-1', 'episode.mp3'))) - 5) < 0.2);
-    const again = await runCli(['run', 'podcast', '--batch', rowsFile, '--out-dir', out, '--dry-run'], {
-      env,
-      cwd: work,
-    });
-    assert.equal(again.exitCode, 0, again.stderr);
-    assert.match(again.stdout, /^Row 1 \(line 2\): done by an earlier run, skipped$/m);
-
-    // The row changed: its new result replaces the old one, which is gone.
-    await writeFile(rowsFile, ['intro,segments,outro,format', row('ogg')].join('\n'));
-    const second = await runCli(['run', 'podcast', '--batch', rowsFile, '--out-dir', out], { env, cwd: work });
-    assert.equal(second.exitCode, 0, second.stderr);
-    assert.deepEqual(await readdir(path.join(out, 'row-1')), ['episode.ogg']);
-    assert.equal(audioOf(await probe(path.join(out, 'row-1', 'episode.ogg')))?.codec_name, 'vorbis');
-  });
+      // The row changed: its new result replaces the old one, which is gone.
+      await writeFile(rowsFile, ['intro,segments,outro,format', row('ogg')].join('\n'));
+      const second = await runCli(['run', 'podcast', '--batch', rowsFile, '--out-dir', out], { env, cwd: work });
+      assert.equal(second.exitCode, 0, second.stderr);
+      assert.deepEqual(await readdir(path.join(out, 'row-1')), ['episode.ogg']);
+      assert.equal(audioOf(await probe(path.join(out, 'row-1', 'episode.ogg')))?.codec_name, 'vorbis');
+    },
+  );
 
   it('reads JSONL rows, with --input values shared by every row', async () => {
     const dir = path.join(work, 'jsonl');
@@ -346,7 +360,8 @@ describe('pipeline batches', () => {
     const segments = [await fixture('tone-2s-44k-stereo.mp3'), await fixture('tone-1s-48k-stereo.m4a')];
     await writeFile(
       rowsFile,
-      `${JSON.stringify({ segments, format: 'flac' })}\n\n${JSON.stringify({ segments: segments.join(','), format: 'wav' })}\n`,
+      `${JSON.stringify({ segments, format: 'flac' })}\n` +
+        `\n${JSON.stringify({ segments: segments.join(','), format: 'wav' })}\n`,
     );
     const result = await runCli(
       [

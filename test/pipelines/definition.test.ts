@@ -95,14 +95,18 @@ describe('pipeline definitions', () => {
       subtitle_url: "{{ inputs.missing }}"`),
     );
     assert.deepEqual(found, [
-      "p.yaml:15: step 'a', field 'with.colour': unknown parameter 'colour' of operation 'generate-subtitles' (parameters: text, words_per_line, seconds_per_line, format, font, font_size, bold, color, outline_color, outline, background, position, margin, max_width, highlight, highlight_color)",
-      "p.yaml:16: step 'a', field 'with.words_per_line': Expected `words_per_line` to be an integer from 1 to 100, got `0`",
+      "p.yaml:15: step 'a', field 'with.colour': unknown parameter 'colour' of operation 'generate-subtitles' " +
+        '(parameters: text, words_per_line, seconds_per_line, format, font, font_size, bold, color, ' +
+        'outline_color, outline, background, position, margin, max_width, highlight, highlight_color)',
+      "p.yaml:16: step 'a', field 'with.words_per_line': Expected `words_per_line` to be an integer from 1 to " +
+        '100, got `0`',
       `p.yaml:18: step 'b', field 'op': unknown operation 'no-such-operation' (known: ${registry
         .list()
         .map((p) => p.name)
         .join(', ')})`,
       "p.yaml:22: step 'c', field 'with.video_url': {{ steps.nowhere.output }} names no step (steps: a, b, c)",
-      "p.yaml:23: step 'c', field 'with.subtitle_url': {{ inputs.missing }} names no input (declared: text, images, voice, count)",
+      "p.yaml:23: step 'c', field 'with.subtitle_url': {{ inputs.missing }} names no input (declared: text, " +
+        'images, voice, count)',
     ]);
   });
 

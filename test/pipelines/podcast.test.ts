@@ -127,7 +127,8 @@ describe('pipeline podcast', () => {
     assert.equal(res.status, 400);
     assert.equal(
       res.body.error,
-      "Step 'episode' (merge-audios) failed: Unsupported format 'xyz'. Supported formats: mp3, wav, aac, m4a, ogg, flac, opus.",
+      "Step 'episode' (merge-audios) failed: Unsupported format 'xyz'. Supported formats: mp3, wav, aac, m4a, " +
+        'ogg, flac, opus.',
     );
 
     // Over HTTP an input is a URL, never a file of the server.
@@ -166,7 +167,8 @@ describe('pipeline podcast', () => {
     await writeFile(path.join(dir, 'broken.yaml'), BROKEN);
     await copyFile(path.join(PIPELINES, 'podcast.yaml'), path.join(dir, 'podcast.yaml'));
     const expected =
-      "broken.yaml:10: step 'convert', field 'with.formt': unknown parameter 'formt' of operation 'convert-video' (parameters: video_url, format, quality)";
+      "broken.yaml:10: step 'convert', field 'with.formt': unknown parameter 'formt' of operation " +
+      "'convert-video' (parameters: video_url, format, quality)";
     const other = await startMediaflow({ MEDIAFLOW_PIPELINES_DIR: dir, MEDIAFLOW_API_KEY: 'sesame' });
     try {
       const key = { headers: { 'x-api-key': 'sesame' } };

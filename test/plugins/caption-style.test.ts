@@ -5,7 +5,9 @@ import { assColour, assText, scriptGeometry } from '../../src/plugins/shared/ass
 import { restyle } from '../../src/plugins/shared/caption-style.js';
 
 const FORMAT =
-  'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding';
+  'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, ' +
+  'Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, ' +
+  'MarginR, MarginV, Encoding';
 const SCRIPT = [
   '[Script Info]',
   'PlayResX: 640',
@@ -33,8 +35,10 @@ describe('caption styles on ASS scripts', () => {
     const styles = out.split('\r\n').filter((line) => line.startsWith('Style: '));
     // 90 px of 1080 is 30 units of 360; the margins leave half of 640 in the middle.
     assert.deepEqual(styles, [
-      'Style: Default,DejaVu Sans,30,&H000080FF,&H000080FF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,2,0,7,160,160,10,1',
-      'Style: Sign,DejaVu Serif,30,&H000080FF,&H000080FF,&H00000000,&H00000000,-1,0,0,0,100,100,0,0,1,1,0,9,160,160,10,1',
+      'Style: Default,DejaVu Sans,30,&H000080FF,&H000080FF,&H00000000,&H00000000,' +
+        '0,0,0,0,100,100,0,0,1,2,0,7,160,160,10,1',
+      'Style: Sign,DejaVu Serif,30,&H000080FF,&H000080FF,&H00000000,&H00000000,' +
+        '-1,0,0,0,100,100,0,0,1,1,0,9,160,160,10,1',
     ]);
     assert.ok(out.endsWith('Dialogue: 0,0:00:00.00,0:00:02.00,Sign,,0,0,0,,Style: not a style line, {\\an8}kept\r\n'));
   });
@@ -45,7 +49,8 @@ describe('caption styles on ASS scripts', () => {
       .filter((l) => l.startsWith('Style: '));
     assert.equal(
       line,
-      'Style: Default,DejaVu Sans,36,&H00FFFFFF,&H000000FF,&H7F302010,&H7F302010,0,0,0,0,100,100,0,0,3,3,0,1,10,10,10,1',
+      'Style: Default,DejaVu Sans,36,&H00FFFFFF,&H000000FF,&H7F302010,&H7F302010,' +
+        '0,0,0,0,100,100,0,0,3,3,0,1,10,10,10,1',
     );
     const unscaled = SCRIPT.replace('ScaledBorderAndShadow: yes', 'ScaledBorderAndShadow: no');
     assert.match(restyle(unscaled, { outline: 9 }, 720), /,1,6,0,1,10,10,10,1\r\n/);

@@ -28,23 +28,27 @@ describe('generate-subtitles: cues, srtTime, toSrt', () => {
     assert.deepEqual(cues('Pi is 3.14 roughly, e.g.this stays', 8), ['Pi is 3.14 roughly, e.g.this stays']);
   });
 
-  it('splits text written without spaces (CJK) after its full stops, keeping closing brackets with their sentence', () => {
-    assert.deepEqual(cues('你好。世界！再见？', 8), ['你好。', '世界！', '再见？']);
-    assert.deepEqual(cues('「你好。」世界', 8), ['「你好。」', '世界']);
-    assert.deepEqual(cues('今日は。 Hello there. ¿Qué tal? 🎉 done', 8), [
-      '今日は。',
-      'Hello there.',
-      '¿Qué tal?',
-      '🎉 done',
-    ]);
-  });
+  it(
+    'splits text written without spaces (CJK) after its full stops, keeping closing brackets with their ' + 'sentence',
+    () => {
+      assert.deepEqual(cues('你好。世界！再见？', 8), ['你好。', '世界！', '再见？']);
+      assert.deepEqual(cues('「你好。」世界', 8), ['「你好。」', '世界']);
+      assert.deepEqual(cues('今日は。 Hello there. ¿Qué tal? 🎉 done', 8), [
+        '今日は。',
+        'Hello there.',
+        '¿Qué tal?',
+        '🎉 done',
+      ]);
+    },
+  );
 
   it('counts the words of Chinese, Japanese and Thai, written without spaces, and joins them without spaces', () => {
     // Each cue holds at most 3 words as Intl.Segmenter (ICU's dictionaries) cuts them; punctuation
     // stays with the word before it.
     assert.deepEqual(cues('我们今天去公园玩，然后回家吃饭。', 3), ['我们今天去', '公园玩，然后', '回家吃饭。']);
     assert.deepEqual(cues('吾輩は猫である。名前はまだ無い。', 3), ['吾輩は猫', 'である。', '名前はまだ', '無い。']);
-    assert.deepEqual(cues('ภาษาไทยเป็นภาษาที่เขียนโดยไม่มีช่องว่าง', 4), ['ภาษาไทยเป็นภาษา', 'ที่เขียนโดยไม่มี', 'ช่องว่าง']);
+    const thai = cues('ภาษาไทยเป็นภาษาที่เขียนโดยไม่มีช่องว่าง', 4);
+    assert.deepEqual(thai, ['ภาษาไทยเป็นภาษา', 'ที่เขียนโดยไม่มี', 'ช่องว่าง']);
     // Mixed with spaced text, each keeps its own spacing.
     assert.deepEqual(cues('Hello 你好世界 world', 8), ['Hello 你好世界 world']);
     assert.deepEqual(cues('Hello 你好世界 world', 2), ['Hello 你好', '世界 world']);
@@ -64,7 +68,8 @@ describe('generate-subtitles: cues, srtTime, toSrt', () => {
   it('writes numbered cues from 1, one after the other, with a blank line between them', () => {
     assert.equal(
       toSrt(['first line', 'second', 'third'], 4),
-      '1\n00:00:00,000 --> 00:00:04,000\nfirst line\n\n2\n00:00:04,000 --> 00:00:08,000\nsecond\n\n3\n00:00:08,000 --> 00:00:12,000\nthird\n',
+      '1\n00:00:00,000 --> 00:00:04,000\nfirst line\n\n2\n00:00:04,000 --> 00:00:08,000\nsecond\n\n3\n' +
+        '00:00:08,000 --> 00:00:12,000\nthird\n',
     );
     assert.equal(toSrt(['only'], 3600), '1\n00:00:00,000 --> 01:00:00,000\nonly\n');
   });

@@ -75,7 +75,8 @@ describe('SSRF guard on loopback and schemes', () => {
       await expectRefused(closed, '/convert_image_from_url/', convert(url), {
         status: 400,
         error: new RegExp(
-          `^${literal(`URL '${url}' is not allowed: its host resolves to a loopback address (`)}(127\\.0\\.0\\.1|::1)\\)$`,
+          `^${literal(`URL '${url}' is not allowed: its host resolves to a loopback address (`)}` +
+            `(127\\.0\\.0\\.1|::1)\\)$`,
         ),
       });
       assert.equal(files.hits.size, 0, 'the fixture server was reached');

@@ -58,14 +58,17 @@ describe('connections', () => {
     return flood;
   }
 
-  it('an idle flood of 1,100 sockets from one client leaves /health answering; the client is held to its share', async () => {
-    const serve = await start({});
-    const flood = await survivesFlood(serve);
-    // The server closed all but its 64 (the default per client): the client saw the rest closed.
-    assert.ok(flood.closed() >= 1100 - 64, `closed by the server: ${flood.closed()}`);
-    // The per-client limit closed most of the flood at once, so it never came near the descriptor limit.
-    assert.doesNotMatch(serve.output(), /EMFILE/);
-  });
+  it(
+    'an idle flood of 1,100 sockets from one client leaves /health answering; ' + 'the client is held to its share',
+    async () => {
+      const serve = await start({});
+      const flood = await survivesFlood(serve);
+      // The server closed all but its 64 (the default per client): the client saw the rest closed.
+      assert.ok(flood.closed() >= 1100 - 64, `closed by the server: ${flood.closed()}`);
+      // The per-client limit closed most of the flood at once, so it never came near the descriptor limit.
+      assert.doesNotMatch(serve.output(), /EMFILE/);
+    },
+  );
 
   it('with the connection limits off, running out of descriptors does not stop the server', async () => {
     // Limits above what the process may open: accept() and the pressure checks meet EMFILE for real.

@@ -108,7 +108,8 @@ const routes: Record<string, Route> = {
     void res
       .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
       .end(
-        '<!doctype html>\n<html><head><title>Sign in</title></head><body><form action="/login"><input name="user"></form></body></html>\n',
+        '<!doctype html>\n<html><head><title>Sign in</title></head><body><form action="/login"><input ' +
+          'name="user"></form></body></html>\n',
       ),
   '/html-labelled-as-audio': (_req, res) =>
     void res
@@ -265,26 +266,29 @@ describe('download limits against hostile servers', () => {
     );
   });
 
-  it('judges an input by its content, not its Content-Type: an HTML page is a 422, an MP3 labelled HTML works', async () => {
-    for (const path of ['/login-page', '/html-labelled-as-audio']) {
-      const url = files.url(path);
-      await expectRefused(
-        server,
-        '/merge-audios/',
-        { audio_urls: `${files.url('/f/tone-2s-44k-stereo.mp3')},${url}` },
-        {
-          status: 422,
-          error: /^Input (\S+ )?is not readable media \(Invalid data found when processing input\)$/,
-        },
-      );
-    }
-    const res = await server.post('/merge-audios/', {
-      audio_urls: `${files.url('/f/tone-2s-44k-stereo.mp3')},${files.url('/mp3-labelled-as-html')}`,
-      format: 'wav',
-    });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    await assertStillServing(server);
-  });
+  it(
+    'judges an input by its content, not its Content-Type: ' + 'an HTML page is a 422, an MP3 labelled HTML works',
+    async () => {
+      for (const path of ['/login-page', '/html-labelled-as-audio']) {
+        const url = files.url(path);
+        await expectRefused(
+          server,
+          '/merge-audios/',
+          { audio_urls: `${files.url('/f/tone-2s-44k-stereo.mp3')},${url}` },
+          {
+            status: 422,
+            error: /^Input (\S+ )?is not readable media \(Invalid data found when processing input\)$/,
+          },
+        );
+      }
+      const res = await server.post('/merge-audios/', {
+        audio_urls: `${files.url('/f/tone-2s-44k-stereo.mp3')},${files.url('/mp3-labelled-as-html')}`,
+        format: 'wav',
+      });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      await assertStillServing(server);
+    },
+  );
 
   it('answers an empty body with a 422', async () => {
     await expectRefused(

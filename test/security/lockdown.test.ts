@@ -164,7 +164,9 @@ describe('ffmpeg lockdown', () => {
 
   it('cuts component addresses and absolute paths out of tool messages', () => {
     const stderr =
-      '[mov,mp4,m4a,3gp,3g2,mj2 @ 0x55d0c4a1b2c0] moov atom not found\n[png @ 0x5600] [IMGUTILS @ 0x7ffe2fd8f880] Picture size 1x1 is invalid\n/srv/mediaflow/data/work/abc/in0.mp4: Invalid data found when processing input\n';
+      '[mov,mp4,m4a,3gp,3g2,mj2 @ 0x55d0c4a1b2c0] moov atom not found\n[png @ 0x5600] [IMGUTILS @ ' +
+      '0x7ffe2fd8f880] Picture size 1x1 is invalid\n/srv/mediaflow/data/work/abc/in0.mp4: Invalid data found ' +
+      'when processing input\n';
     assert.equal(
       tidyStderr(stderr),
       'moov atom not found; Picture size 1x1 is invalid; in0.mp4: Invalid data found when processing input',

@@ -115,31 +115,40 @@ describe('hostile media files', () => {
       {
         name: 'a DASH manifest',
         type: 'application/dash+xml',
-        text: `<?xml version="1.0" encoding="UTF-8"?>\n<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT3S" profiles="urn:mpeg:dash:profile:isoff-on-demand:2011"><BaseURL>file://${secretDir}/</BaseURL><Period><AdaptationSet mimeType="audio/mpeg"><Representation id="1" bandwidth="128000"><BaseURL>secret.mp3</BaseURL></Representation></AdaptationSet></Period></MPD>\n`,
+        text:
+          `<?xml version="1.0" encoding="UTF-8"?>\n` +
+          `<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT3S" ` +
+          `profiles="urn:mpeg:dash:profile:isoff-on-demand:2011">` +
+          `<BaseURL>file://${secretDir}/</BaseURL><Period><AdaptationSet mimeType="audio/mpeg">` +
+          `<Representation id="1" bandwidth="128000"><BaseURL>secret.mp3</BaseURL></Representation>` +
+          `</AdaptationSet></Period></MPD>\n`,
         reason: `is a DASH manifest, ${REFERS}`,
       },
     ];
   }
 
-  it('refuses playlists and concat lists that name local files or URLs, for every kind of input, and leaks nothing', async () => {
-    for (const list of lists()) {
-      const name = list.name.includes('.mp4') ? 'clip.mp4' : `list-${list.name.length}.m3u8`;
-      const url = serve(name, list.type, list.text);
-      const good = files.url('/f/tone-2s-44k-stereo.mp3');
-      const attempts: Array<[string, Record<string, string>]> = [
-        ['/convert-video/', { video_url: url }],
-        ['/merge-audios/', { audio_urls: `${good},${url}` }],
-        ['/merge-audio-video/', { video_url: files.url('/f/clip-2s-640x360-25fps.mp4'), audio_url: url }],
-        ['/convert_image_from_url/', { image_url: url, target_format: 'png' }],
-        ['/add-subtitles/', { video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: url }],
-      ];
-      for (const [route, fields] of attempts) {
-        await expectRefused(server, route, fields, { status: 422, error: input(url, list.reason) });
+  it(
+    'refuses playlists and concat lists that name local files or URLs, for every kind of input, and leaks ' + 'nothing',
+    async () => {
+      for (const list of lists()) {
+        const name = list.name.includes('.mp4') ? 'clip.mp4' : `list-${list.name.length}.m3u8`;
+        const url = serve(name, list.type, list.text);
+        const good = files.url('/f/tone-2s-44k-stereo.mp3');
+        const attempts: Array<[string, Record<string, string>]> = [
+          ['/convert-video/', { video_url: url }],
+          ['/merge-audios/', { audio_urls: `${good},${url}` }],
+          ['/merge-audio-video/', { video_url: files.url('/f/clip-2s-640x360-25fps.mp4'), audio_url: url }],
+          ['/convert_image_from_url/', { image_url: url, target_format: 'png' }],
+          ['/add-subtitles/', { video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: url }],
+        ];
+        for (const [route, fields] of attempts) {
+          await expectRefused(server, route, fields, { status: 422, error: input(url, list.reason) });
+        }
       }
-    }
-    assert.equal(files.hits.get('/leak'), undefined, 'a list made the server fetch a URL it named');
-    await assertNoFileContains(server.dataDir, SECRET);
-  });
+      assert.equal(files.hits.get('/leak'), undefined, 'a list made the server fetch a URL it named');
+      await assertNoFileContains(server.dataDir, SECRET);
+    },
+  );
 
   it('refuses decompression-bomb pictures by their header, without decoding them', async () => {
     const bombs: Array<[string, string, Buffer, string]> = [
@@ -189,7 +198,8 @@ describe('hostile media files', () => {
         status: 422,
         error: input(
           url,
-          'has pictures that could not be decoded: their size is invalid or larger than the limit of 100000000 pixels (MEDIAFLOW_MAX_PIXELS)',
+          'has pictures that could not be decoded: their size is invalid or larger than the limit of ' +
+            '100000000 pixels (MEDIAFLOW_MAX_PIXELS)',
         ),
       },
     );

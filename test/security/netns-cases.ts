@@ -198,7 +198,9 @@ function names(): NetnsCase[] {
       expect: { status: 502, error: 'Failed to download http://nx.test/a.png: host not found' },
     },
     {
-      name: 'name: DNS rebinding (public on the first lookup, loopback on any later one) connects to the checked address',
+      name:
+        'name: DNS rebinding (public on the first lookup, loopback on any later one) connects to the checked ' +
+        'address',
       server: 'closed',
       url: 'http://rebind.test/f/small-300x200.png',
       expect: { status: 200, publicHits: 1 },

@@ -39,7 +39,8 @@ describe('SSRF guard, in a network namespace with only loopback', { skip } as ne
   before(async () => {
     assert.ok(
       namespacesAvailable(),
-      `cannot create a network namespace with \`unshare ${UNSHARE.join(' ')}\`: run as root or with user namespaces, or set MEDIAFLOW_TEST_SKIP_NETNS=1 to skip these cases`,
+      `cannot create a network namespace with \`unshare ${UNSHARE.join(' ')}\`: run as root or with user ` +
+        `namespaces, or set MEDIAFLOW_TEST_SKIP_NETNS=1 to skip these cases`,
     );
     const child = await execa('unshare', [...UNSHARE, process.execPath, '--import', 'tsx', SCRIPT], {
       cwd: ROOT,

@@ -154,35 +154,45 @@ describe('the duration a file really has (issue 18)', () => {
     ['convert-video', (url: string) => ({ video_url: url, format: 'mp4' })],
     ['merge-videos', (url: string) => ({ video_urls: `${url},${url}` })],
   ] as const) {
-    it(`${operation}: refuses an MP4 whose header claims 1 s and whose frames reach 10 h (422 naming both)`, async () => {
-      for (const name of ['lying-h264.mp4', 'lying-mpeg4.mp4']) {
-        const res = await server.post(`/${operation}/`, fields(files.url(`/made/${name}`)));
-        assert.equal(res.status, 422, JSON.stringify(res.body));
-        assert.match(
-          res.body.message ?? res.body.error ?? JSON.stringify(res.body),
-          /lasts 36000 s, more than the limit of 14400 s \(MEDIAFLOW_MAX_DURATION\)/,
-        );
-      }
-      assert.deepEqual(await server.workLeftovers(), []);
-    });
+    it(
+      `${operation}: ` + `refuses an MP4 whose header claims 1 s and whose frames reach 10 h (422 naming both)`,
+      async () => {
+        for (const name of ['lying-h264.mp4', 'lying-mpeg4.mp4']) {
+          const res = await server.post(`/${operation}/`, fields(files.url(`/made/${name}`)));
+          assert.equal(res.status, 422, JSON.stringify(res.body));
+          assert.match(
+            res.body.message ?? res.body.error ?? JSON.stringify(res.body),
+            /lasts 36000 s, more than the limit of 14400 s \(MEDIAFLOW_MAX_DURATION\)/,
+          );
+        }
+        assert.deepEqual(await server.workLeftovers(), []);
+      },
+    );
   }
 
-  it("reads a WebM's length from its last packets when its header claims less, and refuses it over the limit", async () => {
-    assert.ok(durationOf(await probe(made['lying.webm']!)) < 2);
-    const facts = await probeFile('ffprobe', 'lying.webm', { cwd: dir, timeoutMs: 30_000 });
-    assert.ok(Math.abs(facts.duration! - 30) < 0.5, `${facts.duration}`);
-    const res = await shortLimit.post('/convert-video/', { video_url: files.url('/made/lying.webm'), format: 'mp4' });
-    assert.equal(res.status, 422, JSON.stringify(res.body));
-    assert.match(JSON.stringify(res.body), /lasts 30 s, more than the limit of 5 s \(MEDIAFLOW_MAX_DURATION\)/);
-  });
+  it(
+    "reads a WebM's length from its last packets when its header claims less, " + 'and refuses it over the limit',
+    async () => {
+      assert.ok(durationOf(await probe(made['lying.webm']!)) < 2);
+      const facts = await probeFile('ffprobe', 'lying.webm', { cwd: dir, timeoutMs: 30_000 });
+      assert.ok(Math.abs(facts.duration! - 30) < 0.5, `${facts.duration}`);
+      const res = await shortLimit.post('/convert-video/', { video_url: files.url('/made/lying.webm'), format: 'mp4' });
+      assert.equal(res.status, 422, JSON.stringify(res.body));
+      assert.match(JSON.stringify(res.body), /lasts 30 s, more than the limit of 5 s \(MEDIAFLOW_MAX_DURATION\)/);
+    },
+  );
 
-  it('caps the output at the length checked: an FLV claiming 1 s but lasting 30 s makes no more than the claim and the margin', async () => {
-    assert.ok(durationOf(await probe(made['lying.flv']!)) < 2);
-    const res = await server.post('/convert-video/', { video_url: files.url('/made/lying.flv'), format: 'mp4' });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    const length = durationOf(await probe(server.pathOf(res.body.output_file!)));
-    assert.ok(length > 0.5 && length <= capSeconds(1), `output lasts ${length} s, the cap is ${capSeconds(1)} s`);
-  });
+  it(
+    'caps the output at the length checked: an FLV claiming 1 s but lasting 30 s makes no more than the claim ' +
+      'and the margin',
+    async () => {
+      assert.ok(durationOf(await probe(made['lying.flv']!)) < 2);
+      const res = await server.post('/convert-video/', { video_url: files.url('/made/lying.flv'), format: 'mp4' });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const length = durationOf(await probe(server.pathOf(res.body.output_file!)));
+      assert.ok(length > 0.5 && length <= capSeconds(1), `output lasts ${length} s, the cap is ${capSeconds(1)} s`);
+    },
+  );
 
   it('refuses a job whose probed inputs add up to more than the limit (422), before ffmpeg runs', async () => {
     const clip = files.url('/f/clip-3s-640x360-25fps.mp4');
@@ -196,25 +206,29 @@ describe('the duration a file really has (issue 18)', () => {
     assert.equal((await shortLimit.post('/convert-video/', { video_url: clip, format: 'mp4' })).status, 200);
   });
 
-  it('images-to-video: 50 images of 3600 s at 60 fps in 8K is a 400 at once, synchronous and asynchronous, nothing fetched', async () => {
-    const images = Array.from({ length: 50 }, (_, i) => files.url(`/never/${i}.png`)).join(',');
-    const fields = { image_urls: images, seconds_per_image: '3600', fps: '60', width: '7680', height: '4320' };
-    for (const headers of [{}, { prefer: 'respond-async' }] as Array<Record<string, string>>) {
-      const res = await server.post('/images-to-video/', fields, { headers });
-      assert.equal(res.status, 400, JSON.stringify(res.body));
-      assert.match(
-        JSON.stringify(res.body),
-        /The output would last 180000 s, more than the limit of 14400 s \(MEDIAFLOW_MAX_DURATION\)/,
-      );
-    }
-    assert.equal([...files.hits.keys()].filter((key) => key.startsWith('/never/')).length, 0);
-    // Within the limit, a slideshow is still made.
-    const ok = await server.post('/images-to-video/', {
-      image_urls: files.url('/f/small-300x200.png'),
-      seconds_per_image: '2',
-      fps: '5',
-    });
-    assert.equal(ok.status, 200, JSON.stringify(ok.body));
-    assert.ok(Math.abs(durationOf(await probe(server.pathOf(ok.body.output_file!))) - 2) < 0.3);
-  });
+  it(
+    'images-to-video: 50 images of 3600 s at 60 fps in 8K is a 400 at once, synchronous and asynchronous, ' +
+      'nothing fetched',
+    async () => {
+      const images = Array.from({ length: 50 }, (_, i) => files.url(`/never/${i}.png`)).join(',');
+      const fields = { image_urls: images, seconds_per_image: '3600', fps: '60', width: '7680', height: '4320' };
+      for (const headers of [{}, { prefer: 'respond-async' }] as Array<Record<string, string>>) {
+        const res = await server.post('/images-to-video/', fields, { headers });
+        assert.equal(res.status, 400, JSON.stringify(res.body));
+        assert.match(
+          JSON.stringify(res.body),
+          /The output would last 180000 s, more than the limit of 14400 s \(MEDIAFLOW_MAX_DURATION\)/,
+        );
+      }
+      assert.equal([...files.hits.keys()].filter((key) => key.startsWith('/never/')).length, 0);
+      // Within the limit, a slideshow is still made.
+      const ok = await server.post('/images-to-video/', {
+        image_urls: files.url('/f/small-300x200.png'),
+        seconds_per_image: '2',
+        fps: '5',
+      });
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      assert.ok(Math.abs(durationOf(await probe(server.pathOf(ok.body.output_file!))) - 2) < 0.3);
+    },
+  );
 });

@@ -74,7 +74,9 @@ describe('text inputs: size limits, and the work off the event loop', () => {
             ...Array.from({ length: 50 }, () => 'M'.repeat(60)),
             '',
             '[V4+ Styles]',
-            'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding',
+            'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, ' +
+              'Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, ' +
+              'Alignment, MarginL, MarginR, MarginV, Encoding',
             'Style: Default,evil,36,&H00FFFFFF,&H000000FF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,2,0,2,10,10,10,1',
             '',
             '[Events]',
@@ -99,60 +101,68 @@ describe('text inputs: size limits, and the work off the event loop', () => {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('answers /health within 100 ms while six 1 MB generate-subtitles (ASS, word highlighting) run, and writes all six', async () => {
-    const texts = Array.from({ length: 6 }, (_, n) => megabyteText(n));
-    // Serialised before the polling starts: the test's own event loop must not delay the polls.
-    const bodies = texts.map(({ text }) =>
-      JSON.stringify({ text, format: 'ass', highlight: 'word', words_per_line: 8 }),
-    );
-    let done = false;
-    const latencies: number[] = [];
-    const polling = (async () => {
-      while (!done) {
-        const started = performance.now();
-        const res = await fetch(`${serve.base}/health`);
-        await res.arrayBuffer();
-        latencies.push(performance.now() - started);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    })();
-    const results = await Promise.all(bodies.map((body) => postJson(serve.base, '/generate-subtitles/', body)));
-    done = true;
-    await polling;
-    for (const [n, { status, body }] of results.entries()) {
-      assert.equal(status, 200, JSON.stringify(body));
-      const script = await (await fetch(body.subtitle_file_url!)).text();
-      const events = script.split('\n').filter((line) => line.startsWith('Dialogue: '));
-      const { words } = texts[n]!;
-      assert.equal(events.length, Math.ceil(words.length / 8), `request ${n}: one event per 8 words`);
-      assert.match(
-        events[0]!,
-        new RegExp(`^Dialogue: 0,0:00:00\\.00,0:00:03\\.00,Default,,0,0,0,,\\{\\\\k\\d+[^}]*\\}w${n}-0 `),
+  it(
+    'answers /health within 100 ms while six 1 MB generate-subtitles (ASS, word highlighting) run, and writes ' +
+      'all six',
+    async () => {
+      const texts = Array.from({ length: 6 }, (_, n) => megabyteText(n));
+      // Serialised before the polling starts: the test's own event loop must not delay the polls.
+      const bodies = texts.map(({ text }) =>
+        JSON.stringify({ text, format: 'ass', highlight: 'word', words_per_line: 8 }),
       );
-      assert.ok(events.at(-1)!.endsWith(`}${words.at(-1)}`), `request ${n}: the last word closes the last event`);
-    }
-    assert.ok(latencies.length >= 5, `/health was polled ${latencies.length} times`);
-    const slowest = Math.max(...latencies);
-    assert.ok(slowest < 100, `the slowest /health took ${Math.round(slowest)} ms (${latencies.length} polls)`);
-  });
+      let done = false;
+      const latencies: number[] = [];
+      const polling = (async () => {
+        while (!done) {
+          const started = performance.now();
+          const res = await fetch(`${serve.base}/health`);
+          await res.arrayBuffer();
+          latencies.push(performance.now() - started);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      })();
+      const results = await Promise.all(bodies.map((body) => postJson(serve.base, '/generate-subtitles/', body)));
+      done = true;
+      await polling;
+      for (const [n, { status, body }] of results.entries()) {
+        assert.equal(status, 200, JSON.stringify(body));
+        const script = await (await fetch(body.subtitle_file_url!)).text();
+        const events = script.split('\n').filter((line) => line.startsWith('Dialogue: '));
+        const { words } = texts[n]!;
+        assert.equal(events.length, Math.ceil(words.length / 8), `request ${n}: one event per 8 words`);
+        assert.match(
+          events[0]!,
+          new RegExp(`^Dialogue: 0,0:00:00\\.00,0:00:03\\.00,Default,,0,0,0,,\\{\\\\k\\d+[^}]*\\}w${n}-0 `),
+        );
+        assert.ok(events.at(-1)!.endsWith(`}${words.at(-1)}`), `request ${n}: the last word closes the last event`);
+      }
+      assert.ok(latencies.length >= 5, `/health was polled ${latencies.length} times`);
+      const slowest = Math.max(...latencies);
+      assert.ok(slowest < 100, `the slowest /health took ${Math.round(slowest)} ms (${latencies.length} polls)`);
+    },
+  );
 
-  it('refuses a subtitle download past MEDIAFLOW_MAX_SUBTITLE_BYTES at once (413), leaving no file and no memory held', async () => {
-    const pid = serve.child.pid!;
-    const before = await rssMiB(pid);
-    const { status, body } = await postJson(serve.base, '/add-subtitles/', {
-      video_url: files.url('/f/clip-2s-640x360-25fps.mp4'),
-      subtitle_url: files.url('/endless.srt'),
-    });
-    assert.equal(status, 413);
-    assert.equal(
-      body.error,
-      `Input ${files.url('/endless.srt')} is larger than the limit of 1 MiB (MEDIAFLOW_MAX_SUBTITLE_BYTES)`,
-    );
-    assert.ok(sentBig < 32 * 1024 ** 2, `the download was cut early (${sentBig} bytes sent)`);
-    assert.deepEqual(await readdir(path.join(dataDir, 'work')), []);
-    assert.ok((await rssMiB(pid)) - before < 64, 'memory back near where it was');
-    assert.equal((await fetch(`${serve.base}/health`)).status, 200);
-  });
+  it(
+    'refuses a subtitle download past MEDIAFLOW_MAX_SUBTITLE_BYTES at once (413), leaving no file and no ' +
+      'memory held',
+    async () => {
+      const pid = serve.child.pid!;
+      const before = await rssMiB(pid);
+      const { status, body } = await postJson(serve.base, '/add-subtitles/', {
+        video_url: files.url('/f/clip-2s-640x360-25fps.mp4'),
+        subtitle_url: files.url('/endless.srt'),
+      });
+      assert.equal(status, 413);
+      assert.equal(
+        body.error,
+        `Input ${files.url('/endless.srt')} is larger than the limit of 1 MiB (MEDIAFLOW_MAX_SUBTITLE_BYTES)`,
+      );
+      assert.ok(sentBig < 32 * 1024 ** 2, `the download was cut early (${sentBig} bytes sent)`);
+      assert.deepEqual(await readdir(path.join(dataDir, 'work')), []);
+      assert.ok((await rssMiB(pid)) - before < 64, 'memory back near where it was');
+      assert.equal((await fetch(`${serve.base}/health`)).status, 200);
+    },
+  );
 
   it('refuses an own output as subtitles when it is past the limit (413)', async () => {
     const { text } = megabyteText(9);

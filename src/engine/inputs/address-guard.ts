@@ -104,13 +104,15 @@ export function checkRedirect(raw: string, location: string, from: URL, policy: 
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw urlError(
-      `URL '${raw}' is not allowed: it redirects to '${url.href}': only http and https are allowed, not ${url.protocol.replace(':', '')}`,
+      `URL '${raw}' is not allowed: it redirects to '${url.href}': only http and https are allowed, ` +
+        `not ${url.protocol.replace(':', '')}`,
     );
   }
   const host = bareHost(url);
   if (!hostAllowed(host, policy)) {
     throw urlError(
-      `URL '${raw}' is not allowed: it redirects to '${url.href}', whose host ${host} is not in MEDIAFLOW_ALLOWED_HOSTS`,
+      `URL '${raw}' is not allowed: it redirects to '${url.href}', whose host ${host} is not in ` +
+        `MEDIAFLOW_ALLOWED_HOSTS`,
     );
   }
   const refusal = literalRefusal(host, policy);

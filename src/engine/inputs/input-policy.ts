@@ -125,18 +125,21 @@ export function checkKind(
   };
   if (!fits[kind] || !DEMUXERS[kind].includes(demuxerOf(facts))) {
     throw mediaError(
-      `Input ${source} is not ${kind === 'image' || kind === 'audio' ? `an ${kind}` : `a ${kind}`} file: found ${describe(facts)}`,
+      `Input ${source} is not ${kind === 'image' || kind === 'audio' ? `an ${kind}` : `a ${kind}`} file: ` +
+        `found ${describe(facts)}`,
     );
   }
   const pixels = (facts.video?.width ?? 0) * (facts.video?.height ?? 0);
   if (pixels > maxPixels) {
     throw mediaError(
-      `Input ${source} is ${facts.video!.width}x${facts.video!.height}, more than the limit of ${maxPixels} pixels (MEDIAFLOW_MAX_PIXELS)`,
+      `Input ${source} is ${facts.video!.width}x${facts.video!.height}, more than the limit of ${maxPixels} ` +
+        `pixels (MEDIAFLOW_MAX_PIXELS)`,
     );
   }
   if (facts.duration !== undefined && facts.duration * 1000 > maxDurationMs) {
     throw mediaError(
-      `Input ${source} lasts ${Math.round(facts.duration)} s, more than the limit of ${maxDurationMs / 1000} s (MEDIAFLOW_MAX_DURATION)`,
+      `Input ${source} lasts ${Math.round(facts.duration)} s, more than the limit of ${maxDurationMs / 1000} ` +
+        `s (MEDIAFLOW_MAX_DURATION)`,
     );
   }
 }

@@ -79,7 +79,9 @@ function coerce(key: string, schema: SchemaFields & TSchema, text: string): unkn
       const pattern = schema.type === 'integer' ? /^[+-]?\d+$/ : NUMBER;
       const value = Number(trimmed);
       const range = `from ${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`;
-      const expected = `Expected \`${key}\` to be ${schema.type === 'integer' ? 'an integer' : 'a number'} ${range}, got \`${shortened(text)}\``;
+      const expected =
+        `Expected \`${key}\` to be ${schema.type === 'integer' ? 'an integer' : 'a number'} ${range}, got ` +
+        `\`${shortened(text)}\``;
       if (!pattern.test(trimmed) || !Number.isFinite(value)) throw paramError(expected);
       if (
         (schema.minimum !== undefined && value < schema.minimum) ||
@@ -130,7 +132,8 @@ export function parseParams(schema: TObject, raw: Raw): Record<string, unknown> 
     // joining the values would change the one meant.
     if (values.length > 1 && !inputSpecOf(property)?.list) {
       throw paramError(
-        `Expected \`${key}\` to be one ${inputSpecOf(property) ? 'URL' : 'value'}, got ${values.length} (the field was sent more than once, or as a list)`,
+        `Expected \`${key}\` to be one ${inputSpecOf(property) ? 'URL' : 'value'}, got ${values.length} (the ` +
+          `field was sent more than once, or as a list)`,
       );
     }
     const text = asText(raw[key]);

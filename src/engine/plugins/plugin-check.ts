@@ -47,7 +47,10 @@ const show = (value: unknown) => (typeof value === 'string' ? `'${value}'` : (JS
 export function contractProblem(contract: unknown): string | undefined {
   if (contract === CONTRACT_VERSION) return undefined;
   if (contract === undefined) {
-    return `it does not state the plugin contract it targets: add \`contract: CONTRACT_VERSION\` (imported from 'mediaflow'), which is ${CONTRACT_VERSION} here`;
+    return (
+      `it does not state the plugin contract it targets: add \`contract: CONTRACT_VERSION\` (imported from ` +
+      `'mediaflow'), which is ${CONTRACT_VERSION} here`
+    );
   }
   if (typeof contract !== 'number' || !Number.isInteger(contract) || contract < 1) {
     return `contract must be the whole number of the plugin contract it targets, got ${show(contract)}`;
@@ -56,7 +59,10 @@ export function contractProblem(contract: unknown): string | undefined {
     contract > CONTRACT_VERSION
       ? 'upgrade mediaflow, or use a release of the plugin made for contract '
       : 'use a release of the plugin made for contract ';
-  return `it targets plugin contract ${contract}, but this mediaflow implements contract ${CONTRACT_VERSION} (incompatible): ${advice}${CONTRACT_VERSION}`;
+  return (
+    `it targets plugin contract ${contract}, but this mediaflow implements contract ${CONTRACT_VERSION} ` +
+    `(incompatible): ${advice}${CONTRACT_VERSION}`
+  );
 }
 
 interface PropertyFields {
@@ -251,7 +257,10 @@ export function outputProblem(spec: unknown): string | undefined {
     output.field === 'message' ||
     output.field === 'error'
   ) {
-    return `output() returned field ${show(output.field)}; it must be a snake_case response field other than message and error`;
+    return (
+      `output() returned field ${show(output.field)}; it must be a snake_case response field other than message ` +
+      `and error`
+    );
   }
   const file = output.path;
   if (typeof file !== 'string' || !file.includes('{id}'))
@@ -262,7 +271,10 @@ export function outputProblem(spec: unknown): string | undefined {
     file.startsWith('/') ||
     segments.some((s) => s === '' || s === '.' || s === '..' || s.startsWith('.'))
   ) {
-    return `output() returned path ${show(file)}; it must be a relative path of letters, digits, {id}, ., _, - and / that stays under uploads/`;
+    return (
+      `output() returned path ${show(file)}; it must be a relative path of letters, digits, {id}, ., _, - and / ` +
+      `that stays under uploads/`
+    );
   }
   return undefined;
 }

@@ -80,7 +80,8 @@ export async function importProblem(error: unknown, file: string): Promise<strin
   }
   const hint =
     err?.code === 'ERR_MODULE_NOT_FOUND' && /'mediaflow'/.test(message)
-      ? " (it imports 'mediaflow', which must be installed where the plugin can find it: it is the plugin's peer dependency)"
+      ? " (it imports 'mediaflow', which must be installed where the plugin can find it: it is the plugin's " +
+        'peer dependency)'
       : '';
   let place = err?.code === 'ERR_MODULE_NOT_FOUND' ? await importLine(message) : placeInStack(String(err?.stack ?? ''));
   if (place === undefined && err?.name === 'SyntaxError') place = await syntaxErrorPlace(file);

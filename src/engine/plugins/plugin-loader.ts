@@ -159,7 +159,9 @@ function resolveEntry(entry: string, base: string): { file: string; packageDir?:
   const dir = findPackage(name, base) ?? findPackage(name, OWN_ROOT);
   if (!dir)
     return {
-      missing: `no package '${name}' is installed where ${base} or mediaflow can see it (npm install ${name}, or give a path starting with ./)`,
+      missing:
+        `no package '${name}' is installed where ${base} or mediaflow can see it (npm install ${name}, or give ` +
+        `a path starting with ./)`,
     };
   const file = packageEntry(dir, subpath);
   if (!file || !existsSync(file))

@@ -2,6 +2,10 @@ import { contractProblem, sampleOutputProblem, schemaProblem } from './plugin-ch
 import type { PluginDefinition } from './plugin.js';
 import { dashed, RESERVED_COMMANDS, RESERVED_PATHS } from './reserved.js';
 
+/** Where a plugin came from, in its errors: not said of a built-in, nor of a source that is its own name. */
+const origin = (plugin: string, source?: string) =>
+  source && source !== 'built-in' && source !== plugin ? ` from ${source}` : '';
+
 /**
  * A plugin that cannot be loaded or registered; the message names the plugin (and where it came
  * from) and what is wrong.
@@ -13,9 +17,7 @@ export class PluginError extends Error {
     readonly source?: string,
     verb = 'is invalid',
   ) {
-    super(
-      `Plugin '${plugin}'${source && source !== 'built-in' && source !== plugin ? ` from ${source}` : ''} ${verb}: ${problem}`,
-    );
+    super(`Plugin '${plugin}'${origin(plugin, source)} ${verb}: ${problem}`);
     this.name = 'PluginError';
   }
 }
@@ -43,7 +45,10 @@ function shapeProblem(plugin: PluginDefinition): string | undefined {
     return `name '${plugin.name}' is a command of mediaflow itself`;
   }
   if (typeof plugin.path !== 'string' || !/^(\/[A-Za-z0-9_-]+)+\/?$/.test(plugin.path)) {
-    return `path ${typeof plugin.path === 'string' ? `'${plugin.path}' ` : ''}must start with / and hold only letters, digits, -, _ and single /`;
+    return (
+      `path ${typeof plugin.path === 'string' ? `'${plugin.path}' ` : ''}must start with / and hold only ` +
+      `letters, digits, -, _ and single /`
+    );
   }
   const key = routeKey(plugin.path);
   const shadowed = RESERVED_PATHS.find((reserved) => key === reserved || key.startsWith(`${reserved}/`));

@@ -335,7 +335,8 @@ export async function probeFile(ffprobe: string, file: string, options: ProbeOpt
   // A picture ffprobe could not size: broken, or over -max_pixels (video beside audio may still serve the audio).
   if (facts.video && !facts.audio && (facts.video.width <= 0 || facts.video.height <= 0)) {
     throw mediaError(
-      `${input} has pictures that could not be decoded: their size is invalid or larger than the limit of ${Math.max(maxPixels, DEFAULT_MAX_PIXELS)} pixels (MEDIAFLOW_MAX_PIXELS)`,
+      `${input} has pictures that could not be decoded: their size is invalid or larger than the limit ` +
+        `of ${Math.max(maxPixels, DEFAULT_MAX_PIXELS)} pixels (MEDIAFLOW_MAX_PIXELS)`,
     );
   }
   if (!facts.formatName.startsWith('mov,')) return facts;

@@ -54,7 +54,8 @@ const ffmpegFfprobeStatic: PackagedPair = () => {
 };
 
 const INSTALL_HINT =
-  'Install ffmpeg (Debian/Ubuntu: apt-get install ffmpeg; macOS: brew install ffmpeg) or set FFMPEG_PATH and FFPROBE_PATH.';
+  'Install ffmpeg (Debian/Ubuntu: apt-get install ffmpeg; macOS: brew install ffmpeg) or set FFMPEG_PATH and ' +
+  'FFPROBE_PATH.';
 
 const missing = (why: string) => new MediaflowError('MF_ERR_INTERNAL', `${why} ${INSTALL_HINT}`);
 
@@ -85,7 +86,8 @@ export function resolveBinaries(
     const probe = probeFor(env.FFMPEG_PATH);
     if (!probe)
       throw missing(
-        `No ffprobe binary found beside FFMPEG_PATH=${env.FFMPEG_PATH}: set FFPROBE_PATH to the ffprobe of the same build.`,
+        `No ffprobe binary found beside FFMPEG_PATH=${env.FFMPEG_PATH}: set FFPROBE_PATH to the ffprobe of ` +
+          `the same build.`,
       );
     return { ffmpeg: env.FFMPEG_PATH, ffmpegSource: 'FFMPEG_PATH', ffprobe: probe[0], ffprobeSource: probe[1] };
   }

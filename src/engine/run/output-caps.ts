@@ -23,7 +23,9 @@ export function checkOutputLength(
   knownFrom: 'params' | 'inputs',
 ): void {
   if (seconds === undefined || seconds * 1000 <= maxDurationMs) return;
-  const message = `The output would last ${Math.round(seconds)} s, more than the limit of ${maxDurationMs / 1000} s (MEDIAFLOW_MAX_DURATION)`;
+  const message =
+    `The output would last ${Math.round(seconds)} s, more than the limit of ${maxDurationMs / 1000} s ` +
+    `(MEDIAFLOW_MAX_DURATION)`;
   throw knownFrom === 'params' ? paramError(message) : mediaError(message);
 }
 

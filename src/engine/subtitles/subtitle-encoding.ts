@@ -123,6 +123,7 @@ export async function subtitleToUtf8(
 ): Promise<MediaflowError | undefined> {
   if (await offThread<boolean>(new URL(import.meta.url), 'cleanSubtitleFile', [file], signal)) return undefined;
   return mediaError(
-    `Input ${source} is not a subtitle file: its character encoding could not be detected (binary data, or text in an unknown encoding)`,
+    `Input ${source} is not a subtitle file: its character encoding could not be detected (binary data, or ` +
+      `text in an unknown encoding)`,
   );
 }

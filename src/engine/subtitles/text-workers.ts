@@ -16,7 +16,9 @@ import type { TextTask } from './text-worker.js';
  */
 const fromSource = import.meta.url.endsWith('.ts');
 const WORKER_URL = new URL(fromSource ? './text-worker.ts' : './text-worker.js', import.meta.url);
-const SOURCE_BOOTSTRAP = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(WORKER_URL.href)}); })`;
+const SOURCE_BOOTSTRAP =
+  `import('tsx/esm/api').then(({ register }) => { register(); return ` +
+  `import(${JSON.stringify(WORKER_URL.href)}); })`;
 
 interface Pending {
   task: TextTask;

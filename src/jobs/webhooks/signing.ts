@@ -15,7 +15,8 @@ export function parseWebhookSecret(secret: string): Buffer {
   const invalid = (got: string) =>
     new MediaflowError(
       'MF_ERR_PARAM',
-      `Expected \`MEDIAFLOW_WEBHOOK_SECRET\` to be \`whsec_\` followed by base64 (as Standard Webhooks secrets are), got ${got}`,
+      `Expected \`MEDIAFLOW_WEBHOOK_SECRET\` to be \`whsec_\` followed by base64 (as Standard Webhooks ` +
+        `secrets are), got ${got}`,
     );
   const value = secret.trim();
   if (!value.startsWith(PREFIX)) throw invalid('a value without the `whsec_` prefix');

@@ -13,7 +13,8 @@ export interface DefinitionIssue {
 }
 
 export const formatIssue = (issue: DefinitionIssue): string =>
-  `${issue.file}${issue.line ? `:${issue.line}` : ''}: ${issue.step ? `step '${issue.step}', ` : ''}${issue.field ? `field '${issue.field}': ` : ''}${issue.message}`;
+  `${issue.file}${issue.line ? `:${issue.line}` : ''}: ${issue.step ? `step '${issue.step}', ` : ''}` +
+  `${issue.field ? `field '${issue.field}': ` : ''}${issue.message}`;
 
 /** A definition that cannot run: a 400 (CLI exit 2) listing every problem found, one a line. */
 export class PipelineDefinitionError extends MediaflowError {

@@ -120,7 +120,10 @@ export function assColour(hex: string): string {
 export function assTime(totalSeconds: number): string {
   const cs = Math.round(totalSeconds * 100);
   const pad = (n: number) => String(n).padStart(2, '0');
-  return `${Math.floor(cs / 360_000)}:${pad(Math.floor(cs / 6000) % 60)}:${pad(Math.floor(cs / 100) % 60)}.${pad(cs % 100)}`;
+  return (
+    `${Math.floor(cs / 360_000)}:${pad(Math.floor(cs / 6000) % 60)}:` +
+    `${pad(Math.floor(cs / 100) % 60)}.${pad(cs % 100)}`
+  );
 }
 
 /**

@@ -31,7 +31,8 @@ type Position = (typeof POSITIONS)[number];
 export const captionStyleFields = {
   font: Optional(
     Param.font(
-      'A font family installed on the server (GET /fonts and `mediaflow fonts` list them); characters it lacks come from fallback fonts',
+      'A font family installed on the server (GET /fonts and `mediaflow fonts` list them); characters it ' +
+        'lacks come from fallback fonts',
     ),
   ),
   font_size: Optional(

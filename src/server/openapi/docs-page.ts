@@ -13,9 +13,11 @@ import { SERVER_PATHS } from '../../engine/plugins/reserved.js';
  */
 
 /** A word mark, drawn as text so it needs no image file: the top bar shows it 40 px high. */
-const WORD_MARK = `<svg xmlns="http://www.w3.org/2000/svg" width="200" height="40" viewBox="0 0 200 40">
+const WORD_MARK =
+  `<svg xmlns="http://www.w3.org/2000/svg" width="200" height="40" viewBox="0 0 200 40">
 <title>mediaflow</title>
-<text x="0" y="29" font-family="system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif" font-size="28" font-weight="700" fill="#ffffff">mediaflow</text>
+<text x="0" y="29" font-family="system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif" ` +
+  `font-size="28" font-weight="700" fill="#ffffff">mediaflow</text>
 </svg>`;
 
 /** The options of @fastify/swagger-ui that brand the page. */

@@ -40,8 +40,13 @@ export function openApiDocument(
       title: 'mediaflow',
       version: VERSION,
       description:
-        'Media processing by URL with ffmpeg. Every operation is a POST taking multipart/form-data, application/x-www-form-urlencoded or application/json with the same field names, with or without the trailing slash. Lists are comma-separated. Errors are always `{"error": "<text>", "code": "MF_ERR_..."}`, the code naming the condition.' +
-        " An operation or pipeline with a `webhook_url` field or the header `Prefer: respond-async` runs as a job: the answer is 202 with the job's URL, which GET /jobs/{id} reads, /jobs/{id}/events follows and DELETE cancels; the jobFinished webhook reports its end." +
+        'Media processing by URL with ffmpeg. Every operation is a POST taking multipart/form-data, ' +
+        'application/x-www-form-urlencoded or application/json with the same field names, with or without the ' +
+        'trailing slash. Lists are comma-separated. Errors are always `{"error": "<text>", "code": ' +
+        '"MF_ERR_..."}`, the code naming the condition.' +
+        ' An operation or pipeline with a `webhook_url` field or the header `Prefer: respond-async` runs as a ' +
+        "job: the answer is 202 with the job's URL, which GET /jobs/{id} reads, /jobs/{id}/events follows and " +
+        'DELETE cancels; the jobFinished webhook reports its end.' +
         (third.length > 0 ? ` Operations from plugins: ${third.map((plugin) => plugin.name).join(', ')}.` : ''),
       license: { name: 'MIT', identifier: 'MIT' },
     },

@@ -13,7 +13,8 @@ export function jobFields(encoding: 'form' | 'json'): Json {
       type: 'string',
       format: 'uri',
       description:
-        'Run as a job (answer 202) and POST the job to this URL when it succeeds, fails or is cancelled (see the jobFinished webhook). It passes the same address policy as the input URLs, checked at submission (400).',
+        'Run as a job (answer 202) and POST the job to this URL when it succeeds, fails or is cancelled (see ' +
+        'the jobFinished webhook). It passes the same address policy as the input URLs, checked at submission (400).',
     },
     metadata:
       encoding === 'form'
@@ -39,7 +40,8 @@ export function jobHeaderParameters(): Json {
       in: 'header',
       required: false,
       description:
-        '`respond-async` (RFC 7240) runs the request as a job and answers 202 (as a `webhook_url` field does); without it (or the field) the request is answered when done',
+        '`respond-async` (RFC 7240) runs the request as a job and answers 202 (as a `webhook_url` field ' +
+        'does); without it (or the field) the request is answered when done',
       schema: { type: 'string' },
       example: 'respond-async',
     },
@@ -48,7 +50,9 @@ export function jobHeaderParameters(): Json {
       in: 'header',
       required: false,
       description:
-        "A second request with the same key and the same fields gets the first request's answer (202 with the same job_id, or the same synchronous answer) and runs nothing; the same key with other fields is a 422. A key lives as long as its job's record.",
+        "A second request with the same key and the same fields gets the first request's answer (202 with the " +
+        'same job_id, or the same synchronous answer) and runs nothing; the same key with other fields is a ' +
+        "422. A key lives as long as its job's record.",
       schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '^[\\x21-\\x7E]+$' },
       example: 'order-1234-thumbnail',
     },

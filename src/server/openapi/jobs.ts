@@ -42,7 +42,8 @@ export function jobSchemas(): Json {
     Job: {
       type: 'object',
       description:
-        'An operation or pipeline run as a job: GET /jobs/{id}, each event of /jobs/{id}/events, and the body of the jobFinished webhook',
+        'An operation or pipeline run as a job: GET /jobs/{id}, each event of /jobs/{id}/events, and the body ' +
+        'of the jobFinished webhook',
       required: [
         'job_id',
         'kind',
@@ -66,7 +67,8 @@ export function jobSchemas(): Json {
         stage: {
           type: 'string',
           description:
-            "What the job is doing now, such as `download`, `probe`, `process` or `publish` (in a pipeline, prefixed by the step's name), and its status once it has finished",
+            'What the job is doing now, such as `download`, `probe`, `process` or `publish` (in a pipeline, ' +
+            "prefixed by the step's name), and its status once it has finished",
         },
         progress: { type: 'integer', minimum: 0, maximum: 100, description: 'Percent done; it never goes down' },
         created_at: dateTime('When the job was accepted (ISO 8601, UTC)', false),
@@ -75,7 +77,8 @@ export function jobSchemas(): Json {
         result: {
           type: ['object', 'null'],
           description:
-            "Exactly the synchronous success body once succeeded: an operation's `{message, <output field>: url}` (with `warnings` when there are some), a pipeline's `{message, outputs}`; else null",
+            "Exactly the synchronous success body once succeeded: an operation's `{message, <output field>: " +
+            "url}` (with `warnings` when there are some), a pipeline's `{message, outputs}`; else null",
           required: ['message'],
           properties: { message: { type: 'string' }, warnings: WARNINGS_SCHEMA },
           additionalProperties: true,
@@ -105,7 +108,8 @@ export function jobSchemas(): Json {
             url: {
               type: 'string',
               description:
-                "The `webhook_url` as scheme, host and path: its user info is left out and a query shows as `?(query redacted)` (it often holds the receiver's token). Deliveries go to the full URL.",
+                'The `webhook_url` as scheme, host and path: its user info is left out and a query shows as ' +
+                "`?(query redacted)` (it often holds the receiver's token). Deliveries go to the full URL.",
               examples: ['https://hooks.example.com/zap?(query redacted)'],
             },
             attempts: { type: 'integer', minimum: 0, description: 'Deliveries tried so far' },
@@ -151,6 +155,7 @@ export function jobRoutes(secured: boolean): Json {
   const jobContent = (example: Json) => ({ 'application/json': { schema: schemaRef('Job'), example } });
   const notFound = { $ref: '#/components/responses/JobNotFound' };
   const job = sampleJob(SAMPLE_BASE);
+  const running = { ...job, status: 'running', stage: 'process', progress: 42, finished_at: null, result: null };
   return {
     '/jobs/{id}': {
       parameters: [parameterRef('JobId')],
@@ -197,7 +202,9 @@ export function jobRoutes(secured: boolean): Json {
         operationId: 'jobEvents',
         summary: "A job's changes as Server-Sent Events",
         description:
-          'One event at each change of the job (progress at most every 500 ms), its `data:` line the Job object as JSON (see the Job schema); the stream ends after the job reaches succeeded, failed or cancelled.',
+          'One event at each change of the job (progress at most every 500 ms), its `data:` line the Job ' +
+          'object as JSON (see the Job schema); the stream ends after the job reaches succeeded, failed or ' +
+          'cancelled.',
         tags: ['jobs'],
         ...security,
         responses: {
@@ -209,7 +216,7 @@ export function jobRoutes(secured: boolean): Json {
                   type: 'string',
                   description: 'Events, each a `data:` line holding a Job object (JSON) and an empty line',
                 },
-                example: `data: ${JSON.stringify({ ...job, status: 'running', stage: 'process', progress: 42, finished_at: null, result: null, webhook: null })}\n\n`,
+                example: `data: ${JSON.stringify({ ...running, webhook: null })}\n\n`,
               },
             },
           },
@@ -229,8 +236,13 @@ export function webhooks(): Json {
         operationId: 'jobFinished',
         summary: 'A job succeeded, failed or was cancelled: mediaflow POSTs it to its webhook_url',
         description:
-          'The body is the Job as JSON. A 2xx answer within 15 s is a delivery; anything else is retried with exponential back-off and jitter, across restarts: the first retry after MEDIAFLOW_WEBHOOK_BACKOFF (default 5m), each later one after about twice the previous delay, MEDIAFLOW_WEBHOOK_ATTEMPTS attempts in all (default 8). Redirects are not followed. ' +
-          'With MEDIAFLOW_WEBHOOK_SECRET (`whsec_` + base64) set, verify `webhook-signature` as the Standard Webhooks specification says: the base64 HMAC-SHA256, keyed with the decoded secret, of `<webhook-id>.<webhook-timestamp>.<body>`.',
+          'The body is the Job as JSON. A 2xx answer within 15 s is a delivery; anything else is retried with ' +
+          'exponential back-off and jitter, across restarts: the first retry after MEDIAFLOW_WEBHOOK_BACKOFF ' +
+          '(default 5m), each later one after about twice the previous delay, MEDIAFLOW_WEBHOOK_ATTEMPTS ' +
+          'attempts in all (default 8). Redirects are not followed. ' +
+          'With MEDIAFLOW_WEBHOOK_SECRET (`whsec_` + base64) set, verify `webhook-signature` as the Standard ' +
+          'Webhooks specification says: the base64 HMAC-SHA256, keyed with the decoded secret, of ' +
+          '`<webhook-id>.<webhook-timestamp>.<body>`.',
         tags: ['jobs'],
         parameters: [
           {
@@ -253,7 +265,9 @@ export function webhooks(): Json {
             in: 'header',
             required: false,
             description:
-              'Present when the server has MEDIAFLOW_WEBHOOK_SECRET set: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` (Standard Webhooks; receivers accept any of several space-separated signatures)',
+              'Present when the server has MEDIAFLOW_WEBHOOK_SECRET set: `v1,<base64 HMAC-SHA256 of ' +
+              '"<webhook-id>.<webhook-timestamp>.<body>">` (Standard Webhooks; receivers accept any of several ' +
+              'space-separated signatures)',
             schema: { type: 'string', pattern: '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$' },
           },
         ],
@@ -290,7 +304,8 @@ export function jobResponses(): Json {
   return {
     Accepted: {
       description:
-        'Accepted as a job (a `webhook_url` field or `Prefer: respond-async`), once the fields are valid: follow `status_url`',
+        'Accepted as a job (a `webhook_url` field or `Prefer: respond-async`), once the fields are valid: ' +
+        'follow `status_url`',
       headers: {
         Location: {
           required: true,

@@ -34,7 +34,9 @@ export function operation(
   const example = exampleFields(plugin);
   const success = successSchema(plugin);
   // One path per operation keeps /docs readable; the other form is said here (and in info.description).
-  const also = `Also answered at \`${otherForm(plugin.path)}\`: the trailing slash is optional. Other methods than POST on this path are a 405 with \`Allow: POST\`.`;
+  const also =
+    `Also answered at \`${otherForm(plugin.path)}\`: the trailing slash is optional. Other methods than POST on ` +
+    `this path are a 405 with \`Allow: POST\`.`;
   return {
     post: {
       operationId: plugin.name,
@@ -52,7 +54,9 @@ export function operation(
       requestBody: {
         required: true,
         description:
-          'The fields as multipart/form-data (as the README shows), application/x-www-form-urlencoded or application/json; unknown fields are ignored. With `webhook_url` or `Prefer: respond-async` the operation runs as a job (202).',
+          'The fields as multipart/form-data (as the README shows), application/x-www-form-urlencoded or ' +
+          'application/json; unknown fields are ignored. With `webhook_url` or `Prefer: respond-async` the ' +
+          'operation runs as a job (202).',
         content: {
           'multipart/form-data': { schema: bodySchema(plugin, 'form', bodyLimit), example },
           'application/x-www-form-urlencoded': { schema: bodySchema(plugin, 'form', bodyLimit), example },

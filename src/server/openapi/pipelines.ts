@@ -50,7 +50,9 @@ export function pipelineRoutes(secured: boolean): Json {
         requestBody: {
           required: true,
           description:
-            "The pipeline's inputs as fields (see GET /pipelines/{name}/), in any of the three encodings; a field that is not one of its inputs (nor `webhook_url` or `metadata`) is a 400. With `webhook_url` or `Prefer: respond-async` the pipeline runs as a job (202).",
+            "The pipeline's inputs as fields (see GET /pipelines/{name}/), in any of the three encodings; a " +
+            'field that is not one of its inputs (nor `webhook_url` or `metadata`) is a 400. With ' +
+            '`webhook_url` or `Prefer: respond-async` the pipeline runs as a job (202).',
           content: {
             'multipart/form-data': { schema: { ...anyObject, properties: jobFields('form') } },
             'application/x-www-form-urlencoded': { schema: { ...anyObject, properties: jobFields('form') } },

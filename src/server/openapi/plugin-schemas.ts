@@ -64,7 +64,9 @@ function fieldSchema(
   if (schema.examples === undefined && example !== undefined) schema.examples = [example];
   if (bodyLimit !== undefined && typeof schema.maxLength === 'number') {
     schema.maxLength = Math.min(schema.maxLength, bodyLimit);
-    schema.description = `${String(schema.description ?? '')} (at most ${schema.maxLength} characters; the whole request body is at most ${bodyLimit} bytes, MEDIAFLOW_BODY_LIMIT, and a character may take up to 4 bytes of UTF-8)`;
+    schema.description =
+      `${String(schema.description ?? '')} (at most ${schema.maxLength} characters; the whole request body is ` +
+      `at most ${bodyLimit} bytes, MEDIAFLOW_BODY_LIMIT, and a character may take up to 4 bytes of UTF-8)`;
   }
   const spec = inputSpecOf(property);
   if (!spec) return schema;
@@ -74,7 +76,9 @@ function fieldSchema(
     ...(spec.min !== undefined ? { min: spec.min } : {}),
   };
   if (!spec.list) return { ...schema, format: 'uri' };
-  schema.description = `${String(source.description ?? '')} (URLs separated by commas${spec.min && spec.min > 1 ? `, at least ${spec.min}` : ''})`;
+  schema.description =
+    `${String(source.description ?? '')} (URLs separated by ` +
+    `commas${spec.min && spec.min > 1 ? `, at least ${spec.min}` : ''})`;
   if (encoding === 'form') return schema;
   const { type: _type, ...rest } = schema;
   return {
@@ -114,7 +118,8 @@ export const WARNINGS_SCHEMA: Json = {
   type: 'array',
   items: { type: 'string' },
   description:
-    'Present only when something went wrong that did not fail the job, such as burned-in characters no installed font has (they render as empty boxes)',
+    'Present only when something went wrong that did not fail the job, such as burned-in characters no ' +
+    'installed font has (they render as empty boxes)',
   examples: [['No font has glyphs for U+65E5, U+672C: they render as empty boxes; install fonts-noto-cjk']],
 };
 

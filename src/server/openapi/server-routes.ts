@@ -39,7 +39,8 @@ export function serverRoutes(secured: boolean, metricsToken: boolean): Json {
       get: {
         operationId: 'health',
         summary:
-          "The process's role, whether the job backend (Redis) and the storage answer, the ffmpeg and ffprobe in use, the queue, and the operations loaded",
+          "The process's role, whether the job backend (Redis) and the storage answer, the ffmpeg and ffprobe " +
+          'in use, the queue, and the operations loaded',
         tags: ['server'],
         responses: Object.fromEntries(
           [
@@ -49,7 +50,9 @@ export function serverRoutes(secured: boolean, metricsToken: boolean): Json {
             ],
             [
               '503',
-              'Unavailable: the job backend (Redis) or the storage does not answer (`jobs.error` or `storage.error` says why), or the data directory has less than MEDIAFLOW_MIN_FREE_DISK free (`disk.ok` false); with `Retry-After`',
+              'Unavailable: the job backend (Redis) or the storage does not answer (`jobs.error` or ' +
+                '`storage.error` says why), or the data directory has less than MEDIAFLOW_MIN_FREE_DISK free ' +
+                '(`disk.ok` false); with `Retry-After`',
             ],
           ].map(([status, description]) => [
             status,
@@ -90,7 +93,8 @@ export function serverRoutes(secured: boolean, metricsToken: boolean): Json {
         operationId: 'metrics',
         summary: 'Prometheus metrics',
         description:
-          'Needs `Authorization: Bearer <MEDIAFLOW_METRICS_TOKEN>` when the server has a metrics token, else the API key (as `X-API-Key` or a Bearer token) when it has one; open otherwise.',
+          'Needs `Authorization: Bearer <MEDIAFLOW_METRICS_TOKEN>` when the server has a metrics token, else ' +
+          'the API key (as `X-API-Key` or a Bearer token) when it has one; open otherwise.',
         tags: ['server'],
         // Any one of these: the metrics token, or the API key in either header.
         ...(metricsToken || secured

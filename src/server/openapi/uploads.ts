@@ -65,7 +65,11 @@ export function uploadRoutes(registry: Registry): Json {
     get: {
       operationId,
       summary: 'An output, by the URL an operation, a pipeline or a job answered with',
-      description: `For example \`${SAMPLE_BASE}/uploads/${examplePath}\`. Open without the API key (its name holds a random UUID). Range requests are answered with 206 Partial Content; \`If-None-Match\` and \`If-Modified-Since\` with 304. Text types (subtitles) come with \`; charset=utf-8\`. Outputs are deleted after MEDIAFLOW_RETENTION.`,
+      description:
+        `For example \`${SAMPLE_BASE}/uploads/${examplePath}\`. Open without the API key (its name holds a ` +
+        `random UUID). Range requests are answered with 206 Partial Content; \`If-None-Match\` and ` +
+        `\`If-Modified-Since\` with 304. Text types (subtitles) come with \`; charset=utf-8\`. Outputs are ` +
+        `deleted after MEDIAFLOW_RETENTION.`,
       tags: ['server'],
       parameters: [...parameters, parameterRef('Range')],
       responses: {

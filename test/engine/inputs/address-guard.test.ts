@@ -112,11 +112,13 @@ describe('address guard', () => {
     assert.throws(() => checkRedirect('https://media.example/a', 'http://0xa9fea9fe/latest/', from, closed), {
       status: 400,
       message:
-        "URL 'https://media.example/a' is not allowed: it redirects to 'http://169.254.169.254/latest/', which resolves to a link-local address (169.254.169.254)",
+        "URL 'https://media.example/a' is not allowed: it redirects to 'http://169.254.169.254/latest/', " +
+        'which resolves to a link-local address (169.254.169.254)',
     });
     assert.throws(() => checkRedirect('https://media.example/a', 'file:///etc/passwd', from, closed), {
       message:
-        "URL 'https://media.example/a' is not allowed: it redirects to 'file:///etc/passwd': only http and https are allowed, not file",
+        "URL 'https://media.example/a' is not allowed: it redirects to 'file:///etc/passwd': only http and " +
+        'https are allowed, not file',
     });
     assert.throws(
       () =>
@@ -126,7 +128,8 @@ describe('address guard', () => {
         }),
       {
         message:
-          "URL 'https://media.example/a' is not allowed: it redirects to 'https://other.example/b', whose host other.example is not in MEDIAFLOW_ALLOWED_HOSTS",
+          "URL 'https://media.example/a' is not allowed: it redirects to 'https://other.example/b', whose " +
+          'host other.example is not in MEDIAFLOW_ALLOWED_HOSTS',
       },
     );
     assert.equal(checkRedirect('https://media.example/a', '/b?c=1', from, closed).href, 'https://media.example/b?c=1');
@@ -136,7 +139,8 @@ describe('address guard', () => {
     );
     assert.throws(() => checkResolved('https://media.example/a', ['10.0.0.5'], closed, 'https://cdn.example/b'), {
       message:
-        "URL 'https://media.example/a' is not allowed: it redirects to 'https://cdn.example/b', whose host resolves to a private address (10.0.0.5)",
+        "URL 'https://media.example/a' is not allowed: it redirects to 'https://cdn.example/b', whose host " +
+        'resolves to a private address (10.0.0.5)',
     });
   });
 

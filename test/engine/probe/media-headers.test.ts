@@ -189,7 +189,10 @@ const TEXTS: Array<{ name: string; text: string; quick: boolean }> = [
   { name: 'cues.vtt', text: 'WEBVTT\n\n00:00.500 --> 00:02.000\nHello\n', quick: true },
   {
     name: 'styled.ass',
-    text: '[Script Info]\nScriptType: v4.00+\n\n[V4+ Styles]\nFormat: Name, Fontname, Fontsize\nStyle: Default,Arial,20\n\n[Events]\nFormat: Layer, Start, End, Style, Text\nDialogue: 0,0:00:00.50,0:00:02.00,Default,Hello\n',
+    text:
+      '[Script Info]\nScriptType: v4.00+\n\n[V4+ Styles]\nFormat: Name, Fontname, Fontsize\nStyle: ' +
+      'Default,Arial,20\n\n[Events]\nFormat: Layer, Start, End, Style, Text\nDialogue: ' +
+      '0,0:00:00.50,0:00:02.00,Default,Hello\n',
     quick: true,
   },
   // Words after the cue number: ffmpeg's probe allows them, this reading leaves the file to ffprobe.

@@ -56,7 +56,8 @@ describe('ffmpeg: the message of a failed run', () => {
     );
     assert.equal(
       tidyStderr(
-        '[srt @ 0x5640e89f8d40] Invalid UTF-8 in decoded subtitles text; maybe missing -sub_charenc option\nError while decoding stream #0:0: Invalid data found when processing input\n',
+        '[srt @ 0x5640e89f8d40] Invalid UTF-8 in decoded subtitles text; maybe missing -sub_charenc option\n' +
+          'Error while decoding stream #0:0: Invalid data found when processing input\n',
       ),
       'Invalid UTF-8 in decoded subtitles text',
     );

@@ -45,7 +45,8 @@ describe('missing-glyphs: what libass could not draw', () => {
     // libass's other reports: a glyph it then found under another character map, or in a fallback font.
     assert.deepEqual(
       missingGlyphs(
-        'Glyph 0x1F600 not found, broken font? Trying all charmaps\nGlyph 0x65E5 not found, selecting one more font for (Arial, 400, 0)\n',
+        'Glyph 0x1F600 not found, broken font? Trying all charmaps\nGlyph 0x65E5 not found, selecting one ' +
+          'more font for (Arial, 400, 0)\n',
       ),
       [],
     );
@@ -61,12 +62,14 @@ describe('missing-glyphs: what libass could not draw', () => {
       'No font has glyphs for U+65E5, U+672C, U+AC00: they render as empty boxes; install fonts-noto-cjk',
       'No font has glyphs for U+1F600: they render as empty boxes; install fonts-symbola',
       'No font has glyphs for U+0915: they render as empty boxes; install fonts-noto-core',
-      'No font has glyphs for U+E000: they render as empty boxes; they are private-use characters, which only a font made for them draws',
+      'No font has glyphs for U+E000: they render as empty boxes; they are private-use characters, which only ' +
+        'a font made for them draws',
     ]);
     const many = Array.from({ length: 15 }, (_, i) => 0x4e00 + i);
     assert.equal(
       glyphWarnings(many)[0],
-      'No font has glyphs for U+4E00, U+4E01, U+4E02, U+4E03, U+4E04, U+4E05, U+4E06, U+4E07, U+4E08, U+4E09, U+4E0A, U+4E0B and 3 more: they render as empty boxes; install fonts-noto-cjk',
+      'No font has glyphs for U+4E00, U+4E01, U+4E02, U+4E03, U+4E04, U+4E05, U+4E06, U+4E07, U+4E08, U+4E09, ' +
+        'U+4E0A, U+4E0B and 3 more: they render as empty boxes; install fonts-noto-cjk',
     );
   });
 });

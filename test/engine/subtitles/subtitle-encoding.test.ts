@@ -88,73 +88,80 @@ describe('subtitle-encoding: detectEncoding, decodeSubtitle, subtitleToUtf8', ()
     assert.equal(decodeSubtitle(iconv.encode(srt('Hello world'), 'utf-16le', { addBOM: false })), undefined);
   });
 
-  it('rewrites a file in UTF-8 under its name without touching the file it was linked from; leaves UTF-8 alone', async () => {
-    const original = path.join(dir, 'original.srt');
-    const input = path.join(dir, 'in0.srt');
-    const bytes = iconv.encode(srt('Ça va très bien — “naïve” café'), 'windows-1252');
-    await writeFile(original, bytes);
-    await link(original, input);
-    assert.equal(await subtitleToUtf8(input, 'http://127.0.0.1/x.srt'), undefined);
-    assert.equal(await readFile(input, 'utf8'), srt('Ça va très bien — “naïve” café'));
-    assert.deepEqual(await readFile(original), bytes, 'the cached or user file keeps its bytes');
+  it(
+    'rewrites a file in UTF-8 under its name without touching the file it was linked from; ' + 'leaves UTF-8 alone',
+    async () => {
+      const original = path.join(dir, 'original.srt');
+      const input = path.join(dir, 'in0.srt');
+      const bytes = iconv.encode(srt('Ça va très bien — “naïve” café'), 'windows-1252');
+      await writeFile(original, bytes);
+      await link(original, input);
+      assert.equal(await subtitleToUtf8(input, 'http://127.0.0.1/x.srt'), undefined);
+      assert.equal(await readFile(input, 'utf8'), srt('Ça va très bien — “naïve” café'));
+      assert.deepEqual(await readFile(original), bytes, 'the cached or user file keeps its bytes');
 
-    const garbage = path.join(dir, 'in1.srt');
-    await writeFile(garbage, Buffer.from([0, 1, 2, 3, 0xff, 0xfe, 0x80]));
-    const error = await subtitleToUtf8(garbage, 'http://127.0.0.1/g.srt');
-    assert.equal(error?.status, 422);
-    assert.equal(
-      error?.message,
-      'Input http://127.0.0.1/g.srt is not a subtitle file: its character encoding could not be detected (binary data, or text in an unknown encoding)',
-    );
-  });
+      const garbage = path.join(dir, 'in1.srt');
+      await writeFile(garbage, Buffer.from([0, 1, 2, 3, 0xff, 0xfe, 0x80]));
+      const error = await subtitleToUtf8(garbage, 'http://127.0.0.1/g.srt');
+      assert.equal(error?.status, 422);
+      assert.equal(
+        error?.message,
+        'Input http://127.0.0.1/g.srt is not a subtitle file: its character encoding could not be detected ' +
+          '(binary data, or text in an unknown encoding)',
+      );
+    },
+  );
 
-  it('strips embedded fonts and graphics from an ASS input, keeping its styles and events; SRT text is left alone', async () => {
-    const script = [
-      '[Script Info]',
-      'ScriptType: v4.00+',
-      '',
-      '[Fonts]',
-      'fontname: evil_0.ttf',
-      '!"#$%&\'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`',
-      '[notasection]',
-      'M<V5N:6%L',
-      '',
-      '[V4+ Styles]',
-      'Format: Name, Fontname, Fontsize',
-      'Style: Default,DejaVu Sans,36',
-      '',
-      '[Graphics]',
-      'filename: logo.png',
-      'M8E!.1PT*&@H',
-      '',
-      '[Events]',
-      'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text',
-      'Dialogue: 0,0:00:00.00,0:00:02.00,Default,,0,0,0,,[Fonts] stays as event text',
-      '',
-    ].join('\n');
-    const input = path.join(dir, 'in2.ass');
-    await writeFile(input, script);
-    assert.equal(await subtitleToUtf8(input, 'http://127.0.0.1/x.ass'), undefined);
-    const cleaned = await readFile(input, 'utf8');
-    assert.equal(
-      cleaned,
-      [
+  it(
+    'strips embedded fonts and graphics from an ASS input, keeping its styles and events; SRT text is ' + 'left alone',
+    async () => {
+      const script = [
         '[Script Info]',
         'ScriptType: v4.00+',
+        '',
+        '[Fonts]',
+        'fontname: evil_0.ttf',
+        '!"#$%&\'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`',
+        '[notasection]',
+        'M<V5N:6%L',
         '',
         '[V4+ Styles]',
         'Format: Name, Fontname, Fontsize',
         'Style: Default,DejaVu Sans,36',
         '',
+        '[Graphics]',
+        'filename: logo.png',
+        'M8E!.1PT*&@H',
+        '',
         '[Events]',
         'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text',
         'Dialogue: 0,0:00:00.00,0:00:02.00,Default,,0,0,0,,[Fonts] stays as event text',
         '',
-      ].join('\n'),
-    );
-    const subrip = path.join(dir, 'in3.srt');
-    await writeFile(subrip, srt('[Fonts]'));
-    assert.equal(await subtitleToUtf8(subrip, 'http://127.0.0.1/x.srt'), undefined);
-    assert.equal(await readFile(subrip, 'utf8'), srt('[Fonts]'));
-  });
+      ].join('\n');
+      const input = path.join(dir, 'in2.ass');
+      await writeFile(input, script);
+      assert.equal(await subtitleToUtf8(input, 'http://127.0.0.1/x.ass'), undefined);
+      const cleaned = await readFile(input, 'utf8');
+      assert.equal(
+        cleaned,
+        [
+          '[Script Info]',
+          'ScriptType: v4.00+',
+          '',
+          '[V4+ Styles]',
+          'Format: Name, Fontname, Fontsize',
+          'Style: Default,DejaVu Sans,36',
+          '',
+          '[Events]',
+          'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text',
+          'Dialogue: 0,0:00:00.00,0:00:02.00,Default,,0,0,0,,[Fonts] stays as event text',
+          '',
+        ].join('\n'),
+      );
+      const subrip = path.join(dir, 'in3.srt');
+      await writeFile(subrip, srt('[Fonts]'));
+      assert.equal(await subtitleToUtf8(subrip, 'http://127.0.0.1/x.srt'), undefined);
+      assert.equal(await readFile(subrip, 'utf8'), srt('[Fonts]'));
+    },
+  );
 });
