@@ -7,29 +7,17 @@ import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
-import { audioOf, docType, durationOf, frameRgb, probe, videoOf, type Probed } from './helpers/media.js';
+import {
+  audioOf,
+  docType,
+  durationOf,
+  frameRgb,
+  probe,
+  videoOf,
+  type Probed,
+  videoPacketHashes,
+} from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
-
-/** MD5s of a file's video packets as stored (no decoding): equal lists mean the stream was copied. */
-async function videoPacketHashes(file: string): Promise<string[]> {
-  const { stdout } = await execa('ffmpeg', [
-    '-v',
-    'error',
-    '-i',
-    file,
-    '-map',
-    '0:v:0',
-    '-c',
-    'copy',
-    '-f',
-    'framemd5',
-    'pipe:1',
-  ]);
-  return stdout
-    .split('\n')
-    .filter((line) => line && !line.startsWith('#'))
-    .map((line) => line.split(',').pop()!.trim());
-}
 
 /** The container as a player tells it: mp4 and mov share ffprobe's format name but not their brand. */
 async function container(file: string, info: Probed): Promise<string> {

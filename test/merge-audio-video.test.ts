@@ -2,33 +2,21 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
-import { audioOf, docType, durationOf, pcm, probe, toneLevel, videoOf, type Probed } from './helpers/media.js';
+import {
+  audioOf,
+  docType,
+  durationOf,
+  pcm,
+  probe,
+  toneLevel,
+  videoOf,
+  type Probed,
+  videoPacketHashes,
+} from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
-
-/** MD5s of a file's video packets as stored (no decoding): equal lists mean the stream was copied. */
-async function videoPacketHashes(file: string): Promise<string[]> {
-  const { stdout } = await execa('ffmpeg', [
-    '-v',
-    'error',
-    '-i',
-    file,
-    '-map',
-    '0:v:0',
-    '-c',
-    'copy',
-    '-f',
-    'framemd5',
-    'pipe:1',
-  ]);
-  return stdout
-    .split('\n')
-    .filter((line) => line && !line.startsWith('#'))
-    .map((line) => line.split(',').pop()!.trim());
-}
 
 /** Asserts the output's sound is the tone `present` and carries nothing of the tone `absent`. */
 async function assertTone(file: string, seconds: number, present: number, absent: number | undefined): Promise<void> {

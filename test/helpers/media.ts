@@ -168,3 +168,24 @@ export async function docType(file: string): Promise<string | undefined> {
     await handle.close();
   }
 }
+
+/** MD5s of a file's video packets as stored (no decoding): equal lists mean the stream was copied. */
+export async function videoPacketHashes(file: string): Promise<string[]> {
+  const { stdout } = await execa('ffmpeg', [
+    '-v',
+    'error',
+    '-i',
+    file,
+    '-map',
+    '0:v:0',
+    '-c',
+    'copy',
+    '-f',
+    'framemd5',
+    'pipe:1',
+  ]);
+  return stdout
+    .split('\n')
+    .filter((line) => line && !line.startsWith('#'))
+    .map((line) => line.split(',').pop()!.trim());
+}
