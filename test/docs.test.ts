@@ -4,6 +4,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SETTINGS } from '../src/engine/config.js';
 import { FORMAT_KEYWORD } from '../src/engine/plugins/plugin.js';
+import { JOB_STATUSES } from '../src/jobs/job.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_METADATA_BYTES } from '../src/server/limits.js';
 import { builtinRegistry } from '../src/plugins/index.js';
 import * as sdk from '../src/sdk.js';
 import { describe, it } from './helpers/lifecycle.js';
@@ -87,6 +89,19 @@ describe('the tests', () => {
 });
 
 describe('the README, docs/ and the plugin guide against the code', () => {
+  it('states the metadata and Idempotency-Key limits and the job statuses as the code has them', async () => {
+    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+    const jobs = await readFile(path.join(ROOT, 'docs/jobs.md'), 'utf8');
+    assert.match(readme, new RegExp(`metadata \\(at most ${MAX_METADATA_BYTES} bytes\\)`));
+    assert.match(jobs, new RegExp(`a string of at most ${MAX_METADATA_BYTES} bytes`));
+    assert.match(jobs, new RegExp(`\\(1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`));
+    const [first, second, ...final] = JOB_STATUSES.map((status) => `\`${status}\``);
+    assert.ok(
+      jobs.includes(`| \`status\` | ${first}, ${second}, then one of ${final.join(', ')} (final) |`),
+      `docs/jobs.md's job table lists ${JOB_STATUSES.join(', ')}`,
+    );
+  });
+
   it('lists every format each operation accepts in the endpoints table, and says how resize_image sizes', async () => {
     const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
     const rows = readme.split('\n').filter((line) => line.startsWith('| ') && line.includes('` | `'));
