@@ -46,6 +46,7 @@ export {
 } from './sdk/encoding.js';
 export {
   AUDIO_CONTAINERS,
+  audioFileCodecFor,
   audioFileEncoder,
   audioFileSampleRate,
   audioMuxerFor,

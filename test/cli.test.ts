@@ -64,7 +64,7 @@ describe('cli', () => {
     const expected = builtinRegistry()
       .list()
       .map((p) => dashed(p.path));
-    assert.equal(expected.length, 10);
+    assert.equal(expected.length, 11);
     // Every operation and serve (other commands, such as pipeline ones, may come beside them).
     for (const name of ['serve', ...expected]) assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
     for (const name of [

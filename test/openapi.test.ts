@@ -158,7 +158,7 @@ describe('OpenAPI document and docs', () => {
   it('lists every route of the registry, built-in and third-party, and only those operations', async () => {
     const document = await getDocument();
     const plugins = registry.list();
-    assert.equal(plugins.length, 12);
+    assert.equal(plugins.length, 13);
     for (const plugin of plugins) assert.ok(document.paths[plugin.path]?.post, `${plugin.name} at ${plugin.path}`);
     const operationPaths = Object.entries(document.paths as Json)
       .filter(([, item]) => item.post?.['x-mediaflow-plugin'])

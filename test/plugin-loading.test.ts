@@ -16,6 +16,8 @@ import { buildProgram } from '../src/cli/main.js';
 import { CLI_COMMANDS, dashed, RESERVED_COMMANDS, RESERVED_PATHS } from '../src/engine/plugins/reserved.js';
 
 const FIXTURES = path.resolve(import.meta.dirname, 'fixtures/plugins');
+/** How many built-ins load before any third-party plugin. */
+const BUILT_INS = builtinRegistry().list().length;
 const fixture = (name: string) => path.join(FIXTURES, name);
 /** Loads plugins the way MEDIAFLOW_PLUGINS does, without a config file. */
 const loadFromEnv = (value: string) => loadRegistry({ env: { MEDIAFLOW_PLUGINS: value }, configFile: false });
@@ -35,8 +37,8 @@ describe('third-party plugins: loading', () => {
     assert.equal(exitCode, 0, stderr);
     const rows = JSON.parse(stdout) as Array<Record<string, string>>;
     assert.deepEqual(
-      rows.slice(0, 10).map((row) => row.source),
-      Array(10).fill('built-in'),
+      rows.slice(0, BUILT_INS).map((row) => row.source),
+      Array(BUILT_INS).fill('built-in'),
       'built-ins load first',
     );
     return rows.find((row) => row.name === 'echo');
@@ -84,7 +86,7 @@ describe('third-party plugins: loading', () => {
       const { stdout } = await runCli(['plugins', '--json'], { cwd: mjs });
       const rows = JSON.parse(stdout) as Array<Record<string, string>>;
       assert.deepEqual(
-        rows.slice(10).map((row) => [row.name, row.source]),
+        rows.slice(BUILT_INS).map((row) => [row.name, row.source]),
         [
           ['echo', `${echo} (mediaflow.config.mjs)`],
           ['inline', 'mediaflow.config.mjs'],
@@ -100,7 +102,7 @@ describe('third-party plugins: loading', () => {
       registry
         .list()
         .map((p) => p.name)
-        .slice(10),
+        .slice(BUILT_INS),
       ['echo'],
     );
     const withPackage = await loadFromEnv('mediaflow-plugin-thumbnail');
@@ -240,7 +242,7 @@ describe('third-party plugins: loading', () => {
       assert.equal(exitCode, 0, stderr);
       const rows = JSON.parse(stdout) as Array<Record<string, string>>;
       assert.deepEqual(
-        rows.slice(10).map((row) => [row.name, row.version, row.source]),
+        rows.slice(BUILT_INS).map((row) => [row.name, row.version, row.source]),
         [
           ['thumbnail', '1.0.0', 'mediaflow.config.mjs'],
           ['inline', '3.1.4', 'mediaflow.config.mjs'],

@@ -49,6 +49,7 @@ describe('the public entry and the plugin contract', () => {
       'audioFileEncoder',
       'audioMuxerFor',
       'isAudioFileOf',
+      'audioFileCodecFor',
       'audioFileSampleRate',
       'defineConfig',
       'loadRegistry',

@@ -108,7 +108,7 @@ describe('server', () => {
 
   it('answers every operation with and without the trailing slash, and /health both ways', async () => {
     const plugins = builtinRegistry().list();
-    assert.equal(plugins.length, 10);
+    assert.equal(plugins.length, 11);
     for (const plugin of plugins) {
       assert.ok(plugin.path.endsWith('/'), plugin.path);
       for (const route of [plugin.path, plugin.path.slice(0, -1)]) {

@@ -44,7 +44,7 @@ const SAMPLES: Record<string, string[]> = {
   'photo-b.png': ['-f', 'lavfi', '-i', 'mandelbrot=size=800x800', '-frames:v', '1'],
 };
 
-/** The ten built-in operations, on the samples (and the subtitles one of them writes). */
+/** The ten operations of the endpoint table, on the samples (and the subtitles one of them writes). */
 function calls(
   samples: (name: string) => string,
   subtitles: () => string,
@@ -75,14 +75,14 @@ function calls(
 
 /**
  * `mediaflow quickstart`: a first run that needs no internet. It makes sample media with ffmpeg,
- * runs every built-in operation on it through the same engine as the server, and prints where
+ * runs the ten operations of the endpoint table on it through the same engine as the server, and prints where
  * each result is.
  */
 export function quickstartCommand(registry: Registry): Command {
   return new Command()
     .description(
-      'Make sample media with ffmpeg, run every built-in operation on it (no internet needed), and print ' +
-        'where the results are',
+      'Make sample media with ffmpeg, run the ten operations of the endpoint table on it (no internet needed), ' +
+        'and print where the results are',
     )
     .option('--out-dir <dir>', 'folder for the samples and the results', 'mediaflow-quickstart')
     .action(async (flags: { outDir: string }) => {

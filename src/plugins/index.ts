@@ -5,6 +5,7 @@ import addSubtitles from './add-subtitles.js';
 import convertImageFromUrl from './convert-image-from-url.js';
 import convertVideo from './convert-video.js';
 import cropImageToShort from './crop-image-to-short.js';
+import extractAudio from './extract-audio.js';
 import generateSubtitles from './generate-subtitles.js';
 import imagesToVideo from './images-to-video.js';
 import mergeAudioVideo from './merge-audio-video.js';
@@ -12,7 +13,10 @@ import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
 import resizeImage from './resize-image.js';
 
-/** The ten operations of the media-service interface, in its order (docs/architecture.md). */
+/**
+ * The ten operations of the media-service interface, in its order (docs/architecture.md), then the editing
+ * toolbox (docs/operations.md#editing-toolbox).
+ */
 export const builtinPlugins = [
   mergeAudios,
   imagesToVideo,
@@ -24,6 +28,7 @@ export const builtinPlugins = [
   convertImageFromUrl,
   resizeImage,
   convertVideo,
+  extractAudio,
 ] as unknown as PluginDefinition[];
 
 /** A registry holding the built-ins; third-party plugins are registered after them. */

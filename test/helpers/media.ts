@@ -169,23 +169,36 @@ export async function docType(file: string): Promise<string | undefined> {
   }
 }
 
-/** MD5s of a file's video packets as stored (no decoding): equal lists mean the stream was copied. */
-export async function videoPacketHashes(file: string): Promise<string[]> {
+/**
+ * MD5s of the data of a file's first video or audio stream's packets as stored (no decoding): equal lists mean the
+ * stream was copied. Side data (an Opus or AAC start's samples to skip) is left out, as containers say it each
+ * their own way; an ADTS file's packets lose their 7-byte headers, which a copy out of MP4 or Matroska gains.
+ */
+async function packetHashes(file: string, stream: 'v' | 'a'): Promise<string[]> {
+  const adts = stream === 'a' && (await probe(file)).format.format_name === 'aac';
   const { stdout } = await execa('ffmpeg', [
     '-v',
     'error',
     '-i',
     file,
     '-map',
-    '0:v:0',
+    `0:${stream}:0`,
     '-c',
     'copy',
+    ...(adts ? ['-bsf:a', 'aac_adtstoasc'] : []),
     '-f',
     'framemd5',
     'pipe:1',
   ]);
+  // A line: stream, dts, pts, duration, size, hash[, side data...].
   return stdout
     .split('\n')
     .filter((line) => line && !line.startsWith('#'))
-    .map((line) => line.split(',').pop()!.trim());
+    .map((line) => line.split(',')[5]!.trim());
 }
+
+/** MD5s of a file's video packets as stored (see packetHashes). */
+export const videoPacketHashes = (file: string): Promise<string[]> => packetHashes(file, 'v');
+
+/** MD5s of a file's first audio stream's packets as stored (see packetHashes). */
+export const audioPacketHashes = (file: string): Promise<string[]> => packetHashes(file, 'a');
