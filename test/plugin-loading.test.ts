@@ -10,7 +10,10 @@ import { loadConfig } from '../src/engine/config.js';
 import { CONTRACT_VERSION, Optional, Param, Type, type PluginDefinition } from '../src/engine/plugins/plugin.js';
 import { pluginFlags } from '../src/engine/plugins/plugin-loader.js';
 import { Registry } from '../src/engine/plugins/registry.js';
-import { builtinRegistry, loadRegistry } from '../src/plugins/index.js';
+import { builtinPlugins, builtinRegistry, loadRegistry } from '../src/plugins/index.js';
+
+/** How many built-ins load before any third-party plugin. */
+const BUILTINS = builtinPlugins.length;
 import { buildServer } from '../src/server/app.js';
 import { buildProgram } from '../src/cli/main.js';
 import { CLI_COMMANDS, dashed, RESERVED_COMMANDS, RESERVED_PATHS } from '../src/engine/plugins/reserved.js';
@@ -35,8 +38,8 @@ describe('third-party plugins: loading', () => {
     assert.equal(exitCode, 0, stderr);
     const rows = JSON.parse(stdout) as Array<Record<string, string>>;
     assert.deepEqual(
-      rows.slice(0, 10).map((row) => row.source),
-      Array(10).fill('built-in'),
+      rows.slice(0, BUILTINS).map((row) => row.source),
+      Array(BUILTINS).fill('built-in'),
       'built-ins load first',
     );
     return rows.find((row) => row.name === 'echo');
@@ -84,7 +87,7 @@ describe('third-party plugins: loading', () => {
       const { stdout } = await runCli(['plugins', '--json'], { cwd: mjs });
       const rows = JSON.parse(stdout) as Array<Record<string, string>>;
       assert.deepEqual(
-        rows.slice(10).map((row) => [row.name, row.source]),
+        rows.slice(BUILTINS).map((row) => [row.name, row.source]),
         [
           ['echo', `${echo} (mediaflow.config.mjs)`],
           ['inline', 'mediaflow.config.mjs'],
@@ -100,7 +103,7 @@ describe('third-party plugins: loading', () => {
       registry
         .list()
         .map((p) => p.name)
-        .slice(10),
+        .slice(BUILTINS),
       ['echo'],
     );
     const withPackage = await loadFromEnv('mediaflow-plugin-thumbnail');
@@ -240,7 +243,7 @@ describe('third-party plugins: loading', () => {
       assert.equal(exitCode, 0, stderr);
       const rows = JSON.parse(stdout) as Array<Record<string, string>>;
       assert.deepEqual(
-        rows.slice(10).map((row) => [row.name, row.version, row.source]),
+        rows.slice(BUILTINS).map((row) => [row.name, row.version, row.source]),
         [
           ['thumbnail', '1.0.0', 'mediaflow.config.mjs'],
           ['inline', '3.1.4', 'mediaflow.config.mjs'],

@@ -2,6 +2,7 @@ import type { PluginDefinition } from '../sdk.js';
 import { loadPlugins, type PluginLoadOptions } from '../engine/plugins/plugin-loader.js';
 import { Registry } from '../engine/plugins/registry.js';
 import addSubtitles from './add-subtitles.js';
+import changeSpeed from './change-speed.js';
 import convertImageFromUrl from './convert-image-from-url.js';
 import convertVideo from './convert-video.js';
 import cropImageToShort from './crop-image-to-short.js';
@@ -12,7 +13,10 @@ import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
 import resizeImage from './resize-image.js';
 
-/** The ten operations of the media-service interface, in its order (docs/architecture.md). */
+/**
+ * The ten operations of the media-service interface, in its order (docs/architecture.md), then the
+ * editing toolbox's.
+ */
 export const builtinPlugins = [
   mergeAudios,
   imagesToVideo,
@@ -24,6 +28,8 @@ export const builtinPlugins = [
   convertImageFromUrl,
   resizeImage,
   convertVideo,
+  // The editing toolbox, beyond the interface.
+  changeSpeed,
 ] as unknown as PluginDefinition[];
 
 /** A registry holding the built-ins; third-party plugins are registered after them. */
