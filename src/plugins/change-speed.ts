@@ -24,7 +24,7 @@ import {
  * atempo factors whose product is `speed`, each within 0.5 to 2: the range where atempo keeps
  * the pitch without audible artefacts (0.25 is 0.5 x 0.5; 4 is 2 x 2; 3 is 2 x 1.5).
  */
-export function atempoChain(speed: number): number[] {
+function atempoChain(speed: number): number[] {
   const factors: number[] = [];
   let rest = speed;
   while (rest > 2) {
