@@ -12,6 +12,7 @@ export {
   escapeFilterValue,
   imageStep,
   type BuildContext,
+  type InputFacts,
   type InputKind,
   type InputSpec,
   type LocalInput,
@@ -22,7 +23,9 @@ export {
   type Step,
   type StepContext,
   type TObject,
+  type TimeRange,
 } from './engine/plugins/plugin.js';
+export { timeWithin } from './engine/plugins/times.js';
 export { libvipsReads } from './engine/run/libvips.js';
 /** The sharp (libvips) pipeline an `imageStep` transform receives and returns. */
 export type { Sharp } from 'sharp';
@@ -36,7 +39,9 @@ export {
   type Quality,
   audioCodecFor,
   audioEncoder,
+  containerOf,
   even,
+  isVideoContainer,
   evenSizeArgs,
   muxerFor,
   videoCodecFor,

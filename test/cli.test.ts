@@ -12,7 +12,7 @@ import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { frameRgb, meanLuma, probe, videoOf } from './helpers/media.js';
 import { runCli } from './helpers/mediaflow.js';
 import { freePort, startServeProcess } from './helpers/serve-process.js';
-import { builtinRegistry } from '../src/plugins/index.js';
+import { builtinPlugins, builtinRegistry } from '../src/plugins/index.js';
 
 const BIN = path.resolve(import.meta.dirname, '../bin/mediaflow.js');
 const pkg = JSON.parse(await readFile(path.resolve(import.meta.dirname, '../package.json'), 'utf8')) as {
@@ -64,7 +64,7 @@ describe('cli', () => {
     const expected = builtinRegistry()
       .list()
       .map((p) => dashed(p.path));
-    assert.equal(expected.length, 11);
+    assert.equal(expected.length, builtinPlugins.length);
     // Every operation and serve (other commands, such as pipeline ones, may come beside them).
     for (const name of ['serve', ...expected]) assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
     for (const name of [
@@ -74,6 +74,7 @@ describe('cli', () => {
       'resize-image',
       'add-subtitles',
       'generate-subtitles',
+      'change-speed',
     ]) {
       assert.ok(names.includes(name), name);
     }

@@ -1,8 +1,8 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Engine, JobOptions, JobResult } from '../engine/run/engine.js';
+import type { JobOptions, JobResult } from '../engine/run/engine.js';
 import { paramError } from '../engine/errors.js';
-import { FORMAT_KEYWORD } from '../engine/plugins/plugin.js';
+import { FORMAT_KEYWORD, type OutputSpec, type PluginDefinition } from '../engine/plugins/plugin.js';
 import { dashed } from '../engine/plugins/reserved.js';
 import { LocalOutputStore } from '../engine/storage/storage.js';
 import type { CliServices } from '../runtime.js';
@@ -11,16 +11,10 @@ import { ensureWritableDir } from './out-dir.js';
 /**
  * Refuses an `--output` name whose extension is not the result's: the content follows the
  * operation's format, so `out.mkv` holding an MP4 would mislead every player that trusts names.
+ * Asked once the inputs are probed, before anything runs: an output may take the input's container.
  */
-function checkName(
-  engine: Engine,
-  operation: string,
-  raw: Record<string, unknown>,
-  localFiles: JobOptions['localFiles'],
-  file: string,
-): void {
-  const { plugin, params } = engine.prepare(operation, raw, localFiles);
-  const ext = path.extname(engine.outputOf(plugin, params).path);
+function checkName(plugin: PluginDefinition, file: string, output: OutputSpec): void {
+  const ext = path.extname(output.path);
   if (path.extname(file).toLowerCase() === ext.toLowerCase()) return;
   const format = Object.entries(plugin.params.properties).find(
     ([, schema]) => (schema as Record<string, unknown>)[FORMAT_KEYWORD],
@@ -43,13 +37,17 @@ export async function runToFile(
   file: string,
   options: JobOptions,
 ): Promise<JobResult> {
-  checkName(engine, operation, raw, options.localFiles, file);
+  const plugin = engine.plugin(operation);
   if ((await stat(file).catch(() => undefined))?.isDirectory())
     throw paramError(`Cannot write to --output ${file}: it is a folder`);
   await ensureWritableDir(path.dirname(path.resolve(file)), '--output');
   const staging = new LocalOutputStore(workspaces.outputStagingDir());
   try {
-    const result = await engine.run(operation, raw, { ...options, store: staging });
+    const result = await engine.run(operation, raw, {
+      ...options,
+      store: staging,
+      checkOutput: (output) => checkName(plugin, file, output),
+    });
     await new LocalOutputStore(path.dirname(path.resolve(file))).publish(
       staging.locate(result.path),
       path.basename(file),

@@ -2,6 +2,7 @@ import type { PluginDefinition } from '../sdk.js';
 import { loadPlugins, type PluginLoadOptions } from '../engine/plugins/plugin-loader.js';
 import { Registry } from '../engine/plugins/registry.js';
 import addSubtitles from './add-subtitles.js';
+import changeSpeed from './change-speed.js';
 import convertImageFromUrl from './convert-image-from-url.js';
 import convertVideo from './convert-video.js';
 import cropImageToShort from './crop-image-to-short.js';
@@ -28,7 +29,9 @@ export const builtinPlugins = [
   convertImageFromUrl,
   resizeImage,
   convertVideo,
+  // The editing toolbox, beyond the interface.
   extractAudio,
+  changeSpeed,
 ] as unknown as PluginDefinition[];
 
 /** A registry holding the built-ins; third-party plugins are registered after them. */

@@ -1,6 +1,7 @@
 // From its home in the engine, not through sdk.ts: sdk.ts re-exports this module, so that would make a cycle.
 import { Param } from '../engine/plugins/plugin.js';
 import type { MediaFacts } from '../engine/probe/media-facts.js';
+import type { AudioContainer } from './audio-encoding.js';
 
 /**
  * The one place that chooses encoders: which codecs each container takes, what to encode with
@@ -195,3 +196,29 @@ export function evenSizeArgs(videoArgs: readonly string[], video: MediaFacts['vi
   if (video.width % 2 === 0 && video.height % 2 === 0) return [];
   return ['-vf', `pad=${even(video.width)}:${even(video.height)}:0:0:color=black`];
 }
+
+/** Codecs WebM holds: Matroska with only these is told as `webm`, which ffprobe's format name cannot tell apart. */
+const WEBM_CODECS = ['vp8', 'vp9', 'av1', 'opus', 'vorbis'];
+
+/**
+ * The input's own container, as the extension of an output that keeps it (`<ext>` when no `format` is
+ * given): MP4 and MOV are `mp4` (`m4a` without video), Matroska `webm` when its codecs are WebM's and
+ * `mkv` otherwise, AVI `avi`; audio files their own (`mp3`, `wav`, `flac`, `aac`, `ogg`, or `opus` for
+ * Ogg Opus). Anything else, or an audio container holding video, is `mp4` (`m4a` without video): the
+ * output is then encoded for that container.
+ */
+export function containerOf(facts: MediaFacts): VideoContainer | AudioContainer {
+  const demuxer = facts.formatName.split(',')[0];
+  const codecs = [facts.video?.codec, facts.audio?.codec].filter((codec) => codec !== undefined);
+  if (demuxer === 'matroska') return codecs.every((codec) => WEBM_CODECS.includes(codec)) ? 'webm' : 'mkv';
+  if (demuxer === 'avi') return 'avi';
+  if (!facts.video) {
+    if (demuxer === 'ogg') return facts.audio?.codec === 'opus' ? 'opus' : 'ogg';
+    if (demuxer === 'mp3' || demuxer === 'wav' || demuxer === 'flac' || demuxer === 'aac') return demuxer;
+  }
+  return facts.video ? 'mp4' : 'm4a';
+}
+
+/** Whether a container is one of the video containers (`mp4`, `mov`, `mkv`, `avi`, `webm`). */
+export const isVideoContainer = (container: string): container is VideoContainer =>
+  (VIDEO_CONTAINERS as readonly string[]).includes(container);

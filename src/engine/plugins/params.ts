@@ -1,7 +1,8 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { paramError, shortened, unsupportedFormat } from '../errors.js';
 import { installedFont } from '../subtitles/fonts.js';
-import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf } from './plugin.js';
+import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf, TIME_KEYWORD, type TimeKind } from './plugin.js';
+import { parseRanges, parseTime, parseTimes } from './times.js';
 
 type Raw = Record<string, unknown>;
 interface SchemaFields {
@@ -53,7 +54,16 @@ function wrongSeparator(item: string): string | undefined {
   return undefined;
 }
 
+/** A time-valued field as its plugin reads it (times.ts). */
+function coerceTime(key: string, kind: TimeKind, text: string): unknown {
+  if (kind === 'times') return parseTimes(key, text);
+  if (kind === 'ranges') return parseRanges(key, text);
+  return parseTime(key, text);
+}
+
 function coerce(key: string, schema: SchemaFields & TSchema, text: string): unknown {
+  const time = (schema as Record<string, unknown>)[TIME_KEYWORD] as TimeKind | undefined;
+  if (time) return coerceTime(key, time, text);
   const spec = inputSpecOf(schema);
   if (spec?.list) {
     const items = splitList(text);
@@ -139,7 +149,11 @@ export function parseParams(schema: TObject, raw: Raw): Record<string, unknown> 
     const text = asText(raw[key]);
     if (text === undefined || text.trim() === '') {
       const spec = inputSpecOf(property);
-      if (property.default !== undefined) params[key] = property.default;
+      // A time's default is written as text, the form it takes on the wire: read like any value.
+      if (property.default !== undefined)
+        params[key] = (property as Record<string, unknown>)[TIME_KEYWORD]
+          ? coerce(key, property, String(property.default))
+          : property.default;
       else if (spec?.list && spec.tooFew) throw paramError(spec.tooFew);
       else if (required.has(key)) throw paramError(`Missing required parameter \`${key}\``);
       continue;

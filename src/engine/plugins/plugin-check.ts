@@ -5,6 +5,7 @@ import {
   FORMAT_KEYWORD,
   INPUT_KEYWORD,
   inputSpecOf,
+  TIME_KEYWORD,
   type OutputSpec,
   type PluginDefinition,
   type TObject,
@@ -19,6 +20,9 @@ import {
 /** Parameter types the front ends know how to read from a form field, a flag or a pipeline value. */
 const PARAM_TYPES = ['string', 'integer', 'number', 'boolean'];
 const INPUT_KINDS = ['audio', 'video', 'image', 'subtitle', 'media'];
+const TIME_KINDS = ['time', 'times', 'ranges'];
+/** Sample values of time parameters by kind, as a form would send them. */
+const SAMPLE_TIMES: Record<string, string> = { time: '10', times: '10,20', ranges: '10-20.5' };
 
 /**
  * The schema keywords mediaflow reads in a parameter. Any other is refused: a misspelt `defualt`
@@ -39,6 +43,7 @@ const KNOWN_KEYWORDS = [
   INPUT_KEYWORD,
   FORMAT_KEYWORD,
   FONT_KEYWORD,
+  TIME_KEYWORD,
 ];
 
 const show = (value: unknown) => (typeof value === 'string' ? `'${value}'` : (JSON.stringify(value) ?? String(value)));
@@ -167,6 +172,9 @@ function propertyProblem(key: string, property: unknown): string | undefined {
       if (problem) return problem;
     }
   }
+  const time = (property as Record<string, unknown>)[TIME_KEYWORD];
+  if (time !== undefined && (p.type !== 'string' || !TIME_KINDS.includes(time as string)))
+    return `parameter '${key}' has ${TIME_KEYWORD} ${show(time)}; use Param.time, Param.times or Param.ranges`;
   const spec = inputSpecOf(property as never);
   if (spec !== undefined) {
     if (p.type !== 'string') return `input parameter '${key}' must be a string`;
@@ -229,6 +237,8 @@ export function sampleParams(schema: TObject): Record<string, unknown> {
     if (property.default !== undefined) params[key] = property.default;
     else if (Array.isArray(property.examples)) params[key] = property.examples[0];
     else if (Array.isArray(property.enum)) params[key] = property.enum[0];
+    else if (typeof (property as Record<string, unknown>)[TIME_KEYWORD] === 'string')
+      params[key] = SAMPLE_TIMES[(property as Record<string, unknown>)[TIME_KEYWORD] as string];
     else if (spec)
       params[key] = spec.list
         ? Array.from({ length: spec.min ?? 1 }, (_, i) => sampleUrl(spec.kind, i + 1))

@@ -1,6 +1,7 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import type { Sharp } from 'sharp';
 import type { MediaFacts } from '../probe/media-facts.js';
+import { TIME_FORM, type TimeRange } from './times.js';
 
 /**
  * The plugin contract's version. A plugin states the version it targets; one that targets
@@ -27,6 +28,17 @@ export const INPUT_KEYWORD = 'x-mediaflow-input';
 export const FORMAT_KEYWORD = 'x-mediaflow-format';
 /** Marks a parameter whose value must be a font family installed on the server (GET /fonts). */
 export const FONT_KEYWORD = 'x-mediaflow-font';
+
+/**
+ * Marks a parameter read as times (times.ts): `time` one time in seconds, `times` a list of them,
+ * `ranges` a list of `{ start, end }`.
+ */
+export const TIME_KEYWORD = 'x-mediaflow-time';
+export type TimeKind = 'time' | 'times' | 'ranges';
+
+/** A time-valued parameter's schema: text on the wire, parsed into `T` (see TIME_KEYWORD). */
+const timeSchema = <T>(kind: TimeKind, description: string, extra: Record<string, unknown> = {}) =>
+  Type.Unsafe<T>({ type: 'string', description, [TIME_KEYWORD]: kind, ...extra });
 
 /** Schema helpers: each returns a TypeBox schema that HTTP, CLI, pipelines and docs all read. */
 export const Param = {
@@ -55,6 +67,22 @@ export const Param = {
     Type.Number(options),
   /** A yes/no switch: `true`/`false` (also `1`/`0`, `yes`/`no`, `on`/`off` from forms and flags). */
   boolean: (options: { default?: boolean; description: string }) => Type.Boolean(options),
+  /**
+   * A time, as seconds or `[HH:]MM:SS[.mmm]`; the plugin gets seconds (a number). A time past the
+   * input's end is for the builder to refuse, with `timeWithin`.
+   */
+  time: (options: { default?: number; description: string }) =>
+    timeSchema<number>('time', `${options.description}: ${TIME_FORM}`, {
+      ...(options.default !== undefined ? { default: String(options.default) } : {}),
+    }),
+  /** A comma-separated list of times; the plugin gets seconds, in the order given. */
+  times: (description: string) => timeSchema<number[]>('times', `${description}: times, ${TIME_FORM}, comma-separated`),
+  /** A comma-separated list of ranges `<time>-<time>` (`10-20.5`); the plugin gets `{ start, end }` in seconds. */
+  ranges: (description: string) =>
+    timeSchema<TimeRange[]>(
+      'ranges',
+      `${description}: ranges <start>-<end> of times, ${TIME_FORM}, comma-separated (10-20.5,00:01:00-00:01:30)`,
+    ),
   /** A font family installed on the server (GET /fonts lists them); another name is a 400 naming close matches. */
   font: (description: string) => Type.String({ description, maxLength: 200, [FONT_KEYWORD]: true }),
   /**
@@ -74,7 +102,7 @@ export const Param = {
 /** Optional parameter without default (TypeBox's Optional, re-exported so plugins need only this module). */
 export const Optional = Type.Optional;
 export { Type };
-export type { Static, TObject, TSchema };
+export type { Static, TObject, TSchema, TimeRange };
 
 /** A downloaded, probed input as a builder sees it. */
 export interface LocalInput {
@@ -89,6 +117,9 @@ export interface LocalInput {
    */
   ass?: string;
 }
+
+/** The probed facts of each input parameter's inputs, in the order given, as `output` sees them. */
+export type InputFacts = Record<string, MediaFacts[]>;
 
 /** Everything a builder gets. Builders are pure: they return a plan, they do not run anything. */
 export interface BuildContext<P> {
@@ -175,7 +206,13 @@ export interface PluginDefinition<S extends TObject = TObject> {
   /** Plugin's own version, shown by `mediaflow plugins`. */
   version?: string;
   params: S;
-  output: (params: Static<S>) => OutputSpec;
+  /**
+   * Where the output goes. `inputs`, the probed facts of each input parameter, is given once the
+   * inputs are probed (a run, a dry run), so that an output can take the input's own container
+   * (`containerOf`); it is absent when mediaflow asks before any input exists (registration, the
+   * API docs, a pipeline's check), and the answer then is a likely path of the same form.
+   */
+  output: (params: Static<S>, inputs?: InputFacts) => OutputSpec;
   /**
    * Checks a combination of parameters the schema cannot express, before anything is queued or
    * downloaded: throw `paramError` (400), and an asynchronous request is refused at once, not

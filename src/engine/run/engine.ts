@@ -20,6 +20,7 @@ import { callPlugin, checkedMessage, checkedOutput, checkedPlan } from '../plugi
 import {
   inputSpecOf,
   type BuildContext,
+  type InputFacts,
   type InputSpec,
   type LocalInput,
   type OutputSpec,
@@ -54,6 +55,11 @@ export interface JobOptions {
   localFiles?: LocalFilePolicy;
   /** Publishes the output here instead of the engine's store (pipelines keep intermediates apart). */
   store?: OutputStore;
+  /**
+   * Checks where the output will go once the inputs are probed, before anything runs (the CLI's
+   * `--output` name against the output's extension, which may follow the input's container).
+   */
+  checkOutput?: (output: OutputSpec) => void;
 }
 
 /**
@@ -162,9 +168,12 @@ export class Engine {
     return plugin;
   }
 
-  /** Where a plugin says its output goes; a plugin that throws fails only its own job. */
-  outputOf(plugin: PluginDefinition, params: Record<string, unknown>): OutputSpec {
-    return callPlugin(plugin, 'output', () => checkedOutput(plugin, plugin.output(params)));
+  /**
+   * Where a plugin says its output goes, given its inputs' facts once they are probed (without them, a
+   * likely path: see PluginDefinition.output); a plugin that throws fails only its own job.
+   */
+  outputOf(plugin: PluginDefinition, params: Record<string, unknown>, inputs?: InputFacts): OutputSpec {
+    return callPlugin(plugin, 'output', () => checkedOutput(plugin, plugin.output(params, inputs)));
   }
 
   /** Validates raw fields into params, and lists the inputs they name, checking each URL before anything is queued. */
@@ -316,7 +325,7 @@ export class Engine {
     plugin: PluginDefinition,
     params: Record<string, unknown>,
     requests: InputRequest[],
-    options: Pick<JobOptions, 'signal' | 'onProgress'>,
+    options: Pick<JobOptions, 'signal' | 'onProgress' | 'checkOutput'>,
     time: <T>(name: string, work: () => Promise<T>) => Promise<T>,
   ): Promise<{ plan: Plan; inputs: Record<string, LocalInput[]>; outputSpec: OutputSpec; outputName: string }> {
     options.signal?.throwIfAborted();
@@ -351,7 +360,9 @@ export class Engine {
     requests.forEach((request, index) => (inputs[request.param] ??= []).push(locals[index]!));
     const kinds = new Map(requests.map((request, index) => [locals[index]!.file, request.kind]));
     // A plugin's own code runs inside callPlugin: what it throws fails this job only, named after it.
-    const outputSpec = this.outputOf(plugin, params);
+    const facts = Object.fromEntries(Object.entries(inputs).map(([param, list]) => [param, list.map((i) => i.facts)]));
+    const outputSpec = this.outputOf(plugin, params, facts);
+    options.checkOutput?.(outputSpec);
     const outputName = `output${path.extname(outputSpec.path)}`;
     const context: BuildContext<Record<string, unknown>> = {
       params,
