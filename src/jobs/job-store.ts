@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { TEMP_PREFIX } from '../engine/storage/storage.js';
+import { isAbandonedTemp, TEMP_PREFIX } from '../engine/storage/storage.js';
 import { writeWhole } from '../engine/storage/whole-file.js';
 import { idempotencyIndex, isTerminal, JOB_STATUSES, type JobRecord, type JobStatus } from './job.js';
 
@@ -83,7 +83,7 @@ export class FileJobStore implements JobStore {
     for (const name of await readdir(dir)) {
       const file = path.join(dir, name);
       if (name.startsWith(TEMP_PREFIX)) {
-        await rm(file, { force: true });
+        if (isAbandonedTemp(name)) await rm(file, { force: true });
         continue;
       }
       if (!name.endsWith('.json')) continue;

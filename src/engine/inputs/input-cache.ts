@@ -1,9 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { copyFile, link, mkdir, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { FetchResult } from './fetcher.js';
-import { TEMP_PREFIX } from '../storage/storage.js';
+import { isAbandonedTemp, TEMP_PREFIX, tempName } from '../storage/storage.js';
 import { writeWhole } from '../storage/whole-file.js';
 
 /** What the cache keeps about one URL. */
@@ -96,7 +96,7 @@ export class InputCache {
       const validators: Record<string, string> = {};
       if (entry?.etag) validators['if-none-match'] = entry.etag;
       if (entry?.lastModified) validators['if-modified-since'] = entry.lastModified;
-      const temp = path.join(this.dir, `${TEMP_PREFIX}${randomUUID()}`);
+      const temp = path.join(this.dir, tempName());
       try {
         const result = await fetch(temp, validators);
         const policy = cachePolicy(result.headers);
@@ -113,10 +113,12 @@ export class InputCache {
           return { ...result, cache: 'bypass' };
         }
         this.uncacheable.delete(key);
-        await rename(temp, this.bodyOf(key));
         const stored: Entry = { url, bytes: result.bytes, usedAt: Date.now(), ...policy };
-        entries.set(key, stored);
+        // The index entry first, then the body: a body is never without its entry, so another process
+        // loading the cache meanwhile never takes it for a leftover (an entry without its body is a miss).
         await this.saveMeta(key, stored);
+        await rename(temp, this.bodyOf(key));
+        entries.set(key, stored);
         await this.evict(key);
         await this.place(key, destination);
         return { ...result, cache: 'miss' };
@@ -194,7 +196,8 @@ export class InputCache {
     }
     for (const name of names) {
       if (name.startsWith(TEMP_PREFIX)) {
-        await rm(path.join(this.dir, name), { force: true });
+        // Another process sharing the cache may be downloading into its own temp file right now.
+        if (isAbandonedTemp(name)) await rm(path.join(this.dir, name), { force: true });
         continue;
       }
       if (!name.endsWith('.json')) continue;

@@ -7,6 +7,21 @@ import { paramError } from '../errors.js';
 export const TEMP_PREFIX = '.partial-';
 
 /**
+ * A fresh temp name: the prefix, this process's pid, a UUID. Several processes may share a folder (the
+ * download cache, local outputs in Redis mode); the pid lets each start-up clean-up tell a temp file
+ * that a killed process left from one that a running process is still writing.
+ */
+export const tempName = (): string => `${TEMP_PREFIX}${process.pid}-${randomUUID()}`;
+
+/** Whether a folder entry is a temp file or folder no running process will finish (see tempName). */
+export function isAbandonedTemp(name: string): boolean {
+  if (!name.startsWith(TEMP_PREFIX)) return false;
+  const pid = /^(\d+)-/.exec(name.slice(TEMP_PREFIX.length))?.[1];
+  // A name without a pid was written before names carried one: nothing is still writing it.
+  return pid === undefined || (Number(pid) !== process.pid && !isRunning(Number(pid)));
+}
+
+/**
  * A job's private folder: inputs, generated lists and the output being written.
  * It is removed when the job ends, whether it succeeded or not.
  */
@@ -186,7 +201,7 @@ export class LocalOutputStore implements OutputStore {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
       // Another file system: copy beside the target under a temp name, then rename there.
-      const temp = path.join(dir, `${TEMP_PREFIX}${randomUUID()}`);
+      const temp = path.join(dir, tempName());
       try {
         await copyFile(file, temp);
         await rename(temp, target);
@@ -196,17 +211,17 @@ export class LocalOutputStore implements OutputStore {
     }
   }
 
-  /** Removes temp files a killed process left behind. */
+  /** Removes temp files a killed process left behind (not those of a running process sharing the folder). */
   async clearLeftovers(): Promise<number> {
     let removed = 0;
     const walk = async (dir: string): Promise<void> => {
       const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
       for (const entry of entries) {
         const full = path.join(dir, entry.name);
-        if (entry.name.startsWith(TEMP_PREFIX)) {
+        if (isAbandonedTemp(entry.name)) {
           await rm(full, { recursive: true, force: true });
           removed++;
-        } else if (entry.isDirectory()) await walk(full);
+        } else if (entry.isDirectory() && !entry.name.startsWith(TEMP_PREFIX)) await walk(full);
       }
     };
     await walk(this.root);

@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { TEMP_PREFIX } from './storage.js';
+import { tempName } from './storage.js';
 
 /**
  * Writes `data` to `file` whole or not at all: to a temp name beside it, then renamed over it, so a
@@ -9,7 +8,7 @@ import { TEMP_PREFIX } from './storage.js';
  * its temp file, so nothing half-written stays behind and the space it took is given back.
  */
 export async function writeWhole(file: string, data: string): Promise<void> {
-  const temp = path.join(path.dirname(file), `${TEMP_PREFIX}${randomUUID()}`);
+  const temp = path.join(path.dirname(file), tempName());
   try {
     await writeFile(temp, data);
     await rename(temp, file);
