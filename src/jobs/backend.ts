@@ -78,7 +78,7 @@ export async function createJobBackend(config: Config, role: Role, logger: Logge
     stalledIntervalMs: config.stalledIntervalMs,
     logger,
   });
-  const deliveries = new BullDeliveryQueue(url, logger);
+  const deliveries = new BullDeliveryQueue(url, logger, config.stalledIntervalMs);
   return {
     kind: 'redis',
     store: new RedisJobStore(commands, config.retentionMs),

@@ -130,6 +130,8 @@ export class BullDeliveryQueue implements DeliveryQueue {
   constructor(
     private readonly url: string,
     private readonly logger: Logger,
+    /** An attempt whose worker stopped (killed, or cut off from Redis) is made again after about this long. */
+    private readonly stalledIntervalMs: number,
   ) {
     this.queue = new Queue(WEBHOOKS_QUEUE, { connection: commandConnection(url), prefix: REDIS_PREFIX });
     this.queue.on('error', (error) => logger.warn({ err: error }, 'webhook queue connection error'));
@@ -153,6 +155,11 @@ export class BullDeliveryQueue implements DeliveryQueue {
       connection: waitingConnection(this.url),
       prefix: REDIS_PREFIX,
       concurrency: 8,
+      // As for jobs (MEDIAFLOW_STALLED_INTERVAL): with BullMQ's 30 s defaults, an attempt taken just as
+      // Redis went away stayed `active` for up to a minute after Redis was back, and the sweeper, which
+      // sees it held, left it there.
+      lockDuration: this.stalledIntervalMs,
+      stalledInterval: this.stalledIntervalMs,
     });
     this.worker.on('error', (error) => this.logger.warn({ err: error }, 'webhook worker connection error'));
   }
