@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { createReadStream } from 'node:fs';
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { submitJob, waitForJob } from './helpers/jobs.js';
 import { audioOf, docType, pcm, probe, toneLevel, videoOf, type Probed } from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
@@ -125,10 +124,7 @@ describe('change-speed', () => {
       flashBeep,
     ]);
     files = await startFileServer({
-      '/local/flash-beep.mp4': async (_req, res) => {
-        res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': (await stat(flashBeep)).size });
-        createReadStream(flashBeep).pipe(res);
-      },
+      '/local/flash-beep.mp4': serveFile(flashBeep, 'video/mp4'),
     });
     server = await startMediaflow();
   });

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import {
   audioOf,
   docType,
@@ -101,10 +100,7 @@ describe('convert-video', () => {
       avi,
     ]);
     files = await startFileServer({
-      '/local/xvid-mp3.avi': async (_req, res) => {
-        res.writeHead(200, { 'content-type': 'video/x-msvideo', 'content-length': (await stat(avi)).size });
-        createReadStream(avi).pipe(res);
-      },
+      '/local/xvid-mp3.avi': serveFile(avi, 'video/x-msvideo'),
     });
     server = await startMediaflow();
   });

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { createReadStream } from 'node:fs';
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
-import { startFileServer, type FileServer, type Route } from './helpers/file-server.js';
+import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { waitForJob } from './helpers/jobs.js';
 import { audioOf, audioPacketHashes, pcm, probe, type Probed } from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
@@ -86,13 +85,9 @@ describe('extract-audio', () => {
       ]);
       inputs.set(name, file);
     }
-    const serve =
-      (file: string): Route =>
-      async (_req, res) => {
-        res.writeHead(200, { 'content-type': 'video/x-matroska', 'content-length': (await stat(file)).size });
-        createReadStream(file).pipe(res);
-      };
-    const routes = Object.fromEntries(Object.keys(MADE).map((name) => [`/local/${name}`, serve(inputs.get(name)!)]));
+    const routes = Object.fromEntries(
+      Object.keys(MADE).map((name) => [`/local/${name}`, serveFile(inputs.get(name)!, 'video/x-matroska')]),
+    );
     files = await startFileServer(routes);
     // The pipeline of the last case, from a folder of its own.
     await writeFile(

@@ -34,6 +34,19 @@ const CONTENT_TYPES: Record<string, string> = {
   '.txt': 'text/plain',
 };
 
+/** Sends a whole file with its length, and its content type when one is given. */
+async function sendFile(res: http.ServerResponse, file: string, contentType?: string): Promise<void> {
+  const { size } = await stat(file);
+  res.writeHead(200, { ...(contentType ? { 'content-type': contentType } : {}), 'content-length': size });
+  createReadStream(file).pipe(res);
+}
+
+/** A route that serves one file made by a test (outside the fixtures folder). */
+export const serveFile =
+  (file: string, contentType?: string): Route =>
+  (_req, res) =>
+    sendFile(res, file, contentType);
+
 async function serveFixture(res: http.ServerResponse, name: string): Promise<void> {
   let file: string;
   try {
@@ -42,12 +55,7 @@ async function serveFixture(res: http.ServerResponse, name: string): Promise<voi
     res.writeHead(404).end('no such fixture');
     return;
   }
-  const info = await stat(file);
-  res.writeHead(200, {
-    'content-type': CONTENT_TYPES[path.extname(name)] ?? 'application/octet-stream',
-    'content-length': info.size,
-  });
-  createReadStream(file).pipe(res);
+  await sendFile(res, file, CONTENT_TYPES[path.extname(name)] ?? 'application/octet-stream');
 }
 
 /** Starts the server; `routes` adds or overrides paths (exact match on pathname). */

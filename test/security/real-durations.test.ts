@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { createReadStream } from 'node:fs';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -8,7 +7,7 @@ import { probeFile } from '../../src/engine/probe/probe.js';
 import { capSeconds } from '../../src/engine/run/output-caps.js';
 import { after, before, describe, it } from '../helpers/lifecycle.js';
 import { fixtures } from '../helpers/fixtures.js';
-import { startFileServer, type FileServer } from '../helpers/file-server.js';
+import { serveFile, startFileServer, type FileServer } from '../helpers/file-server.js';
 import { durationOf, probe } from '../helpers/media.js';
 import { startMediaflow, type TestServer } from '../helpers/mediaflow.js';
 
@@ -123,12 +122,8 @@ describe('the duration a file really has (issue 18)', () => {
     made['lying.webm'] = await lyingWebm(dir, 30);
     made['lying.flv'] = await lyingFlv(dir, 30);
     await fixtures('clip-3s-640x360-25fps.mp4', 'small-300x200.png');
-    const serve = (file: string) => async (_req: unknown, res: import('node:http').ServerResponse) => {
-      res.writeHead(200, { 'content-length': (await stat(file)).size });
-      createReadStream(file).pipe(res);
-    };
     files = await startFileServer(
-      Object.fromEntries(Object.entries(made).map(([name, file]) => [`/made/${name}`, serve(file)])),
+      Object.fromEntries(Object.entries(made).map(([name, file]) => [`/made/${name}`, serveFile(file)])),
     );
     server = await startMediaflow();
     shortLimit = await startMediaflow({ MEDIAFLOW_MAX_DURATION: '5s' });
