@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from './helpers/lifecycle.js';
+import { importsOf } from './helpers/source-imports.js';
 
 const SRC = path.resolve(import.meta.dirname, '../src');
 
@@ -33,8 +34,7 @@ async function sourceFiles(dir: string): Promise<string[]> {
 
 /** The files of src/ a module imports (type-only imports too), as paths relative to src/. */
 async function localImportsOf(relative: string): Promise<string[]> {
-  const text = await readFile(path.join(SRC, relative), 'utf8');
-  const specifiers = [...text.matchAll(/^\s*(?:import|export)\b[^'";]*?from\s+'(\.[^']+)'/gm)].map((m) => m[1]!);
+  const specifiers = (await importsOf(path.join(SRC, relative))).filter((specifier) => specifier.startsWith('.'));
   return specifiers.map((specifier) =>
     path.relative(SRC, path.resolve(SRC, path.dirname(relative), specifier)).replace(/\.js$/, '.ts'),
   );

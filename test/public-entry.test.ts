@@ -4,15 +4,10 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, it } from './helpers/lifecycle.js';
+import { importsOf } from './helpers/source-imports.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const EXAMPLE = path.join(ROOT, 'examples/plugin-thumbnail');
-
-/** The module specifiers a source file imports. */
-async function importsOf(file: string): Promise<string[]> {
-  const text = await readFile(file, 'utf8');
-  return [...text.matchAll(/^\s*(?:import|export)\b[^'";]*?from\s+'([^']+)'/gm)].map((m) => m[1]!);
-}
 
 describe('the public entry and the plugin contract', () => {
   it("the package's entry (dist/index.js, with types) exports the SDK and what embedding needs", async () => {
