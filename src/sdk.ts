@@ -42,6 +42,7 @@ export {
   containerOf,
   even,
   isVideoContainer,
+  evenPadFilter,
   evenSizeArgs,
   muxerFor,
   videoCodecFor,

@@ -7,7 +7,7 @@ import {
   containerOf,
   CONTRACT_VERSION,
   definePlugin,
-  even,
+  evenPadFilter,
   isVideoContainer,
   mediaError,
   type MediaFacts,
@@ -50,17 +50,17 @@ function atempoLead(sampleRate: number): number {
 }
 
 /**
- * The filter graph: the picture's timestamps divided by the speed (padded to even sizes for 4:2:0
- * encoders) and the sound through the atempo chain. Only numbers from the parsed fields reach it.
+ * The filter graph: the picture's timestamps divided by the speed (padded to even sizes when its
+ * encoder, `videoArgs`, needs them) and the sound through the atempo chain. Only numbers from the
+ * parsed fields reach it.
  */
-function speedGraph(facts: MediaFacts, speed: number, evenSize: boolean): string {
+function speedGraph(facts: MediaFacts, speed: number, videoArgs: readonly string[]): string {
   const chains: string[] = [];
   if (facts.video) {
-    const { width, height, fps } = facts.video;
     // Back to the input's frame rate: frames dropped (faster) or repeated (slower) evenly, not at the end.
-    const rate = fps > 0 ? `,fps=${fps}` : '';
-    const pad = evenSize && (width % 2 || height % 2) ? `,pad=${even(width)}:${even(height)}:0:0:color=black` : '';
-    chains.push(`[0:v:0]setpts=PTS/${speed}${rate}${pad}[v]`);
+    const rate = facts.video.fps > 0 ? `,fps=${facts.video.fps}` : '';
+    const pad = evenPadFilter(videoArgs, facts.video);
+    chains.push(`[0:v:0]setpts=PTS/${speed}${rate}${pad ? `,${pad}` : ''}[v]`);
   }
   if (facts.audio) {
     const tempo = atempoChain(speed).map((factor) => `atempo=${factor}`);
@@ -106,12 +106,10 @@ export default definePlugin({
     const { facts } = media;
     const container = params.format ?? containerOf(facts);
     // The picture is retimed and the sound filtered: both are encoded, for the container they go into.
+    const videoArgs =
+      facts.video && isVideoContainer(container) ? videoEncoder(container, { quality: params.quality }) : [];
     const codecs = isVideoContainer(container)
-      ? argv(
-          facts.video ? videoEncoder(container, { quality: params.quality }) : null,
-          facts.audio ? audioEncoder(container) : null,
-          muxerFor(container),
-        )
+      ? argv(videoArgs, facts.audio ? audioEncoder(container) : null, muxerFor(container))
       : argv(
           audioFileEncoder(container),
           ['-ar', String(audioFileSampleRate(container, facts.audio?.sampleRate))],
@@ -122,7 +120,7 @@ export default definePlugin({
       commands: [
         argv(
           input(media),
-          ['-filter_complex', speedGraph(facts, params.speed, codecs.includes('libx264'))],
+          ['-filter_complex', speedGraph(facts, params.speed, videoArgs)],
           facts.video ? ['-map', '[v]'] : null,
           facts.audio ? ['-map', '[a]'] : null,
           codecs,

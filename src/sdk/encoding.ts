@@ -186,15 +186,21 @@ export function muxerFor(container: VideoContainer): string[] {
 export const even = (n: number) => Math.max(2, Math.ceil(n / 2) * 2);
 
 /**
- * `-vf` options that pad a picture of odd width or height with one black column or row, for a
+ * The filter that pads a picture of odd width or height with one black column or row, for a
  * `videoArgs` (from `videoCodecFor` or `videoEncoder`) that encodes H.264: x264 refuses odd sizes
- * in 4:2:0. Nothing when the stream is copied, the encoder takes odd sizes, or the size is even.
- * For plans that do not filter the picture otherwise (those that do scale to `even()` sizes).
+ * in 4:2:0. The empty string when the stream is copied, the encoder takes odd sizes, or the size is even.
+ * For a filter graph that keeps the picture's size (plans that scale do so to `even()` sizes).
  */
+export function evenPadFilter(videoArgs: readonly string[], video: MediaFacts['video']): string {
+  if (!video || !videoArgs.includes('libx264')) return '';
+  if (video.width % 2 === 0 && video.height % 2 === 0) return '';
+  return `pad=${even(video.width)}:${even(video.height)}:0:0:color=black`;
+}
+
+/** `evenPadFilter` as `-vf` options, for plans that do not filter the picture otherwise. */
 export function evenSizeArgs(videoArgs: readonly string[], video: MediaFacts['video']): string[] {
-  if (!video || !videoArgs.includes('libx264')) return [];
-  if (video.width % 2 === 0 && video.height % 2 === 0) return [];
-  return ['-vf', `pad=${even(video.width)}:${even(video.height)}:0:0:color=black`];
+  const pad = evenPadFilter(videoArgs, video);
+  return pad ? ['-vf', pad] : [];
 }
 
 /** Codecs WebM holds: Matroska with only these is told as `webm`, which ffprobe's format name cannot tell apart. */
