@@ -9,6 +9,7 @@ import cropImageToShort from './crop-image-to-short.js';
 import extractAudio from './extract-audio.js';
 import generateSubtitles from './generate-subtitles.js';
 import imagesToVideo from './images-to-video.js';
+import mediaMetadata from './media-metadata.js';
 import mergeAudioVideo from './merge-audio-video.js';
 import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
@@ -30,6 +31,7 @@ export const builtinPlugins = [
   resizeImage,
   convertVideo,
   // The editing toolbox, beyond the interface.
+  mediaMetadata,
   extractAudio,
   changeSpeed,
 ] as unknown as PluginDefinition[];

@@ -335,6 +335,19 @@ export function writesSeveral(plugin: PluginDefinition): boolean {
 }
 
 /**
+ * Whether an operation writes no file at all (`{ files: [] }`, as media-metadata, which only answers):
+ * a pipeline step of it has no output another step or a result could name.
+ */
+export function writesNoFile(plugin: PluginDefinition): boolean {
+  try {
+    const spec = plugin.output(sampleParams(plugin.params) as never);
+    return 'files' in spec && spec.files.length === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Whether a plugin's output spec, asked with sample params, is sound (`output()` may throw for a
  * plugin that is broken).
  */

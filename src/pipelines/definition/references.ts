@@ -25,6 +25,8 @@ export interface StepContext {
   names: Set<string>;
   inputs: Map<string, PipelineInput>;
   listSteps: Set<string>;
+  /** Steps whose operation writes no file, with that operation's name. */
+  filelessSteps: Map<string, string>;
   itemShape?: Shape | undefined;
 }
 
@@ -57,6 +59,11 @@ const describeShape = (shape: Shape, ref?: Ref): string => {
       return `${what} is of type ${shape}`;
   }
 };
+
+/** A reference to the output of a step that writes none. */
+export const noFileIssue = (step: string, operation: string): string =>
+  `{{ steps.${step}.output }} is no file: operation '${operation}' writes none (what it answers is in the ` +
+  "run's `answers`)";
 
 /** Whether a parameter of `kind` takes a value of `shape` (literals are checked by coercing them instead). */
 function accepts(kind: ParamKind, shape: Shape): boolean {
@@ -118,6 +125,11 @@ function shapeOfRef(issues: Issues, ref: Ref, path: Array<string | number>, cont
       issues.add(path, `{{ steps.${ref.step}.output }} names no step (steps: ${[...context.names].join(', ')})`, {
         step: context.step,
       });
+      return undefined;
+    }
+    const operation = context.filelessSteps.get(ref.step);
+    if (operation !== undefined) {
+      issues.add(path, noFileIssue(ref.step, operation), { step: context.step });
       return undefined;
     }
     return context.listSteps.has(ref.step) ? 'files' : 'file';
