@@ -91,10 +91,17 @@ describe('extract-frames', () => {
     // Pixels twice as wide as high: shown 640x240.
     const wide = path.join(scratch, 'wide-pixels.mp4');
     await execa('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', `${SECONDS_SOURCE},setsar=2`, ...x264, wide]);
+    // The colours of the first 4 s with 8 s of sound.
+    const shortPicture = path.join(scratch, 'short-picture.mp4');
+    await execa('ffmpeg', [
+      ...['-v', 'error', '-t', '4', '-i', seconds, '-f', 'lavfi', '-i', 'sine=duration=8'],
+      ...['-map', '0:v', '-map', '1:a', '-c:v', 'copy', '-c:a', 'aac', shortPicture],
+    ]);
     files = await startFileServer({
       '/local/seconds.mp4': serveFile(seconds, 'video/mp4'),
       '/local/rotated.mp4': serveFile(rotated, 'video/mp4'),
       '/local/wide-pixels.mp4': serveFile(wide, 'video/mp4'),
+      '/local/short-picture.mp4': serveFile(shortPicture, 'video/mp4'),
       '/local/tone.mp3': serveFile(await fixture('tone-2s-44k-stereo.mp3'), 'audio/mpeg'),
     });
     server = await startMediaflow();
@@ -121,7 +128,10 @@ describe('extract-frames', () => {
       const plan = planOf({ at: [300] }, longInput(), ['output.jpg']);
       assert.equal(plan.commands.length, 1);
       const [command] = plan.commands;
-      assert.deepEqual(command!.slice(0, 4), ['-ss', '300', '-i', 'in0.mp4']);
+      assert.deepEqual(command!.slice(0, 5), ['-noaccurate_seek', '-ss', '300', '-i', 'in0.mp4']);
+      // Frames before the time (from the keyframe on) are dropped; the last is repeated only past the picture's end.
+      const filter = command![command!.indexOf('-vf') + 1]!;
+      assert.match(filter, /^tpad=stop_mode=clone:stop_duration=301,trim=start=0,scale=/);
       assert.ok(!command!.join(' ').includes('select'), command!.join(' '));
     });
 
@@ -129,11 +139,6 @@ describe('extract-frames', () => {
       const outputs = Array.from({ length: 4 }, (_, i) => `out${i}.jpg`);
       assert.deepEqual(seeks(planOf({ count: 4 }, longInput(), outputs).commands[0]!), [75, 225, 375, 525]);
       assert.deepEqual(seeks(planOf({}, longInput(), ['output.jpg']).commands[0]!), [60]);
-      // The end itself, or a time inside the last frame, takes the last frame (at 599.96 s at 25 fps).
-      assert.deepEqual(
-        seeks(planOf({ at: [600, 599.99, 12] }, longInput(), outputs).commands[0]!),
-        [599.96, 599.96, 12],
-      );
     });
 
     it('takes many frames ten to a command, each input decoded on one thread; fewer for larger pictures', () => {
@@ -189,6 +194,16 @@ describe('extract-frames', () => {
     assert.deepEqual(rest, []);
     assert.match(single!, /\/frame_001\.jpg$/);
     assert.equal(await secondOf(single!), 1);
+  });
+
+  it('takes the last picture at the end, and past the picture where the sound outlasts it', async () => {
+    const [end] = await extract({ video_url: url('seconds.mp4'), at: '10' });
+    assert.equal(await secondOf(end!), 9);
+    // The picture stops at 4 s, the sound at 8 s: the file lasts 8 s.
+    const frames = await extract({ video_url: url('short-picture.mp4'), at: '3.5,6,8' });
+    assert.deepEqual(await Promise.all(frames.map(secondOf)), [3, 3, 3]);
+    const spread = await extract({ video_url: url('short-picture.mp4'), count: '2' });
+    assert.deepEqual(await Promise.all(spread.map(secondOf)), [2, 3]);
   });
 
   it('writes jpg, png and webp pictures, `width` wide with the height in proportion, odd sizes kept', async () => {

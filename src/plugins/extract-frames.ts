@@ -80,28 +80,35 @@ function outputPaths(p: FrameParams): string[] {
 /**
  * When each frame is taken, in the order of the outputs: the times of `at` (each refused past the
  * end), `count` times at the middles of as many equal parts of the input, or one at a tenth of it.
- * A time within the last frame's span (the end itself included) takes the last frame: a seek past
- * its start would find no frame at all.
  */
 function frameTimes(p: FrameParams, video: LocalInput): number[] {
   const { duration } = video.facts;
-  let times: number[];
-  if (p.at) times = p.at.map((time) => timeWithin('at', time, video.facts));
-  else if (duration === undefined) {
+  if (p.at) return p.at.map((time) => timeWithin('at', time, video.facts));
+  if (duration === undefined)
     throw mediaError(`The duration of ${video.source} is unknown: give the frames' times in \`at\``);
-  } else if (p.count !== undefined)
-    times = Array.from({ length: p.count }, (_, i) => (duration * (i + 0.5)) / p.count!);
-  else times = [duration / 10];
-  if (duration === undefined) return times;
-  const fps = video.facts.video?.fps;
-  const lastFrame = Math.max(0, duration - (fps && fps > 0 ? 1 / fps : 0.1));
-  return times.map((time) => Math.min(time, lastFrame));
+  if (p.count !== undefined) return Array.from({ length: p.count }, (_, i) => (duration * (i + 0.5)) / p.count!);
+  return [duration / 10];
+}
+
+/**
+ * The input, opened at the keyframe at or before `time`, and the filters that keep its first frame
+ * at or after `time`: what ffmpeg's own exact seek does, except at the end. There the picture may
+ * stop before the file does (the end itself, a sound that outlasts the picture), and the exact seek
+ * would find no frame at all; here the last frame is repeated (with the input's frame rate; none
+ * when it has none) for as long as it takes to reach `time`, so the picture taken is the last one.
+ * Seeking leaves timestamps counted from `time`: the frames before it are negative.
+ */
+function seekTo(time: number, video: LocalInput, input: (input: LocalInput) => string[]) {
+  return {
+    input: argv(['-noaccurate_seek', '-ss', seconds(time)], input(video)),
+    filter: `tpad=stop_mode=clone:stop_duration=${seconds(time + 1)},trim=start=0`,
+  };
 }
 
 /**
  * The picture as it is shown, in square pixels: turned as its display matrix says (ffmpeg does so
  * while decoding, before this chain), stretched by its sample aspect ratio, then `width` pixels
- * wide when asked, the height in proportion. Only numbers from the parsed fields reach the graph.
+ * wide when asked, the height in proportion. Only numbers from the parsed fields reach the graphs.
  */
 function scaleFilter(width: number | undefined): string {
   const size = width ? `w=${width}:h='max(1,round(${width}/dar))'` : "w='round(iw*sar)':h=ih";
@@ -137,27 +144,29 @@ function checkSheetSize(p: FrameParams, video: LocalInput, layout: { columns: nu
 
 /**
  * ffmpeg commands that write the picture at each time into the file of the same index: each input
- * seeked before it is opened (the demuxer jumps to the keyframe before the time, and only that
- * keyframe's group is decoded), a group of frames per command (groupSize). A command of several
- * inputs decodes each on one thread, which keeps the group's memory small.
+ * seeked before it is opened (seekTo: only the keyframe's group before the time is decoded), a group
+ * of frames per command (groupSize). A command of several inputs decodes each on one thread, which
+ * keeps the group's memory small.
  */
 function frameCommands(
   times: readonly number[],
   files: readonly string[],
   video: LocalInput,
   input: (input: LocalInput) => string[],
-  chain: string,
+  scale: string,
   picture: readonly string[],
 ): string[][] {
   const size = groupSize((video.facts.video?.width ?? 0) * (video.facts.video?.height ?? 0));
   const commands: string[][] = [];
   for (let first = 0; first < times.length; first += size) {
-    const group = times.slice(first, first + size);
-    const threads = group.length > 1 ? ['-threads', '1'] : null;
+    const seeks = times.slice(first, first + size).map((time) => seekTo(time, video, input));
+    const threads = seeks.length > 1 ? ['-threads', '1'] : null;
     commands.push(
       argv(
-        ...group.map((time) => argv(threads, ['-ss', seconds(time)], input(video))),
-        ...group.map((_, i) => argv(['-map', `${i}:v:0`, '-vf', chain], picture, [files[first + i]!])),
+        ...seeks.map((seek) => argv(threads, seek.input)),
+        ...seeks.map((seek, i) =>
+          argv(['-map', `${i}:v:0`, '-vf', `${seek.filter},${scale}`], picture, [files[first + i]!]),
+        ),
       ),
     );
   }
@@ -167,8 +176,8 @@ function frameCommands(
 /** The plan: the frames into `outputs`, or into tiles that one last command lays out as the sheet. */
 function framesPlan(p: FrameParams, video: LocalInput, input: (input: LocalInput) => string[], outputs: string[]) {
   const times = frameTimes(p, video);
-  const chain = scaleFilter(p.width);
-  if (!p.sheet) return { commands: frameCommands(times, outputs, video, input, chain, PICTURE_OUTPUT[p.format]) };
+  const scale = scaleFilter(p.width);
+  if (!p.sheet) return { commands: frameCommands(times, outputs, video, input, scale, PICTURE_OUTPUT[p.format]) };
   const layout = sheetLayout(times.length, p.columns ?? DEFAULT_COLUMNS);
   checkSheetSize(p, video, layout);
   const tiles = times.map((_, i) => `tile_${String(i + 1).padStart(3, '0')}.png`);
@@ -176,7 +185,7 @@ function framesPlan(p: FrameParams, video: LocalInput, input: (input: LocalInput
   return {
     files: { [list]: concatList(tiles.map((file) => ({ file }))) },
     commands: [
-      ...frameCommands(times, tiles, video, input, chain, TILE_OUTPUT),
+      ...frameCommands(times, tiles, video, input, scale, TILE_OUTPUT),
       argv(concatListArgs(list, 'image'), ['-vf', `tile=${layout.columns}x${layout.rows}`], PICTURE_OUTPUT[p.format], [
         outputs[0]!,
       ]),
