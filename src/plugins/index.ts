@@ -7,6 +7,7 @@ import convertImageFromUrl from './convert-image-from-url.js';
 import convertVideo from './convert-video.js';
 import cropImageToShort from './crop-image-to-short.js';
 import extractAudio from './extract-audio.js';
+import extractFrames from './extract-frames.js';
 import generateSubtitles from './generate-subtitles.js';
 import imagesToVideo from './images-to-video.js';
 import mediaMetadata from './media-metadata.js';
@@ -31,6 +32,7 @@ export const builtinPlugins = [
   resizeImage,
   convertVideo,
   // The editing toolbox, beyond the interface.
+  extractFrames,
   mediaMetadata,
   extractAudio,
   changeSpeed,
