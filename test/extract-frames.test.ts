@@ -176,6 +176,15 @@ describe('extract-frames', () => {
       assert.equal(tileOf(planOf({ count: 10, sheet: true, columns: 5 }, longInput(), ['sheet.jpg'])), '5x2');
       assert.equal(tileOf(planOf({ count: 3, sheet: true }, longInput(), ['sheet.jpg'])), '3x1');
     });
+
+    it('sizes a sheet by the picture as shown: a video turned a quarter tiles its frames the other way', () => {
+      const sheet = { count: 20, columns: 20, sheet: true, format: 'webp' };
+      // 20 frames across: 25600 pixels of upright 1280x720, too wide for WebP; 14400 of the same turned.
+      assert.throws(() => planOf(sheet, longInput(), ['sheet.webp']), /would be 25600x720 pixels/);
+      const turned = longInput();
+      turned.facts.video!.rotation = -90;
+      assert.equal(/tile=(\d+x\d+)/.exec(planOf(sheet, turned, ['sheet.webp']).commands.at(-1)!.join(' '))![1], '20x1');
+    });
   });
 
   it('takes the frames at the times of `at`, in the order given, in every time form', async () => {

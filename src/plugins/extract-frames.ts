@@ -123,13 +123,15 @@ function sheetLayout(frames: number, columns: number): { columns: number; rows: 
 
 /**
  * Refuses a sheet larger than its format can hold or than SHEET_MAX_PIXELS, from the probed
- * picture size (as stored; the frames of a video turned a quarter have the other orientation).
+ * picture size as shown: a video turned a quarter (its display matrix) shows its frames the other way.
  */
 function checkSheetSize(p: FrameParams, video: LocalInput, layout: { columns: number; rows: number }): void {
   const picture = video.facts.video;
   if (!picture) return;
-  const cellWidth = p.width ?? picture.width;
-  const cellHeight = p.width ? Math.max(1, Math.round((p.width * picture.height) / picture.width)) : picture.height;
+  const turned = Math.abs(picture.rotation ?? 0) % 180 === 90;
+  const [shownWidth, shownHeight] = turned ? [picture.height, picture.width] : [picture.width, picture.height];
+  const cellWidth = p.width ?? shownWidth;
+  const cellHeight = p.width ? Math.max(1, Math.round((p.width * shownHeight) / shownWidth)) : shownHeight;
   const width = cellWidth * layout.columns;
   const height = cellHeight * layout.rows;
   const side = MAX_SIDE[p.format];
