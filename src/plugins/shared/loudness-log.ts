@@ -1,0 +1,77 @@
+/**
+ * What ffmpeg's loudness filters log about a whole stream (EBU R128 / ITU-R BS.1770), read back
+ * from stderr at `-loglevel info`: the summary `ebur128` prints when it closes, and the JSON
+ * `loudnorm=print_format=json` prints. Both come after everything else the run logged.
+ */
+
+/** A stream's loudness as `ebur128=peak=true` measures it. */
+export interface LoudnessMeasure {
+  /** Integrated loudness, LUFS; -70 (the absolute gate) for silence. */
+  integrated: number;
+  /** The relative gate of the integrated loudness, LUFS. */
+  threshold: number;
+  /** Loudness range, LU. */
+  range: number;
+  /** True peak, dBTP; -Infinity for silence. */
+  truePeak: number;
+}
+
+/** A number as ffmpeg prints it, `-inf` and `inf` included. */
+const LOGGED_NUMBER = String.raw`([-+]?inf|[-+]?\d+(?:\.\d+)?)`;
+
+const numberOf = (text: string): number =>
+  text === '-inf' ? -Infinity : text === 'inf' || text === '+inf' ? Infinity : Number(text);
+
+/**
+ * The `Summary:` block of the last `ebur128` filter in `log`, or undefined when there is none (the
+ * run did not reach the end of the stream). The block names two thresholds: the first is the
+ * integrated loudness's, the second the loudness range's.
+ */
+export function ebur128Summary(log: string): LoudnessMeasure | undefined {
+  const start = log.lastIndexOf('Summary:');
+  if (start < 0) return undefined;
+  const summary = log.slice(start);
+  const field = (label: string, unit: string) =>
+    new RegExp(String.raw`^\s*${label}:\s*${LOGGED_NUMBER} ${unit}\s*$`, 'm').exec(summary)?.[1];
+  const integrated = field('I', 'LUFS');
+  const threshold = field('Threshold', 'LUFS');
+  const range = field('LRA', 'LU');
+  const truePeak = field('Peak', 'dBFS');
+  if ([integrated, threshold, range, truePeak].some((value) => value === undefined)) return undefined;
+  return {
+    integrated: numberOf(integrated!),
+    threshold: numberOf(threshold!),
+    range: numberOf(range!),
+    truePeak: numberOf(truePeak!),
+  };
+}
+
+/** What `loudnorm=print_format=json` says of its output, and which of its two modes it used. */
+export interface LoudnormResult {
+  /** Integrated loudness of what loudnorm wrote, LUFS. */
+  outputIntegrated: number;
+  /** Its sample peak, dBFS. */
+  outputPeak: number;
+  /** `linear`: one gain for the whole stream; `dynamic`: gain that follows the loudness, with a limiter. */
+  mode: 'linear' | 'dynamic';
+}
+
+/** The last JSON object `loudnorm` logged, or undefined when there is none. */
+export function loudnormResult(log: string): LoudnormResult | undefined {
+  const start = log.lastIndexOf('{');
+  const end = log.indexOf('}', start);
+  if (start < 0 || end < 0) return undefined;
+  let stats: Record<string, unknown>;
+  try {
+    stats = JSON.parse(log.slice(start, end + 1)) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  const { output_i: outputI, output_tp: outputTp, normalization_type: mode } = stats;
+  if (typeof outputI !== 'string' || typeof outputTp !== 'string') return undefined;
+  if (mode !== 'linear' && mode !== 'dynamic') return undefined;
+  const outputIntegrated = numberOf(outputI);
+  const outputPeak = numberOf(outputTp);
+  if (Number.isNaN(outputIntegrated) || Number.isNaN(outputPeak)) return undefined;
+  return { outputIntegrated, outputPeak, mode };
+}

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { execa } from 'execa';
+import { describe, it } from '../helpers/lifecycle.js';
+import { ebur128Summary, loudnormResult } from '../../src/plugins/shared/loudness-log.js';
+
+/** What ffmpeg logs at `-loglevel info` when `filter` runs over `sound` (a lavfi audio source). */
+async function logOf(sound: string, filter: string): Promise<string> {
+  const args = ['-hide_banner', '-nostats', '-loglevel', 'info', '-f', 'lavfi', '-i', sound, '-af', filter];
+  const { stderr } = await execa('ffmpeg', [...args, '-f', 'null', '-']);
+  return stderr;
+}
+
+const near = (actual: number, expected: number, what: string, tolerance = 0.15) =>
+  assert.ok(Math.abs(actual - expected) <= tolerance, `${what}: ${actual}, expected ${expected} ± ${tolerance}`);
+
+describe('ebur128Summary', () => {
+  it("reads a real run's summary: a 1 kHz tone at -18.06 dBFS (lavfi's sine) is -21.07 LUFS", async () => {
+    const log = await logOf('sine=f=1000:r=48000:d=5', 'ebur128=peak=true:framelog=verbose');
+    const measure = ebur128Summary(log);
+    assert.ok(measure, log);
+    // One channel of a sine at amplitude 1/8: 20 log10(1/8) - 3.01 dB, K-weighting adding nearly nothing at 1 kHz.
+    near(measure.integrated, -21.07, 'integrated');
+    near(measure.truePeak, -18.06, 'true peak');
+    near(measure.threshold, -31.07, 'threshold (the relative gate, 10 LU below)');
+    assert.equal(measure.range, 0);
+  });
+
+  it('reads silence as -70 LUFS and a peak of -inf, and nothing from a log without a summary', async () => {
+    const log = await logOf('anullsrc=r=48000:cl=stereo:d=2', 'ebur128=peak=true:framelog=verbose');
+    assert.deepEqual(ebur128Summary(log), { integrated: -70, threshold: 0, range: 0, truePeak: -Infinity });
+    assert.equal(ebur128Summary('[in#0] Error opening input\n'), undefined);
+  });
+});
+
+describe('loudnormResult', () => {
+  it("reads a real run's JSON: its output loudness and its mode", async () => {
+    const linear = await logOf(
+      'sine=f=1000:r=48000:d=5',
+      'loudnorm=I=-14:TP=-1.5:LRA=1:measured_I=-21.07:measured_TP=-18.06:measured_LRA=0.1:measured_thresh=-31.07:' +
+        'linear=true:print_format=json',
+    );
+    const result = loudnormResult(linear);
+    assert.ok(result, linear);
+    assert.equal(result.mode, 'linear');
+    near(result.outputIntegrated, -14, 'output loudness');
+    // Linear: the tone's peak raised by the same 7.07 dB.
+    near(result.outputPeak, -18.06 + 7.07, 'output peak');
+    // Without measured values loudnorm cannot go linear.
+    const dynamic = loudnormResult(await logOf('sine=f=1000:r=48000:d=5', 'loudnorm=I=-14:print_format=json'));
+    assert.equal(dynamic?.mode, 'dynamic');
+  });
+
+  it('finds nothing in a log without the JSON, or with a broken one', () => {
+    assert.equal(loudnormResult('Output #0, null, to pipe:\n'), undefined);
+    assert.equal(loudnormResult('{\n\t"input_i" : "-27.04",\n'), undefined);
+    assert.equal(
+      loudnormResult('{ "output_i": "-14.0", "output_tp": "-2.0", "normalization_type": "other" }'),
+      undefined,
+    );
+  });
+});
