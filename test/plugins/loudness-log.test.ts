@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
 import { describe, it } from '../helpers/lifecycle.js';
-import { ebur128Summary, loudnormResult } from '../../src/plugins/shared/loudness-log.js';
+import { ebur128Summary, loudnormStats } from '../../src/plugins/shared/loudness-log.js';
 
 /** What ffmpeg logs at `-loglevel info` when `filter` runs over `sound` (a lavfi audio source). */
 async function logOf(sound: string, filter: string): Promise<string> {
@@ -32,29 +32,33 @@ describe('ebur128Summary', () => {
   });
 });
 
-describe('loudnormResult', () => {
-  it("reads a real run's JSON: its output loudness and its mode", async () => {
+describe('loudnormStats', () => {
+  it("reads a real run's JSON: what it measured of its input, its output loudness, its mode", async () => {
     const linear = await logOf(
       'sine=f=1000:r=48000:d=5',
       'loudnorm=I=-14:TP=-1.5:LRA=1:measured_I=-21.07:measured_TP=-18.06:measured_LRA=0.1:measured_thresh=-31.07:' +
         'linear=true:print_format=json',
     );
-    const result = loudnormResult(linear);
-    assert.ok(result, linear);
-    assert.equal(result.mode, 'linear');
-    near(result.outputIntegrated, -14, 'output loudness');
-    // Linear: the tone's peak raised by the same 7.07 dB.
-    near(result.outputPeak, -18.06 + 7.07, 'output peak');
-    // Without measured values loudnorm cannot go linear.
-    const dynamic = loudnormResult(await logOf('sine=f=1000:r=48000:d=5', 'loudnorm=I=-14:print_format=json'));
+    const stats = loudnormStats(linear);
+    assert.ok(stats, linear);
+    assert.equal(stats.mode, 'linear');
+    near(stats.input.integrated, -21.07, 'input loudness');
+    near(stats.outputIntegrated, -14, 'output loudness');
+    near(stats.targetOffset, 0, 'target offset');
+    // Without measured values loudnorm cannot go linear; its own measure of the input is the same.
+    const dynamic = loudnormStats(await logOf('sine=f=1000:r=48000:d=5', 'loudnorm=I=-14:print_format=json'));
     assert.equal(dynamic?.mode, 'dynamic');
+    near(dynamic.input.integrated, -21.07, 'input loudness');
+    near(dynamic.input.truePeak, -18.06, 'input peak');
+    near(dynamic.input.threshold, -31.07, 'input threshold');
+    assert.equal(dynamic.input.range, 0);
   });
 
   it('finds nothing in a log without the JSON, or with a broken one', () => {
-    assert.equal(loudnormResult('Output #0, null, to pipe:\n'), undefined);
-    assert.equal(loudnormResult('{\n\t"input_i" : "-27.04",\n'), undefined);
+    assert.equal(loudnormStats('Output #0, null, to pipe:\n'), undefined);
+    assert.equal(loudnormStats('{\n\t"input_i" : "-27.04",\n'), undefined);
     assert.equal(
-      loudnormResult('{ "output_i": "-14.0", "output_tp": "-2.0", "normalization_type": "other" }'),
+      loudnormStats('{ "input_i": "-20.0", "output_i": "-14.0", "normalization_type": "linear" }'),
       undefined,
     );
   });

@@ -46,32 +46,43 @@ export function ebur128Summary(log: string): LoudnessMeasure | undefined {
   };
 }
 
-/** What `loudnorm=print_format=json` says of its output, and which of its two modes it used. */
-export interface LoudnormResult {
+/** What `loudnorm=print_format=json` logs when it closes. */
+export interface LoudnormStats {
+  /** Its input, measured as `ebur128` measures (the peak at 192 kHz, which stands for the true peak). */
+  input: LoudnessMeasure;
   /** Integrated loudness of what loudnorm wrote, LUFS. */
   outputIntegrated: number;
-  /** Its sample peak, dBFS. */
-  outputPeak: number;
   /** `linear`: one gain for the whole stream; `dynamic`: gain that follows the loudness, with a limiter. */
   mode: 'linear' | 'dynamic';
+  /**
+   * How far its output fell short of the target, LU: given back as `offset` to a second, dynamic run over
+   * the same input, it makes up for what the limiter took.
+   */
+  targetOffset: number;
 }
 
 /** The last JSON object `loudnorm` logged, or undefined when there is none. */
-export function loudnormResult(log: string): LoudnormResult | undefined {
+export function loudnormStats(log: string): LoudnormStats | undefined {
   const start = log.lastIndexOf('{');
   const end = log.indexOf('}', start);
   if (start < 0 || end < 0) return undefined;
-  let stats: Record<string, unknown>;
+  let json: Record<string, unknown>;
   try {
-    stats = JSON.parse(log.slice(start, end + 1)) as Record<string, unknown>;
+    json = JSON.parse(log.slice(start, end + 1)) as Record<string, unknown>;
   } catch {
     return undefined;
   }
-  const { output_i: outputI, output_tp: outputTp, normalization_type: mode } = stats;
-  if (typeof outputI !== 'string' || typeof outputTp !== 'string') return undefined;
-  if (mode !== 'linear' && mode !== 'dynamic') return undefined;
-  const outputIntegrated = numberOf(outputI);
-  const outputPeak = numberOf(outputTp);
-  if (Number.isNaN(outputIntegrated) || Number.isNaN(outputPeak)) return undefined;
-  return { outputIntegrated, outputPeak, mode };
+  const keys = ['input_i', 'input_thresh', 'input_lra', 'input_tp', 'output_i', 'target_offset'] as const;
+  const values = keys.map((key) => (typeof json[key] === 'string' ? numberOf(json[key]) : NaN));
+  const mode = json.normalization_type;
+  if (values.some(Number.isNaN) || (mode !== 'linear' && mode !== 'dynamic')) return undefined;
+  const [integrated, threshold, range, truePeak, outputIntegrated, targetOffset] = values as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  return { input: { integrated, threshold, range, truePeak }, outputIntegrated, mode, targetOffset };
 }
