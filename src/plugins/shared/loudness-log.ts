@@ -48,15 +48,11 @@ export function ebur128Summary(log: string): LoudnessMeasure | undefined {
 
 /** What `loudnorm=print_format=json` logs when it closes. */
 export interface LoudnormStats {
-  /** Its input, measured as `ebur128` measures (the peak at 192 kHz, which stands for the true peak). */
-  input: LoudnessMeasure;
   /** Integrated loudness of what loudnorm wrote, LUFS. */
   outputIntegrated: number;
-  /** `linear`: one gain for the whole stream; `dynamic`: gain that follows the loudness, with a limiter. */
-  mode: 'linear' | 'dynamic';
   /**
    * How far its output fell short of the target, LU: given back as `offset` to a second, dynamic run over
-   * the same input, it makes up for what the limiter took.
+   * the same input with the same options, it makes up for what the limiter took.
    */
   targetOffset: number;
 }
@@ -72,17 +68,8 @@ export function loudnormStats(log: string): LoudnormStats | undefined {
   } catch {
     return undefined;
   }
-  const keys = ['input_i', 'input_thresh', 'input_lra', 'input_tp', 'output_i', 'target_offset'] as const;
-  const values = keys.map((key) => (typeof json[key] === 'string' ? numberOf(json[key]) : NaN));
-  const mode = json.normalization_type;
-  if (values.some(Number.isNaN) || (mode !== 'linear' && mode !== 'dynamic')) return undefined;
-  const [integrated, threshold, range, truePeak, outputIntegrated, targetOffset] = values as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  return { input: { integrated, threshold, range, truePeak }, outputIntegrated, mode, targetOffset };
+  const { output_i: outputI, target_offset: offset } = json;
+  if (typeof outputI !== 'string' || typeof offset !== 'string') return undefined;
+  const stats = { outputIntegrated: numberOf(outputI), targetOffset: numberOf(offset) };
+  return Number.isNaN(stats.outputIntegrated) || Number.isNaN(stats.targetOffset) ? undefined : stats;
 }
