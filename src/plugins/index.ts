@@ -12,6 +12,7 @@ import imagesToVideo from './images-to-video.js';
 import mergeAudioVideo from './merge-audio-video.js';
 import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
+import normalizeAudio from './normalize-audio.js';
 import resizeImage from './resize-image.js';
 
 /**
@@ -32,6 +33,7 @@ export const builtinPlugins = [
   // The editing toolbox, beyond the interface.
   extractAudio,
   changeSpeed,
+  normalizeAudio,
 ] as unknown as PluginDefinition[];
 
 /** A registry holding the built-ins; third-party plugins are registered after them. */
