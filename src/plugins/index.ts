@@ -13,6 +13,7 @@ import mergeAudioVideo from './merge-audio-video.js';
 import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
 import normalizeAudio from './normalize-audio.js';
+import removeSilence from './remove-silence.js';
 import resizeImage from './resize-image.js';
 
 /**
@@ -34,6 +35,7 @@ export const builtinPlugins = [
   extractAudio,
   changeSpeed,
   normalizeAudio,
+  removeSilence,
 ] as unknown as PluginDefinition[];
 
 /** A registry holding the built-ins; third-party plugins are registered after them. */
