@@ -7,7 +7,7 @@ import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { submitJob, waitForJob } from './helpers/jobs.js';
-import { audioOf, audioPacketHashes, beepAt, flashAt, pcm, probe, videoOf } from './helpers/media.js';
+import { audioOf, audioPacketHashes, beepAt, docType, flashAt, pcm, probe, videoOf } from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
@@ -70,6 +70,28 @@ describe('remove-silence', () => {
       'silence.wav': ['-f', 'lavfi', '-i', 'anullsrc=r=44100:cl=stereo:d=3', '-c:a', 'pcm_s16le'],
       // Silent at both ends: 1 s of silence, 1 s of tone, 1 s of silence, 1 s of tone, 1.5 s of silence.
       'edges.wav': ['-filter_complex', EDGES_GRAPH, '-c:a', 'pcm_s16le'],
+      // VP9 and Opus at an odd size, 4 s: a tone in the first half of every 2 s, silence in the second.
+      'odd.webm': [
+        '-f',
+        'lavfi',
+        '-i',
+        'testsrc=size=321x241:rate=25:duration=4',
+        '-f',
+        'lavfi',
+        '-i',
+        "aevalsrc=exprs='0.3*sin(2*PI*440*t)*lt(mod(t\\,2)\\,1)':s=48000:d=4",
+        '-c:v',
+        'libvpx-vp9',
+        '-deadline',
+        'realtime',
+        '-cpu-used',
+        '8',
+        '-pix_fmt',
+        'yuv420p',
+        '-c:a',
+        'libopus',
+        '-shortest',
+      ],
     };
     for (const [name, args] of Object.entries(recipes)) {
       made[name] = path.join(scratch, name);
@@ -133,6 +155,19 @@ describe('remove-silence', () => {
     // The first tone and 0.15 s of the first pause, then 0.15 s before the beep.
     close(flash, 1 + 0.15 + 0.15, FRAME, 'flash');
     close(beep, flash, FRAME, 'beep against the flash');
+  });
+
+  it('keeps a WebM as WebM, and pads an odd size for H.264 when `format` asks for mp4', async () => {
+    const webm = await removeSilence({ media_url: files.url('/local/odd.webm') }, 'webm');
+    let info = await probe(webm.file);
+    assert.equal(await docType(webm.file), 'webm');
+    assert.deepEqual([videoOf(info)!.codec_name, videoOf(info)!.width, videoOf(info)!.height], ['vp9', 321, 241]);
+    // The pause from 1 to 2 s less 0.3 s, and the one from 3 s to the end less 0.15 s.
+    close(webm.removed, 0.7 + 0.85, 0.1, 'removed_seconds');
+    const mp4 = await removeSilence({ media_url: files.url('/local/odd.webm'), format: 'mp4' }, 'mp4');
+    info = await probe(mp4.file);
+    assert.deepEqual([videoOf(info)!.codec_name, videoOf(info)!.width, videoOf(info)!.height], ['h264', 322, 242]);
+    assert.equal(mp4.removed, webm.removed);
   });
 
   it('copies an input with no pause long enough as it is, and answers 0 s removed', async () => {
