@@ -76,13 +76,13 @@ export default definePlugin({
       minimum: -40,
       maximum: -5,
       default: -14,
-      description: 'Integrated loudness to reach, LUFS (-40 to -5): -14 for streaming, -16 podcasts, -23 broadcast',
+      description: 'Integrated loudness to reach, LUFS: -14 for streaming, -16 podcasts, -23 broadcast',
     }),
     true_peak: Param.number({
       minimum: -9,
       maximum: 0,
       default: -1.5,
-      description: 'Highest true peak allowed, dBTP (-9 to 0)',
+      description: 'Highest true peak allowed, dBTP',
     }),
     format: Optional(
       Param.format(VIDEO_CONTAINERS, { description: "Output container (default: the input's own container)" }),

@@ -87,19 +87,19 @@ export default definePlugin({
       minimum: -90,
       maximum: -10,
       default: -40,
-      description: 'Level below which the sound counts as silence, dB (-90 to -10)',
+      description: 'Level below which the sound counts as silence, dB',
     }),
     min_silence: Param.number({
       minimum: 0.1,
       maximum: 60,
       default: 0.6,
-      description: 'Shortest pause removed, seconds (0.1 to 60)',
+      description: 'Shortest pause removed, seconds',
     }),
     padding: Param.number({
       minimum: 0,
       maximum: 5,
       default: 0.15,
-      description: 'Seconds of each pause kept next to the sound on either side (0 to 5)',
+      description: 'Seconds of each pause kept next to the sound on either side',
     }),
     format: Optional(
       Param.format(VIDEO_CONTAINERS, { description: "Output container (default: the input's own container)" }),
