@@ -1,17 +1,11 @@
 import {
   argv,
-  audioEncoder,
-  audioFileEncoder,
-  audioFileSampleRate,
-  audioMuxerFor,
-  containerOf,
   CONTRACT_VERSION,
   definePlugin,
   evenPadFilter,
   isVideoContainer,
   mediaError,
   type MediaFacts,
-  muxerFor,
   Optional,
   Param,
   qualityParam,
@@ -19,6 +13,7 @@ import {
   VIDEO_CONTAINERS,
   videoEncoder,
 } from '../sdk.js';
+import { containerMuxer, keptContainer, soundEncoder } from './shared/kept-container.js';
 
 /**
  * atempo factors whose product is `speed`, each within 0.5 to 2: the range where atempo keeps
@@ -91,12 +86,10 @@ export default definePlugin({
     ),
     quality: qualityParam(),
   }),
-  output: (p, inputs) => {
-    const facts = inputs?.media_url?.[0];
-    // Asked before any input exists (the API docs): an MP4, the commonest input.
-    const ext = p.format ?? (facts ? containerOf(facts) : 'mp4');
-    return { field: 'output_file', path: `{id}/speed.${ext}` };
-  },
+  output: (p, inputs) => ({
+    field: 'output_file',
+    path: `{id}/speed.${keptContainer(p.format, inputs?.media_url?.[0])}`,
+  }),
   check: ({ inputs }) => {
     const media = inputs.media_url![0]!;
     if (media.facts.isImage) throw mediaError(`${media.source} is a picture: its speed cannot change`);
@@ -104,17 +97,11 @@ export default definePlugin({
   build: ({ params, inputs, output, input }) => {
     const media = inputs.media_url![0]!;
     const { facts } = media;
-    const container = params.format ?? containerOf(facts);
+    const container = keptContainer(params.format, facts);
     // The picture is retimed and the sound filtered: both are encoded, for the container they go into.
     const videoArgs =
       facts.video && isVideoContainer(container) ? videoEncoder(container, { quality: params.quality }) : [];
-    const codecs = isVideoContainer(container)
-      ? argv(videoArgs, facts.audio ? audioEncoder(container) : null, muxerFor(container))
-      : argv(
-          audioFileEncoder(container),
-          ['-ar', String(audioFileSampleRate(container, facts.audio?.sampleRate))],
-          audioMuxerFor(container),
-        );
+    const codecs = argv(videoArgs, facts.audio ? soundEncoder(container, facts) : null, containerMuxer(container));
     return {
       ...(facts.duration ? { expectedSeconds: facts.duration / params.speed } : {}),
       commands: [

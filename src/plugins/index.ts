@@ -14,6 +14,8 @@ import mediaMetadata from './media-metadata.js';
 import mergeAudioVideo from './merge-audio-video.js';
 import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
+import normalizeAudio from './normalize-audio.js';
+import removeSilence from './remove-silence.js';
 import resizeImage from './resize-image.js';
 
 /**
@@ -36,6 +38,8 @@ export const builtinPlugins = [
   mediaMetadata,
   extractAudio,
   changeSpeed,
+  normalizeAudio,
+  removeSilence,
 ] as unknown as PluginDefinition[];
 
 /** A registry holding the built-ins; third-party plugins are registered after them. */
