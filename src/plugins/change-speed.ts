@@ -1,24 +1,18 @@
 import {
   argv,
-  audioEncoder,
-  audioFileEncoder,
-  audioFileSampleRate,
-  audioMuxerFor,
   containerOf,
   CONTRACT_VERSION,
   definePlugin,
   evenPadFilter,
-  isVideoContainer,
   mediaError,
   type MediaFacts,
-  muxerFor,
   Optional,
   Param,
   qualityParam,
   Type,
   VIDEO_CONTAINERS,
-  videoEncoder,
 } from '../sdk.js';
+import { encodedOutput } from './shared/encoded-output.js';
 
 /**
  * atempo factors whose product is `speed`, each within 0.5 to 2: the range where atempo keeps
@@ -104,17 +98,8 @@ export default definePlugin({
   build: ({ params, inputs, output, input }) => {
     const media = inputs.media_url![0]!;
     const { facts } = media;
-    const container = params.format ?? containerOf(facts);
     // The picture is retimed and the sound filtered: both are encoded, for the container they go into.
-    const videoArgs =
-      facts.video && isVideoContainer(container) ? videoEncoder(container, { quality: params.quality }) : [];
-    const codecs = isVideoContainer(container)
-      ? argv(videoArgs, facts.audio ? audioEncoder(container) : null, muxerFor(container))
-      : argv(
-          audioFileEncoder(container),
-          ['-ar', String(audioFileSampleRate(container, facts.audio?.sampleRate))],
-          audioMuxerFor(container),
-        );
+    const { videoArgs, codecs } = encodedOutput(facts, params.format ?? containerOf(facts), params.quality);
     return {
       ...(facts.duration ? { expectedSeconds: facts.duration / params.speed } : {}),
       commands: [
