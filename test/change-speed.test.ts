@@ -9,6 +9,7 @@ import { serveFile, startFileServer, type FileServer } from './helpers/file-serv
 import { submitJob, waitForJob } from './helpers/jobs.js';
 import { audioOf, docType, pcm, probe, toneLevel, videoOf, type Probed } from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { beepAt } from './helpers/timed-media.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
 const FRAME = 1 / 25;
@@ -57,31 +58,6 @@ async function flashAt(file: string): Promise<number> {
   const index = stamps.findIndex((_, i) => pixels.subarray(i * 48, (i + 1) * 48).reduce((a, b) => a + b, 0) / 48 > 128);
   assert.ok(index >= 0, `no white frame in ${file}`);
   return stamps[index]!;
-}
-
-/** When the sound first beeps: the first sample louder than a tenth of full scale, from the stream's start. */
-async function beepAt(file: string): Promise<number> {
-  const { stdout: start } = await execa('ffprobe', [
-    '-v',
-    'error',
-    '-select_streams',
-    'a:0',
-    '-show_entries',
-    'stream=start_time',
-    '-of',
-    'csv=p=0',
-    file,
-  ]);
-  const { stdout } = await execa(
-    'ffmpeg',
-    ['-v', 'error', '-i', file, '-map', '0:a:0', '-ac', '1', '-ar', '48000', '-f', 'f32le', 'pipe:1'],
-    { encoding: 'buffer' },
-  );
-  const bytes = stdout as unknown as Uint8Array;
-  const samples = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
-  const index = samples.findIndex((sample) => Math.abs(sample) > 0.1);
-  assert.ok(index >= 0, `no beep in ${file}`);
-  return (Number(start) || 0) + index / 48000;
 }
 
 describe('change-speed', () => {

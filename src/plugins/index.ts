@@ -6,6 +6,7 @@ import changeSpeed from './change-speed.js';
 import convertImageFromUrl from './convert-image-from-url.js';
 import convertVideo from './convert-video.js';
 import cropImageToShort from './crop-image-to-short.js';
+import cutMedia from './cut-media.js';
 import extractAudio from './extract-audio.js';
 import generateSubtitles from './generate-subtitles.js';
 import imagesToVideo from './images-to-video.js';
@@ -30,6 +31,7 @@ export const builtinPlugins = [
   resizeImage,
   convertVideo,
   // The editing toolbox, beyond the interface.
+  cutMedia,
   extractAudio,
   changeSpeed,
 ] as unknown as PluginDefinition[];
