@@ -99,7 +99,7 @@ export default definePlugin({
     const media = inputs.media_url![0]!;
     const { facts } = media;
     // The picture is retimed and the sound filtered: both are encoded, for the container they go into.
-    const { videoArgs, codecs } = encodedOutput(facts, params.format ?? containerOf(facts), params.quality);
+    const { videoArgs, codecs, muxer } = encodedOutput(facts, params.format ?? containerOf(facts), params.quality);
     return {
       ...(facts.duration ? { expectedSeconds: facts.duration / params.speed } : {}),
       commands: [
@@ -109,6 +109,7 @@ export default definePlugin({
           facts.video ? ['-map', '[v]'] : null,
           facts.audio ? ['-map', '[a]'] : null,
           codecs,
+          muxer,
           [output],
         ),
       ],

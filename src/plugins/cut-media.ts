@@ -70,7 +70,7 @@ function encodePlan(
   context: { output: string; input: (media: LocalInput) => string[]; quality: Quality },
 ): Plan {
   const { facts } = media;
-  const { videoArgs, codecs } = encodedOutput(facts, containerOf(facts), context.quality);
+  const { videoArgs, codecs, muxer } = encodedOutput(facts, containerOf(facts), context.quality);
   const video = Boolean(facts.video);
   const audio = Boolean(facts.audio);
   const pads = spans.map((_, i) => `${video ? `[${i}:v:0]` : ''}${audio ? `[${i}:a:0]` : ''}`).join('');
@@ -86,6 +86,7 @@ function encodePlan(
         video ? ['-map', '[v]'] : null,
         audio ? ['-map', '[a]'] : null,
         codecs,
+        muxer,
         [context.output],
       ),
     ],
