@@ -3,6 +3,7 @@ import { LineCounter, parseDocument, type Document } from 'yaml';
 import { NUMBER } from '../engine/plugins/params.js';
 import { inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
+import { writesSeveral } from '../engine/plugins/plugin-check.js';
 import { dashed } from '../engine/plugins/reserved.js';
 import { Issues, PipelineDefinitionError } from './definition/issues.js';
 import { checkEach, checkParam, parseValue, type Shape } from './definition/references.js';
@@ -159,13 +160,13 @@ class Checker {
     }
     const names = new Set(Object.keys(raw));
     const plugins = new Map<string, PluginDefinition>();
-    const eachSteps = new Set<string>();
-    // First pass: operations, and which steps have `each` (their output is a list).
+    const listSteps = new Set<string>();
+    // First pass: operations, and which steps give a list of files (with `each`, or writing several).
     for (const [name, step] of Object.entries(raw)) {
       if (!isRecord(step)) continue;
       const plugin = typeof step.op === 'string' ? findOperation(this.registry, step.op) : undefined;
       if (plugin) plugins.set(name, plugin);
-      if (step.each !== undefined) eachSteps.add(name);
+      if (step.each !== undefined || (plugin && writesSeveral(plugin))) listSteps.add(name);
     }
     const steps: PipelineStep[] = [];
     for (const [name, step] of Object.entries(raw)) {
@@ -187,7 +188,7 @@ class Checker {
           .join(', ');
         this.issues.add([...path, 'op'], `unknown operation '${step.op}' (known: ${known})`, { step: name });
       }
-      const context = { step: name, names, inputs, eachSteps };
+      const context = { step: name, names, inputs, listSteps };
       const after = new Set<string>();
       let each: Expr | undefined;
       let itemShape: Shape | undefined;
