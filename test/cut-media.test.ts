@@ -7,7 +7,7 @@ import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixtures } from './helpers/fixtures.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { submitJob, waitForJob } from './helpers/jobs.js';
-import { audioOf, probe, videoOf } from './helpers/media.js';
+import { audioOf, probe, videoOf, videoPacketHashes } from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 import { beepAt, beepingTone, countingClip, flashStart, frameRuns, shownFrames } from './helpers/timed-media.js';
 
@@ -74,6 +74,30 @@ describe('cut-media', () => {
     close(Number(videoOf(info)!.duration), 170 * FRAME, 0.001, 'video duration');
     close(Number(audioOf(info)!.duration), 170 * FRAME, 0.03, 'audio duration');
     await decodesCleanly(file);
+  });
+
+  it('copies the picture, packets untouched, where every cut falls on a keyframe, in sync', async () => {
+    const file = await cut({ media_url: files.url('/local/counting.mp4'), remove: '1-3,4-5' }, 'mp4');
+    const frames = await shownFrames(file);
+    assert.deepEqual(frameRuns(frames), [
+      [0, 24],
+      [75, 99],
+      [125, 249],
+    ]);
+    frames.forEach((frame, i) => close(frame.time, i * FRAME, 0.001, `frame ${i}'s time`));
+    // Keyframes every 25 frames, closed GOPs: the kept GOPs' packets, in decode order, are the output's.
+    const input = await videoPacketHashes(counting);
+    assert.deepEqual(await videoPacketHashes(file), [
+      ...input.slice(0, 25),
+      ...input.slice(75, 100),
+      ...input.slice(125, 250),
+    ]);
+    await decodesCleanly(file);
+    const flash = flashStart(frames);
+    close(flash, 3, 0.001, 'flash');
+    close(await beepAt(file), flash, FRAME, 'beep against the flash');
+    const info = await probe(file);
+    close(Number(audioOf(info)!.duration), 175 * FRAME, 0.03, 'audio duration');
   });
 
   it('keeps a beep and a flash that start together within one frame of each other across the joins', async () => {

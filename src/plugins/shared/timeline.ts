@@ -15,3 +15,9 @@ export function frameEdge(time: number, facts: MediaFacts): number {
   const edge = Math.ceil(time * fps - 1e-6) / fps;
   return facts.duration === undefined ? edge : Math.min(edge, facts.duration);
 }
+
+/** Half the picture's frame time (a millisecond without a picture): times closer than this are the same frame. */
+export const halfFrame = (facts: MediaFacts): number => {
+  const fps = facts.video?.fps ?? 0;
+  return fps > 0 ? 0.5 / fps : 0.001;
+};
