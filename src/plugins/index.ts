@@ -14,6 +14,7 @@ import mergeAudioVideo from './merge-audio-video.js';
 import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
 import resizeImage from './resize-image.js';
+import splitMedia from './split-media.js';
 
 /**
  * The ten operations of the media-service interface, in its order (docs/architecture.md), then the editing
@@ -32,6 +33,7 @@ export const builtinPlugins = [
   convertVideo,
   // The editing toolbox, beyond the interface.
   cutMedia,
+  splitMedia,
   extractAudio,
   changeSpeed,
 ] as unknown as PluginDefinition[];
