@@ -7,7 +7,7 @@ import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixtures } from './helpers/fixtures.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { submitJob, waitForJob } from './helpers/jobs.js';
-import { audioOf, probe, videoOf, videoPacketHashes } from './helpers/media.js';
+import { audioOf, docType, probe, videoOf, videoPacketHashes } from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 import { beepAt, beepingTone, countingClip, flashStart, frameRuns, shownFrames } from './helpers/timed-media.js';
 
@@ -29,6 +29,8 @@ describe('cut-media', () => {
   let scratch: string;
   /** 10 s at 25 fps, a keyframe every second, two B-frames; flash and beep at 6 s. */
   let counting: string;
+  /** 4 s of the same in WebM (VP9, whose decoder ignores -skip_frame), no flash. */
+  let webm: string;
   /** 5 s of a 440 Hz tone with a beep at 3 s, as MP3. */
   let tone: string;
 
@@ -37,10 +39,13 @@ describe('cut-media', () => {
     scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cut-'));
     counting = path.join(scratch, 'counting.mp4');
     tone = path.join(scratch, 'tone.mp3');
+    webm = path.join(scratch, 'counting.webm');
     await countingClip(counting, { seconds: 10, gop: 25, bframes: 2, flashAt: 6 });
+    await countingClip(webm, { seconds: 4, gop: 25, container: 'webm' });
     await beepingTone(tone, 5, 3);
     files = await startFileServer({
       '/local/counting.mp4': serveFile(counting, 'video/mp4'),
+      '/local/counting.webm': serveFile(webm, 'video/webm'),
       '/local/tone.mp3': serveFile(tone, 'audio/mpeg'),
     });
     server = await startMediaflow();
@@ -111,6 +116,23 @@ describe('cut-media', () => {
       close(flash, kept, 0.001, `flash after removing ${remove}`);
       close(await beepAt(file), flash, FRAME, `beep against the flash after removing ${remove}`);
     }
+  });
+
+  it('keeps a WebM as WebM, cut at frames between keyframes (re-encoded) or on them (copied)', async () => {
+    let file = await cut({ media_url: files.url('/local/counting.webm'), remove: '0.5-1,1.5-2' }, 'webm');
+    assert.deepEqual(frameRuns(await shownFrames(file)), [
+      [0, 12],
+      [25, 37],
+      [50, 99],
+    ]);
+    file = await cut({ media_url: files.url('/local/counting.webm'), remove: '1-2' }, 'webm');
+    assert.deepEqual(frameRuns(await shownFrames(file)), [
+      [0, 24],
+      [50, 99],
+    ]);
+    assert.equal(await docType(file), 'webm');
+    const input = await videoPacketHashes(webm);
+    assert.deepEqual(await videoPacketHashes(file), [...input.slice(0, 25), ...input.slice(50)]);
   });
 
   it('cuts an audio-only input at the sample, keeping it audio-only in its own container', async () => {
