@@ -105,6 +105,16 @@ describe('cut-media', () => {
     close(Number(audioOf(info)!.duration), 175 * FRAME, 0.03, 'audio duration');
   });
 
+  it('copies cuts far into the input too, where the keyframes are listed with their own timestamps', async () => {
+    const long = path.join(scratch, 'long.mp4');
+    await countingClip(long, { seconds: 36, gop: 25 });
+    const file = path.join(scratch, 'long-cut.mp4');
+    const result = await runCli(['cut-media', '--media-url', long, '--remove', '30-32', '-o', file]);
+    assert.equal(result.exitCode, 0, result.stderr);
+    const input = await videoPacketHashes(long);
+    assert.deepEqual(await videoPacketHashes(file), [...input.slice(0, 750), ...input.slice(800)]);
+  });
+
   it('keeps a beep and a flash that start together within one frame of each other across the joins', async () => {
     for (const remove of ['1.1-1.9,2.3-4.5,5.02-5.3', '0-0.5,1-2,3-4,5-5.5']) {
       const file = await cut({ media_url: files.url('/local/counting.mp4'), remove }, 'mp4');

@@ -174,7 +174,8 @@ function cutPlan(cut: Cut): Plan {
   const from = Math.max(0, cuts[0]! - half);
   const to = Math.min(duration, cuts.at(-1)! + half);
   return {
-    expectedSeconds: to - from,
+    // The listing keeps the input's timestamps, up to `to`: the stage's cap must not stop it before.
+    expectedSeconds: to,
     commands: [keyframeListing(cut.input(cut.media), from, to)],
     next: (logs) => {
       const keyframes = keyframesIn(logs[0] ?? '');
