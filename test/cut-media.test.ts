@@ -105,6 +105,20 @@ describe('cut-media', () => {
     close(Number(audioOf(info)!.duration), 175 * FRAME, 0.03, 'audio duration');
   });
 
+  it('copies the picture of an MP4 whose sound MP4 does not take as it is (Opus), the sound as AAC', async () => {
+    const opus = path.join(scratch, 'opus.mp4');
+    await execa('ffmpeg', [
+      ...['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=160x120:r=25:d=4', '-f', 'lavfi', '-i', 'sine=d=4'],
+      ...['-c:v', 'libx264', '-g', '25', '-c:a', 'libopus', '-f', 'mp4', opus],
+    ]);
+    const file = path.join(scratch, 'opus-cut.mp4');
+    const result = await runCli(['cut-media', '--media-url', opus, '--remove', '1-2', '-o', file]);
+    assert.equal(result.exitCode, 0, result.stderr);
+    const input = await videoPacketHashes(opus);
+    assert.deepEqual(await videoPacketHashes(file), [...input.slice(0, 25), ...input.slice(50)]);
+    assert.equal(audioOf(await probe(file))!.codec_name, 'aac');
+  });
+
   it('copies cuts far into the input too, where the keyframes are listed with their own timestamps', async () => {
     const long = path.join(scratch, 'long.mp4');
     await countingClip(long, { seconds: 36, gop: 25 });

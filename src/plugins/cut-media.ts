@@ -21,9 +21,10 @@ import {
   type TimeRange,
   timeWithin,
   Type,
+  videoCodecFor,
   type VideoContainer,
 } from '../sdk.js';
-import { copiesInto, encodedOutput, outputMuxer } from './shared/encoded-output.js';
+import { encodedOutput, outputMuxer } from './shared/encoded-output.js';
 import { segmentArgs, segmentName } from './shared/segments.js';
 import { frameEdge, halfFrame, seconds } from './shared/timeline.js';
 
@@ -158,13 +159,15 @@ function copyPlan(cut: Cut, container: VideoContainer, cuts: number[]): Plan {
 }
 
 /**
- * Copy where the cuts allow it, else re-encode: the copy needs a picture the container takes as it is,
- * and a keyframe at every cut, which a first stage lists (decoding keyframes only).
+ * Copy where the cuts allow it, else re-encode: the copy needs a picture the container takes as it is
+ * (its sound is encoded either way), and a keyframe at every cut, which a first stage lists (decoding
+ * keyframes only).
  */
 function cutPlan(cut: Cut): Plan {
   const { facts } = cut.media;
   const container = containerOf(facts);
-  if (!facts.video || !isVideoContainer(container) || !copiesInto(facts, container)) return encodePlan(cut);
+  const copies = isVideoContainer(container) && videoCodecFor(container, facts).includes('copy');
+  if (!facts.video || !copies) return encodePlan(cut);
   const duration = facts.duration!;
   const cuts = [...new Set(cut.spans.flatMap((span) => [span.start, span.end]))].filter(
     (time) => time > 0 && time < duration,

@@ -1,9 +1,13 @@
 import {
   argv,
+  audioCodecFor,
+  audioFileCodecFor,
+  type AudioContainer,
   containerOf,
   CONTRACT_VERSION,
   definePlugin,
   evenSizeArgs,
+  isVideoContainer,
   keyframeListing,
   keyframesIn,
   type LocalInput,
@@ -17,8 +21,10 @@ import {
   type Static,
   timeWithin,
   Type,
+  videoCodecFor,
+  type VideoContainer,
 } from '../sdk.js';
-import { copiesInto, encodedOutput, outputMuxer } from './shared/encoded-output.js';
+import { encodedOutput, outputMuxer } from './shared/encoded-output.js';
 import { numberedPattern, segmentArgs, segmentName } from './shared/segments.js';
 import { frameEdge, halfFrame, seconds } from './shared/timeline.js';
 
@@ -45,6 +51,14 @@ const params = Type.Object({
   quality: qualityParam(),
 });
 type Params = Static<typeof params>;
+
+/** Whether `container` takes every stream of the input as it is: only then can parts be copies. */
+export function copiesInto(facts: MediaFacts, container: VideoContainer | AudioContainer): boolean {
+  const copied = (codecArgs: string[]) => codecArgs.includes('copy');
+  if (!isVideoContainer(container)) return !facts.video && copied(audioFileCodecFor(container, facts));
+  const video = !facts.video || copied(videoCodecFor(container, facts));
+  return video && (!facts.audio || copied(audioCodecFor(container, facts)));
+}
 
 /** The parts' paths under uploads, numbered from 1: `part_001.mp4`, ... */
 const partPath = (ext: string, index: number) => `{id}/${segmentName(`part_%03d.${ext}`, index)}`;

@@ -1,8 +1,6 @@
 import {
   argv,
-  audioCodecFor,
   audioEncoder,
-  audioFileCodecFor,
   audioFileEncoder,
   audioFileSampleRate,
   audioMuxerFor,
@@ -11,7 +9,6 @@ import {
   type MediaFacts,
   muxerFor,
   type Quality,
-  videoCodecFor,
   type VideoContainer,
   videoEncoder,
 } from '../../sdk.js';
@@ -38,12 +35,4 @@ export function encodedOutput(
   const videoArgs = facts.video ? videoEncoder(container, { quality }) : [];
   const codecs = argv(videoArgs, facts.audio ? audioEncoder(container) : null);
   return { videoArgs, codecs, muxer: outputMuxer(container) };
-}
-
-/** Whether `container` takes every stream of the input as it is: only then can a plan copy them. */
-export function copiesInto(facts: MediaFacts, container: VideoContainer | AudioContainer): boolean {
-  const copied = (codecArgs: string[]) => codecArgs.includes('copy');
-  if (!isVideoContainer(container)) return !facts.video && copied(audioFileCodecFor(container, facts));
-  const video = !facts.video || copied(videoCodecFor(container, facts));
-  return video && (!facts.audio || copied(audioCodecFor(container, facts)));
 }
