@@ -221,12 +221,13 @@ export default definePlugin({
     }
     // Sound alone: every packet is a keyframe, and a part starts at the first one at or after its time.
     if (!facts.video || asked.length === 0) return copyPlan(split, asked, asked);
+    const half = halfFrame(facts);
     return {
+      // The keyframes from the first time asked to the end; the listing keeps the input's timestamps.
       expectedSeconds: facts.duration!,
-      commands: [keyframeListing(split.input, 0, facts.duration!)],
+      commands: [keyframeListing(split.input, Math.max(0, asked[0]! - half), facts.duration!)],
       next: (logs) => {
         const keyframes = keyframesIn(logs[0] ?? '');
-        const half = halfFrame(facts);
         const firstKeyframe = (time: number) => keyframes.find((key) => key >= time - half);
         const starts = partStarts(asked, firstKeyframe, facts, field, 'keyframe');
         // Each split just before its keyframe, so that rounding cannot move it to the next one.
