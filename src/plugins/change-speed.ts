@@ -3,7 +3,6 @@ import {
   CONTRACT_VERSION,
   definePlugin,
   evenPadFilter,
-  isVideoContainer,
   mediaError,
   type MediaFacts,
   Optional,
@@ -11,9 +10,8 @@ import {
   qualityParam,
   Type,
   VIDEO_CONTAINERS,
-  videoEncoder,
 } from '../sdk.js';
-import { containerMuxer, keptContainer, soundEncoder } from './shared/kept-container.js';
+import { encodedOutput, keptContainer } from './shared/kept-container.js';
 
 /**
  * atempo factors whose product is `speed`, each within 0.5 to 2: the range where atempo keeps
@@ -97,11 +95,8 @@ export default definePlugin({
   build: ({ params, inputs, output, input }) => {
     const media = inputs.media_url![0]!;
     const { facts } = media;
-    const container = keptContainer(params.format, facts);
     // The picture is retimed and the sound filtered: both are encoded, for the container they go into.
-    const videoArgs =
-      facts.video && isVideoContainer(container) ? videoEncoder(container, { quality: params.quality }) : [];
-    const codecs = argv(videoArgs, facts.audio ? soundEncoder(container, facts) : null, containerMuxer(container));
+    const { videoArgs, codecs, muxer } = encodedOutput(facts, keptContainer(params.format, facts), params.quality);
     return {
       ...(facts.duration ? { expectedSeconds: facts.duration / params.speed } : {}),
       commands: [
@@ -111,6 +106,7 @@ export default definePlugin({
           facts.video ? ['-map', '[v]'] : null,
           facts.audio ? ['-map', '[a]'] : null,
           codecs,
+          muxer,
           [output],
         ),
       ],

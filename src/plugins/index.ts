@@ -6,6 +6,7 @@ import changeSpeed from './change-speed.js';
 import convertImageFromUrl from './convert-image-from-url.js';
 import convertVideo from './convert-video.js';
 import cropImageToShort from './crop-image-to-short.js';
+import cutMedia from './cut-media.js';
 import extractAudio from './extract-audio.js';
 import extractFrames from './extract-frames.js';
 import generateSubtitles from './generate-subtitles.js';
@@ -17,6 +18,7 @@ import mergeVideos from './merge-videos.js';
 import normalizeAudio from './normalize-audio.js';
 import removeSilence from './remove-silence.js';
 import resizeImage from './resize-image.js';
+import splitMedia from './split-media.js';
 
 /**
  * The ten operations of the media-service interface, in its order (docs/architecture.md), then the editing
@@ -34,6 +36,8 @@ export const builtinPlugins = [
   resizeImage,
   convertVideo,
   // The editing toolbox, beyond the interface.
+  cutMedia,
+  splitMedia,
   extractFrames,
   mediaMetadata,
   extractAudio,

@@ -9,7 +9,9 @@ import {
   isVideoContainer,
   type MediaFacts,
   muxerFor,
+  type Quality,
   type VideoContainer,
+  videoEncoder,
 } from '../../sdk.js';
 
 /**
@@ -38,3 +40,19 @@ export function soundEncoder(container: KeptContainer, facts: MediaFacts): strin
 /** The muxer options of a video or audio container. */
 export const containerMuxer = (container: KeptContainer): string[] =>
   isVideoContainer(container) ? muxerFor(container) : audioMuxerFor(container);
+
+/**
+ * How a plan that filters its input's picture and sound (retimed, cut, joined) encodes them for the
+ * output's container: `videoArgs`, the picture's encoder (empty without a picture, or for an audio
+ * container), `codecs`, every codec and sample-rate option after the maps, and `muxer`, the muxer's
+ * options and name.
+ */
+export function encodedOutput(
+  facts: MediaFacts,
+  container: KeptContainer,
+  quality: Quality,
+): { videoArgs: string[]; codecs: string[]; muxer: string[] } {
+  const videoArgs = facts.video && isVideoContainer(container) ? videoEncoder(container, { quality }) : [];
+  const codecs = argv(videoArgs, facts.audio || !isVideoContainer(container) ? soundEncoder(container, facts) : null);
+  return { videoArgs, codecs, muxer: containerMuxer(container) };
+}
