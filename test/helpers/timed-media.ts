@@ -62,9 +62,12 @@ export async function countingClip(file: string, clip: CountingClip): Promise<vo
   ]);
 }
 
-/** Writes `seconds` of a 440 Hz tone with a 1 kHz beep from `beepAt` for 0.4 s, in a container ffmpeg picks by name. */
+/**
+ * Writes `seconds` of a quiet 440 Hz tone with a loud 1 kHz beep from `beepAt` for 0.4 s (media.ts'
+ * beepAt tells them apart), in a container ffmpeg picks by name.
+ */
 export async function beepingTone(file: string, seconds: number, beepAt: number): Promise<void> {
-  const sound = `if(between(t,${beepAt},${beepAt + 0.4}),0.8*sin(2*PI*1000*t),0.1*sin(2*PI*440*t))`;
+  const sound = `if(between(t,${beepAt},${beepAt + 0.4}),0.8*sin(2*PI*1000*t),0.03*sin(2*PI*440*t))`;
   await execa('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', `aevalsrc=exprs='${sound}':s=44100:d=${seconds}`, file]);
 }
 
