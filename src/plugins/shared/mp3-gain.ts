@@ -34,7 +34,7 @@ export interface Mp3Frame {
 export type Mp3Layout = { frames: Mp3Frame[] } | { refused: string };
 
 /** The frame header at `at`, or undefined when there is none there (or one this module does not handle). */
-function frameAt(data: Buffer, at: number): Omit<Mp3Frame, 'tag'> | { protectedFrame: true } | undefined {
+function frameAt(data: Buffer, at: number): Mp3Frame | { protectedFrame: true } | undefined {
   if (at + 4 > data.length || data[at] !== 0xff || (data[at + 1]! & 0xe0) !== 0xe0) return undefined;
   const b1 = data[at + 1]!;
   const b2 = data[at + 2]!;
@@ -52,15 +52,18 @@ function frameAt(data: Buffer, at: number): Omit<Mp3Frame, 'tag'> | { protectedF
   const padding = (b2 >> 1) & 1;
   const length = Math.floor(((mpeg1 ? 144 : 72) * bitrate) / rate) + padding;
   const channels = b3 >> 6 === 3 ? 1 : 2;
-  return { offset: at, length, mpeg1, channels, sideInfo: at + 4 };
+  return { offset: at, length, mpeg1, channels, sideInfo: at + 4, tag: false };
 }
 
 /** Bytes of side info: MPEG-1 17 (mono) or 32, MPEG-2 and 2.5 9 (mono) or 17. */
 const sideInfoBytes = (frame: Pick<Mp3Frame, 'mpeg1' | 'channels'>): number =>
   frame.mpeg1 ? (frame.channels === 1 ? 17 : 32) : frame.channels === 1 ? 9 : 17;
 
-/** Whether the frame is an encoder's tag frame (Xing/Info after the side info, VBRI 32 bytes after the header). */
-function isTagFrame(data: Buffer, frame: Omit<Mp3Frame, 'tag'>): boolean {
+/**
+ * Whether the frame is an encoder's tag frame (Xing/Info after the side info, VBRI 32 bytes after the header),
+ * which only a file's first frame is.
+ */
+function isTagFrame(data: Buffer, frame: Mp3Frame): boolean {
   const at = frame.sideInfo + sideInfoBytes(frame);
   const name = data.toString('latin1', at, at + 4);
   return name === 'Xing' || name === 'Info' || data.toString('latin1', frame.offset + 36, frame.offset + 40) === 'VBRI';
@@ -100,7 +103,8 @@ export function mp3Frames(data: Buffer): Mp3Layout {
     if (!frame) return { refused: `no Layer III frame at byte ${at}` };
     if ('protectedFrame' in frame) return { refused: `a frame protected by a CRC at byte ${at}` };
     if (at + frame.length > end) return { refused: `the frame at byte ${at} is cut short` };
-    frames.push({ ...frame, tag: isTagFrame(data, frame) });
+    frame.tag = frames.length === 0 && isTagFrame(data, frame);
+    frames.push(frame);
     at += frame.length;
   }
   if (frames.every((frame) => frame.tag)) return { refused: 'no audio frame' };
@@ -108,21 +112,34 @@ export function mp3Frames(data: Buffer): Mp3Layout {
 }
 
 /**
- * Bit offsets of the `global_gain`s that matter inside a frame's side info (MSB first). A granule without
- * Huffman bits (part2_3_length 0) decodes to silence whatever its gain, which encoders often set to 255 there
- * (LAME on its last frame): it is left as it is, and out of the range the gain must fit in.
+ * Bit offsets of each granule's side info block (MSB first) in a frame's side info, by MPEG-1 or not, then
+ * mono or not: MPEG-1 has main_data_begin (9), private bits (5 mono, 3 stereo), scfsi (4 a channel), then
+ * 2 granules of 59-bit blocks; MPEG-2 and 2.5 main_data_begin (8), private bits (1 mono, 2 stereo), then
+ * 1 granule of 63-bit blocks. Granule by granule, channel by channel.
  */
-function gainBits(data: Buffer, frame: Mp3Frame): number[] {
-  // MPEG-1: main_data_begin (9), private bits (5 mono, 3 stereo), scfsi (4 a channel), then 2 granules of
-  // 59-bit blocks; MPEG-2 and 2.5: main_data_begin (8), private bits (1 mono, 2 stereo), 1 granule of 63-bit
-  // blocks. In every block, part2_3_length (12) and big_values (9) come before global_gain.
-  const first = frame.mpeg1 ? 9 + (frame.channels === 1 ? 5 : 3) + 4 * frame.channels : 8 + frame.channels;
-  const block = frame.mpeg1 ? 59 : 63;
-  const granules = frame.mpeg1 ? 2 : 1;
-  const blocks = Array.from({ length: granules * frame.channels }, (_, i) => first + i * block);
-  const silent = (start: number) =>
-    readByteAt(data, frame.sideInfo, start) === 0 && readByteAt(data, frame.sideInfo, start + 8) >> 4 === 0;
-  return blocks.filter((start) => !silent(start)).map((start) => start + 21);
+const BLOCKS = {
+  mpeg1: { mono: [18, 77], stereo: [20, 79, 138, 197] },
+  mpeg2: { mono: [9], stereo: [10, 73] },
+};
+
+/** Where `global_gain` sits in a block: after part2_3_length (12) and big_values (9). */
+const GAIN_BIT = 21;
+
+/**
+ * Calls `visit` with the bit offset (in the side info) of every `global_gain` that matters in the sound
+ * frames. A granule without Huffman bits (part2_3_length 0) decodes to silence whatever its gain, which
+ * encoders often set to 255 there (LAME on its last frame): it is left as it is, out of the range too.
+ */
+function eachGain(data: Buffer, frames: Mp3Frame[], visit: (frame: Mp3Frame, bit: number) => void): void {
+  for (const frame of frames) {
+    if (frame.tag) continue;
+    const blocks = frame.mpeg1 ? BLOCKS.mpeg1 : BLOCKS.mpeg2;
+    for (const start of frame.channels === 1 ? blocks.mono : blocks.stereo) {
+      const silent =
+        readByteAt(data, frame.sideInfo, start) === 0 && readByteAt(data, frame.sideInfo, start + 8) >> 4 === 0;
+      if (!silent) visit(frame, start + GAIN_BIT);
+    }
+  }
 }
 
 /** The 8 bits at bit `bit` of the buffer from byte `at`. */
@@ -145,14 +162,11 @@ function writeByteAt(data: Buffer, at: number, bit: number, value: number): void
 export function gainRange(data: Buffer, frames: Mp3Frame[]): { min: number; max: number } {
   let min = 255;
   let max = 0;
-  for (const frame of frames) {
-    if (frame.tag) continue;
-    for (const bit of gainBits(data, frame)) {
-      const gain = readByteAt(data, frame.sideInfo, bit);
-      min = Math.min(min, gain);
-      max = Math.max(max, gain);
-    }
-  }
+  eachGain(data, frames, (frame, bit) => {
+    const gain = readByteAt(data, frame.sideInfo, bit);
+    if (gain < min) min = gain;
+    if (gain > max) max = gain;
+  });
   return { min, max };
 }
 
@@ -162,13 +176,10 @@ export function gainRange(data: Buffer, frames: Mp3Frame[]): { min: number; max:
  */
 export function withGain(data: Buffer, frames: Mp3Frame[], steps: number): Buffer {
   const out = Buffer.from(data);
-  for (const frame of frames) {
-    if (frame.tag) continue;
-    for (const bit of gainBits(data, frame)) {
-      const gain = readByteAt(out, frame.sideInfo, bit) + steps;
-      if (gain < 0 || gain > 255) throw new RangeError(`global_gain ${gain} out of 0..255`);
-      writeByteAt(out, frame.sideInfo, bit, gain);
-    }
-  }
+  eachGain(data, frames, (frame, bit) => {
+    const gain = readByteAt(out, frame.sideInfo, bit) + steps;
+    if (gain < 0 || gain > 255) throw new RangeError(`global_gain ${gain} out of 0..255`);
+    writeByteAt(out, frame.sideInfo, bit, gain);
+  });
   return out;
 }
