@@ -64,6 +64,19 @@ describe('lossless MP3 gain (global_gain)', () => {
     });
   }
 
+  it('takes a file without the LAME/Xing frame, every frame one of sound', async () => {
+    const input = await mp3('no-xing.mp3', 44100, 2, ['-b:a', '128k'], ['-write_xing', '0']);
+    const data = await readFile(input);
+    const layout = mp3Frames(data);
+    assert.ok('frames' in layout, JSON.stringify(layout));
+    assert.ok(layout.frames.every((frame) => !frame.tag));
+    const file = path.join(scratch, 'no-xing-gained.mp3');
+    await writeFile(file, withGain(data, layout.frames, -4));
+    const [original, gained] = await Promise.all([samplesOf(input), samplesOf(file)]);
+    assert.equal(gained.length, original.length);
+    assert.ok(original.every((sample, i) => Math.abs(sample / 2 - gained[i]!) < 1e-5));
+  });
+
   it('skips an ID3v2 tag at the start and ID3v1 and APE tags at the end, copied as they are', async () => {
     const input = await mp3(
       'tagged.mp3',
