@@ -41,6 +41,14 @@ function assertOnTarget(measure: LoudnessMeasure, loudness: number, truePeak: nu
   assert.ok(measure.truePeak <= truePeak + 0.5, `true peak ${measure.truePeak} dBTP, limit ${truePeak}`);
 }
 
+/** The sizes of a file's audio packets, in order: an MP3's frames. */
+async function packetSizes(file: string): Promise<number[]> {
+  const { stdout } = await execa('ffprobe', [
+    ...['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'packet=size', '-of', 'csv=p=0', file],
+  ]);
+  return stdout.split('\n').filter(Boolean).map(Number);
+}
+
 interface Normalized {
   file: string;
   loudness: { input: number; output: number };
@@ -67,6 +75,30 @@ describe('normalize-audio', () => {
         '-c:a',
         'pcm_s16le',
       ],
+      // The bursts as a 64 kbit/s MP3: one gain would put them over the limit.
+      'bursts.mp3': [
+        '-f',
+        'lavfi',
+        '-i',
+        "aevalsrc=exprs='0.12*sin(2*PI*440*t)+if(lt(mod(t\\,2)\\,0.05)\\,0.5*sin(2*PI*2000*t)\\,0)':s=44100:d=8",
+        '-c:a',
+        'libmp3lame',
+        '-b:a',
+        '64k',
+      ],
+      // A quiet tone as a mono MPEG-2 Layer III file (22.05 kHz), about -30 LUFS: 11 steps of 1.5 dB to -14.
+      'quiet-22k.mp3': [
+        '-f',
+        'lavfi',
+        '-i',
+        'sine=f=440:r=22050:d=4',
+        '-af',
+        'volume=0.04',
+        '-c:a',
+        'libmp3lame',
+        '-b:a',
+        '32k',
+      ],
       // Digital silence, 3 s.
       'silence.wav': ['-f', 'lavfi', '-i', 'anullsrc=r=44100:cl=stereo:d=3', '-c:a', 'pcm_s16le'],
     };
@@ -75,7 +107,12 @@ describe('normalize-audio', () => {
       await execa('ffmpeg', ['-v', 'error', ...args, made[name]]);
     }
     files = await startFileServer(
-      Object.fromEntries(Object.entries(made).map(([name, file]) => [`/local/${name}`, serveFile(file, 'audio/wav')])),
+      Object.fromEntries(
+        Object.entries(made).map(([name, file]) => [
+          `/local/${name}`,
+          serveFile(file, name.endsWith('.mp3') ? 'audio/mpeg' : 'audio/wav'),
+        ]),
+      ),
     );
     server = await startMediaflow();
   });
@@ -106,6 +143,32 @@ describe('normalize-audio', () => {
     const info = await probe(file);
     assert.equal(info.format.format_name, 'mp3');
     assert.equal(audioOf(info)!.sample_rate, '44100');
+  });
+
+  it('gives an MP3 its gain in whole 1.5 dB steps frame by frame, without re-encoding it', async () => {
+    const source = made['quiet-22k.mp3']!;
+    const { file, loudness } = await normalize({ media_url: files.url('/local/quiet-22k.mp3') }, 'mp3');
+    // The same frames, of the same sizes: no decode, no encode.
+    assert.deepEqual(await packetSizes(file), await packetSizes(source));
+    assert.equal((await probe(file)).format.size, (await probe(source)).format.size);
+    const [before, after] = await Promise.all([loudnessOf(source), loudnessOf(file)]);
+    assertOnTarget(after, -14, -1.5);
+    // A whole number of steps, 1.50515 dB each.
+    const steps = (after.integrated - before.integrated) / (5 * Math.log10(2));
+    assert.ok(Math.abs(steps - Math.round(steps)) < 0.05 && Math.round(steps) > 0, `${steps} steps`);
+    // The output loudness answered is the input's plus the gain: what a measure finds, within 0.1 LU.
+    assert.ok(Math.abs(loudness.input - before.integrated) <= 0.05, `input ${loudness.input} ≠ ${before.integrated}`);
+    assert.ok(Math.abs(loudness.output - after.integrated) <= 0.1, `output ${loudness.output} ≠ ${after.integrated}`);
+  });
+
+  it('re-encodes an MP3 whose peaks one gain would push over the limit, holding them under it', async () => {
+    const source = made['bursts.mp3']!;
+    const { file, loudness } = await normalize({ media_url: files.url('/local/bursts.mp3') }, 'mp3');
+    const after = await loudnessOf(file);
+    assertOnTarget(after, -14, -1.5);
+    assert.ok(Math.abs(loudness.output - after.integrated) <= 0.1, `output ${loudness.output} ≠ ${after.integrated}`);
+    // Written anew by the encoder (VBR), not the 64 kbit/s frames with a new gain.
+    assert.notDeepEqual(await packetSizes(file), await packetSizes(source));
   });
 
   it('copies the picture of a video as it is, and takes a target and a limit', async () => {
