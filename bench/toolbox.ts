@@ -7,7 +7,8 @@
  * - naive: the peer's way, output seeking and a full re-encode with ffmpeg's defaults (for metadata, a
  *   bare ffprobe process; for loudness, one plain decode of the MP3).
  * Each figure is the minimum of BENCH_RUNS runs (default 3) after one that warms the page cache;
- * each ratio is of this run. The table is printed and written as JSON to bench/results/.
+ * each ratio is of this run. The table is printed and written as JSON to bench/results/. BENCH_ONLY
+ * (operation names, comma-separated) runs only their cases.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -21,6 +22,8 @@ import { cliServices } from '../src/runtime.js';
 import { ensureFixtures } from './fixtures.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+/** Only the cases of these operations (comma-separated), when set: `BENCH_ONLY=trim-media npm run bench:toolbox`. */
+const ONLY = process.env.BENCH_ONLY?.split(',');
 
 interface Case {
   target: string;
@@ -108,7 +111,7 @@ async function main() {
   });
   const rows = [];
   try {
-    for (const c of CASES) {
+    for (const c of CASES.filter((c) => !ONLY || ONLY.includes(c.op))) {
       if (!registry.get(c.op)) {
         console.log(`skipped (no ${c.op}): ${c.target}`);
         continue;
@@ -116,7 +119,9 @@ async function main() {
       const ours = await fastest(() => engine.run(c.op, c.fields(local), { localFiles: anyLocalPath }));
       const { binary, args } = c.reference;
       const reference = await fastest(() =>
-        execa(binary, ['-hide_banner', '-nostdin', '-y', ...args(local, naiveDir)], { stdout: 'ignore' }),
+        execa(binary, [...(binary === 'ffmpeg' ? ['-hide_banner', '-nostdin', '-y'] : []), ...args(local, naiveDir)], {
+          stdout: 'ignore',
+        }),
       );
       const ratio = c.goal.op === '>=' ? reference / ours : ours / reference;
       const rounded = Math.round(ratio * 100) / 100;
