@@ -13,6 +13,7 @@ import mergeAudioVideo from './merge-audio-video.js';
 import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
 import resizeImage from './resize-image.js';
+import trimMedia from './trim-media.js';
 
 /**
  * The ten operations of the media-service interface, in its order (docs/architecture.md), then the editing
@@ -30,6 +31,7 @@ export const builtinPlugins = [
   resizeImage,
   convertVideo,
   // The editing toolbox, beyond the interface.
+  trimMedia,
   extractAudio,
   changeSpeed,
 ] as unknown as PluginDefinition[];
