@@ -61,7 +61,21 @@ const still = (n: number) => [
   'image2',
 ];
 
+/** The toolbox's long input: ten minutes of 720p H.264/AAC, a keyframe exactly every 2 s (60 frames at 30 fps). */
+const longVideo = (seconds: number) => [
+  ...video(seconds, '1280x720', 440).slice(0, -2),
+  '-g',
+  '60',
+  '-keyint_min',
+  '60',
+  '-sc_threshold',
+  '0',
+  '-f',
+  'mp4',
+];
+
 const RECIPES: Record<string, string[] | string> = {
+  'long-600s-720p.mp4': longVideo(600),
   'a-30s-720p.mp4': video(30, '1280x720', 440),
   'b-30s-720p.mp4': video(30, '1280x720', 660),
   'c-10s-480p.mp4': video(10, '854x480', 550),

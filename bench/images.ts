@@ -32,6 +32,7 @@ export interface ImageCase {
 const context = (image: LocalInput, output: string) => ({
   inputs: { image_url: [image] },
   output,
+  outputs: [output],
   input: (i: LocalInput) => inputArgs(i, 'image'),
 });
 

@@ -11,6 +11,7 @@ export {
   definePlugin,
   escapeFilterValue,
   imageStep,
+  outputPaths,
   type BuildContext,
   type InputFacts,
   type InputKind,
@@ -19,6 +20,7 @@ export {
   type OutputSpec,
   type Plan,
   type PluginDefinition,
+  type SingleOutput,
   type Static,
   type Step,
   type StepContext,
@@ -59,3 +61,4 @@ export {
   isAudioFileOf,
   type AudioContainer,
 } from './sdk/audio-encoding.js';
+export { keyframeListing, keyframesIn } from './sdk/keyframes.js';

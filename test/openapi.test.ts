@@ -9,7 +9,7 @@ import { loadConfig } from '../src/engine/config.js';
 import { ERRORS } from '../src/engine/errors.js';
 import { parseParams } from '../src/engine/plugins/params.js';
 import { sampleParams } from '../src/engine/plugins/plugin-check.js';
-import { inputSpecOf, type PluginDefinition } from '../src/engine/plugins/plugin.js';
+import { inputSpecOf, outputPaths, type PluginDefinition } from '../src/engine/plugins/plugin.js';
 import type { Registry } from '../src/engine/plugins/registry.js';
 import { builtinPlugins, builtinRegistry, loadRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';
@@ -60,9 +60,10 @@ const MEDIA_TYPES: Record<string, string> = {
  */
 function outputPathsOf(plugin: PluginDefinition): string[] {
   const sample = sampleParams(plugin.params);
-  const paths = new Set([plugin.output(sample as never).path]);
+  const paths = new Set(outputPaths(plugin.output(sample as never)));
   for (const [key, property] of Object.entries(plugin.params.properties) as Array<[string, Json]>) {
-    for (const value of property.enum ?? []) paths.add(plugin.output({ ...sample, [key]: value } as never).path);
+    for (const value of property.enum ?? [])
+      for (const file of outputPaths(plugin.output({ ...sample, [key]: value } as never))) paths.add(file);
   }
   return [...paths];
 }

@@ -4,7 +4,7 @@ import { resolveBinaries } from '../engine/run/binaries.js';
 import { loadConfig } from '../engine/config.js';
 import { anyLocalPath } from '../engine/run/engine.js';
 import { binaryVersion } from '../engine/run/ffmpeg.js';
-import { inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
+import { answerFiles, inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { pluginFlags } from '../engine/plugins/plugin-loader.js';
 import { CLI_COMMANDS, dashed, type CliCommand } from '../engine/plugins/reserved.js';
@@ -82,7 +82,9 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
         progress.done();
         // Characters drawn as empty boxes, say: the job succeeded, but the user should know.
         for (const warning of result.warnings ?? []) process.stderr.write(`mediaflow: warning: ${warning}\n`);
-        const printed = { message: result.message, [result.field]: output ?? path.join(outDir, result.path) };
+        // With `--output` the one file is there; otherwise each is under --out-dir.
+        const where = (file: string) => output ?? path.join(outDir, file);
+        const printed = { message: result.message, ...answerFiles(result.output, where), ...result.answers };
         process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`);
       } catch (error) {
         progress.done();

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { JobOptions, JobResult } from '../engine/run/engine.js';
 import { paramError } from '../engine/errors.js';
-import { FORMAT_KEYWORD, type OutputSpec, type PluginDefinition } from '../engine/plugins/plugin.js';
+import { FORMAT_KEYWORD, type OutputSpec, type PluginDefinition, type SingleOutput } from '../engine/plugins/plugin.js';
 import { dashed } from '../engine/plugins/reserved.js';
 import { LocalOutputStore } from '../engine/storage/storage.js';
 import type { CliServices } from '../runtime.js';
@@ -14,6 +14,13 @@ import { ensureWritableDir } from './out-dir.js';
  * Asked once the inputs are probed, before anything runs: an output may take the input's container.
  */
 function checkName(plugin: PluginDefinition, file: string, output: OutputSpec): void {
+  if ('files' in output) {
+    throw paramError(
+      output.files.length === 0
+        ? `${plugin.name} writes no file: leave out \`--output\``
+        : `\`--output\` names one file, and ${plugin.name} writes ${output.files.length} here: use \`--out-dir\``,
+    );
+  }
   const ext = path.extname(output.path);
   if (path.extname(file).toLowerCase() === ext.toLowerCase()) return;
   const format = Object.entries(plugin.params.properties).find(
@@ -26,7 +33,7 @@ function checkName(plugin: PluginDefinition, file: string, output: OutputSpec): 
 }
 
 /**
- * Runs one operation and puts its result at exactly `file` (`--output`), replacing any file
+ * Runs one operation and puts its one output file at exactly `file` (`--output`), replacing any file
  * there: the result is published in this run's work folder, then moved, so `file` appears whole
  * or not at all.
  */
@@ -48,11 +55,13 @@ export async function runToFile(
       store: staging,
       checkOutput: (output) => checkName(plugin, file, output),
     });
+    // checkName let only a single output through.
+    const { field, path: published } = result.output as SingleOutput;
     await new LocalOutputStore(path.dirname(path.resolve(file))).publish(
-      staging.locate(result.path),
+      staging.locate(published),
       path.basename(file),
     );
-    return { ...result, path: file };
+    return { ...result, output: { field, path: file } };
   } finally {
     await workspaces.remove(staging.root);
   }

@@ -5,6 +5,7 @@ import { execa } from 'execa';
 import { resolveBinaries } from '../engine/run/binaries.js';
 import { loadConfig } from '../engine/config.js';
 import { anyLocalPath } from '../engine/run/engine.js';
+import { outputPaths } from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { cliRuntime } from './cli-runtime.js';
 import { fail } from './fail.js';
@@ -113,7 +114,8 @@ export function quickstartCommand(registry: Registry): Command {
           () => srt,
         )) {
           const result = await engine.run(operation, raw(), { localFiles: anyLocalPath });
-          const file = path.join(outDir, 'results', result.path);
+          // The quick start's calls each write one file.
+          const file = path.join(outDir, 'results', outputPaths(result.output)[0]!);
           if (operation === 'generate-subtitles') srt = file;
           process.stdout.write(`${operation.padEnd(24)} ${file}\n`);
         }

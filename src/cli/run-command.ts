@@ -268,7 +268,15 @@ export function runCommand(registry: Registry): Command {
             ]),
           );
           process.stdout.write(
-            `${JSON.stringify({ message: `Pipeline ${definition.name} completed successfully`, outputs }, null, 2)}\n`,
+            `${JSON.stringify(
+              {
+                message: `Pipeline ${definition.name} completed successfully`,
+                outputs,
+                ...(run.answers ? { answers: run.answers } : {}),
+              },
+              null,
+              2,
+            )}\n`,
           );
         } finally {
           reporter.done();

@@ -5,6 +5,7 @@
  */
 
 import { errorOfJob, jobErrorOf, type JobError } from '../engine/errors.js';
+import { answerFiles } from '../engine/plugins/plugin.js';
 import type { WebhookState } from './webhooks/state.js';
 
 /** A job's statuses, in the order a job goes through them; the type, the counts and the API document read this. */
@@ -16,11 +17,23 @@ export type JobKind = 'operation' | 'pipeline';
 export const isTerminal = (status: JobStatus): boolean =>
   status === 'succeeded' || status === 'failed' || status === 'cancelled';
 
-/** A finished job's outputs, as paths relative to the output store (turned into URLs when shown). */
+/**
+ * A finished job's outputs, as paths relative to the output store (turned into URLs when shown): an
+ * operation's one file under its field or its several files (none for an answer-only operation),
+ * with its answers; or a pipeline's named results.
+ */
 export type StoredResult =
-  // `warnings`: what went wrong without failing the job (engine.ts' JobResult), shown only when there are some.
-  | { message: string; field: string; path: string; warnings?: string[] }
-  | { message: string; outputs: Record<string, string | string[]> };
+  | (OperationResult & ({ field: string; path: string } | { files: string[] }))
+  | { message: string; outputs: Record<string, string | string[]>; answers?: Record<string, unknown> };
+
+/** What an operation's result holds besides its files. */
+interface OperationResult {
+  message: string;
+  /** The plugin's answer fields (a measured loudness, metadata): plain JSON, shown as they are. */
+  answers?: Record<string, unknown>;
+  /** What went wrong without failing the job (engine.ts' JobResult), shown only when there are some. */
+  warnings?: string[];
+}
 
 export interface JobRecord {
   /** A random UUID v4: the handle of `GET /jobs/<id>`, its events and `DELETE`. */
@@ -85,26 +98,34 @@ export interface JobView {
 export type UrlOf = (path: string) => Promise<string>;
 
 /**
- * The synchronous success body of a result: `{message, <field>: url}` (with `warnings` when there
- * are some) or `{message, outputs}`.
+ * The synchronous success body of a result: `{message, <field>: url}`, or `{message, output_file,
+ * output_files}` for several files (`{message}` for none), then the answers, and `warnings` when
+ * there are some (docs/operations.md); or a pipeline's `{message, outputs}`.
  */
 export async function resultBody(result: StoredResult, urlOf: UrlOf): Promise<Record<string, unknown>> {
-  if ('field' in result) {
+  if (!('outputs' in result)) {
+    const urls = new Map(
+      await Promise.all(resultPaths(result).map(async (file) => [file, await urlOf(file)] as const)),
+    );
     return {
       message: result.message,
-      [result.field]: await urlOf(result.path),
+      ...answerFiles(result, (file) => urls.get(file)!),
+      ...result.answers,
       ...(result.warnings?.length ? { warnings: result.warnings } : {}),
     };
   }
   const outputs: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(result.outputs))
     outputs[name] = Array.isArray(value) ? await Promise.all(value.map(urlOf)) : await urlOf(value);
-  return { message: result.message, outputs };
+  return { message: result.message, outputs, ...(result.answers ? { answers: result.answers } : {}) };
 }
 
 /** Every store path a result names (to delete them with the record). */
-export const resultPaths = (result: StoredResult | null): string[] =>
-  result === null ? [] : 'field' in result ? [result.path] : Object.values(result.outputs).flat();
+export const resultPaths = (result: StoredResult | null): string[] => {
+  if (result === null) return [];
+  if ('outputs' in result) return Object.values(result.outputs).flat();
+  return 'files' in result ? result.files : [result.path];
+};
 
 /** The `{id}` of a job's output paths: its own output id, or the job id for records older than it. */
 export const outputIdOf = (record: Pick<JobRecord, 'id' | 'output_id'>): string => record.output_id ?? record.id;

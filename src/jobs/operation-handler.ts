@@ -21,7 +21,10 @@ export const operationHandler = (engine: Engine): JobHandler => ({
       localFiles: job.localFiles,
       onProgress: (progress) => options.onProgress(operationProgress(progress)),
     });
-    const { message, field, path, warnings } = result;
-    return { result: { message, field, path, ...(warnings ? { warnings } : {}) }, timings: result.timings };
+    const { message, output, answers, warnings } = result;
+    return {
+      result: { message, ...output, ...(answers ? { answers } : {}), ...(warnings ? { warnings } : {}) },
+      timings: result.timings,
+    };
   },
 });

@@ -3,9 +3,10 @@ import { LineCounter, parseDocument, type Document } from 'yaml';
 import { NUMBER } from '../engine/plugins/params.js';
 import { inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
+import { writesNoFile, writesSeveral } from '../engine/plugins/plugin-check.js';
 import { dashed } from '../engine/plugins/reserved.js';
 import { Issues, PipelineDefinitionError } from './definition/issues.js';
-import { checkEach, checkParam, parseValue, type Shape } from './definition/references.js';
+import { checkEach, checkParam, noFileIssue, parseValue, type Shape } from './definition/references.js';
 import { orderSteps } from './definition/stages.js';
 import {
   INPUT_TYPES,
@@ -58,6 +59,8 @@ export function parsePipeline(text: string, file: string, registry: Registry): P
 /** Walks a parsed document, collecting every problem before giving up. */
 class Checker {
   private readonly issues: Issues;
+  /** Steps whose operation writes no file (media-metadata), with its name: their output names nothing. */
+  private readonly filelessSteps = new Map<string, string>();
 
   constructor(
     private readonly doc: Document,
@@ -159,13 +162,14 @@ class Checker {
     }
     const names = new Set(Object.keys(raw));
     const plugins = new Map<string, PluginDefinition>();
-    const eachSteps = new Set<string>();
-    // First pass: operations, and which steps have `each` (their output is a list).
+    const listSteps = new Set<string>();
+    // First pass: operations, and which steps give a list of files (with `each`, or writing several) or none.
     for (const [name, step] of Object.entries(raw)) {
       if (!isRecord(step)) continue;
       const plugin = typeof step.op === 'string' ? findOperation(this.registry, step.op) : undefined;
       if (plugin) plugins.set(name, plugin);
-      if (step.each !== undefined) eachSteps.add(name);
+      if (step.each !== undefined || (plugin && writesSeveral(plugin))) listSteps.add(name);
+      if (plugin && writesNoFile(plugin)) this.filelessSteps.set(name, plugin.name);
     }
     const steps: PipelineStep[] = [];
     for (const [name, step] of Object.entries(raw)) {
@@ -187,7 +191,7 @@ class Checker {
           .join(', ');
         this.issues.add([...path, 'op'], `unknown operation '${step.op}' (known: ${known})`, { step: name });
       }
-      const context = { step: name, names, inputs, eachSteps };
+      const context = { step: name, names, inputs, listSteps, filelessSteps: this.filelessSteps };
       const after = new Set<string>();
       let each: Expr | undefined;
       let itemShape: Shape | undefined;
@@ -294,6 +298,11 @@ class Checker {
       }
       if (!names.has(expr.ref.step)) {
         this.issues.add(path, `{{ steps.${expr.ref.step}.output }} names no step (steps: ${[...names].join(', ')})`);
+        continue;
+      }
+      const operation = this.filelessSteps.get(expr.ref.step);
+      if (operation !== undefined) {
+        this.issues.add(path, noFileIssue(expr.ref.step, operation));
         continue;
       }
       results.push({ name, step: expr.ref.step });

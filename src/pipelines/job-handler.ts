@@ -56,7 +56,8 @@ export function pipelineJobHandler(deps: PipelineJobDeps) {
         onEvent: (event) => options.onProgress(progress.update(event)),
       });
       const message = `Pipeline ${definition.name} completed successfully`;
-      return { result: { message, outputs: run.outputs }, timings: run.timings };
+      const answers = run.answers ? { answers: run.answers } : {};
+      return { result: { message, outputs: run.outputs, ...answers }, timings: run.timings };
     },
   };
 }

@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { access, copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Engine, JobProgress, LocalFilePolicy } from '../engine/run/engine.js';
+import { outputPaths } from '../engine/plugins/plugin.js';
 import { isAbort, MediaflowError, paramError } from '../engine/errors.js';
 import { LocalOutputStore, type OutputStore } from '../engine/storage/storage.js';
 import type { PipelineDefinition, PipelineStep } from './definition.js';
@@ -32,17 +33,28 @@ export interface PipelineRunOptions {
   onEvent?: (event: StepEvent) => void;
 }
 
-/** A finished run: each result's published path(s), relative to the store, and timings. */
+/** A finished run: each result's published path(s), relative to the store, the steps' answers, and timings. */
 export interface PipelineRun {
   id: string;
   outputs: Record<string, string | string[]>;
+  /**
+   * The answer fields of each step that gave some (a measured loudness, metadata), by step name: a
+   * list, one per item, for a step with `each`. Absent when no step answered anything.
+   */
+  answers?: Record<string, StepAnswers | StepAnswers[]>;
   timings: { totalMs: number; steps: Record<string, number> };
 }
+
+/** The answer fields of one operation (JobResult.answers). */
+type StepAnswers = Record<string, unknown>;
 
 /** The values references resolve to during a run. */
 interface Scope {
   inputs: Record<string, InputValue>;
-  /** Each finished step's output: an absolute path, or a list of them for a step with `each`. */
+  /**
+   * Each finished step's output: an absolute path, or a list of them for a step with `each` or an
+   * operation that writes several files (none: an empty list).
+   */
   outputs: Map<string, string | string[]>;
   item?: string;
 }
@@ -129,6 +141,7 @@ function preflight(
     const items = itemsOf(step, scope);
     if (items?.length === 0) throw stepError(step, new MediaflowError('MF_ERR_PARAM', '`each` gave no items'));
     const outputs: string[] = [];
+    let several = false;
     const stepFields: Array<Record<string, unknown>> = [];
     for (const [index, item] of (items ?? [undefined]).entries()) {
       const raw = fieldsOf(step, item === undefined ? scope : { ...scope, item });
@@ -143,17 +156,16 @@ function preflight(
         if (input.localPath !== undefined && !placeholders.has(input.localPath))
           files.push({ step, ...(where ? { item: where } : {}), source: input.source, path: input.localPath });
       }
-      const placeholder = path.join(
-        workDir,
-        'pending',
-        step.name,
-        `${index}${path.extname(engine.outputOf(prepared.plugin, prepared.params).path)}`,
-      );
-      placeholders.add(placeholder);
-      outputs.push(placeholder);
+      const likely = engine.outputOf(prepared.plugin, prepared.params);
+      for (const [n, file] of outputPaths(likely).entries()) {
+        const placeholder = path.join(workDir, 'pending', step.name, `${index}-${n}${path.extname(file)}`);
+        placeholders.add(placeholder);
+        outputs.push(placeholder);
+      }
+      several ||= 'files' in likely;
       stepFields.push(raw);
     }
-    scope.outputs.set(step.name, items ? outputs : outputs[0]!);
+    scope.outputs.set(step.name, items || several ? outputs : outputs[0]!);
     fields.set(step.name, stepFields);
   }
   return { fields, outputs: scope.outputs, files };
@@ -232,6 +244,7 @@ export async function runPipeline(
   const policy: LocalFilePolicy = (source) => (produced.has(source) ? source : options.localFiles?.(source));
   const scope: Scope = { inputs, outputs: new Map() };
   const stepMs: Record<string, number> = {};
+  const answers: Record<string, StepAnswers | StepAnswers[]> = {};
   const failFast = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, failFast.signal]) : failFast.signal;
   let failure: unknown;
@@ -243,7 +256,10 @@ export async function runPipeline(
     const stepStarted = performance.now();
     const items = itemsOf(step, scope);
     options.onEvent?.({ type: 'start', step: step.name, op: step.op, ...(items ? { items: items.length } : {}) });
-    const runOne = async (item: string | undefined, index: number): Promise<string> => {
+    const runOne = async (
+      item: string | undefined,
+      index: number,
+    ): Promise<{ files: string[]; several: boolean; answers: StepAnswers | undefined }> => {
       const raw = fieldsOf(step, item === undefined ? scope : { ...scope, item });
       try {
         const result = await engine.run(step.op, raw, {
@@ -258,15 +274,18 @@ export async function runPipeline(
               }
             : {}),
         });
-        const file = workStore.locate(result.path);
-        produced.add(file);
-        return file;
+        const files = outputPaths(result.output).map((file) => workStore.locate(file));
+        for (const file of files) produced.add(file);
+        return { files, several: 'files' in result.output, answers: result.answers };
       } catch (error) {
         throw stepError(step, error, items ? { index, count: items.length } : undefined);
       }
     };
-    const files = await Promise.all((items ?? [undefined]).map((item, index) => runOne(item, index)));
-    scope.outputs.set(step.name, items ? files : files[0]!);
+    const ran = await Promise.all((items ?? [undefined]).map((item, index) => runOne(item, index)));
+    const files = ran.flatMap((one) => one.files);
+    scope.outputs.set(step.name, items || ran[0]!.several ? files : files[0]!);
+    if (ran.some((one) => one.answers))
+      answers[step.name] = items ? ran.map((one) => one.answers ?? {}) : ran[0]!.answers!;
     stepMs[step.name] = Math.round(performance.now() - stepStarted);
     options.onEvent?.({ type: 'done', step: step.name, ms: stepMs[step.name]! });
   };
@@ -289,7 +308,12 @@ export async function runPipeline(
     options.signal?.throwIfAborted();
     if (failure !== undefined) throw failure;
     const outputs = await publishResults(definition, scope, options.store, options.resultDir, workDir);
-    return { id, outputs, timings: { totalMs: Math.round(performance.now() - started), steps: stepMs } };
+    return {
+      id,
+      outputs,
+      ...(Object.keys(answers).length > 0 ? { answers } : {}),
+      timings: { totalMs: Math.round(performance.now() - started), steps: stepMs },
+    };
   } finally {
     await engine.workspaces.remove(workDir);
   }

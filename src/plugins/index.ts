@@ -9,6 +9,7 @@ import cropImageToShort from './crop-image-to-short.js';
 import extractAudio from './extract-audio.js';
 import generateSubtitles from './generate-subtitles.js';
 import imagesToVideo from './images-to-video.js';
+import mediaMetadata from './media-metadata.js';
 import mergeAudioVideo from './merge-audio-video.js';
 import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
@@ -32,6 +33,7 @@ export const builtinPlugins = [
   convertVideo,
   // The editing toolbox, beyond the interface.
   trimMedia,
+  mediaMetadata,
   extractAudio,
   changeSpeed,
 ] as unknown as PluginDefinition[];

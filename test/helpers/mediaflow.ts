@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { execa } from 'execa';
 import { loadConfig, type Config } from '../../src/engine/config.js';
+import type { Registry } from '../../src/engine/plugins/registry.js';
 import { builtinRegistry } from '../../src/plugins/index.js';
 import { buildServer } from '../../src/server/app.js';
 
@@ -24,8 +25,11 @@ export interface TestServer {
   close: () => Promise<void>;
 }
 
-/** Starts a real mediaflow server on a loopback port with a fresh data directory. */
-export async function startMediaflow(env: Record<string, string> = {}): Promise<TestServer> {
+/** Starts a real mediaflow server on a loopback port with a fresh data directory (the built-ins, or `registry`). */
+export async function startMediaflow(
+  env: Record<string, string> = {},
+  registry: Registry = builtinRegistry(),
+): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-test-'));
   // The event-loop guard would answer 503 when a loaded CI machine stalls a test; its own behaviour
   // is not under test here.
@@ -36,7 +40,7 @@ export async function startMediaflow(env: Record<string, string> = {}): Promise<
     MEDIAFLOW_MAX_EVENT_LOOP_DELAY: '0',
     ...env,
   });
-  const { app } = await buildServer({ config, registry: builtinRegistry(), logger: false });
+  const { app } = await buildServer({ config, registry, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;
   const base = `http://127.0.0.1:${port}`;

@@ -23,6 +23,7 @@ const plan = (videos: LocalInput[]) =>
     params: { video_urls: videos.map((v) => v.source).join(','), quality: 'balanced' },
     inputs: { video_urls: videos },
     output: 'output.mp4',
+    outputs: ['output.mp4'],
     input: (v) => inputArgs(v, 'video'),
   }) as Plan;
 

@@ -21,10 +21,12 @@ function context(params: Partial<Params>): BuildContext<Params> {
       video: { codec: 'h264', width: 320, height: 240, fps: 25, pixFmt: 'yuv420p' },
     },
   };
+  const output = `output.${params.format ?? 'jpg'}`;
   return {
     params: { video_url: video.source, time: '0', format: 'jpg', ...params },
     inputs: { video_url: [video] },
-    output: `output.${params.format ?? 'jpg'}`,
+    output,
+    outputs: [output],
     input: (input) => ['-f', 'mov', '-i', input.file],
   };
 }

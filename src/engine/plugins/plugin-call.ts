@@ -11,7 +11,7 @@ import { shortMessage } from '../run/short-message.js';
  */
 
 /** The hooks the engine calls, and the in-process steps of a plan (`step`). */
-export type PluginHook = 'output' | 'checkParams' | 'outputSeconds' | 'check' | 'build' | 'message' | 'step';
+export type PluginHook = 'output' | 'checkParams' | 'outputSeconds' | 'check' | 'build' | 'next' | 'message' | 'step';
 
 /** A value thrown by a plugin or returned wrongly: what went wrong, for the 500's cause. */
 export class PluginHookError extends Error {
@@ -61,17 +61,24 @@ export function callPlugin<T>(plugin: PluginDefinition, hook: PluginHook, run: (
   }
 }
 
-/** What `build()` returned, checked: an argv (string[]) or a plan ({ commands, files?, steps?, expectedSeconds? }). */
-export function checkedPlan(plugin: PluginDefinition, value: unknown): Plan | string[] {
+/**
+ * What `build()` (or a plan's `next()`) returned, checked: an argv (string[]) or a plan ({ commands, files?,
+ * steps?, expectedSeconds?, answers?, next? }).
+ */
+export function checkedPlan(
+  plugin: PluginDefinition,
+  value: unknown,
+  hook: 'build' | 'next' = 'build',
+): Plan | string[] {
   const isArgv = (v: unknown): v is string[] => Array.isArray(v) && v.every((a) => typeof a === 'string');
   const fail = (what: string): never => {
-    throw pluginFailure(plugin.name, 'build', new PluginHookError(plugin.name, 'build', `build() returned ${what}`));
+    throw pluginFailure(plugin.name, hook, new PluginHookError(plugin.name, hook, `${hook}() returned ${what}`));
   };
   if (isArgv(value)) return value;
   if (typeof value !== 'object' || value === null)
     return fail(`${value === null ? 'null' : typeof value}, not an argv (string[]) or a plan ({ commands })`);
   if (typeof (value as { then?: unknown }).then === 'function')
-    return fail('a promise; build() must return its plan synchronously');
+    return fail(`a promise; ${hook}() must return its plan synchronously`);
   const plan = value as Partial<Plan>;
   if (!Array.isArray(plan.commands) || !plan.commands.every(isArgv))
     return fail('a plan whose commands are not lists of strings');
@@ -95,6 +102,15 @@ export function checkedPlan(plugin: PluginDefinition, value: unknown): Plan | st
     (typeof plan.expectedSeconds !== 'number' || !Number.isFinite(plan.expectedSeconds))
   ) {
     return fail('a plan whose expectedSeconds is not a number');
+  }
+  if (plan.next !== undefined && typeof plan.next !== 'function') return fail('a plan whose next is not a function');
+  if (plan.answers !== undefined) {
+    if (typeof plan.answers !== 'object' || plan.answers === null || Array.isArray(plan.answers))
+      return fail('a plan whose answers are not { name: value }');
+    const declared = Object.keys(plugin.answers?.properties ?? {});
+    const undeclared = Object.keys(plan.answers).find((name) => !declared.includes(name));
+    if (undeclared !== undefined)
+      return fail(`a plan answering '${undeclared}', which the plugin's answers do not declare`);
   }
   return plan as Plan;
 }

@@ -6,7 +6,6 @@ import {
   INPUT_KEYWORD,
   inputSpecOf,
   TIME_KEYWORD,
-  type OutputSpec,
   type PluginDefinition,
   type TObject,
 } from './plugin.js';
@@ -255,24 +254,43 @@ export function sampleParams(schema: TObject): Record<string, unknown> {
 }
 
 /**
- * The first problem of an output spec: a response field name, and a path under uploads that
- * holds the job's `{id}` (so nobody can guess it, docs/architecture.md) and cannot leave the store.
+ * Answer fields mediaflow writes itself: an output's field or an answer of a plugin's own under one of
+ * these names would overwrite them.
+ */
+export const RESERVED_ANSWERS: readonly string[] = ['message', 'error', 'warnings', 'output_file', 'output_files'];
+
+/** Whether a name is a snake_case response field (`output_file`, `loudness`). */
+const isFieldName = (name: unknown): name is string => typeof name === 'string' && /^[a-z][a-z0-9_]*$/.test(name);
+
+/**
+ * The first problem of an output spec: a response field name (one file), and paths under uploads
+ * that hold the job's `{id}` (so nobody can guess them, docs/architecture.md) and cannot leave the store.
  */
 export function outputProblem(spec: unknown): string | undefined {
-  const output = spec as Partial<OutputSpec> | undefined;
-  if (typeof output !== 'object' || output === null) return `output() returned ${show(output)}, not { field, path }`;
-  if (
-    typeof output.field !== 'string' ||
-    !/^[a-z][a-z0-9_]*$/.test(output.field) ||
-    output.field === 'message' ||
-    output.field === 'error'
-  ) {
+  const output = spec as Partial<{ field: unknown; path: unknown; files: unknown }> | undefined;
+  if (typeof output !== 'object' || output === null)
+    return `output() returned ${show(output)}, not { field, path } or { files }`;
+  if ('files' in output) {
+    if (!Array.isArray(output.files)) return `output() returned files ${show(output.files)}, not a list of paths`;
+    const paths = output.files as unknown[];
+    if (new Set(paths).size !== paths.length) return 'output() returned the same path twice in files';
+    for (const file of paths) {
+      const problem = pathProblem(file);
+      if (problem) return problem;
+    }
+    return undefined;
+  }
+  if (!isFieldName(output.field) || ['message', 'error', 'warnings', 'output_files'].includes(output.field)) {
     return (
-      `output() returned field ${show(output.field)}; it must be a snake_case response field other than message ` +
-      `and error`
+      `output() returned field ${show(output.field)}; it must be a snake_case response field other than message, ` +
+      `error, warnings and output_files`
     );
   }
-  const file = output.path;
+  return pathProblem(output.path);
+}
+
+/** The problem of one output path, if any. */
+function pathProblem(file: unknown): string | undefined {
   if (typeof file !== 'string' || !file.includes('{id}'))
     return `output() returned path ${show(file)}; it must contain {id}, the job's random id`;
   const segments = file.split('/');
@@ -287,6 +305,46 @@ export function outputProblem(spec: unknown): string | undefined {
     );
   }
   return undefined;
+}
+
+/** The first problem of a plugin's `answers` schema: an object schema of snake_case fields mediaflow does not write. */
+export function answersProblem(answers: unknown): string | undefined {
+  if (answers === undefined) return undefined;
+  const properties = (answers as { properties?: unknown } | null)?.properties;
+  if (typeof answers !== 'object' || answers === null || typeof properties !== 'object' || properties === null)
+    return 'answers must be an object schema (Type.Object)';
+  for (const name of Object.keys(properties)) {
+    if (!isFieldName(name)) return `answers names '${name}', which is not a snake_case response field`;
+    if (RESERVED_ANSWERS.includes(name)) return `answers names '${name}', which mediaflow answers itself`;
+  }
+  return undefined;
+}
+
+/**
+ * Whether an operation writes a list of files (`{ files }`), asked with sample params: the form of its
+ * output is the same for every parameter (docs/plugins.md), so pipelines know before a run whether a
+ * step's output is one file or a list.
+ */
+export function writesSeveral(plugin: PluginDefinition): boolean {
+  try {
+    return 'files' in plugin.output(sampleParams(plugin.params) as never);
+  } catch {
+    // Registration asked output() already: a plugin that throws here wants params the sample lacks.
+    return false;
+  }
+}
+
+/**
+ * Whether an operation writes no file at all (`{ files: [] }`, as media-metadata, which only answers):
+ * a pipeline step of it has no output another step or a result could name.
+ */
+export function writesNoFile(plugin: PluginDefinition): boolean {
+  try {
+    const spec = plugin.output(sampleParams(plugin.params) as never);
+    return 'files' in spec && spec.files.length === 0;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -126,8 +126,13 @@ export interface BuildContext<P> {
   params: P;
   /** Inputs by parameter name, in the order given. */
   inputs: Record<string, LocalInput[]>;
-  /** File name the plan must produce, inside the workspace. */
+  /** File name the plan must produce, inside the workspace: the first of `outputs` (empty when there is none). */
   output: string;
+  /**
+   * Every file name the plan must produce, one per output path in order: one for `{ field, path }`,
+   * one per path for `{ files }`, none for `{ files: [] }`.
+   */
+  outputs: string[];
   /** ffmpeg options that open one input safely: only local files, only the demuxers its kind needs. */
   input: (input: LocalInput) => string[];
 }
@@ -148,6 +153,19 @@ export interface Plan {
    * (`-t`, `-frames:v`; the limit itself when absent), so a lying input cannot make it longer.
    */
   expectedSeconds?: number;
+  /**
+   * Fields the answer carries beside the output (a measured loudness, the seconds removed): plain
+   * JSON values under the names the plugin declares in `answers`. Each stage may add some; a later
+   * stage's value of a name replaces an earlier one's.
+   */
+  answers?: Record<string, unknown>;
+  /**
+   * The next stage, decided from what this stage's commands logged (each command's stderr, in order;
+   * a command that wants its filters' figures asks for them with its own `-loglevel info`): a
+   * measuring pass first, then the pass that uses its figures. Called after the commands have run,
+   * like `build`, synchronously and without side effects; `--dry-run` shows the first stage only.
+   */
+  next?: (logs: string[]) => Plan | string[];
 }
 
 /**
@@ -187,10 +205,31 @@ export function imageStep(label: string, input: string, output: string, transfor
   return { label, run: (context) => context.image(input, transform, output) };
 }
 
-/** Where the output goes: the response field and the path under uploads, with `{id}` for the job's UUID. */
-export interface OutputSpec {
+/**
+ * Where the output goes, as paths under uploads with `{id}` for the job's random id: one file, its
+ * URL answered under `field` (`{ field, path }`); or several (`{ files }`), answered as
+ * `output_files` (every URL, in order) and `output_file` (the first, for tools that read one
+ * URL); or none (`{ files: [] }`), for an operation whose answer is its result.
+ */
+export type OutputSpec = SingleOutput | { files: string[] };
+
+/** One output file: the response field of its URL and its path under uploads. */
+export interface SingleOutput {
   field: string;
   path: string;
+}
+
+/** The paths of an output spec, in order: one, several or none. */
+export const outputPaths = (spec: OutputSpec): string[] => ('files' in spec ? spec.files : [spec.path]);
+
+/**
+ * The answer fields of an output's files, each path shown as `show` makes it (a URL, a local path):
+ * `{ <field>: one }`, or `{ output_file: first, output_files: every }` for several, `{}` for none.
+ */
+export function answerFiles<T>(spec: OutputSpec, show: (path: string) => T): Record<string, T | T[]> {
+  if (!('files' in spec)) return { [spec.field]: show(spec.path) };
+  const shown = spec.files.map(show);
+  return shown.length > 0 ? { output_file: shown[0]!, output_files: shown } : {};
 }
 
 /** A plugin: a plain object describing one operation. */
@@ -206,6 +245,11 @@ export interface PluginDefinition<S extends TObject = TObject> {
   /** Plugin's own version, shown by `mediaflow plugins`. */
   version?: string;
   params: S;
+  /**
+   * The fields the answer carries beside the output, as a schema (the API docs show it); a plan
+   * answers them in `Plan.answers`, and a name not declared here fails the job.
+   */
+  answers?: TObject;
   /**
    * Where the output goes. `inputs`, the probed facts of each input parameter, is given once the
    * inputs are probed (a run, a dry run), so that an output can take the input's own container

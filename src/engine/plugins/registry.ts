@@ -1,4 +1,4 @@
-import { contractProblem, sampleOutputProblem, schemaProblem } from './plugin-check.js';
+import { answersProblem, contractProblem, sampleOutputProblem, schemaProblem } from './plugin-check.js';
 import type { PluginDefinition } from './plugin.js';
 import { dashed, RESERVED_COMMANDS, RESERVED_PATHS } from './reserved.js';
 
@@ -56,7 +56,7 @@ function shapeProblem(plugin: PluginDefinition): string | undefined {
   if (typeof plugin.summary !== 'string' || plugin.summary === '') return 'summary is missing';
   if (plugin.description !== undefined && typeof plugin.description !== 'string') return 'description must be a string';
   if (plugin.version !== undefined && typeof plugin.version !== 'string') return 'version must be a string';
-  const schema = schemaProblem(plugin.params);
+  const schema = schemaProblem(plugin.params) ?? answersProblem(plugin.answers);
   if (schema) return schema;
   for (const hook of ['output', 'build', 'message'] as const) {
     if (typeof plugin[hook] !== 'function') return `${hook}() is missing (it must be a function)`;

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { ffprobeSeconds } from './ffprobe-seconds.js';
 import { readSequenceParameters } from './h264-sps.js';
-import type { AudioFacts, MediaFacts, VideoFacts } from './media-facts.js';
+import { boxes, only, type Box } from './iso-boxes.js';
+import { movieTags } from './iso-tags.js';
+import { audioStream, videoStream, type AudioFacts, type MediaFacts, type VideoFacts } from './media-facts.js';
 
 /**
  * Facts of an MP4/MOV read from its boxes in process, the same facts ffprobe gives, for the common
@@ -16,37 +18,6 @@ const MOV_FORMAT = 'mov,mp4,m4a,3gp,3g2,mj2';
 
 /** The largest movie header read into memory; a longer one (hours of small samples) goes to ffprobe. */
 const MAX_MOOV_BYTES = 16 * 1024 * 1024;
-
-interface Box {
-  type: string;
-  body: Buffer;
-}
-
-/** The boxes inside `buffer`, in order. A box running past its parent is malformed: it throws. */
-function boxes(buffer: Buffer): Box[] {
-  const found: Box[] = [];
-  let offset = 0;
-  while (offset + 8 <= buffer.length) {
-    let size = buffer.readUInt32BE(offset);
-    const type = buffer.toString('latin1', offset + 4, offset + 8);
-    let header = 8;
-    if (size === 1) {
-      size = Number(buffer.readBigUInt64BE(offset + 8));
-      header = 16;
-    } else if (size === 0) {
-      size = buffer.length - offset;
-    }
-    if (size < header || offset + size > buffer.length) throw new RangeError(`box '${type}' overruns its parent`);
-    found.push({ type, body: buffer.subarray(offset + header, offset + size) });
-    offset += size;
-  }
-  return found;
-}
-
-const only = (list: Box[], type: string): Box | undefined => {
-  const matching = list.filter((box) => box.type === type);
-  return matching.length === 1 ? matching[0] : undefined;
-};
 
 /** Timescale and duration of an `mvhd` or `mdhd` box (versions 0 and 1 lay them out alike). */
 function timing(body: Buffer): { timescale: number; duration: number } {
@@ -154,11 +125,52 @@ interface Track {
   timescale: number;
   entry: Box;
   stts: Buffer;
+  /** The rotation ffprobe reports for the track (0 when upright). */
+  rotation: number;
+}
+
+/** A 16.16 fixed-point 1, and the matrices' last element (2.30 fixed point). */
+const ONE = 0x10000;
+const W_ONE = 0x40000000;
+
+/** The nine numbers of the transformation matrix in an `mvhd` or `tkhd` box (`a b u c d v x y w`). */
+function matrixAt(body: Buffer, offset: number): number[] {
+  return Array.from({ length: 9 }, (_, i) => body.readInt32BE(offset + i * 4));
+}
+
+/**
+ * The rotation ffprobe reports for a track's matrix (av_display_rotation_get, truncated as ffprobe
+ * prints it), when the matrix turns the picture by a quarter turn or none; undefined for a flip, a
+ * scale or any other matrix, whose effect on the stream ffprobe judges better.
+ */
+function rotationOf(tkhd: Buffer): number | undefined {
+  const [a, b, u, c, d, v, , , w] = matrixAt(tkhd, tkhd[0] === 1 ? 52 : 40);
+  const turns = [
+    [ONE, 0, 0, ONE],
+    [0, ONE, -ONE, 0],
+    [-ONE, 0, 0, -ONE],
+    [0, -ONE, ONE, 0],
+  ];
+  if (
+    u !== 0 ||
+    v !== 0 ||
+    w !== W_ONE ||
+    !turns.some(([ta, tb, tc, td]) => ta === a && tb === b && tc === c && td === d)
+  )
+    return undefined;
+  const [fa, fb, fc, fd] = [a!, b!, c!, d!].map((x) => x / ONE) as [number, number, number, number];
+  const degrees = -((Math.atan2(fb / Math.hypot(fb, fd), fa / Math.hypot(fa, fc)) * 180) / Math.PI);
+  return Math.trunc(degrees) || 0;
 }
 
 function track(trak: Box): Track | undefined {
-  const mdia = only(boxes(trak.body), 'mdia');
-  if (!mdia) return undefined;
+  const inTrak = boxes(trak.body);
+  const mdia = only(inTrak, 'mdia');
+  const tkhd = only(inTrak, 'tkhd');
+  // A track's own tags (udta, meta) are ffprobe's to read.
+  if (!mdia || !tkhd || inTrak.some((box) => box.type === 'udta' || box.type === 'meta')) return undefined;
+  const rotation = rotationOf(tkhd.body);
+  if (rotation === undefined) return undefined;
   const parts = boxes(mdia.body);
   const mdhd = only(parts, 'mdhd');
   const hdlr = only(parts, 'hdlr');
@@ -172,17 +184,28 @@ function track(trak: Box): Track | undefined {
   const entry = boxes(stsd.body.subarray(8))[0];
   const { timescale } = timing(mdhd.body);
   if (!entry || timescale <= 0) return undefined;
-  return { handler: hdlr.body.toString('latin1', 8, 12), timescale, entry, stts: stts.body };
+  return { handler: hdlr.body.toString('latin1', 8, 12), timescale, entry, stts: stts.body, rotation };
 }
 
-/** Facts from a movie header (`moov` body), or undefined for anything but the common case. */
-export function factsFromMovie(moov: Buffer): MediaFacts | undefined {
+/** Whether the movie header's own matrix (`mvhd`) leaves the tracks' as they are, as it does but in odd files. */
+function identityMovieMatrix(mvhd: Buffer): boolean {
+  const [a, b, u, c, d, v, x, y, w] = matrixAt(mvhd, mvhd[0] === 1 ? 48 : 36);
+  return a === ONE && d === ONE && w === W_ONE && !b && !u && !c && !v && !x && !y;
+}
+
+/**
+ * Facts from a movie header (`moov` body) and the file type box (`ftyp` body, whose brands are
+ * tags), or undefined for anything but the common case.
+ */
+export function factsFromMovie(moov: Buffer, ftyp: Buffer | undefined): MediaFacts | undefined {
   try {
     const parts = boxes(moov);
     const mvhd = only(parts, 'mvhd');
     // Fragmented files (mvex), compressed headers (cmov) and cover art (covr, an extra stream) go to ffprobe.
     if (!mvhd || parts.some((box) => box.type === 'mvex' || box.type === 'cmov') || moov.includes('covr', 0, 'latin1'))
       return undefined;
+    const tags = movieTags(ftyp, parts);
+    if (!tags || !identityMovieMatrix(mvhd.body)) return undefined;
     const traks = parts.filter((box) => box.type === 'trak').map(track);
     const videoTracks = traks.filter((t) => t?.handler === 'vide');
     const audioTracks = traks.filter((t) => t?.handler === 'soun');
@@ -200,6 +223,8 @@ export function factsFromMovie(moov: Buffer): MediaFacts | undefined {
       isImage: false,
       streamCount: traks.length,
       duration: ffprobeSeconds(movie.duration, movie.timescale),
+      streams: [],
+      tags,
     };
     const [video] = videoTracks;
     if (video) {
@@ -207,7 +232,8 @@ export function factsFromMovie(moov: Buffer): MediaFacts | undefined {
       const codec = h264Facts(video.entry);
       const fps = averageFps(video.stts, video.timescale);
       if (!codec || fps <= 0) return undefined;
-      facts.video = { ...codec, fps, timeBase: `1/${video.timescale}` };
+      const { rotation } = video;
+      facts.video = { ...codec, fps, timeBase: `1/${video.timescale}`, ...(rotation ? { rotation } : {}) };
     }
     const [audio] = audioTracks;
     if (audio) {
@@ -215,6 +241,10 @@ export function factsFromMovie(moov: Buffer): MediaFacts | undefined {
       if (!codec) return undefined;
       facts.audio = { ...codec, timeBase: `1/${audio.timescale}` };
     }
+    // Streams are numbered in the order of their tracks.
+    facts.streams = traks.map((t, index) =>
+      t === video ? videoStream(index, facts.video!) : audioStream(index, facts.audio!),
+    );
     return facts;
   } catch (error) {
     // A box or descriptor that does not add up: ffprobe, with its own judgement, reads the file.
@@ -288,8 +318,14 @@ export function movieExtent(moov: Buffer): number | undefined {
   }
 }
 
-/** What the top level of an ISO media file says: the box it ends inside of, or its movie header. */
-export type TopLevel = { truncatedIn: string } | { moov: Buffer | undefined };
+/**
+ * What the top level of an ISO media file says: the box it ends inside of, or its movie header and
+ * its file type box (their bodies).
+ */
+export type TopLevel = { truncatedIn: string } | { moov: Buffer | undefined; ftyp?: Buffer };
+
+/** The largest file type box read: a list of brands is a few dozen bytes. */
+const MAX_FTYP_BYTES = 4096;
 
 /**
  * Walks the top-level boxes of an ISO media (MP4, MOV, M4A, 3GP) file. A file cut short in transfer
@@ -302,6 +338,7 @@ export async function readTopLevel(file: string): Promise<TopLevel> {
     const { size } = await handle.stat();
     const header = Buffer.alloc(16);
     const movies: Array<{ offset: number; size: number }> = [];
+    const types: Array<{ offset: number; size: number }> = [];
     let offset = 0;
     while (offset + 8 <= size) {
       const { bytesRead } = await handle.read(header, 0, 16, offset);
@@ -320,6 +357,7 @@ export async function readTopLevel(file: string): Promise<TopLevel> {
       if (boxSize < headerSize) break;
       if (offset + boxSize > size) return { truncatedIn: type };
       if (type === 'moov') movies.push({ offset: offset + headerSize, size: boxSize - headerSize });
+      if (type === 'ftyp') types.push({ offset: offset + headerSize, size: boxSize - headerSize });
       offset += boxSize;
     }
     if (offset < size && offset + 8 > size) return { truncatedIn: 'box header' };
@@ -327,7 +365,12 @@ export async function readTopLevel(file: string): Promise<TopLevel> {
     if (movies.length !== 1 || !movie || movie.size > MAX_MOOV_BYTES) return { moov: undefined };
     const body = Buffer.alloc(movie.size);
     const { bytesRead } = await handle.read(body, 0, movie.size, movie.offset);
-    return { moov: bytesRead === movie.size ? body : undefined };
+    if (bytesRead !== movie.size) return { moov: undefined };
+    const [brands] = types;
+    if (types.length !== 1 || !brands || brands.size > MAX_FTYP_BYTES) return { moov: body };
+    const ftyp = Buffer.alloc(brands.size);
+    await handle.read(ftyp, 0, brands.size, brands.offset);
+    return { moov: body, ftyp };
   } finally {
     await handle.close();
   }

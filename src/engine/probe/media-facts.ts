@@ -20,7 +20,44 @@ export interface MediaFacts {
   isImage: boolean;
   /** Streams in the container, of every kind (cover art and data tracks too), when ffprobe read it. */
   streamCount?: number;
+  /** Bytes of the whole file. */
+  size?: number;
+  /**
+   * Bits per second of the whole file, as ffprobe reports it (ffmpeg divides the size by the duration);
+   * absent when there is no duration.
+   */
+  bitRate?: number;
+  /** The video, audio and subtitle streams, numbered as ffprobe numbers them (data streams are left out). */
+  streams?: StreamFacts[];
+  /** The container's tags (title, artist, encoder, ...) under the names ffmpeg gives them. */
+  tags?: Record<string, string>;
 }
+
+/** One stream of the container, as `/media-metadata/` reports it. */
+export type StreamFacts =
+  | { index: number; type: 'video'; codec: string; width: number; height: number; fps: number; rotation: number }
+  | { index: number; type: 'audio'; codec: string; sampleRate: number; channels: number }
+  | { index: number; type: 'subtitle'; codec: string };
+
+/** A video stream's entry, from its facts: the readers and ffprobe's reading make it the same way. */
+export const videoStream = (index: number, video: VideoFacts): StreamFacts => ({
+  index,
+  type: 'video',
+  codec: video.codec,
+  width: video.width,
+  height: video.height,
+  fps: video.fps,
+  rotation: video.rotation ?? 0,
+});
+
+/** An audio stream's entry, from its facts. */
+export const audioStream = (index: number, audio: AudioFacts): StreamFacts => ({
+  index,
+  type: 'audio',
+  codec: audio.codec,
+  sampleRate: audio.sampleRate,
+  channels: audio.channels,
+});
 
 export interface VideoFacts {
   codec: string;
@@ -37,6 +74,11 @@ export interface VideoFacts {
    * interchangeable streams.
    */
   extradataHash?: string;
+  /**
+   * Degrees the container's display matrix turns the picture, as ffprobe reports it (counter-clockwise:
+   * a phone's portrait video is -90); absent when upright.
+   */
+  rotation?: number;
 }
 
 export interface AudioFacts {

@@ -1,11 +1,13 @@
 import { ffprobeSeconds } from './ffprobe-seconds.js';
-import type { MediaFacts } from './media-facts.js';
+import { id3Tags } from './id3-tags.js';
+import { audioStream, type MediaFacts } from './media-facts.js';
 
 /**
  * Facts of an MP3 file read in process, the same facts ffprobe gives, when its first frame carries
  * a Xing or Info header with the frame count (LAME, ffmpeg and most encoders write one): that count
- * is the duration ffprobe reports. Anything else (no such header, a picture in the ID3 tag, which
- * ffprobe lists as a stream, other layers) returns undefined and ffprobe reads the file.
+ * is the duration ffprobe reports; its ID3v2 text tags are read too (id3-tags.ts). Anything else (no
+ * such header, an ID3 tag with more than text, such as a picture, which ffprobe lists as a stream,
+ * other layers) returns undefined and ffprobe reads the file.
  */
 
 /** The mp3 demuxer's time base, the same for every file. */
@@ -14,24 +16,19 @@ const MP3_TIME_BASE = '1/14112000';
 /** Sample rates of MPEG-1, by index; MPEG-2 halves them and MPEG-2.5 quarters them. */
 const MPEG1_RATES = [44100, 48000, 32000];
 
-/**
- * The ID3v2 tag's length, header and footer included (0 without one), or undefined when it hides
- * something ffprobe would list.
- */
-function id3Length(head: Buffer): number | undefined {
-  if (head.toString('latin1', 0, 3) !== 'ID3') return 0;
-  if (head.length < 10) return undefined;
-  const size = ((head[6]! & 0x7f) << 21) | ((head[7]! & 0x7f) << 14) | ((head[8]! & 0x7f) << 7) | (head[9]! & 0x7f);
-  const length = 10 + size + (head[5]! & 0x10 ? 10 : 0);
-  const tag = head.subarray(10, length);
-  // Attached pictures (APIC, PIC in ID3v2.2) are a video stream to ffprobe.
-  return tag.includes('APIC', 0, 'latin1') || tag.includes('PIC', 0, 'latin1') ? undefined : length;
-}
+/** Whether the file ends with an ID3v1 or APE tag, whose tags ffmpeg reads too: ffprobe then reads the file. */
+const tailTagged = (tail: Buffer): boolean =>
+  (tail.length >= 128 && tail.toString('latin1', tail.length - 128, tail.length - 125) === 'TAG') ||
+  tail.includes('APETAGEX', 0, 'latin1');
 
-/** Facts of an MP3 whose first bytes are `head`, of `fileSize` bytes in all; undefined when ffprobe should read it. */
-export function mpegAudioFacts(head: Buffer, fileSize: number): MediaFacts | undefined {
-  const start = id3Length(head);
-  if (start === undefined || start + 4 > head.length) return undefined;
+/**
+ * Facts of an MP3 whose first bytes are `head` and last ones `tail` (the last 160 at most), of
+ * `fileSize` bytes in all; undefined when ffprobe should read it.
+ */
+export function mpegAudioFacts(head: Buffer, fileSize: number, tail: Buffer): MediaFacts | undefined {
+  const id3 = id3Tags(head);
+  if (!id3 || id3.length + 4 > head.length || tailTagged(tail)) return undefined;
+  const start = id3.length;
   const header = head.readUInt32BE(start);
   const version = (header >>> 19) & 3; // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
   const layer = (header >>> 17) & 3; // 1: Layer III
@@ -64,17 +61,20 @@ export function mpegAudioFacts(head: Buffer, fileSize: number): MediaFacts | und
   // ffmpeg distrusts the count when the sizes differ by more than a sixteenth, and so does this.
   if (frames === 0 || Math.abs(actualBytes - declaredBytes) > Math.min(actualBytes, declaredBytes) / 16)
     return undefined;
+  const audio = {
+    codec: 'mp3',
+    sampleRate,
+    channels: mono ? 1 : 2,
+    channelLayout: mono ? 'mono' : 'stereo',
+    timeBase: MP3_TIME_BASE,
+  };
   return {
     formatName: 'mp3',
     isImage: false,
     streamCount: 1,
     duration: ffprobeSeconds(frames * samplesPerFrame, sampleRate),
-    audio: {
-      codec: 'mp3',
-      sampleRate,
-      channels: mono ? 1 : 2,
-      channelLayout: mono ? 'mono' : 'stereo',
-      timeBase: MP3_TIME_BASE,
-    },
+    audio,
+    streams: [audioStream(0, audio)],
+    tags: id3.tags,
   };
 }

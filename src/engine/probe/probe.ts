@@ -9,7 +9,8 @@ import { waveFacts } from './wave-audio.js';
 import { ffprobeSeconds } from './ffprobe-seconds.js';
 import { DEFAULT_MAX_PIXELS } from '../config.js';
 import { ALL_DEMUXERS, lockedInputOptions } from '../inputs/input-policy.js';
-import type { MediaFacts } from './media-facts.js';
+import { audioStream, videoStream } from './media-facts.js';
+import type { AudioFacts, MediaFacts, StreamFacts, VideoFacts } from './media-facts.js';
 
 /** How one input is probed. */
 export interface ProbeOptions extends RunOptions {
@@ -20,6 +21,7 @@ export interface ProbeOptions extends RunOptions {
 }
 
 interface ProbeStream {
+  index?: number;
   codec_type?: string;
   codec_name?: string;
   width?: number;
@@ -34,10 +36,11 @@ interface ProbeStream {
   time_base?: string;
   extradata_hash?: string;
   disposition?: { attached_pic?: number };
+  side_data_list?: Array<{ rotation?: number }>;
 }
 
 interface ProbeOutput {
-  format?: { format_name?: string; duration?: string };
+  format?: { format_name?: string; duration?: string; size?: string; bit_rate?: string; tags?: Record<string, string> };
   streams?: ProbeStream[];
   /** The packets of `TAIL_ARGS`' interval (Matroska only). */
   packets?: Array<{ pts_time?: string; duration_time?: string }>;
@@ -69,6 +72,43 @@ function rate(text: string | undefined): number {
 /** Formats ffprobe names for single pictures. */
 const IMAGE_FORMAT = /(^|,)(image2|[a-z0-9]+_pipe|gif|webp)(,|$)/;
 
+function videoFacts(video: ProbeStream): VideoFacts {
+  const rotation = video.side_data_list?.find((data) => data.rotation !== undefined)?.rotation;
+  return {
+    codec: video.codec_name ?? 'unknown',
+    width: video.width ?? 0,
+    height: video.height ?? 0,
+    fps: rate(video.avg_frame_rate) || rate(video.r_frame_rate),
+    pixFmt: video.pix_fmt ?? 'unknown',
+    ...(video.profile ? { profile: video.profile } : {}),
+    ...(video.time_base ? { timeBase: video.time_base } : {}),
+    ...(video.extradata_hash ? { extradataHash: video.extradata_hash } : {}),
+    ...(rotation ? { rotation } : {}),
+  };
+}
+
+function audioFacts(audio: ProbeStream): AudioFacts {
+  return {
+    codec: audio.codec_name ?? 'unknown',
+    sampleRate: Number(audio.sample_rate ?? 0),
+    channels: audio.channels ?? 0,
+    ...(audio.channel_layout ? { channelLayout: audio.channel_layout } : {}),
+    ...(audio.profile ? { profile: audio.profile } : {}),
+    ...(audio.time_base ? { timeBase: audio.time_base } : {}),
+  };
+}
+
+/** ffprobe's video, audio and subtitle streams as entries; other kinds (data, attachments) are left out. */
+function streamEntries(streams: ProbeStream[]): StreamFacts[] {
+  return streams.flatMap((stream, position): StreamFacts[] => {
+    const index = stream.index ?? position;
+    if (stream.codec_type === 'video') return [videoStream(index, videoFacts(stream))];
+    if (stream.codec_type === 'audio') return [audioStream(index, audioFacts(stream))];
+    if (stream.codec_type === 'subtitle') return [{ index, type: 'subtitle', codec: stream.codec_name ?? 'unknown' }];
+    return [];
+  });
+}
+
 /** Turns ffprobe's JSON into facts. Cover art in audio files (attached pictures) is not a video stream. */
 export function factsFromProbe(output: ProbeOutput): MediaFacts {
   const streams = output.streams ?? [];
@@ -77,34 +117,20 @@ export function factsFromProbe(output: ProbeOutput): MediaFacts {
   const subtitle = streams.find((s) => s.codec_type === 'subtitle');
   const formatName = output.format?.format_name ?? 'unknown';
   const duration = Number(output.format?.duration);
+  const size = Number(output.format?.size);
+  const bitRate = Number(output.format?.bit_rate);
   const facts: MediaFacts = {
     formatName,
     isImage: Boolean(video) && !audio && IMAGE_FORMAT.test(formatName),
     streamCount: streams.length,
+    streams: streamEntries(streams),
+    tags: { ...output.format?.tags },
   };
   if (Number.isFinite(duration) && duration > 0) facts.duration = duration;
-  if (video) {
-    facts.video = {
-      codec: video.codec_name ?? 'unknown',
-      width: video.width ?? 0,
-      height: video.height ?? 0,
-      fps: rate(video.avg_frame_rate) || rate(video.r_frame_rate),
-      pixFmt: video.pix_fmt ?? 'unknown',
-      ...(video.profile ? { profile: video.profile } : {}),
-      ...(video.time_base ? { timeBase: video.time_base } : {}),
-      ...(video.extradata_hash ? { extradataHash: video.extradata_hash } : {}),
-    };
-  }
-  if (audio) {
-    facts.audio = {
-      codec: audio.codec_name ?? 'unknown',
-      sampleRate: Number(audio.sample_rate ?? 0),
-      channels: audio.channels ?? 0,
-      ...(audio.channel_layout ? { channelLayout: audio.channel_layout } : {}),
-      ...(audio.profile ? { profile: audio.profile } : {}),
-      ...(audio.time_base ? { timeBase: audio.time_base } : {}),
-    };
-  }
+  if (Number.isFinite(size)) facts.size = size;
+  if (Number.isFinite(bitRate) && bitRate > 0) facts.bitRate = bitRate;
+  if (video) facts.video = videoFacts(video);
+  if (audio) facts.audio = audioFacts(audio);
   if (subtitle) facts.subtitle = { codec: subtitle.codec_name ?? 'unknown' };
   return facts;
 }
@@ -230,11 +256,10 @@ function pngHasTransparencyChunk(head: Buffer): boolean {
 export function headerFacts(head: Buffer): MediaFacts | undefined {
   const header = imageHeader(head);
   if (!header || header.width <= 0 || header.height <= 0) return undefined;
-  const picture = (pixFmt: string): MediaFacts => ({
-    formatName: header.format,
-    isImage: true,
-    video: { codec: header.codec, width: header.width, height: header.height, fps: 25, pixFmt },
-  });
+  const picture = (pixFmt: string): MediaFacts => {
+    const video = { codec: header.codec, width: header.width, height: header.height, fps: 25, pixFmt };
+    return { formatName: header.format, isImage: true, video, streams: [videoStream(0, video)], tags: {} };
+  };
   if (header.codec === 'png') {
     const depth = head[24]!;
     const formats = PNG_PIXEL_FORMATS[head[25]!];
@@ -257,16 +282,31 @@ export function headerFacts(head: Buffer): MediaFacts | undefined {
   return undefined;
 }
 
-/** A file's first bytes (HEAD_BYTES at most) and its size. */
-async function readHead(file: string): Promise<{ head: Buffer; size: number }> {
+/** Bytes read from the end of a file: where MP3 files keep their ID3v1 and APE tags. */
+const TAIL_BYTES = 160;
+
+/** A file's first bytes (HEAD_BYTES at most), its last ones (TAIL_BYTES at most) and its size. */
+async function readEnds(file: string): Promise<{ head: Buffer; tail: Buffer; size: number }> {
   const handle = await open(file, 'r');
   try {
+    const size = (await handle.stat()).size;
     const buffer = Buffer.alloc(HEAD_BYTES);
     const { bytesRead } = await handle.read(buffer, 0, HEAD_BYTES, 0);
-    return { head: buffer.subarray(0, bytesRead), size: (await handle.stat()).size };
+    const tail = Buffer.alloc(Math.min(TAIL_BYTES, size));
+    await handle.read(tail, 0, tail.length, size - tail.length);
+    return { head: buffer.subarray(0, bytesRead), tail, size };
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * Facts read from headers, with the file's size and bit rate as ffprobe gives them: ffmpeg divides
+ * the size in bits by the duration in whole microseconds, and truncates.
+ */
+function withSize(facts: MediaFacts, size: number): MediaFacts {
+  const micros = Math.round((facts.duration ?? 0) * 1e6);
+  return { ...facts, size, ...(micros > 0 ? { bitRate: Math.trunc((size * 8 * 1e6) / micros) } : {}) };
 }
 
 /** ffprobe's complaint without our own file name, which means nothing to the user. */
@@ -279,7 +319,7 @@ const withoutFileName = (text: string, file: string) => text.split(`${file}: `).
 export async function probeFile(ffprobe: string, file: string, options: ProbeOptions): Promise<MediaFacts> {
   const input = options.source ? `Input ${options.source}` : 'Input';
   const absolute = path.resolve(options.cwd, file);
-  const { head, size } = await readHead(absolute);
+  const { head, tail, size } = await readEnds(absolute);
   if (head.length === 0) throw mediaError(`${input} is empty`);
   const refers = indirection(head);
   if (refers)
@@ -296,13 +336,13 @@ export async function probeFile(ffprobe: string, file: string, options: ProbeOpt
       video: { codec: declared.codec, width: declared.width, height: declared.height, fps: 0, pixFmt: 'unknown' },
     };
   }
-  const quick = headerFacts(head) ?? mpegAudioFacts(head, size) ?? waveFacts(head, size) ?? subtitleFacts(head);
-  if (quick) return quick;
+  const quick = headerFacts(head) ?? mpegAudioFacts(head, size, tail) ?? waveFacts(head, size) ?? subtitleFacts(head);
+  if (quick) return withSize(quick, size);
   // ISO media (MP4, MOV, M4A, 3GP) names its boxes' sizes: a file cut short is told as such, not
   // as ffprobe's confusion. Its common case (H.264 and AAC) is read from its header here.
   const isoMedia = head.length >= 8 && head.toString('latin1', 4, 8) === 'ftyp';
   const movie = isoMedia ? await isoMediaFacts(input, absolute) : undefined;
-  if (movie?.facts) return movie.facts;
+  if (movie?.facts) return withSize(movie.facts, size);
   let stdout: string;
   try {
     // -max_pixels makes every decoder refuse a larger picture before allocating it (SVG, TIFF, video).
@@ -369,6 +409,6 @@ async function isoMediaFacts(input: string, file: string): Promise<{ facts?: Med
     throw mediaError(`${input} is truncated: the file ends inside its '${top.truncatedIn}' box`);
   if (!top.moov) return {};
   const extent = movieExtent(top.moov);
-  const facts = factsFromMovie(top.moov);
+  const facts = factsFromMovie(top.moov, top.ftyp);
   return { ...(facts ? { facts: withExtent(facts, extent) } : {}), ...(extent !== undefined ? { extent } : {}) };
 }

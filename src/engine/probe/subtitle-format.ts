@@ -26,5 +26,14 @@ export function subtitleFacts(head: Buffer): MediaFacts | undefined {
     .toString('utf8')
     .replace(/^\uFEFF/, '');
   const format = FORMATS.find(({ test }) => test.test(text));
-  return format && { formatName: format.formatName, isImage: false, streamCount: 1, subtitle: { codec: format.codec } };
+  if (!format) return undefined;
+  const { formatName, codec } = format;
+  return {
+    formatName,
+    isImage: false,
+    streamCount: 1,
+    subtitle: { codec },
+    streams: [{ index: 0, type: 'subtitle', codec }],
+    tags: {},
+  };
 }

@@ -16,9 +16,17 @@ import { cappedPlan, checkOutputLength } from './output-caps.js';
 import type { Logger } from '../logger.js';
 import { parseParams } from '../plugins/params.js';
 import { runSteps, workspaceFile } from './plan-steps.js';
-import { callPlugin, checkedMessage, checkedOutput, checkedPlan } from '../plugins/plugin-call.js';
+import {
+  callPlugin,
+  checkedMessage,
+  checkedOutput,
+  checkedPlan,
+  pluginFailure,
+  PluginHookError,
+} from '../plugins/plugin-call.js';
 import {
   inputSpecOf,
+  outputPaths,
   type BuildContext,
   type InputFacts,
   type InputSpec,
@@ -74,19 +82,33 @@ export const isUrl = (source: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.tes
 /** The CLI's policy: anything that is not a URL is a path. */
 export const anyLocalPath: LocalFilePolicy = (source) => (isUrl(source) ? undefined : source);
 
-/** A finished job: the message and where its output was published (relative to the store's root). */
+/** A finished job: the message, where its outputs were published (relative to the store's root), its answers. */
 export interface JobResult {
   id: string;
   operation: string;
   message: string;
-  field: string;
-  path: string;
+  /** The output spec with the job's id in its paths: one file under its field, several, or none. */
+  output: OutputSpec;
+  /** The plan's answer fields beside the output (PluginDefinition.answers), when it gave some. */
+  answers?: Record<string, unknown>;
   timings: Record<string, number>;
   /**
    * What went wrong without failing the job (characters no font could draw), for the user to read;
    * absent when nothing did.
    */
   warnings?: string[];
+}
+
+/** Stages a plan may chain with `next` before the job fails: more is a plugin going round in circles. */
+const MAX_STAGES = 8;
+
+/** What `buildIn` makes ready: the first stage's plan, the inputs and where the outputs go. */
+interface Built {
+  plan: Plan;
+  inputs: Record<string, LocalInput[]>;
+  outputSpec: OutputSpec;
+  /** The workspace file of each output path, in order. */
+  outputNames: string[];
 }
 
 /** What a job would run, as `Engine.plan` reports it for `--dry-run`. */
@@ -253,11 +275,17 @@ export class Engine {
     };
     const dir = await workspaces.create(id);
     try {
-      const { plan, inputs, outputSpec, outputName } = await this.buildIn(dir, plugin, params, requests, options, time);
-      observer?.planned?.(plugin.name, plan, Object.values(inputs).flat());
+      const { plan, inputs, outputSpec, outputNames } = await this.buildIn(
+        dir,
+        plugin,
+        params,
+        requests,
+        options,
+        time,
+      );
       options.onProgress?.({ stage: 'process' });
-      const logged = await time('processMs', () => this.execPlan(dir, plugin.name, plan, inputs, options));
-      await this.ensureOutput(dir, outputName);
+      const { logged, answers } = await time('processMs', () => this.execStages(dir, plugin, plan, inputs, options));
+      for (const name of outputNames) await this.ensureOutput(dir, name);
       const missing = missingGlyphs(logged);
       if (missing.length > 0)
         logger.warn(
@@ -266,8 +294,12 @@ export class Engine {
         );
       const warnings = glyphWarnings(missing);
       options.onProgress?.({ stage: 'publish' });
-      const relativePath = outputSpec.path.replaceAll('{id}', id);
-      await time('publishMs', () => store.publish(path.join(dir, outputName), relativePath));
+      const withId = (file: string) => file.replaceAll('{id}', id);
+      const output: OutputSpec =
+        'files' in outputSpec
+          ? { files: outputSpec.files.map(withId) }
+          : { ...outputSpec, path: withId(outputSpec.path) };
+      await time('publishMs', () => this.publishAll(store, dir, outputNames, outputPaths(output)));
       logger.info({ job: id, operation: plugin.name, timings }, 'job done');
       outcome = 'ok';
       const message = callPlugin(plugin, 'message', () => checkedMessage(plugin, plugin.message(params)));
@@ -275,8 +307,8 @@ export class Engine {
         id,
         operation: plugin.name,
         message,
-        field: outputSpec.field,
-        path: relativePath,
+        output,
+        ...(Object.keys(answers).length > 0 ? { answers } : {}),
         timings,
         ...(warnings.length > 0 ? { warnings } : {}),
       };
@@ -327,7 +359,7 @@ export class Engine {
     requests: InputRequest[],
     options: Pick<JobOptions, 'signal' | 'onProgress' | 'checkOutput'>,
     time: <T>(name: string, work: () => Promise<T>) => Promise<T>,
-  ): Promise<{ plan: Plan; inputs: Record<string, LocalInput[]>; outputSpec: OutputSpec; outputName: string }> {
+  ): Promise<Built> {
     options.signal?.throwIfAborted();
     options.onProgress?.({ stage: 'download' });
     // Each input is probed as soon as it has arrived, while the others still download (four
@@ -363,18 +395,35 @@ export class Engine {
     const facts = Object.fromEntries(Object.entries(inputs).map(([param, list]) => [param, list.map((i) => i.facts)]));
     const outputSpec = this.outputOf(plugin, params, facts);
     options.checkOutput?.(outputSpec);
-    const outputName = `output${path.extname(outputSpec.path)}`;
+    // Generated names only: one output is `output.<ext>`, several `output-<n>.<ext>`.
+    const outputNames =
+      'files' in outputSpec
+        ? outputSpec.files.map((file, index) => `output-${index + 1}${path.extname(file)}`)
+        : [`output${path.extname(outputSpec.path)}`];
     const context: BuildContext<Record<string, unknown>> = {
       params,
       inputs,
-      output: outputName,
+      output: outputNames[0] ?? '',
+      outputs: outputNames,
       input: (input) => inputArgs(input, kinds.get(input.file)),
     };
     if (plugin.check) callPlugin(plugin, 'check', () => plugin.check!(context));
-    const built = normalisePlan(callPlugin(plugin, 'build', () => checkedPlan(plugin, plugin.build(context))));
-    checkOutputLength(built.expectedSeconds, this.deps.config.maxDurationMs, 'inputs');
-    const plan = cappedPlan(built, locals, this.deps.config.maxDurationMs);
-    return { plan, inputs, outputSpec, outputName };
+    const plan = this.stage(
+      callPlugin(plugin, 'build', () => checkedPlan(plugin, plugin.build(context))),
+      locals,
+    );
+    this.deps.observer?.planned?.(plugin.name, plan, locals);
+    return { plan, inputs, outputSpec, outputNames };
+  }
+
+  /**
+   * A stage as it runs: refused when it expects more than MEDIAFLOW_MAX_DURATION (422), its final
+   * command capped at what it expects (output-caps.ts).
+   */
+  private stage(built: Plan | string[], inputs: readonly LocalInput[]): Plan {
+    const plan = normalisePlan(built);
+    checkOutputLength(plan.expectedSeconds, this.deps.config.maxDurationMs, 'inputs');
+    return cappedPlan(plan, inputs, this.deps.config.maxDurationMs);
   }
 
   /** The download limits and address policy of the configuration. */
@@ -488,8 +537,51 @@ export class Engine {
   }
 
   /**
-   * Writes the plan's files, runs its steps, then its commands in order; returns what the commands
-   * logged (see runFfmpeg).
+   * Runs a plan's stages: the first, then each one its `next` makes of what the previous one's
+   * commands logged. Returns everything the commands logged and the stages' answers, merged. Progress
+   * is shared among the stages known so far (one more while a stage has a `next`), and never goes back.
+   */
+  private async execStages(
+    dir: string,
+    plugin: PluginDefinition,
+    first: Plan,
+    inputs: Record<string, LocalInput[]>,
+    options: JobOptions,
+  ): Promise<{ logged: string; answers: Record<string, unknown> }> {
+    const locals = Object.values(inputs).flat();
+    const answers: Record<string, unknown> = {};
+    let logged = '';
+    let shown = 0;
+    let plan = first;
+    for (let index = 0; ; index++) {
+      const stages = index + (plan.next ? 2 : 1);
+      const onRatio = (ratio: number) => {
+        shown = Math.max(shown, (index + ratio) / stages);
+        options.onProgress?.({ stage: 'process', ratio: shown });
+      };
+      const logs = await this.execPlan(dir, plugin.name, plan, inputs, options, onRatio);
+      logged += logs.join('');
+      Object.assign(answers, plan.answers);
+      const next = plan.next;
+      if (!next) return { logged, answers };
+      if (index + 1 >= MAX_STAGES) {
+        throw pluginFailure(
+          plugin.name,
+          'next',
+          new PluginHookError(plugin.name, 'next', `next() chained more than ${MAX_STAGES} stages`),
+        );
+      }
+      plan = this.stage(
+        callPlugin(plugin, 'next', () => checkedPlan(plugin, next(logs), 'next')),
+        locals,
+      );
+      this.deps.observer?.planned?.(plugin.name, plan, locals);
+    }
+  }
+
+  /**
+   * Writes the plan's files, runs its steps, then its commands in order; returns what each command
+   * logged (see runFfmpeg). The final command's position is the stage's progress (`onRatio`).
    */
   private async execPlan(
     dir: string,
@@ -497,7 +589,8 @@ export class Engine {
     plan: Plan,
     inputs: Record<string, LocalInput[]>,
     options: JobOptions,
-  ): Promise<string> {
+    onRatio: (ratio: number) => void,
+  ): Promise<string[]> {
     for (const [name, content] of Object.entries(plan.files ?? {})) {
       await writeFile(workspaceFile(dir, name), content, 'utf8');
     }
@@ -514,28 +607,42 @@ export class Engine {
       });
     }
     const last = plan.commands.length - 1;
-    let logged = '';
+    const logs: string[] = [];
     for (const [index, args] of plan.commands.entries()) {
-      logged += await runFfmpeg(this.deps.binaries.ffmpeg, args, {
-        cwd: dir,
-        timeoutMs: this.deps.config.jobTimeoutMs,
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(plan.expectedSeconds ? { expectedSeconds: plan.expectedSeconds } : {}),
-        // Only the final command's position means progress of the whole job.
-        ...(options.onProgress && index === last
-          ? {
-              onProgress: (p: { ratio?: number }) =>
-                options.onProgress!({ stage: 'process', ...(p.ratio !== undefined ? { ratio: p.ratio } : {}) }),
-            }
-          : {}),
-      });
+      logs.push(
+        await runFfmpeg(this.deps.binaries.ffmpeg, args, {
+          cwd: dir,
+          timeoutMs: this.deps.config.jobTimeoutMs,
+          ...(options.signal ? { signal: options.signal } : {}),
+          ...(plan.expectedSeconds ? { expectedSeconds: plan.expectedSeconds } : {}),
+          // Only the final command's position means progress of the stage.
+          ...(options.onProgress && index === last
+            ? { onProgress: (p: { ratio?: number }) => p.ratio !== undefined && onRatio(p.ratio) }
+            : {}),
+        }),
+      );
     }
-    return logged;
+    return logs;
   }
 
   private async ensureOutput(dir: string, name: string): Promise<void> {
     const info = await stat(path.join(dir, name)).catch(() => undefined);
     if (!info || info.size === 0) throw mediaError('Processing produced no output');
+  }
+
+  /**
+   * Publishes each workspace file to its store path, in order; when one fails, those already
+   * published are removed, so a job leaves all of its outputs or none.
+   */
+  private async publishAll(store: OutputStore, dir: string, names: string[], paths: string[]): Promise<void> {
+    for (const [index, name] of names.entries()) {
+      try {
+        await store.publish(path.join(dir, name), paths[index]!);
+      } catch (error) {
+        await store.remove(paths.slice(0, index)).catch(() => {});
+        throw error;
+      }
+    }
   }
 }
 

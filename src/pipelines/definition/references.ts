@@ -16,12 +16,17 @@ type ParamKind = 'url' | 'urls' | 'integer' | 'number' | 'boolean' | 'string';
 /** The kind of value an expression gives, before the run: a step's output is a local file (or a list of them). */
 export type Shape = 'string' | 'integer' | 'number' | 'url' | 'urls' | 'file' | 'files' | 'text' | 'list' | 'literal';
 
-/** What the values of one step may refer to: the inputs, the steps (and which have `each`), the item's shape. */
+/**
+ * What the values of one step may refer to: the inputs, the steps (and which give a list of files: those
+ * with `each`, and those whose operation writes several), the item's shape.
+ */
 export interface StepContext {
   step: string;
   names: Set<string>;
   inputs: Map<string, PipelineInput>;
-  eachSteps: Set<string>;
+  listSteps: Set<string>;
+  /** Steps whose operation writes no file, with that operation's name. */
+  filelessSteps: Map<string, string>;
   itemShape?: Shape | undefined;
 }
 
@@ -47,13 +52,18 @@ const describeShape = (shape: Shape, ref?: Ref): string => {
     case 'file':
       return `${what} is a step's output file`;
     case 'files':
-      return `${what} is a list of output files (the step has \`each\`)`;
+      return `${what} is a list of output files (the step has \`each\`, or its operation writes several)`;
     case 'urls':
       return `${what} is a list of URLs (type urls)`;
     default:
       return `${what} is of type ${shape}`;
   }
 };
+
+/** A reference to the output of a step that writes none. */
+export const noFileIssue = (step: string, operation: string): string =>
+  `{{ steps.${step}.output }} is no file: operation '${operation}' writes none (what it answers is in the ` +
+  "run's `answers`)";
 
 /** Whether a parameter of `kind` takes a value of `shape` (literals are checked by coercing them instead). */
 function accepts(kind: ParamKind, shape: Shape): boolean {
@@ -117,7 +127,12 @@ function shapeOfRef(issues: Issues, ref: Ref, path: Array<string | number>, cont
       });
       return undefined;
     }
-    return context.eachSteps.has(ref.step) ? 'files' : 'file';
+    const operation = context.filelessSteps.get(ref.step);
+    if (operation !== undefined) {
+      issues.add(path, noFileIssue(ref.step, operation), { step: context.step });
+      return undefined;
+    }
+    return context.listSteps.has(ref.step) ? 'files' : 'file';
   }
   if (!context.itemShape) {
     issues.add(path, '{{ item }} is only defined in a step with `each`', { step: context.step });
@@ -134,7 +149,8 @@ export function checkEach(
   context: StepContext,
 ): Shape | undefined {
   const usage =
-    'expected a list: {{ inputs.<an input of type urls> }}, {{ steps.<a step with each>.output }} or a YAML list';
+    'expected a list: {{ inputs.<an input of type urls> }}, ' +
+    '{{ steps.<a step with each, or of several files>.output }} or a YAML list';
   if (refsOf(each).some((ref) => 'item' in ref)) {
     issues.add(path, '{{ item }} cannot be used in `each` itself', { step: context.step });
     return undefined;

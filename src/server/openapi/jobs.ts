@@ -78,7 +78,8 @@ export function jobSchemas(): Json {
           type: ['object', 'null'],
           description:
             "Exactly the synchronous success body once succeeded: an operation's `{message, <output field>: " +
-            "url}` (with `warnings` when there are some), a pipeline's `{message, outputs}`; else null",
+            'url}` (or `output_file` and `output_files`, and its answer fields; with `warnings` when there are ' +
+            "some), a pipeline's `{message, outputs}` (and `answers`); else null",
           required: ['message'],
           properties: { message: { type: 'string' }, warnings: WARNINGS_SCHEMA },
           additionalProperties: true,

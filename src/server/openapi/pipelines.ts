@@ -65,7 +65,17 @@ export function pipelineRoutes(secured: boolean): Json {
             content: json({
               type: 'object',
               required: ['message', 'outputs'],
-              properties: { message: { type: 'string' }, outputs: { type: 'object', additionalProperties: true } },
+              properties: {
+                message: { type: 'string' },
+                outputs: { type: 'object', additionalProperties: true },
+                answers: {
+                  type: 'object',
+                  additionalProperties: true,
+                  description:
+                    'The answer fields of each step that gave some (a list per item for a step with `each`), ' +
+                    'by step name; absent when none did',
+                },
+              },
             }),
           },
           '202': { $ref: '#/components/responses/Accepted' },

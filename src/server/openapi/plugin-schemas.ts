@@ -1,8 +1,11 @@
 import { sampleParams } from '../../engine/plugins/plugin-check.js';
 import {
+  answerFiles,
   FONT_KEYWORD,
   FORMAT_KEYWORD,
   inputSpecOf,
+  outputPaths,
+  type OutputSpec,
   type PluginDefinition,
   type TSchema,
 } from '../../engine/plugins/plugin.js';
@@ -123,10 +126,14 @@ export const WARNINGS_SCHEMA: Json = {
   examples: [['No font has glyphs for U+65E5, U+672C: they render as empty boxes; install fonts-noto-cjk']],
 };
 
-/** The JSON body an operation answers with: `message`, its output field, and `warnings` when there are some. */
+/**
+ * The JSON body an operation answers with: `message`, its output field (or `output_file` and
+ * `output_files` for several files, neither for none), its answer fields, and `warnings` when there
+ * are some.
+ */
 export function successSchema(plugin: PluginDefinition): { schema: Json; example: Json } {
   const sample = sampleParams(plugin.params);
-  let output = { field: 'output_file', path: '{id}' };
+  let output: OutputSpec = { field: 'output_file', path: '{id}' };
   let message = '';
   try {
     output = plugin.output(sample as never);
@@ -134,22 +141,48 @@ export function successSchema(plugin: PluginDefinition): { schema: Json; example
   } catch {
     // The registry asked output() already; a message() that needs real params just gets no example.
   }
-  const url = `${SAMPLE_BASE}/uploads/${output.path.replaceAll('{id}', SAMPLE_ID)}`;
+  const urlOf = (file: string) => `${SAMPLE_BASE}/uploads/${file.replaceAll('{id}', SAMPLE_ID)}`;
+  const where = outputPaths(output).join(', ');
+  const urlSchema = (description: string, example: string): Json => ({
+    type: 'string',
+    format: 'uri',
+    description: `${description}: {base_url}/uploads/${where} ({id} is a random UUID v4)`,
+    examples: [example],
+  });
+  const files: Record<string, Json> =
+    'field' in output
+      ? { [output.field]: urlSchema('URL of the output', urlOf(output.path)) }
+      : output.files.length > 0
+        ? {
+            output_file: urlSchema('URL of the first output file', urlOf(output.files[0]!)),
+            output_files: {
+              type: 'array',
+              items: { type: 'string', format: 'uri' },
+              description: `URLs of every output file, in order: {base_url}/uploads/${where}, ...`,
+              examples: [output.files.map(urlOf)],
+            },
+          }
+        : {};
+  const answers = (plugin.answers?.properties ?? {}) as Record<string, Json>;
   return {
     schema: {
       type: 'object',
-      required: ['message', output.field],
+      required: ['message', ...Object.keys(files), ...(plugin.answers?.required ?? [])],
       properties: {
         message: { type: 'string', description: 'What was done', ...(message ? { examples: [message] } : {}) },
-        [output.field]: {
-          type: 'string',
-          format: 'uri',
-          description: `URL of the output: {base_url}/uploads/${output.path} ({id} is a random UUID v4)`,
-          examples: [url],
-        },
+        ...files,
+        ...answers,
         warnings: WARNINGS_SCHEMA,
       },
     },
-    example: { ...(message ? { message } : {}), [output.field]: url },
+    example: {
+      ...(message ? { message } : {}),
+      ...answerFiles(output, urlOf),
+      ...Object.fromEntries(
+        Object.entries(answers).flatMap(([name, schema]) =>
+          Array.isArray(schema.examples) ? [[name, schema.examples[0]]] : [],
+        ),
+      ),
+    },
   };
 }

@@ -1,6 +1,6 @@
 import { mediaTypeOf } from '../../engine/storage/media-types.js';
 import { sampleParams } from '../../engine/plugins/plugin-check.js';
-import type { PluginDefinition } from '../../engine/plugins/plugin.js';
+import { outputPaths, type PluginDefinition } from '../../engine/plugins/plugin.js';
 import type { Registry } from '../../engine/plugins/registry.js';
 import { errorContent } from './error-responses.js';
 import { parameterRef, SAMPLE_BASE, SAMPLE_ID, type Json } from './shared.js';
@@ -13,7 +13,7 @@ import { parameterRef, SAMPLE_BASE, SAMPLE_ID, type Json } from './shared.js';
 /**
  * The output paths (with `{id}`) a plugin may answer with: its sample params, and each choice of each enum parameter.
  */
-function outputPaths(plugin: PluginDefinition): string[] {
+function possiblePaths(plugin: PluginDefinition): string[] {
   const sample = sampleParams(plugin.params);
   const variants: Array<Record<string, unknown>> = [sample];
   for (const [key, property] of Object.entries(plugin.params.properties)) {
@@ -23,7 +23,7 @@ function outputPaths(plugin: PluginDefinition): string[] {
   const paths = new Set<string>();
   for (const params of variants) {
     try {
-      paths.add(plugin.output(params as never).path);
+      for (const file of outputPaths(plugin.output(params as never))) paths.add(file);
     } catch {
       // A plugin whose output() wants other params: its sample path (checked at registration) is enough.
     }
@@ -39,7 +39,7 @@ function uploadMediaTypes(registry: Registry): { file: string[]; dirFile: string
   const file = new Set<string>();
   const dirFile = new Set<string>();
   for (const plugin of registry.list()) {
-    for (const output of outputPaths(plugin)) {
+    for (const output of possiblePaths(plugin)) {
       const type = mediaTypeOf(output);
       if (!output.includes('/')) file.add(type);
       dirFile.add(type);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -20,12 +20,23 @@ const tone = (rate: number, seconds = 1) => [
   `sine=frequency=440:duration=${seconds}:sample_rate=${rate}`,
 ];
 const x264 = (...options: string[]) => ['-c:v', 'libx264', '-preset', 'ultrafast', ...options];
+const tags = (pairs: Record<string, string>) =>
+  Object.entries(pairs).flatMap(([key, value]) => ['-metadata', `${key}=${value}`]);
+const movie = [
+  ...picture('testsrc2=size=320x240:rate=25:duration=1'),
+  ...tone(44100),
+  ...x264(),
+  '-c:a',
+  'aac',
+  '-shortest',
+];
+const SONG = { title: 'Sóng', artist: 'Singer', album: 'Album', track: '3/10', genre: 'Rock', comment: 'Nice' };
 
 /**
  * Files whose facts are read in process (`quick`), and files left to ffprobe: either way, what
  * the probe returns must be exactly what ffprobe says.
  */
-const CASES: Array<{ name: string; args: string[]; quick: boolean }> = [
+const CASES: Array<{ name: string; args: string[]; quick: boolean; remux?: string[] }> = [
   {
     name: 'high-aac-stereo.mp4',
     args: [
@@ -101,7 +112,46 @@ const CASES: Array<{ name: string; args: string[]; quick: boolean }> = [
   { name: 'stereo-s16.wav', args: [...tone(44100, 1.5), '-ac', '2', '-c:a', 'pcm_s16le'], quick: true },
   { name: 'mono-s16-22k.wav', args: [...tone(22050, 2), '-ac', '1', '-c:a', 'pcm_s16le'], quick: true },
   { name: 'mono-u8-8k.wav', args: [...tone(8000, 1), '-ac', '1', '-c:a', 'pcm_u8'], quick: true },
+  // Tags and rotation (a display matrix, which ffmpeg 5.1 writes when it copies the stream).
+  {
+    name: 'rotated-tagged.mp4',
+    args: [...movie, ...tags({ title: 'Hello Wörld', artist: 'Me' })],
+    // ffmpeg drops the creation time of what it copies: it is set here.
+    remux: ['-metadata:s:v:0', 'rotate=90', ...tags({ creation_time: '2024-01-02T03:04:05Z' })],
+    quick: true,
+  },
+  { name: 'upside-down.mp4', args: movie, remux: ['-metadata:s:v:0', 'rotate=180'], quick: true },
+  { name: 'turned-left.mp4', args: movie, remux: ['-metadata:s:v:0', 'rotate=270'], quick: true },
+  { name: 'quicktime-tagged.mov', args: [...movie, ...tags({ title: 'Clip', artist: 'Me' })], quick: true },
+  { name: 'id3v24-tagged.mp3', args: [...tone(44100, 2), '-c:a', 'libmp3lame', ...tags(SONG)], quick: true },
+  {
+    name: 'id3v23-tagged.mp3',
+    args: [...tone(44100, 2), '-c:a', 'libmp3lame', '-id3v2_version', '3', ...tags(SONG)],
+    quick: true,
+  },
+  {
+    name: 'info-tagged.wav',
+    args: [...tone(44100), '-c:a', 'pcm_s16le', ...tags({ title: 'Wav', artist: 'X' })],
+    quick: true,
+  },
   // Left to ffprobe:
+  { name: 'track-number.mp4', args: [...movie, ...tags({ track: '3' })], quick: false },
+  {
+    name: 'id3v23-dated.mp3',
+    args: [...tone(44100, 2), '-c:a', 'libmp3lame', '-id3v2_version', '3', ...tags({ date: '2024' })],
+    quick: false,
+  },
+  {
+    name: 'numbered-genre.mp3',
+    args: [...tone(44100, 2), '-c:a', 'libmp3lame', ...tags({ genre: '13' })],
+    quick: false,
+  },
+  {
+    name: 'id3v1.mp3',
+    args: [...tone(44100, 2), '-c:a', 'libmp3lame', '-write_id3v1', '1', ...tags(SONG)],
+    quick: false,
+  },
+  { name: 'tagged.mkv', args: [...movie, ...tags({ title: 'MK' })], quick: false },
   {
     name: 'hevc.mp4',
     args: [
@@ -214,19 +264,23 @@ async function quickFacts(file: string): Promise<MediaFacts | undefined> {
   const head = await readFile(file);
   if (file.endsWith('.wav')) return waveFacts(head, head.length);
   if (/\.(srt|vtt|ass)$/.test(file)) return subtitleFacts(head);
-  if (head.toString('latin1', 4, 8) !== 'ftyp') return mpegAudioFacts(head, (await stat(file)).size);
+  if (head.toString('latin1', 4, 8) !== 'ftyp') return mpegAudioFacts(head, head.length, head.subarray(-160));
   const top = await readTopLevel(file);
-  return 'moov' in top && top.moov ? factsFromMovie(top.moov) : undefined;
+  return 'moov' in top && top.moov ? factsFromMovie(top.moov, top.ftyp) : undefined;
 }
 
 describe('facts read from MP4/MOV, MP3, WAV and subtitle headers in process', () => {
   let dir: string;
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-headers-'));
+    const ffmpeg = (...args: string[]) =>
+      execa('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args]);
     await Promise.all(
-      CASES.map(({ name, args }) =>
-        execa('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', '-y', ...args, path.join(dir, name)]),
-      ),
+      CASES.map(async ({ name, args, remux }) => {
+        const made = path.join(dir, remux ? `made-${name}` : name);
+        await ffmpeg(...args, made);
+        if (remux) await ffmpeg('-i', made, '-map', '0', '-c', 'copy', ...remux, path.join(dir, name));
+      }),
     );
     await Promise.all(TEXTS.map(({ name, text }) => writeFile(path.join(dir, name), text)));
   });
@@ -242,24 +296,59 @@ describe('facts read from MP4/MOV, MP3, WAV and subtitle headers in process', ()
     }
   });
 
+  it('read tags, rotation, size and bit rate, in process as ffprobe reports them', async () => {
+    const probe = (name: string) => probeFile('ffprobe', name, { cwd: dir, timeoutMs: 30_000 });
+    const rotated = await probe('rotated-tagged.mp4');
+    assert.equal(rotated.video?.rotation, 90);
+    assert.deepEqual(
+      rotated.streams?.map((stream) => stream.type === 'video' && stream.rotation),
+      [90, false],
+      'video first, then audio',
+    );
+    assert.equal(rotated.tags?.title, 'Hello Wörld');
+    assert.equal(rotated.tags?.artist, 'Me');
+    assert.equal(rotated.tags?.creation_time, '2024-01-02T03:04:05.000000Z');
+    assert.equal(rotated.tags?.major_brand, 'isom');
+    assert.match(rotated.tags?.encoder ?? '', /^Lavf/);
+    const size = (await readFile(path.join(dir, 'rotated-tagged.mp4'))).length;
+    assert.equal(rotated.size, size);
+    assert.equal(rotated.bitRate, Math.trunc((size * 8) / rotated.duration!));
+    assert.equal((await probe('upside-down.mp4')).video?.rotation, -180);
+    assert.equal((await probe('turned-left.mp4')).video?.rotation, -90);
+    assert.equal((await probe('quicktime-tagged.mov')).tags?.title, 'Clip');
+    for (const name of ['id3v24-tagged.mp3', 'id3v23-tagged.mp3']) {
+      const { tags } = await probe(name);
+      assert.deepEqual({ ...tags, encoder: undefined }, { ...SONG, encoder: undefined }, name);
+    }
+    const wave = await probe('info-tagged.wav');
+    assert.equal(wave.tags?.title, 'Wav');
+    assert.equal(wave.tags?.artist, 'X');
+    assert.deepEqual((await probe('tagged.mkv')).tags?.title, 'MK');
+  });
+
   it('leave a movie header that does not add up to ffprobe instead of throwing', async () => {
     const top = await readTopLevel(path.join(dir, 'high-aac-stereo.mp4'));
     assert.ok('moov' in top && top.moov);
-    const moov = top.moov;
+    const { moov, ftyp } = top;
     // Every prefix, and every single corrupted length field, is either read or refused: never a crash.
-    for (let cut = 0; cut < moov.length; cut += 7) assert.doesNotThrow(() => factsFromMovie(moov.subarray(0, cut)));
+    for (let cut = 0; cut < moov.length; cut += 7)
+      assert.doesNotThrow(() => factsFromMovie(moov.subarray(0, cut), ftyp));
     for (let at = 0; at + 4 <= Math.min(moov.length, 4000); at += 4) {
       const broken = Buffer.from(moov);
       broken.writeUInt32BE(0xfffffff0, at);
-      assert.doesNotThrow(() => factsFromMovie(broken), `length at ${at}`);
+      assert.doesNotThrow(() => factsFromMovie(broken, ftyp), `length at ${at}`);
     }
   });
 
   it('leave an MP3 whose Xing header disagrees with the file size to ffprobe', async () => {
     const file = path.join(dir, 'stereo-44k.mp3');
     const bytes = await readFile(file);
-    assert.ok(mpegAudioFacts(bytes, bytes.length));
-    assert.equal(mpegAudioFacts(bytes, bytes.length * 2), undefined, 'twice the size the header declares');
+    assert.ok(mpegAudioFacts(bytes, bytes.length, bytes.subarray(-160)));
+    assert.equal(
+      mpegAudioFacts(bytes, bytes.length * 2, bytes.subarray(-160)),
+      undefined,
+      'twice the size the header declares',
+    );
   });
 
   it('leave a WAV whose data chunk runs past the end of the file to ffprobe', async () => {

@@ -1,0 +1,140 @@
+/**
+ * `npm run bench:toolbox` (the last part of `npm run bench`): the editing toolbox done the fast way,
+ * against the peers' way. Inputs, made with lavfi once and cached: a 10-minute 720p H.264/AAC MP4
+ * with a keyframe every 2 s, and a 10-minute MP3.
+ * - ours: mediaflow's engine end to end on the local file, as the CLI runs it (the input linked,
+ *   probed, the plan built, ffmpeg run, the output published);
+ * - naive: the peer's way, output seeking and a full re-encode with ffmpeg's defaults (for metadata, a
+ *   bare ffprobe process; for loudness, one plain decode of the MP3).
+ * Each figure is the minimum of BENCH_RUNS runs (default 3) after one that warms the page cache;
+ * each ratio is of this run. The table is printed and written as JSON to bench/results/.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { loadConfig } from '../src/engine/config.js';
+import { anyLocalPath } from '../src/engine/run/engine.js';
+import { LocalOutputStore } from '../src/engine/storage/storage.js';
+import { builtinRegistry } from '../src/plugins/index.js';
+import { cliServices } from '../src/runtime.js';
+import { ensureFixtures } from './fixtures.js';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+
+interface Case {
+  target: string;
+  /** The operation and its fields, on the local fixtures. */
+  op: string;
+  fields: (local: (name: string) => string) => Record<string, string>;
+  /** The reference: an ffmpeg (or ffprobe) argv on the same local file, writing into `dir`. */
+  reference: { binary: 'ffmpeg' | 'ffprobe'; args: (local: (name: string) => string, dir: string) => string[] };
+  /** naive ÷ ours at least (`>=`), or ours ÷ reference at most (`<=`). */
+  goal: { op: '>=' | '<='; bound: number };
+}
+
+const VIDEO = 'long-600s-720p.mp4';
+const MP3 = 'body-600s.mp3';
+
+const CASES: Case[] = [
+  {
+    target: 'trim `fast`, 60 s from minute 5: naive ÷ ours',
+    op: 'trim-media',
+    fields: (l) => ({ media_url: l(VIDEO), start: '300', duration: '60', mode: 'fast' }),
+    reference: { binary: 'ffmpeg', args: (l, dir) => ['-i', l(VIDEO), '-ss', '300', '-t', '60', `${dir}/n.mp4`] },
+    goal: { op: '>=', bound: 50 },
+  },
+  {
+    target: 'trim `precise`, same clip, re-encoded (Matroska out): naive ÷ ours',
+    op: 'trim-media',
+    fields: (l) => ({ media_url: l(VIDEO), start: '300', duration: '60', mode: 'precise', format: 'mkv' }),
+    reference: { binary: 'ffmpeg', args: (l, dir) => ['-i', l(VIDEO), '-ss', '300', '-t', '60', `${dir}/n.mkv`] },
+    goal: { op: '>=', bound: 4 },
+  },
+  {
+    target: 'smart cut (trim `precise`, H.264/AAC MP4), same clip: naive ÷ ours',
+    op: 'trim-media',
+    fields: (l) => ({ media_url: l(VIDEO), start: '300', duration: '60', mode: 'precise' }),
+    reference: { binary: 'ffmpeg', args: (l, dir) => ['-i', l(VIDEO), '-ss', '300', '-t', '60', `${dir}/n.mp4`] },
+    goal: { op: '>=', bound: 20 },
+  },
+  {
+    target: 'one frame at minute 5: naive ÷ ours',
+    op: 'extract-frames',
+    fields: (l) => ({ video_url: l(VIDEO), at: '300' }),
+    reference: { binary: 'ffmpeg', args: (l, dir) => ['-i', l(VIDEO), '-ss', '300', '-frames:v', '1', `${dir}/n.jpg`] },
+    goal: { op: '>=', bound: 30 },
+  },
+  {
+    target: 'metadata, end to end: ours ÷ a bare `ffprobe -show_format -show_streams`',
+    op: 'media-metadata',
+    fields: (l) => ({ media_url: l(VIDEO) }),
+    reference: { binary: 'ffprobe', args: (l) => ['-v', 'error', '-show_format', '-show_streams', l(VIDEO)] },
+    goal: { op: '<=', bound: 1 },
+  },
+  {
+    target: 'normalize-audio of a 10-minute MP3: ours ÷ one plain decode of it',
+    op: 'normalize-audio',
+    fields: (l) => ({ media_url: l(MP3) }),
+    reference: { binary: 'ffmpeg', args: (l) => ['-v', 'error', '-i', l(MP3), '-f', 'null', '-'] },
+    goal: { op: '<=', bound: 2.5 },
+  },
+];
+
+/** The fastest of RUNS timed runs of `work`, in ms, after one untimed run. */
+async function fastest(work: () => Promise<unknown>): Promise<number> {
+  await work();
+  let best = Infinity;
+  for (let i = 0; i < RUNS; i++) {
+    const started = performance.now();
+    await work();
+    best = Math.min(best, performance.now() - started);
+  }
+  return Math.round(best * 10) / 10;
+}
+
+async function main() {
+  const cache = await ensureFixtures();
+  const local = (name: string) => path.join(cache, name);
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-bench-toolbox-'));
+  const naiveDir = path.join(dir, 'naive');
+  await mkdir(naiveDir);
+  const registry = builtinRegistry();
+  const { engine } = cliServices({
+    config: loadConfig({ MEDIAFLOW_DATA_DIR: dir }),
+    registry,
+    store: new LocalOutputStore(path.join(dir, 'out')),
+    workRoot: path.join(dir, 'work'),
+  });
+  const rows = [];
+  try {
+    for (const c of CASES) {
+      if (!registry.get(c.op)) {
+        console.log(`skipped (no ${c.op}): ${c.target}`);
+        continue;
+      }
+      const ours = await fastest(() => engine.run(c.op, c.fields(local), { localFiles: anyLocalPath }));
+      const { binary, args } = c.reference;
+      const reference = await fastest(() =>
+        execa(binary, ['-hide_banner', '-nostdin', '-y', ...args(local, naiveDir)], { stdout: 'ignore' }),
+      );
+      const ratio = c.goal.op === '>=' ? reference / ours : ours / reference;
+      const rounded = Math.round(ratio * 100) / 100;
+      const met = c.goal.op === '>=' ? ratio >= c.goal.bound : ratio <= c.goal.bound;
+      rows.push({ target: c.target, oursMs: ours, referenceMs: reference, ratio: rounded, goal: c.goal, met });
+      console.log(
+        `${met ? 'met  ' : 'SHORT'} ${c.target.padEnd(76)} ${String(rounded).padEnd(8)} ` +
+          `${c.goal.op} ${c.goal.bound} (ours ${ours} ms, reference ${reference} ms)`,
+      );
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  const results = path.resolve(import.meta.dirname, 'results');
+  await mkdir(results, { recursive: true });
+  const file = path.join(results, `toolbox-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  await writeFile(file, `${JSON.stringify({ runs: RUNS, cpus: os.cpus().length, rows }, null, 2)}\n`);
+  console.log(`\nwritten: ${file}`);
+}
+
+await main();

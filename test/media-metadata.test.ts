@@ -1,0 +1,273 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { after, before, describe, it } from './helpers/lifecycle.js';
+import { fixture, fixtures } from './helpers/fixtures.js';
+import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
+import { waitForJob } from './helpers/jobs.js';
+import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+
+/** The answer's `metadata`, as the contract shapes it. */
+interface Metadata {
+  format: string;
+  duration: number | null;
+  size: number;
+  bit_rate: number | null;
+  streams: Array<Record<string, string | number>>;
+  tags: Record<string, string>;
+}
+
+interface FfprobeStream {
+  index: number;
+  codec_type: string;
+  codec_name: string;
+  width?: number;
+  height?: number;
+  avg_frame_rate?: string;
+  r_frame_rate?: string;
+  sample_rate?: string;
+  channels?: number;
+  side_data_list?: Array<{ rotation?: number }>;
+}
+
+const ratio = (text = '0/0') => {
+  const [num, den] = text.split('/').map(Number);
+  return num && den ? num / den : 0;
+};
+
+/** What a bare `ffprobe -show_format -show_streams` says of a file, put in the answer's shape here, independently. */
+async function ffprobeMetadata(file: string): Promise<Metadata> {
+  const { stdout } = await execa('ffprobe', ['-v', 'error', '-show_format', '-show_streams', '-of', 'json', file]);
+  const { format, streams } = JSON.parse(stdout) as {
+    format: { format_name: string; duration?: string; size: string; bit_rate?: string; tags?: Record<string, string> };
+    streams: FfprobeStream[];
+  };
+  return {
+    format: format.format_name,
+    duration: format.duration ? Number(format.duration) : null,
+    size: Number(format.size),
+    bit_rate: format.bit_rate ? Number(format.bit_rate) : null,
+    streams: streams.flatMap((s): Array<Record<string, string | number>> => {
+      const common = { index: s.index, type: s.codec_type, codec: s.codec_name };
+      if (s.codec_type === 'video') {
+        const rotation = s.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ?? 0;
+        const fps = ratio(s.avg_frame_rate) || ratio(s.r_frame_rate);
+        return [{ ...common, width: s.width!, height: s.height!, fps, rotation }];
+      }
+      if (s.codec_type === 'audio') return [{ ...common, sample_rate: Number(s.sample_rate), channels: s.channels! }];
+      return s.codec_type === 'subtitle' ? [common] : [];
+    }),
+    tags: format.tags ?? {},
+  };
+}
+
+const ffmpeg = (...args: string[]) => execa('ffmpeg', ['-v', 'error', '-y', ...args]);
+
+describe('media-metadata', () => {
+  let files: FileServer;
+  let server: TestServer;
+  let scratch: string;
+  /** Local paths of every input by the name it is served under (/f/<name> or /local/<name>). */
+  const inputs = new Map<string, string>();
+  const MADE = ['rotated-tagged.mp4', 'tagged.mp3', 'subtitled.mkv'];
+  const urlOf = (name: string) => files.url(MADE.includes(name) ? `/local/${name}` : `/f/${name}`);
+
+  before(async () => {
+    const shared = ['clip-2s-640x360-25fps.mp4', 'tone-1s-22k-mono.wav', 'clip-2s-320x240.webm'];
+    await fixtures(...shared, 'hello.srt', 'not-media.txt');
+    for (const name of shared) inputs.set(name, await fixture(name));
+    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-media-metadata-'));
+    const made = (name: string) => path.join(scratch, name);
+    // A phone-style clip: tags, and a display matrix that turns it (ffmpeg 5.1 writes one when it copies).
+    await ffmpeg(
+      ...['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=2'],
+      ...['-f', 'lavfi', '-i', 'sine=frequency=440:duration=2:sample_rate=48000'],
+      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest'],
+      ...['-metadata', 'title=Beach día', '-metadata', 'artist=Me', made('upright.mp4')],
+    );
+    await ffmpeg('-i', made('upright.mp4'), '-c', 'copy', '-metadata:s:v:0', 'rotate=90', made('rotated-tagged.mp4'));
+    await ffmpeg(
+      ...['-f', 'lavfi', '-i', 'sine=frequency=440:duration=2', '-c:a', 'libmp3lame'],
+      ...['-metadata', 'title=Song', '-metadata', 'artist=Singer', '-metadata', 'album=Album', made('tagged.mp3')],
+    );
+    await ffmpeg(
+      ...['-i', inputs.get('clip-2s-320x240.webm')!, '-i', await fixture('hello.srt')],
+      ...['-map', '0', '-map', '1', '-c', 'copy', '-c:s', 'srt', '-metadata', 'title=Subtitled', made('subtitled.mkv')],
+    );
+    for (const name of MADE) inputs.set(name, made(name));
+    files = await startFileServer(Object.fromEntries(MADE.map((name) => [`/local/${name}`, serveFile(made(name))])));
+    await writeFile(
+      path.join(scratch, 'clip-facts.yaml'),
+      [
+        'name: clip-facts',
+        'description: A clip converted to WebM, and the facts of the result',
+        'inputs:',
+        '  clip:',
+        '    type: url',
+        'steps:',
+        '  webm:',
+        '    op: convert-video',
+        '    with:',
+        '      video_url: "{{ inputs.clip }}"',
+        '      format: webm',
+        '  facts:',
+        '    op: media-metadata',
+        '    with:',
+        '      media_url: "{{ steps.webm.output }}"',
+        'results:',
+        '  video: "{{ steps.webm.output }}"',
+        '',
+      ].join('\n'),
+    );
+    // The same facts step, its output then named as a file: by a step, and as a result.
+    await writeFile(
+      path.join(scratch, 'facts-misused.yaml'),
+      [
+        'name: facts-misused',
+        'description: Names the output of a step that writes none',
+        'inputs:',
+        '  clip:',
+        '    type: url',
+        'steps:',
+        '  facts:',
+        '    op: media-metadata',
+        '    with:',
+        '      media_url: "{{ inputs.clip }}"',
+        '  webm:',
+        '    op: convert-video',
+        '    with:',
+        '      video_url: "{{ steps.facts.output }}"',
+        '      format: webm',
+        'results:',
+        '  facts: "{{ steps.facts.output }}"',
+        '',
+      ].join('\n'),
+    );
+    server = await startMediaflow({ MEDIAFLOW_PIPELINES_DIR: scratch });
+  });
+  after(async () => {
+    await server?.close();
+    await files?.close();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  });
+
+  /** Files under uploads/: reading metadata writes none. */
+  const uploads = () => readdir(path.join(server.dataDir, 'uploads')).catch(() => []);
+
+  /** Reads over HTTP and checks the answer has the message and the metadata, and no output file. */
+  const read = async (name: string): Promise<Metadata> => {
+    const res = await server.post('/media-metadata/', { media_url: urlOf(name) });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.message, 'Metadata read successfully');
+    assert.equal(res.body.output_file, undefined, 'no output file');
+    return res.body.metadata as unknown as Metadata;
+  };
+
+  // Read in process from their headers (MP4, MP3, WAV), and by ffprobe (WebM, Matroska with subtitles).
+  const NAMES = ['rotated-tagged.mp4', 'clip-2s-640x360-25fps.mp4', 'tagged.mp3', 'tone-1s-22k-mono.wav'];
+  for (const name of [...NAMES, 'clip-2s-320x240.webm', 'subtitled.mkv']) {
+    it(`answers for ${name} what ffprobe reports, and writes no file`, async () => {
+      const before = await uploads();
+      assert.deepEqual(await read(name), await ffprobeMetadata(inputs.get(name)!));
+      assert.deepEqual(await uploads(), before);
+      assert.deepEqual(await server.workLeftovers(), []);
+    });
+  }
+
+  it('names the rotation, the tags, the streams by kind and the size', async () => {
+    const rotated = await read('rotated-tagged.mp4');
+    assert.equal(rotated.format, 'mov,mp4,m4a,3gp,3g2,mj2');
+    assert.deepEqual(
+      rotated.streams.map((s) => [s.index, s.type, s.codec, s.rotation ?? null, s.sample_rate ?? null]),
+      [
+        [0, 'video', 'h264', 90, null],
+        [1, 'audio', 'aac', null, 48000],
+      ],
+    );
+    assert.equal(rotated.tags.title, 'Beach día');
+    assert.equal(rotated.tags.artist, 'Me');
+    assert.equal(rotated.size, (await stat(inputs.get('rotated-tagged.mp4')!)).size);
+    assert.ok(rotated.duration! > 1.9 && rotated.duration! < 2.1, `${rotated.duration}`);
+    assert.ok(rotated.bit_rate! > 0);
+    const song = await read('tagged.mp3');
+    assert.deepEqual([song.tags.title, song.tags.artist, song.tags.album], ['Song', 'Singer', 'Album']);
+    const subtitled = await read('subtitled.mkv');
+    assert.deepEqual(
+      subtitled.streams.map((s) => [s.type, s.codec]),
+      [
+        ['video', 'vp9'],
+        ['audio', 'opus'],
+        ['subtitle', 'subrip'],
+      ],
+    );
+  });
+
+  it('runs asynchronously: 202, then the job at /jobs/<id> with the same answer', async () => {
+    const form = new FormData();
+    form.append('media_url', urlOf('tagged.mp3'));
+    const res = await fetch(`${server.base}/media-metadata`, {
+      method: 'POST',
+      body: form,
+      headers: { prefer: 'respond-async' },
+    });
+    const accepted = (await res.json()) as { job_id: string };
+    assert.equal(res.status, 202, JSON.stringify(accepted));
+    const job = await waitForJob(server.base, accepted.job_id);
+    assert.equal(job.status, 'succeeded', JSON.stringify(job));
+    assert.equal(job.progress, 100);
+    const result = job.result as { message: string; metadata: Metadata };
+    assert.equal(result.message, 'Metadata read successfully');
+    assert.deepEqual(result.metadata, await ffprobeMetadata(inputs.get('tagged.mp3')!));
+  });
+
+  it('prints the metadata from the CLI for a local file, and writes nothing', async () => {
+    const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));
+    try {
+      const local = inputs.get('rotated-tagged.mp4')!;
+      const result = await runCli(['media-metadata', '--media-url', local, '--out-dir', out]);
+      assert.equal(result.exitCode, 0, result.stderr);
+      const body = JSON.parse(result.stdout) as { message: string; metadata: Metadata };
+      assert.equal(body.message, 'Metadata read successfully');
+      assert.deepEqual(body.metadata, await ffprobeMetadata(local));
+      assert.deepEqual(await readdir(out), []);
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  });
+
+  it('runs as a pipeline step on the output of the step before, the run answering its metadata', async () => {
+    const res = await server.post('/pipelines/clip-facts', { clip: urlOf('clip-2s-640x360-25fps.mp4') });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const body = res.body as unknown as { outputs: { video: string }; answers: { facts: { metadata: Metadata } } };
+    const webm = server.pathOf(body.outputs.video);
+    assert.deepEqual(body.answers.facts.metadata, await ffprobeMetadata(webm));
+    assert.equal(body.answers.facts.metadata.format, 'matroska,webm');
+  });
+
+  it('refuses a pipeline that names the output of its step, which writes none, with a 400 before running', async () => {
+    const before = await uploads();
+    const res = await server.post('/pipelines/facts-misused', { clip: urlOf('clip-2s-640x360-25fps.mp4') });
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    const issue = "{{ steps.facts.output }} is no file: operation 'media-metadata' writes none";
+    assert.ok(res.body.error!.includes(issue), res.body.error);
+    assert.deepEqual(await uploads(), before);
+    assert.deepEqual(await server.workLeftovers(), []);
+  });
+
+  it('refuses what is not audio or video with a 422, as other operations do, and leaves nothing behind', async () => {
+    const before = await uploads();
+    let res = await server.post('/media-metadata/', { media_url: urlOf('not-media.txt') });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.match(res.body.error!, /is not readable media/);
+    res = await server.post('/media-metadata/', { media_url: urlOf('hello.srt') });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.match(res.body.error!, /is not a media file: found srt/);
+    res = await server.post('/media-metadata/', {});
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error, 'Missing required parameter `media_url`');
+    assert.deepEqual(await server.workLeftovers(), []);
+    assert.deepEqual(await uploads(), before);
+  });
+});
