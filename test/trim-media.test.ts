@@ -5,6 +5,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { beepAt, flashAt } from './helpers/av-sync.js';
+import { chromiumOrSkipReason, playInChromium } from './helpers/chromium.js';
 import { fixtures } from './helpers/fixtures.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { submitJob, waitForJob } from './helpers/jobs.js';
@@ -63,6 +64,12 @@ async function frameNumbers(file: string): Promise<number[]> {
   });
 }
 
+/** What ffmpeg reports decoding the whole file: the empty string when it decodes without a single error. */
+async function decodingErrors(file: string): Promise<string> {
+  const { stderr } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
+  return stderr;
+}
+
 /** Frame numbers from `first` to `last`, both included. */
 const frames = (first: number, last: number) => Array.from({ length: last - first + 1 }, (_, i) => first + i);
 
@@ -72,6 +79,8 @@ describe('trim-media', () => {
   let scratch: string;
   /** 12 s of COUNTER with a 440 Hz tone, H.264/AAC, a keyframe every 2 s. */
   let counter: string;
+  /** counter.mp4 as most encoders write H.264: with B-frames, whose decoding order differs from the display's. */
+  let counterB: string;
   /** Black, with a white flash and a 1 kHz beep that both start at exactly 3 s; a keyframe every 2 s. */
   let flashBeep: string;
 
@@ -81,6 +90,7 @@ describe('trim-media', () => {
     const keyframes = ['-g', '50', '-keyint_min', '50', '-sc_threshold', '0'];
     const h264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', ...keyframes];
     counter = path.join(scratch, 'counter.mp4');
+    counterB = path.join(scratch, 'counter-b.mp4');
     flashBeep = path.join(scratch, 'flash-beep.mp4');
     await execa('ffmpeg', [
       '-v',
@@ -100,6 +110,16 @@ describe('trim-media', () => {
       'mp4',
       counter,
     ]);
+    await execa(
+      'ffmpeg',
+      ['-v', 'error', '-i', counter, '-c:v', 'libx264', '-preset', 'veryfast', ...keyframes].concat([
+        '-c:a',
+        'copy',
+        '-f',
+        'mp4',
+        counterB,
+      ]),
+    );
     await execa('ffmpeg', [
       '-v',
       'error',
@@ -121,6 +141,7 @@ describe('trim-media', () => {
     files = await startFileServer({
       '/local/counter.mp4': serveFile(counter, 'video/mp4'),
       '/local/flash-beep.mp4': serveFile(flashBeep, 'video/mp4'),
+      '/local/counter-b.mp4': serveFile(counterB, 'video/mp4'),
     });
     server = await startMediaflow();
   });
@@ -138,15 +159,23 @@ describe('trim-media', () => {
     return server.pathOf(res.body.output_file!);
   };
 
+  /** A stream's duration; Matroska tells only the file's. */
   const seconds = (file: string, stream: 'v' | 'a') =>
-    probe(file).then((info) => Number((stream === 'v' ? videoOf(info) : audioOf(info))?.duration));
+    probe(file).then(
+      (info) => Number((stream === 'v' ? videoOf(info) : audioOf(info))?.duration) || Number(info.format.duration),
+    );
 
   it('precise: keeps exactly the frames from start to start + duration, sound as long as the picture', async () => {
-    const file = await trim({ media_url: files.url('/local/counter.mp4'), start: '5.5', duration: '3' }, 'mp4');
-    // 5.5 s is frame 137.5: the first frame at or after it is 138; 8.5 s ends before frame 212.5.
-    assert.deepEqual(await frameNumbers(file), frames(138, 212));
-    close(await seconds(file, 'v'), 3, FRAME, 'video duration');
-    close(await seconds(file, 'a'), 3, 0.03, 'audio duration');
+    for (const format of ['mp4', 'mkv']) {
+      const file = await trim(
+        { media_url: files.url('/local/counter.mp4'), start: '5.5', duration: '3', format },
+        format,
+      );
+      // 5.5 s is frame 137.5: the first frame at or after it is 138; 8.5 s ends before frame 212.5.
+      assert.deepEqual(await frameNumbers(file), frames(138, 212), format);
+      close(await seconds(file, 'v'), 3, FRAME, `${format} video duration`);
+      close(await seconds(file, 'a'), 3, 0.03, `${format} audio duration`);
+    }
   });
 
   it('precise: takes `end` as a clock time, and runs to the end of the input without `end` or `duration`', async () => {
@@ -204,6 +233,44 @@ describe('trim-media', () => {
       ['vp9', 'opus'],
     );
     assert.deepEqual(await frameNumbers(file), frames(138, 212));
+  });
+
+  it('precise on H.264/AAC MP4 encodes only up to the first keyframe and after the last (a smart cut)', async () => {
+    const input = await videoPacketHashes(counterB);
+    const cases: Array<[Record<string, string>, number, number]> = [
+      // Keyframes every 2 s: encoded 5.52-6 and 8-8.5, copied 6-8 (frames 150 to 199).
+      [{ start: '5.5', duration: '3' }, 138, 212],
+      // To the end: encoded 3.12-4, copied from 4 s on.
+      [{ start: '3.1' }, 78, 299],
+      // From a keyframe: copied 4-8, encoded 8-9.
+      [{ start: '4', end: '9' }, 100, 224],
+    ];
+    for (const [fields, first, last] of cases) {
+      const file = await trim({ media_url: files.url('/local/counter-b.mp4'), ...fields }, 'mp4');
+      assert.deepEqual(await frameNumbers(file), frames(first, last), JSON.stringify(fields));
+      assert.equal(await decodingErrors(file), '', JSON.stringify(fields));
+      close(await seconds(file, 'a'), (last - first + 1) / FPS, 0.05, `audio of ${JSON.stringify(fields)}`);
+      // Copied: each whole GOP of the kept part (keyframes every 50 frames, closed GOPs, so a GOP's packets are
+      // the same 50 in decoding order) is in the output as it is in the input, but for its keyframe's packet,
+      // which gains its parameter sets.
+      const output = (await videoPacketHashes(file)).join(',');
+      for (let gop = Math.ceil(first / 50) * 50; gop + 50 <= last + 1; gop += 50)
+        assert.ok(output.includes(input.slice(gop + 1, gop + 50).join(',')), `GOP ${gop} of ${JSON.stringify(fields)}`);
+    }
+  });
+
+  it('a smart cut plays to its end in headless Chromium', async (context) => {
+    const browser = chromiumOrSkipReason();
+    if ('skip' in browser) {
+      (context as { skip?: (why: string) => void }).skip?.(browser.skip);
+      return;
+    }
+    const file = await trim({ media_url: files.url('/local/counter-b.mp4'), start: '5.5', duration: '3' }, 'mp4');
+    const playback = await playInChromium(browser.binary, file);
+    assert.equal(playback.outcome, 'ended', JSON.stringify(playback));
+    close(playback.duration, 3, FRAME, 'duration in the browser');
+    assert.equal(playback.frames, 75);
+    assert.deepEqual([playback.width, playback.height], [WIDTH, HEIGHT]);
   });
 
   it('keeps an audio-only input audio-only, in its own container, in both modes', async () => {

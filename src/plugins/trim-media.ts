@@ -1,3 +1,4 @@
+import { type SmartCut, smartCutFits, smartCutPlan } from './shared/smart-cut.js';
 import {
   argv,
   type AudioContainer,
@@ -12,12 +13,15 @@ import {
   definePlugin,
   evenSizeArgs,
   isVideoContainer,
+  keyframeListing,
+  keyframesIn,
   type MediaFacts,
   mediaError,
   muxerFor,
   Optional,
   Param,
   paramError,
+  type Plan,
   qualityParam,
   type Quality,
   timeWithin,
@@ -29,6 +33,9 @@ import {
 } from '../sdk.js';
 
 const MODES = ['precise', 'fast'] as const;
+
+/** How far past the end the keyframe listing looks: a keyframe right at the end must be in it. */
+const KEYFRAME_SLACK = 0.05;
 
 /** Seconds for an ffmpeg option: microseconds at most, with no floating-point tail (`10.300000000000001`). */
 const seconds = (value: number): string => String(Math.round(value * 1e6) / 1e6);
@@ -154,7 +161,7 @@ export default definePlugin({
     const copied = params.mode === 'fast' ? copyArgs(facts, container) : undefined;
     const start = copied ? asked.start : firstFrameAt(asked.start, asked.end, facts);
     const length = asked.end !== undefined ? asked.end - start : undefined;
-    return {
+    const plan: Plan = {
       ...(length !== undefined ? { expectedSeconds: length } : {}),
       commands: [
         argv(
@@ -174,6 +181,24 @@ export default definePlugin({
           [output],
         ),
       ],
+    };
+    if (copied || asked.end === undefined || !isVideoContainer(container) || !smartCutFits(facts, container))
+      return plan;
+    // A smart cut: the keyframes of the kept part first (a keyframe at its end too, where the copy may stop).
+    const cut: SmartCut = {
+      media,
+      input,
+      output,
+      container,
+      quality: params.quality,
+      start,
+      end: asked.end,
+      toEnd: facts.duration !== undefined && asked.end >= facts.duration,
+    };
+    return {
+      expectedSeconds: asked.end - start,
+      commands: [keyframeListing(input(media), start, asked.end + KEYFRAME_SLACK)],
+      next: ([log]) => smartCutPlan(cut, keyframesIn(log ?? '')) ?? plan,
     };
   },
   message: () => 'Media trimmed successfully',
