@@ -70,6 +70,22 @@ async function decodingErrors(file: string): Promise<string> {
   return stderr;
 }
 
+/** The times of a file's first audio stream's packets, as stored. */
+async function audioPacketTimes(file: string): Promise<number[]> {
+  const { stdout } = await execa('ffprobe', [
+    '-v',
+    'error',
+    '-select_streams',
+    'a:0',
+    '-show_entries',
+    'packet=pts_time',
+    '-of',
+    'csv=p=0',
+    file,
+  ]);
+  return stdout.split('\n').filter(Boolean).map(Number);
+}
+
 /** Frame numbers from `first` to `last`, both included. */
 const frames = (first: number, last: number) => Array.from({ length: last - first + 1 }, (_, i) => first + i);
 
@@ -250,6 +266,8 @@ describe('trim-media', () => {
       assert.deepEqual(await frameNumbers(file), frames(first, last), JSON.stringify(fields));
       assert.equal(await decodingErrors(file), '', JSON.stringify(fields));
       close(await seconds(file, 'a'), (last - first + 1) / FPS, 0.05, `audio of ${JSON.stringify(fields)}`);
+      // The sound is copied from its first packet at the cut: none from before it, hidden by an edit list.
+      assert.ok((await audioPacketTimes(file))[0]! >= 0, `no audio before the cut, ${JSON.stringify(fields)}`);
       // Copied: each whole GOP of the kept part (keyframes every 50 frames, closed GOPs, so a GOP's packets are
       // the same 50 in decoding order) is in the output as it is in the input, but for its keyframe's packet,
       // which gains its parameter sets.

@@ -195,9 +195,12 @@ export default definePlugin({
       end: asked.end,
       toEnd: facts.duration !== undefined && asked.end >= facts.duration,
     };
+    const to = asked.end + KEYFRAME_SLACK;
     return {
-      expectedSeconds: asked.end - start,
-      commands: [keyframeListing(input(media), start, asked.end + KEYFRAME_SLACK)],
+      // The listing keeps the input's timestamps (-copyts), against which the output cap's -t counts from zero:
+      // it is held to the window's end, not its length, or it would stop after the first keyframes.
+      expectedSeconds: to,
+      commands: [keyframeListing(input(media), start, to)],
       next: ([log]) => smartCutPlan(cut, keyframesIn(log ?? '')) ?? plan,
     };
   },

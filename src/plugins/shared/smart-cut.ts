@@ -1,6 +1,5 @@
 import {
   argv,
-  audioEncoder,
   concatList,
   concatListArgs,
   type LocalInput,
@@ -133,13 +132,16 @@ export function smartCutPlan(cut: SmartCut, keyframes: readonly number[]): Plan 
       ...[head, copy, tail].filter((command) => command !== undefined),
       argv(
         concatListArgs('parts.txt', 'video'),
-        // The sound is encoded whole from the first kept frame's time: AAC is cheap to encode, and cut anywhere.
+        // The sound is copied too, from its first packet at or after the first kept frame's time (AAC's packets
+        // last 1024 samples, about 21 ms): its timestamps are kept, so it stays in sync with the picture, and
+        // copying spares both an encoder's time and a second generation of loss.
         audio && ['-ss', seconds(start)],
         audio && input(media),
         ['-t', seconds(end - start), '-map', '0:v:0'],
         audio && ['-map', '1:a:0'],
         ['-c:v', 'copy', '-map_chapters', '-1'],
-        audio && audioEncoder(cut.container),
+        // Not the packets before it, which the seek to the keyframe before `start` brings along.
+        audio && ['-c:a', 'copy', '-copypriorss:a', '0'],
         muxerFor(cut.container),
         [cut.output],
       ),
