@@ -97,6 +97,8 @@ describe('trim-media', () => {
   let counter: string;
   /** counter.mp4 as most encoders write H.264: with B-frames, whose decoding order differs from the display's. */
   let counterB: string;
+  /** counter-b.mp4 turned a quarter by its display matrix, as phones write portrait video. */
+  let turned: string;
   /** Black, with a white flash and a 1 kHz beep that both start at exactly 3 s; a keyframe every 2 s. */
   let flashBeep: string;
 
@@ -107,6 +109,7 @@ describe('trim-media', () => {
     const h264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', ...keyframes];
     counter = path.join(scratch, 'counter.mp4');
     counterB = path.join(scratch, 'counter-b.mp4');
+    turned = path.join(scratch, 'turned.mp4');
     flashBeep = path.join(scratch, 'flash-beep.mp4');
     await execa('ffmpeg', [
       '-v',
@@ -126,16 +129,9 @@ describe('trim-media', () => {
       'mp4',
       counter,
     ]);
-    await execa(
-      'ffmpeg',
-      ['-v', 'error', '-i', counter, '-c:v', 'libx264', '-preset', 'veryfast', ...keyframes].concat([
-        '-c:a',
-        'copy',
-        '-f',
-        'mp4',
-        counterB,
-      ]),
-    );
+    const veryfast = ['-c:v', 'libx264', '-preset', 'veryfast', ...keyframes, '-c:a', 'copy'];
+    await execa('ffmpeg', ['-v', 'error', '-i', counter, ...veryfast, '-f', 'mp4', counterB]);
+    await execa('ffmpeg', ['-v', 'error', '-i', counterB, '-c', 'copy', '-metadata:s:v:0', 'rotate=90', turned]);
     await execa('ffmpeg', [
       '-v',
       'error',
@@ -158,6 +154,7 @@ describe('trim-media', () => {
       '/local/counter.mp4': serveFile(counter, 'video/mp4'),
       '/local/flash-beep.mp4': serveFile(flashBeep, 'video/mp4'),
       '/local/counter-b.mp4': serveFile(counterB, 'video/mp4'),
+      '/local/turned.mp4': serveFile(turned, 'video/mp4'),
     });
     server = await startMediaflow();
   });
@@ -275,6 +272,20 @@ describe('trim-media', () => {
       for (let gop = Math.ceil(first / 50) * 50; gop + 50 <= last + 1; gop += 50)
         assert.ok(output.includes(input.slice(gop + 1, gop + 50).join(',')), `GOP ${gop} of ${JSON.stringify(fields)}`);
     }
+  });
+
+  it('precise on a turned H.264 MP4 (a phone video) encodes it whole, upright: no copied part sideways', async () => {
+    const file = await trim({ media_url: files.url('/local/turned.mp4'), start: '5.5', duration: '3' }, 'mp4');
+    // Every frame as stored is the turned picture, HEIGHT x WIDTH: none is a copied WIDTH x HEIGHT one.
+    const entries = ['-show_entries', 'frame=width,height', '-of', 'csv=p=0'];
+    const { stdout } = await execa('ffprobe', ['-v', 'error', '-select_streams', 'v:0', ...entries, file]);
+    const sizes = new Set(
+      stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.split(',').slice(0, 2).join('x')),
+    );
+    assert.deepEqual([...sizes], [`${HEIGHT}x${WIDTH}`]);
   });
 
   it('a smart cut plays to its end in headless Chromium', async (context) => {

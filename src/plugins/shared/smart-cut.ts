@@ -33,8 +33,9 @@ const seconds = (value: number): string => String(Math.round(value * 1e6) / 1e6)
 
 /**
  * Whether a precise cut of this input into `container` may be a smart cut: H.264 8-bit 4:2:0 in a profile x264
- * writes, with AAC sound or none, read by the MP4/MOV demuxer (whose keyframes are the sync samples of its
- * index, where a decoder can start) with a plain `1/N` time base, into mp4 or mov.
+ * writes, upright (no display matrix turning it), with AAC sound or none, read by the MP4/MOV demuxer (whose
+ * keyframes are the sync samples of its index, where a decoder can start) with a plain `1/N` time base, into
+ * mp4 or mov.
  */
 export function smartCutFits(facts: MediaFacts, container: string): boolean {
   const { video, audio } = facts;
@@ -43,6 +44,8 @@ export function smartCutFits(facts: MediaFacts, container: string): boolean {
     facts.formatName.split(',')[0] === 'mov' &&
     video?.codec === 'h264' &&
     video.pixFmt === 'yuv420p' &&
+    // An encoded part is turned upright (ffmpeg applies the display matrix), a copied one is not.
+    !video.rotation &&
     X264_PROFILES[video.profile ?? ''] !== undefined &&
     /^1\/\d+$/.test(video.timeBase ?? '') &&
     video.fps > 0 &&
