@@ -7,8 +7,7 @@ import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { submitJob, waitForJob } from './helpers/jobs.js';
-import { beepAt, flashAt } from './helpers/av-sync.js';
-import { audioOf, docType, pcm, probe, toneLevel, videoOf, type Probed } from './helpers/media.js';
+import { audioOf, beepAt, docType, flashAt, pcm, probe, toneLevel, videoOf, type Probed } from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';

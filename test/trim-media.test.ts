@@ -4,65 +4,25 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
-import { beepAt, flashAt } from './helpers/av-sync.js';
 import { chromiumOrSkipReason, playInChromium } from './helpers/chromium.js';
 import { fixtures } from './helpers/fixtures.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { submitJob, waitForJob } from './helpers/jobs.js';
-import { audioOf, docType, probe, videoOf, videoPacketHashes } from './helpers/media.js';
+import { audioOf, beepAt, docType, probe, videoOf, videoPacketHashes } from './helpers/media.js';
+import { countingClip, flashStart, shownFrames } from './helpers/timed-media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
 const FPS = 25;
 const FRAME = 1 / FPS;
+/** A countingClip's size. */
 const [WIDTH, HEIGHT] = [160, 120];
 
 const close = (actual: number, expected: number, tolerance: number, what: string) =>
   assert.ok(Math.abs(actual - expected) <= tolerance, `${what} ${actual}, expected ${expected} ± ${tolerance}`);
 
-/**
- * A picture that tells which frame of the input it is: the left half's brightness is the second (16 + 16 per
- * second), the right half's the frame within it (16 + 8 per frame), so that a frame read back is its number.
- */
-const COUNTER =
-  `color=c=black:s=${WIDTH}x${HEIGHT}:r=${FPS}:d=12,` +
-  `geq=lum='if(lt(X,W/2),16+16*floor(N/${FPS}),16+8*mod(N,${FPS}))':cb=128:cr=128`;
-
-/** The input frame number of each frame of a file made from COUNTER, read from the decoded brightness. */
-async function frameNumbers(file: string): Promise<number[]> {
-  const { stdout } = await execa(
-    'ffmpeg',
-    [
-      '-v',
-      'error',
-      '-i',
-      file,
-      '-map',
-      '0:v:0',
-      '-fps_mode',
-      'passthrough',
-      '-pix_fmt',
-      'yuv420p',
-      '-f',
-      'rawvideo',
-      '-',
-    ],
-    { encoding: 'buffer' },
-  );
-  const bytes = stdout as unknown as Uint8Array;
-  const size = (WIDTH * HEIGHT * 3) / 2;
-  assert.equal(bytes.length % size, 0, `whole ${WIDTH}x${HEIGHT} frames in ${file}`);
-  // The mean luma of a block well inside one half, away from the edge between them.
-  const mean = (frame: Uint8Array, x0: number) => {
-    let sum = 0;
-    for (let y = 20; y < HEIGHT - 20; y++) for (let x = x0; x < x0 + 40; x++) sum += frame[y * WIDTH + x]!;
-    return sum / ((HEIGHT - 40) * 40);
-  };
-  return Array.from({ length: bytes.length / size }, (_, i) => {
-    const frame = bytes.subarray(i * size, i * size + WIDTH * HEIGHT);
-    return Math.round((mean(frame, 20) - 16) / 16) * FPS + Math.round((mean(frame, WIDTH / 2 + 20) - 16) / 8);
-  });
-}
+/** The source frame index each frame of a file shows, in display order (a countingClip's frames carry it). */
+const frameNumbers = async (file: string): Promise<number[]> => (await shownFrames(file)).map((frame) => frame.index);
 
 /** What ffmpeg reports decoding the whole file: the empty string when it decodes without a single error. */
 async function decodingErrors(file: string): Promise<string> {
@@ -93,63 +53,27 @@ describe('trim-media', () => {
   let files: FileServer;
   let server: TestServer;
   let scratch: string;
-  /** 12 s of COUNTER with a 440 Hz tone, H.264/AAC, a keyframe every 2 s. */
+  /** 12 s whose frames carry their index (countingClip), H.264/AAC, a keyframe every 2 s, no B-frames. */
   let counter: string;
   /** counter.mp4 as most encoders write H.264: with B-frames, whose decoding order differs from the display's. */
   let counterB: string;
   /** counter-b.mp4 turned a quarter by its display matrix, as phones write portrait video. */
   let turned: string;
-  /** Black, with a white flash and a 1 kHz beep that both start at exactly 3 s; a keyframe every 2 s. */
+  /** A flash and a 1 kHz beep that both start at exactly 3 s; a keyframe every 2 s. */
   let flashBeep: string;
 
   before(async () => {
     await fixtures('tone-2s-44k-stereo.mp3', 'small-300x200.png');
     scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-trim-'));
-    const keyframes = ['-g', '50', '-keyint_min', '50', '-sc_threshold', '0'];
-    const h264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', ...keyframes];
     counter = path.join(scratch, 'counter.mp4');
     counterB = path.join(scratch, 'counter-b.mp4');
     turned = path.join(scratch, 'turned.mp4');
     flashBeep = path.join(scratch, 'flash-beep.mp4');
-    await execa('ffmpeg', [
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      COUNTER,
-      '-f',
-      'lavfi',
-      '-i',
-      'sine=frequency=440:sample_rate=48000:duration=12',
-      ...h264,
-      '-c:a',
-      'aac',
-      '-f',
-      'mp4',
-      counter,
-    ]);
-    const veryfast = ['-c:v', 'libx264', '-preset', 'veryfast', ...keyframes, '-c:a', 'copy'];
-    await execa('ffmpeg', ['-v', 'error', '-i', counter, ...veryfast, '-f', 'mp4', counterB]);
+    // A keyframe every 2 s (50 frames), exactly.
+    await countingClip(counter, { seconds: 12, gop: 50 });
+    await countingClip(counterB, { seconds: 12, gop: 50, bframes: 3 });
+    await countingClip(flashBeep, { seconds: 6, gop: 50, flashAt: 3 });
     await execa('ffmpeg', ['-v', 'error', '-i', counterB, '-c', 'copy', '-metadata:s:v:0', 'rotate=90', turned]);
-    await execa('ffmpeg', [
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      `color=c=black:s=${WIDTH}x${HEIGHT}:r=${FPS}:d=6,drawbox=c=white:t=fill:enable='between(t,3,3.39)'`,
-      '-f',
-      'lavfi',
-      '-i',
-      "aevalsrc=exprs='if(between(t,3,3.4),0.8*sin(2*PI*1000*t),0)':s=48000:d=6",
-      ...h264,
-      '-c:a',
-      'aac',
-      '-f',
-      'mp4',
-      flashBeep,
-    ]);
     files = await startFileServer({
       '/local/counter.mp4': serveFile(counter, 'video/mp4'),
       '/local/flash-beep.mp4': serveFile(flashBeep, 'video/mp4'),
@@ -204,7 +128,7 @@ describe('trim-media', () => {
   it('precise: keeps a beep and a flash that start together within one frame of each other', async () => {
     for (const start of [1.3, 2.02, 0.5]) {
       const file = await trim({ media_url: files.url('/local/flash-beep.mp4'), start: String(start) }, 'mp4');
-      const flash = await flashAt(file);
+      const flash = flashStart(await shownFrames(file));
       close(flash, 3 - start, FRAME, `flash after a start at ${start}`);
       close(await beepAt(file), flash, FRAME, `beep against the flash after a start at ${start}`);
     }
@@ -230,7 +154,7 @@ describe('trim-media', () => {
 
   it('fast: picture and sound move back to the keyframe together', async () => {
     const file = await trim({ media_url: files.url('/local/flash-beep.mp4'), start: '2.5', mode: 'fast' }, 'mp4');
-    const flash = await flashAt(file);
+    const flash = flashStart(await shownFrames(file));
     close(flash, 1, FRAME, 'flash after the keyframe at 2 s');
     close(await beepAt(file), flash, FRAME, 'beep against the flash');
   });

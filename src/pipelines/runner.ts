@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Engine, JobProgress, LocalFilePolicy } from '../engine/run/engine.js';
 import { outputPaths } from '../engine/plugins/plugin.js';
 import { isAbort, MediaflowError, paramError } from '../engine/errors.js';
-import { LocalOutputStore, type OutputStore } from '../engine/storage/storage.js';
+import { LocalOutputStore, publishAll, type OutputStore } from '../engine/storage/storage.js';
 import type { PipelineDefinition, PipelineStep } from './definition.js';
 import { readInputs, type InputValue } from './inputs.js';
 import { showExpr, type Expr } from './template.js';
@@ -333,10 +333,11 @@ async function publishResults(
   for (const result of definition.results)
     for (const file of filesOf(result.step)) remaining.set(file, (remaining.get(file) ?? 0) + 1);
   const outputs: Record<string, string | string[]> = {};
+  const publishing: Array<readonly [string, string]> = [];
   for (const result of definition.results) {
     const value = scope.outputs.get(result.step)!;
     const names = resultNames(result.name, value);
-    const published: string[] = [];
+    const paths: string[] = [];
     for (const [index, file] of filesOf(result.step).entries()) {
       const name = names[index]!;
       const relative = resultDir ? path.posix.join(resultDir, name) : name;
@@ -347,11 +348,13 @@ async function publishResults(
         source = path.join(workDir, `copy-${randomUUID()}${path.extname(file)}`);
         await copyFile(file, source);
       }
-      await store.publish(source, relative);
-      published.push(relative);
+      publishing.push([source, relative]);
+      paths.push(relative);
     }
-    outputs[result.name] = Array.isArray(value) ? published : published[0]!;
+    outputs[result.name] = Array.isArray(value) ? paths : paths[0]!;
   }
+  // All the results or none, as an operation's files: a failed run must not leave some behind.
+  await publishAll(store, publishing);
   return outputs;
 }
 

@@ -1,24 +1,17 @@
 import {
   argv,
-  audioEncoder,
-  audioFileEncoder,
-  audioFileSampleRate,
-  audioMuxerFor,
-  containerOf,
   CONTRACT_VERSION,
   definePlugin,
   evenPadFilter,
-  isVideoContainer,
   mediaError,
   type MediaFacts,
-  muxerFor,
   Optional,
   Param,
   qualityParam,
   Type,
   VIDEO_CONTAINERS,
-  videoEncoder,
 } from '../sdk.js';
+import { encodedOutput, keptContainer } from './shared/kept-container.js';
 
 /**
  * atempo factors whose product is `speed`, each within 0.5 to 2: the range where atempo keeps
@@ -91,12 +84,10 @@ export default definePlugin({
     ),
     quality: qualityParam(),
   }),
-  output: (p, inputs) => {
-    const facts = inputs?.media_url?.[0];
-    // Asked before any input exists (the API docs): an MP4, the commonest input.
-    const ext = p.format ?? (facts ? containerOf(facts) : 'mp4');
-    return { field: 'output_file', path: `{id}/speed.${ext}` };
-  },
+  output: (p, inputs) => ({
+    field: 'output_file',
+    path: `{id}/speed.${keptContainer(p.format, inputs?.media_url?.[0])}`,
+  }),
   check: ({ inputs }) => {
     const media = inputs.media_url![0]!;
     if (media.facts.isImage) throw mediaError(`${media.source} is a picture: its speed cannot change`);
@@ -104,17 +95,8 @@ export default definePlugin({
   build: ({ params, inputs, output, input }) => {
     const media = inputs.media_url![0]!;
     const { facts } = media;
-    const container = params.format ?? containerOf(facts);
     // The picture is retimed and the sound filtered: both are encoded, for the container they go into.
-    const videoArgs =
-      facts.video && isVideoContainer(container) ? videoEncoder(container, { quality: params.quality }) : [];
-    const codecs = isVideoContainer(container)
-      ? argv(videoArgs, facts.audio ? audioEncoder(container) : null, muxerFor(container))
-      : argv(
-          audioFileEncoder(container),
-          ['-ar', String(audioFileSampleRate(container, facts.audio?.sampleRate))],
-          audioMuxerFor(container),
-        );
+    const { videoArgs, codecs, muxer } = encodedOutput(facts, keptContainer(params.format, facts), params.quality);
     return {
       ...(facts.duration ? { expectedSeconds: facts.duration / params.speed } : {}),
       commands: [
@@ -124,6 +106,7 @@ export default definePlugin({
           facts.video ? ['-map', '[v]'] : null,
           facts.audio ? ['-map', '[a]'] : null,
           codecs,
+          muxer,
           [output],
         ),
       ],

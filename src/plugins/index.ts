@@ -6,14 +6,19 @@ import changeSpeed from './change-speed.js';
 import convertImageFromUrl from './convert-image-from-url.js';
 import convertVideo from './convert-video.js';
 import cropImageToShort from './crop-image-to-short.js';
+import cutMedia from './cut-media.js';
 import extractAudio from './extract-audio.js';
+import extractFrames from './extract-frames.js';
 import generateSubtitles from './generate-subtitles.js';
 import imagesToVideo from './images-to-video.js';
 import mediaMetadata from './media-metadata.js';
 import mergeAudioVideo from './merge-audio-video.js';
 import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
+import normalizeAudio from './normalize-audio.js';
+import removeSilence from './remove-silence.js';
 import resizeImage from './resize-image.js';
+import splitMedia from './split-media.js';
 import trimMedia from './trim-media.js';
 
 /**
@@ -33,9 +38,14 @@ export const builtinPlugins = [
   convertVideo,
   // The editing toolbox, beyond the interface.
   trimMedia,
+  cutMedia,
+  splitMedia,
+  extractFrames,
   mediaMetadata,
   extractAudio,
   changeSpeed,
+  normalizeAudio,
+  removeSilence,
 ] as unknown as PluginDefinition[];
 
 /** A registry holding the built-ins; third-party plugins are registered after them. */

@@ -1,14 +1,9 @@
+import { encodedOutput, type KeptContainer, keptContainer } from './shared/kept-container.js';
 import { type SmartCut, smartCutFits, smartCutPlan } from './shared/smart-cut.js';
 import {
   argv,
-  type AudioContainer,
   audioCodecFor,
-  audioEncoder,
   audioFileCodecFor,
-  audioFileEncoder,
-  audioFileSampleRate,
-  audioMuxerFor,
-  containerOf,
   CONTRACT_VERSION,
   definePlugin,
   evenSizeArgs,
@@ -17,19 +12,15 @@ import {
   keyframesIn,
   type MediaFacts,
   mediaError,
-  muxerFor,
   Optional,
   Param,
   paramError,
   type Plan,
   qualityParam,
-  type Quality,
   timeWithin,
   Type,
   VIDEO_CONTAINERS,
-  type VideoContainer,
   videoCodecFor,
-  videoEncoder,
 } from '../sdk.js';
 
 const MODES = ['precise', 'fast'] as const;
@@ -82,7 +73,7 @@ function firstFrameAt(start: number, end: number | undefined, facts: MediaFacts)
  * it is. Copying is all or nothing: an encoded stream would start at `start` exactly and a copied one at the
  * keyframe before it, out of sync by the difference.
  */
-function copyArgs(facts: MediaFacts, container: AudioContainer | VideoContainer): string[] | undefined {
+function copyArgs(facts: MediaFacts, container: KeptContainer): string[] | undefined {
   const codecs = isVideoContainer(container)
     ? [facts.video && videoCodecFor(container, facts), facts.audio && audioCodecFor(container, facts)]
     : [audioFileCodecFor(container, facts)];
@@ -90,22 +81,6 @@ function copyArgs(facts: MediaFacts, container: AudioContainer | VideoContainer)
   // The SDK's choices copy as `-c:<stream> copy`, and encode otherwise.
   return streams.every((codec) => codec[1] === 'copy') ? argv(...streams) : undefined;
 }
-
-/** Codec options that encode every stream for the container, so that each starts at the exact time. */
-function encodeArgs(facts: MediaFacts, container: AudioContainer | VideoContainer, quality: Quality): string[] {
-  if (!isVideoContainer(container))
-    return argv(audioFileEncoder(container), ['-ar', String(audioFileSampleRate(container, facts.audio?.sampleRate))]);
-  const video = videoEncoder(container, { quality });
-  return argv(
-    facts.video && video,
-    facts.video && evenSizeArgs(video, facts.video),
-    facts.audio && audioEncoder(container),
-  );
-}
-
-/** The muxer's options and name. */
-const muxerArgs = (container: AudioContainer | VideoContainer): string[] =>
-  isVideoContainer(container) ? muxerFor(container) : audioMuxerFor(container);
 
 export default definePlugin({
   contract: CONTRACT_VERSION,
@@ -136,8 +111,7 @@ export default definePlugin({
   output: (p, inputs) => {
     const facts = inputs?.media_url?.[0];
     // Asked before any input exists (the API docs): an MP4, the commonest input.
-    const ext = p.format ?? (facts ? containerOf(facts) : 'mp4');
-    return { field: 'output_file', path: `{id}/trimmed.${ext}` };
+    return { field: 'output_file', path: `{id}/trimmed.${keptContainer(p.format, facts)}` };
   },
   // What the fields alone say is wrong is refused before anything is downloaded.
   checkParams: ({ start, end, duration }) => {
@@ -156,9 +130,10 @@ export default definePlugin({
     const media = inputs.media_url![0]!;
     const { facts } = media;
     const asked = span(params, facts);
-    const container = params.format ?? containerOf(facts);
+    const container = keptContainer(params.format, facts);
     // `fast` where every stream can be copied; where one cannot, the cut is as `precise` makes it.
     const copied = params.mode === 'fast' ? copyArgs(facts, container) : undefined;
+    const encoded = encodedOutput(facts, container, params.quality);
     const start = copied ? asked.start : firstFrameAt(asked.start, asked.end, facts);
     const length = asked.end !== undefined ? asked.end - start : undefined;
     const plan: Plan = {
@@ -174,10 +149,10 @@ export default definePlugin({
           facts.audio && ['-map', '0:a:0'],
           // Chapters would point at the untrimmed times (and MP4 would write them as a text track).
           ['-map_chapters', '-1'],
-          copied ?? encodeArgs(facts, container, params.quality),
+          copied ?? argv(encoded.codecs, facts.video && evenSizeArgs(encoded.videoArgs, facts.video)),
           // Copied packets from before `start` have negative times: shifted so the output starts at zero.
           copied && ['-avoid_negative_ts', 'make_zero'],
-          muxerArgs(container),
+          encoded.muxer,
           [output],
         ),
       ],

@@ -7,8 +7,8 @@ import { after, before, describe, it } from '../helpers/lifecycle.js';
 import { keyframeListing, keyframesIn } from '../../src/sdk/keyframes.js';
 
 /** Runs a listing as the engine would: ffmpeg with the command's own arguments, its log returned. */
-async function listed(dir: string, from: number, to: number): Promise<number[]> {
-  const args = keyframeListing(['-i', 'gop.mp4'], from, to);
+async function listed(dir: string, from: number, to: number, file = 'gop.mp4'): Promise<number[]> {
+  const args = keyframeListing(['-i', file], from, to);
   const { stderr } = await execa('ffmpeg', ['-hide_banner', '-nostdin', '-loglevel', 'error', ...args], { cwd: dir });
   return keyframesIn(stderr);
 }
@@ -27,6 +27,15 @@ describe('keyframe listing', () => {
       ],
       { cwd: dir },
     );
+    // The same as VP9, whose decoder decodes every frame despite -skip_frame nokey.
+    await execa(
+      'ffmpeg',
+      [
+        ...['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=25:d=6', '-c:v', 'libvpx-vp9'],
+        ...['-deadline', 'realtime', '-cpu-used', '8', '-g', '50', '-keyint_min', '50', 'gop.webm'],
+      ],
+      { cwd: dir },
+    );
   });
   after(() => rm(dir, { recursive: true, force: true }));
 
@@ -35,12 +44,17 @@ describe('keyframe listing', () => {
     assert.deepEqual(await listed(dir, 5, 11), [6, 8, 10]);
   });
 
+  it('lists only keyframes where the decoder decodes every frame (VP9)', async () => {
+    assert.deepEqual(await listed(dir, 0, 6, 'gop.webm'), [0, 2, 4]);
+  });
+
   it('reads only showinfo lines of a log, in order and once each', () => {
     const log = [
       '[Parsed_showinfo_0 @ 0x1] config in time_base: 1/12800, frame_rate: 25/1',
       '[Parsed_showinfo_0 @ 0x1] n:   1 pts:  25600 pts_time:2       pos: 9 fmt:yuv420p iskey:1 type:I',
       '[Parsed_showinfo_0 @ 0x1] n:   0 pts:      0 pts_time:0       pos: 4 fmt:yuv420p iskey:1 type:I',
       '[Parsed_showinfo_0 @ 0x1] n:   2 pts:  25600 pts_time:2       pos: 9 fmt:yuv420p iskey:1 type:I',
+      '[Parsed_showinfo_0 @ 0x1] n:   3 pts:  26112 pts_time:2.04    pos: 9 fmt:yuv420p iskey:0 type:P',
       '[mp4 @ 0x2] pts_time:7 is not a frame of showinfo',
     ].join('\n');
     assert.deepEqual(keyframesIn(log), [0, 2]);

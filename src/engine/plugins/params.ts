@@ -129,6 +129,12 @@ function coerce(key: string, schema: SchemaFields & TSchema, text: string): unkn
   }
 }
 
+/** Whether a parameter takes a comma list, and so also repeated fields or a JSON list. */
+const isList = (schema: TSchema): boolean => {
+  const time = (schema as Record<string, unknown>)[TIME_KEYWORD];
+  return Boolean(inputSpecOf(schema)?.list) || time === 'times' || time === 'ranges';
+};
+
 /**
  * Validates and coerces raw fields (form strings, JSON values, CLI flags, pipeline values) into
  * an operation's params with one schema. Unknown fields are ignored; defaults fill the gaps.
@@ -138,9 +144,9 @@ export function parseParams(schema: TObject, raw: Raw): Record<string, unknown> 
   const params: Record<string, unknown> = {};
   for (const [key, property] of Object.entries(schema.properties) as Array<[string, SchemaFields & TSchema]>) {
     const values = [raw[key]].flat().filter((value) => asText(value)?.trim());
-    // A field sent twice (or a JSON list) is a list only where the schema says so; elsewhere,
-    // joining the values would change the one meant.
-    if (values.length > 1 && !inputSpecOf(property)?.list) {
+    // A field sent twice (or a JSON list) is a list only where the schema says so (a URL list, a
+    // list of times or ranges); elsewhere, joining the values would change the one meant.
+    if (values.length > 1 && !isList(property)) {
       throw paramError(
         `Expected \`${key}\` to be one ${inputSpecOf(property) ? 'URL' : 'value'}, got ${values.length} (the ` +
           `field was sent more than once, or as a list)`,

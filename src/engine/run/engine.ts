@@ -41,7 +41,7 @@ import type { Slots } from './slots.js';
 import { subtitleAsAss } from '../subtitles/subtitle-ass.js';
 import { subtitleToUtf8 } from '../subtitles/subtitle-encoding.js';
 import { setTextWorkers } from '../subtitles/text-workers.js';
-import type { OutputStore, Workspaces } from '../storage/storage.js';
+import { publishAll, type OutputStore, type Workspaces } from '../storage/storage.js';
 
 /** Where a job is, for progress displays. */
 export interface JobProgress {
@@ -299,7 +299,13 @@ export class Engine {
         'files' in outputSpec
           ? { files: outputSpec.files.map(withId) }
           : { ...outputSpec, path: withId(outputSpec.path) };
-      await time('publishMs', () => this.publishAll(store, dir, outputNames, outputPaths(output)));
+      const paths = outputPaths(output);
+      await time('publishMs', () =>
+        publishAll(
+          store,
+          outputNames.map((name, index) => [path.join(dir, name), paths[index]!] as const),
+        ),
+      );
       logger.info({ job: id, operation: plugin.name, timings }, 'job done');
       outcome = 'ok';
       const message = callPlugin(plugin, 'message', () => checkedMessage(plugin, plugin.message(params)));
@@ -628,21 +634,6 @@ export class Engine {
   private async ensureOutput(dir: string, name: string): Promise<void> {
     const info = await stat(path.join(dir, name)).catch(() => undefined);
     if (!info || info.size === 0) throw mediaError('Processing produced no output');
-  }
-
-  /**
-   * Publishes each workspace file to its store path, in order; when one fails, those already
-   * published are removed, so a job leaves all of its outputs or none.
-   */
-  private async publishAll(store: OutputStore, dir: string, names: string[], paths: string[]): Promise<void> {
-    for (const [index, name] of names.entries()) {
-      try {
-        await store.publish(path.join(dir, name), paths[index]!);
-      } catch (error) {
-        await store.remove(paths.slice(0, index)).catch(() => {});
-        throw error;
-      }
-    }
   }
 }
 

@@ -151,6 +151,25 @@ export interface OutputStore {
   pathOfUrl?(source: string): string | undefined;
 }
 
+/**
+ * Publishes files (each `[workspace file, store path]`) in order; when one fails, those already
+ * published are removed, so a job leaves all of its outputs or none (an operation's several files,
+ * a pipeline's results).
+ */
+export async function publishAll(
+  store: OutputStore,
+  files: ReadonlyArray<readonly [file: string, relativePath: string]>,
+): Promise<void> {
+  for (const [index, [file, relativePath]] of files.entries()) {
+    try {
+      await store.publish(file, relativePath);
+    } catch (error) {
+      await store.remove(files.slice(0, index).map(([, published]) => published)).catch(() => {});
+      throw error;
+    }
+  }
+}
+
 /** Outputs in a local folder, published with a rename so no reader ever sees half a file. */
 export class LocalOutputStore implements OutputStore {
   readonly servedHere = true;

@@ -64,6 +64,25 @@ describe('parseParams', () => {
     );
   });
 
+  it('takes a list of times or ranges as a JSON list (or a repeated field) too, and one time only once', () => {
+    const schema = Type.Object({
+      at: Param.times('When'),
+      remove: Optional(Param.ranges('What')),
+      start: Optional(Param.time({ description: 'From' })),
+    });
+    assert.deepEqual(parseParams(schema, { at: [1.5, '00:03'], remove: ['1-2', '4-5.5'] }), {
+      at: [1.5, 3],
+      remove: [
+        { start: 1, end: 2 },
+        { start: 4, end: 5.5 },
+      ],
+    });
+    assert.throws(
+      () => parseParams(schema, { at: '1', start: [1, 2] }),
+      /Expected `start` to be one value, got 2 \(the field was sent more than once, or as a list\)/,
+    );
+  });
+
   it('splits lists on commas, trimming and dropping empty items', () => {
     assert.deepEqual(splitList(' a, b ,,c , '), ['a', 'b', 'c']);
     assert.deepEqual(splitList(''), []);

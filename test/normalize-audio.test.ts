@@ -1,0 +1,213 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { after, before, describe, it } from './helpers/lifecycle.js';
+import { fixture, fixtures } from './helpers/fixtures.js';
+import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
+import { submitJob, waitForJob } from './helpers/jobs.js';
+import { audioOf, probe, videoOf, videoPacketHashes } from './helpers/media.js';
+import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { ebur128Summary, type LoudnessMeasure } from '../src/plugins/shared/loudness-log.js';
+
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
+
+/** A file's loudness as EBU R128 measures it: ffmpeg's ebur128 with true peak, over its first audio stream. */
+async function loudnessOf(file: string): Promise<LoudnessMeasure> {
+  const { stderr } = await execa('ffmpeg', [
+    '-hide_banner',
+    '-nostats',
+    '-loglevel',
+    'info',
+    '-i',
+    file,
+    '-map',
+    '0:a:0',
+    '-af',
+    'ebur128=peak=true:framelog=verbose',
+    '-f',
+    'null',
+    '-',
+  ]);
+  const measure = ebur128Summary(stderr);
+  assert.ok(measure, `no loudness summary for ${file}`);
+  return measure;
+}
+
+/** The target held as the issue holds it: integrated loudness within 1 LU, true peak at most 0.5 dB over the limit. */
+function assertOnTarget(measure: LoudnessMeasure, loudness: number, truePeak: number) {
+  assert.ok(Math.abs(measure.integrated - loudness) <= 1, `${measure.integrated} LUFS, target ${loudness}`);
+  assert.ok(measure.truePeak <= truePeak + 0.5, `true peak ${measure.truePeak} dBTP, limit ${truePeak}`);
+}
+
+interface Normalized {
+  file: string;
+  loudness: { input: number; output: number };
+}
+
+describe('normalize-audio', () => {
+  let files: FileServer;
+  let server: TestServer;
+  let scratch: string;
+  /** Local files made here, by name: served under /local/<name>. */
+  const made: Record<string, string> = {};
+
+  before(async () => {
+    await fixtures('tone-2s-44k-stereo.mp3', 'clip-2s-640x360-25fps.mp4', 'clip-1s-320x240-30fps-silent.mp4');
+    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-normalize-'));
+    const recipes: Record<string, string[]> = {
+      // A tone at about -19.8 LUFS with bursts up to -4.2 dBTP every 2 s: at -14 LUFS one gain would put the
+      // bursts 2.6 dB over a -1.5 dBTP limit, so the limiter must hold them.
+      'bursts.wav': [
+        '-f',
+        'lavfi',
+        '-i',
+        "aevalsrc=exprs='0.12*sin(2*PI*440*t)+if(lt(mod(t\\,2)\\,0.05)\\,0.5*sin(2*PI*2000*t)\\,0)':s=48000:d=8",
+        '-c:a',
+        'pcm_s16le',
+      ],
+      // Digital silence, 3 s.
+      'silence.wav': ['-f', 'lavfi', '-i', 'anullsrc=r=44100:cl=stereo:d=3', '-c:a', 'pcm_s16le'],
+    };
+    for (const [name, args] of Object.entries(recipes)) {
+      made[name] = path.join(scratch, name);
+      await execa('ffmpeg', ['-v', 'error', ...args, made[name]]);
+    }
+    files = await startFileServer(
+      Object.fromEntries(Object.entries(made).map(([name, file]) => [`/local/${name}`, serveFile(file, 'audio/wav')])),
+    );
+    server = await startMediaflow();
+  });
+  after(async () => {
+    await server?.close();
+    await files?.close();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  });
+
+  const normalize = async (fields: Record<string, string>, ext: string): Promise<Normalized> => {
+    const res = await server.post('/normalize-audio/', fields);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.message, 'Audio normalized successfully');
+    assert.match(res.body.output_file!, new RegExp(`^${server.base}/uploads/${UUID}/normalized\\.${ext}$`));
+    const loudness = res.body.loudness as unknown as Normalized['loudness'];
+    return { file: server.pathOf(res.body.output_file!), loudness };
+  };
+
+  it('brings an MP3 to -14 LUFS by default, answering the loudness it measured before and after', async () => {
+    const source = await fixture('tone-2s-44k-stereo.mp3');
+    const { file, loudness } = await normalize({ media_url: files.url('/f/tone-2s-44k-stereo.mp3') }, 'mp3');
+    const [before, after] = await Promise.all([loudnessOf(source), loudnessOf(file)]);
+    assertOnTarget(after, -14, -1.5);
+    // The answer is what a measure of each file finds (the output's, before the encoder, within 0.1 LU).
+    assert.ok(Math.abs(loudness.input - before.integrated) <= 0.05, `input ${loudness.input} ≠ ${before.integrated}`);
+    assert.ok(Math.abs(loudness.output - after.integrated) <= 0.1, `output ${loudness.output} ≠ ${after.integrated}`);
+    assert.ok(loudness.input < -17, `the tone was quieter: ${loudness.input}`);
+    const info = await probe(file);
+    assert.equal(info.format.format_name, 'mp3');
+    assert.equal(audioOf(info)!.sample_rate, '44100');
+  });
+
+  it('copies the picture of a video as it is, and takes a target and a limit', async () => {
+    const source = await fixture('clip-2s-640x360-25fps.mp4');
+    const { file, loudness } = await normalize(
+      { media_url: files.url('/f/clip-2s-640x360-25fps.mp4'), loudness: '-23', true_peak: '-2' },
+      'mp4',
+    );
+    assertOnTarget(await loudnessOf(file), -23, -2);
+    assert.ok(Math.abs(loudness.output + 23) <= 0.5, JSON.stringify(loudness));
+    assert.deepEqual(await videoPacketHashes(file), await videoPacketHashes(source));
+    const info = await probe(file);
+    assert.equal(videoOf(info)!.codec_name, 'h264');
+    assert.equal(audioOf(info)!.sample_rate, '48000');
+  });
+
+  it('holds loud bursts under the true-peak limit and still reaches the target', async () => {
+    const { file, loudness } = await normalize({ media_url: files.url('/local/bursts.wav') }, 'wav');
+    const after = await loudnessOf(file);
+    assertOnTarget(after, -14, -1.5);
+    assert.ok(Math.abs(loudness.output - after.integrated) <= 0.1, `output ${loudness.output} ≠ ${after.integrated}`);
+    assert.equal(audioOf(await probe(file))!.sample_rate, '48000', "back to the input's rate from loudnorm's 192 kHz");
+  });
+
+  it('refuses targets out of range with a 400, and a video without sound or a silent file with a 422', async () => {
+    const uploads = path.join(server.dataDir, 'uploads');
+    const before = await readdir(uploads).catch(() => []);
+    const tone = files.url('/f/tone-2s-44k-stereo.mp3');
+    for (const [field, value, range] of [
+      ['loudness', '-41', '-40 to -5'],
+      ['loudness', '-4', '-40 to -5'],
+      ['loudness', 'loud', '-40 to -5'],
+      ['true_peak', '1', '-9 to 0'],
+    ] as const) {
+      const res = await server.post('/normalize-audio/', { media_url: tone, [field]: value });
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.error, `Expected \`${field}\` to be a number from ${range}, got \`${value}\``);
+    }
+    const mute = files.url('/f/clip-1s-320x240-30fps-silent.mp4');
+    let res = await server.post('/normalize-audio/', { media_url: mute });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.equal(res.body.error, `Input ${mute} has no audio stream: there is no sound to normalize`);
+    const silence = files.url('/local/silence.wav');
+    res = await server.post('/normalize-audio/', { media_url: silence });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.equal(res.body.error, `Input ${silence} is silent: there is no loudness to normalize`);
+    assert.deepEqual(await readdir(uploads).catch(() => []), before);
+    assert.deepEqual(await server.workLeftovers(), []);
+  });
+
+  it('runs asynchronously as a job, its result the synchronous answer with the loudness', async () => {
+    const id = await submitJob(
+      server.base,
+      '/normalize-audio/',
+      { media_url: files.url('/f/tone-2s-44k-stereo.mp3'), loudness: '-16' },
+      { Prefer: 'respond-async' },
+    );
+    const job = await waitForJob(server.base, id);
+    assert.equal(job.status, 'succeeded', JSON.stringify(job));
+    assert.equal(job.progress, 100);
+    const result = job.result as { message: string; output_file: string; loudness: { output: number } };
+    assert.equal(result.message, 'Audio normalized successfully');
+    assert.ok(Math.abs(result.loudness.output + 16) <= 0.5, JSON.stringify(result));
+    assertOnTarget(await loudnessOf(server.pathOf(result.output_file)), -16, -1.5);
+  });
+
+  it('runs from the CLI on a local file, printing the loudness', async () => {
+    const out = await mkdtemp(path.join(scratch, 'cli-'));
+    const result = await runCli(['normalize-audio', '--media-url', made['bursts.wav']!, '--out-dir', out]);
+    assert.equal(result.exitCode, 0, result.stderr);
+    const body = JSON.parse(result.stdout) as { output_file: string; loudness: { output: number } };
+    assert.ok(body.output_file.startsWith(out) && body.output_file.endsWith('/normalized.wav'), body.output_file);
+    assertOnTarget(await loudnessOf(body.output_file), -14, -1.5);
+    assert.ok(Math.abs(body.loudness.output + 14) <= 1, JSON.stringify(body));
+  });
+
+  it('runs in a pipeline, on the output of the step before', async () => {
+    const out = await mkdtemp(path.join(scratch, 'pipeline-'));
+    const definition = path.join(scratch, 'broadcast.yaml');
+    await writeFile(
+      definition,
+      [
+        'name: broadcast',
+        'description: A clip sped up, then brought to the broadcast loudness',
+        'inputs:',
+        '  clip: url',
+        'steps:',
+        '  fast:',
+        '    op: change-speed',
+        '    with: { media_url: "{{ inputs.clip }}", speed: 2 }',
+        '  level:',
+        '    op: normalize-audio',
+        '    with: { media_url: "{{ steps.fast.output }}", loudness: -23, true_peak: -1 }',
+        'results:',
+        '  level: "{{ steps.level.output }}"',
+        '',
+      ].join('\n'),
+    );
+    const clip = await fixture('clip-2s-640x360-25fps.mp4');
+    const result = await runCli(['run', definition, '--input', `clip=${clip}`, '--out-dir', out]);
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.deepEqual(await readdir(out), ['level.mp4']);
+    assertOnTarget(await loudnessOf(path.join(out, 'level.mp4')), -23, -1);
+  });
+});
