@@ -19,6 +19,7 @@ import normalizeAudio from './normalize-audio.js';
 import removeSilence from './remove-silence.js';
 import resizeImage from './resize-image.js';
 import splitMedia from './split-media.js';
+import trimMedia from './trim-media.js';
 
 /**
  * The ten operations of the media-service interface, in its order (docs/architecture.md), then the editing
@@ -36,6 +37,7 @@ export const builtinPlugins = [
   resizeImage,
   convertVideo,
   // The editing toolbox, beyond the interface.
+  trimMedia,
   cutMedia,
   splitMedia,
   extractFrames,
