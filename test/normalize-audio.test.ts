@@ -7,33 +7,11 @@ import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { submitJob, waitForJob } from './helpers/jobs.js';
-import { audioOf, probe, videoOf, videoPacketHashes } from './helpers/media.js';
+import { audioOf, loudnessOf, probe, videoOf, videoPacketHashes } from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
-import { ebur128Summary, type LoudnessMeasure } from '../src/plugins/shared/loudness-log.js';
+import type { LoudnessMeasure } from '../src/plugins/shared/loudness-log.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
-
-/** A file's loudness as EBU R128 measures it: ffmpeg's ebur128 with true peak, over its first audio stream. */
-async function loudnessOf(file: string): Promise<LoudnessMeasure> {
-  const { stderr } = await execa('ffmpeg', [
-    '-hide_banner',
-    '-nostats',
-    '-loglevel',
-    'info',
-    '-i',
-    file,
-    '-map',
-    '0:a:0',
-    '-af',
-    'ebur128=peak=true:framelog=verbose',
-    '-f',
-    'null',
-    '-',
-  ]);
-  const measure = ebur128Summary(stderr);
-  assert.ok(measure, `no loudness summary for ${file}`);
-  return measure;
-}
 
 /** The target held as the issue holds it: integrated loudness within 1 LU, true peak at most 0.5 dB over the limit. */
 function assertOnTarget(measure: LoudnessMeasure, loudness: number, truePeak: number) {

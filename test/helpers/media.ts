@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { open } from 'node:fs/promises';
 import { execa } from 'execa';
+import { ebur128Summary, type LoudnessMeasure } from '../../src/plugins/shared/loudness-log.js';
 
 export interface Probed {
   format: { format_name: string; duration?: string; size?: string };
@@ -269,4 +270,15 @@ export async function beepAt(file: string): Promise<number> {
   const index = samples.findIndex((sample) => Math.abs(sample) > 0.1);
   assert.ok(index >= 0, `no beep in ${file}`);
   return (Number(start) || 0) + index / 48000;
+}
+
+/** A file's loudness as EBU R128 measures it: ffmpeg's ebur128 with true peak, over its first audio stream. */
+export async function loudnessOf(file: string): Promise<LoudnessMeasure> {
+  const { stderr } = await execa('ffmpeg', [
+    ...['-hide_banner', '-nostats', '-loglevel', 'info', '-i', file],
+    ...['-map', '0:a:0', '-af', 'ebur128=peak=true:framelog=verbose', '-f', 'null', '-'],
+  ]);
+  const measure = ebur128Summary(stderr);
+  assert.ok(measure, `no loudness summary for ${file}`);
+  return measure;
 }
