@@ -48,7 +48,7 @@ describe('overlay-image', () => {
   let halfClear: string;
 
   before(async () => {
-    await fixtures('small-300x200.png', 'not-media.txt');
+    await fixtures('clip-1s-321x241-odd.webm', 'not-media.txt');
     scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-overlay-'));
     black = await makeVideo(path.join(scratch, 'black.mp4'), 'color=c=black:s=640x360:r=25:d=3');
     blue = await makeVideo(path.join(scratch, 'blue.mp4'), 'color=c=blue:s=640x360:r=25:d=3');
@@ -182,7 +182,7 @@ describe('overlay-image', () => {
     }
   });
 
-  it('copies the audio packets unchanged and takes another container', async () => {
+  it("copies the audio packets unchanged, keeps the input's container or takes another", async () => {
     const file = await overlay({ video_url: files.url('/local/black.mp4'), image_url: files.url('/local/red.png') });
     assert.deepEqual(await audioPacketHashes(file), await audioPacketHashes(black));
     const mkv = await overlay(
@@ -191,6 +191,12 @@ describe('overlay-image', () => {
     );
     assert.equal((await probe(mkv)).format.format_name.split(',')[0], 'matroska');
     assert.deepEqual(await audioPacketHashes(mkv), await audioPacketHashes(black));
+    // A WebM stays WebM; as MP4 (H.264 in 4:2:0) an odd size gets a black column and row.
+    const odd = { video_url: files.url('/f/clip-1s-321x241-odd.webm'), image_url: files.url('/local/red.png') };
+    const webm = videoOf(await probe(await overlay(odd, 'webm')))!;
+    assert.deepEqual([webm.codec_name, webm.width, webm.height], ['vp9', 321, 241]);
+    const mp4 = videoOf(await probe(await overlay({ ...odd, format: 'mp4' })))!;
+    assert.deepEqual([mp4.codec_name, mp4.width, mp4.height], ['h264', 322, 242]);
   });
 
   it('refuses an image that is not one, an opacity of 2 and an end before the start, leaving nothing', async () => {
