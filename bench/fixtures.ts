@@ -85,6 +85,17 @@ const RECIPES: Record<string, string[] | string> = {
   'outro-30s.mp3': tone(30, 550),
   'voice-30s.mp3': tone(30, 220),
   'photo-1080p.jpg': still(0),
+  // A logo: half-transparent red, so the overlay blends every pixel it covers.
+  'logo-400x200.png': [
+    '-f',
+    'lavfi',
+    '-i',
+    'color=c=red@0.5:size=400x200,format=rgba',
+    '-frames:v',
+    '1',
+    '-f',
+    'image2',
+  ],
   'subs.srt': Array.from(
     { length: 10 },
     (_, i) =>

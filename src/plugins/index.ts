@@ -16,6 +16,7 @@ import mergeAudioVideo from './merge-audio-video.js';
 import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
 import normalizeAudio from './normalize-audio.js';
+import overlayImage from './overlay-image.js';
 import removeSilence from './remove-silence.js';
 import resizeImage from './resize-image.js';
 import splitMedia from './split-media.js';
@@ -46,6 +47,8 @@ export const builtinPlugins = [
   changeSpeed,
   normalizeAudio,
   removeSilence,
+  // The layers of a short.
+  overlayImage,
 ] as unknown as PluginDefinition[];
 
 /** A registry holding the built-ins; third-party plugins are registered after them. */

@@ -1,0 +1,133 @@
+import {
+  argv,
+  audioCodecFor,
+  CONTRACT_VERSION,
+  definePlugin,
+  evenPadFilter,
+  type MediaFacts,
+  muxerFor,
+  Optional,
+  Param,
+  paramError,
+  qualityParam,
+  timeWithin,
+  Type,
+  videoEncoder,
+  type VideoContainer,
+  VIDEO_CONTAINERS,
+} from '../sdk.js';
+import { keptContainer } from './shared/kept-container.js';
+
+const POSITIONS = ['top-right', 'top-left', 'bottom-left', 'bottom-right', 'center'] as const;
+type Position = (typeof POSITIONS)[number];
+
+/**
+ * The logo's top-left corner as overlay's expressions: `main_w`/`main_h` are the video's size and
+ * `overlay_w`/`overlay_h` the scaled logo's, so only the margin, a number, comes from the fields.
+ */
+function placement(position: Position, margin: number): string {
+  const right = `main_w-overlay_w-${margin}`;
+  const bottom = `main_h-overlay_h-${margin}`;
+  const spots: Record<Position, [string, string]> = {
+    'top-left': [String(margin), String(margin)],
+    'top-right': [right, String(margin)],
+    'bottom-left': [String(margin), bottom],
+    'bottom-right': [right, bottom],
+    center: ['(main_w-overlay_w)/2', '(main_h-overlay_h)/2'],
+  };
+  const [x, y] = spots[position];
+  return `x=${x}:y=${y}`;
+}
+
+/**
+ * The picture's size as the decoder hands it to the filters: ffmpeg turns a picture its container's
+ * display matrix rotates by a quarter turn (a phone's portrait video), so width and height swap.
+ */
+function shownSize(video: NonNullable<MediaFacts['video']>): { width: number; height: number } {
+  const quarter = Math.abs(Math.round((video.rotation ?? 0) / 90)) % 2 === 1;
+  return quarter ? { width: video.height, height: video.width } : { width: video.width, height: video.height };
+}
+
+/** The output's container: `format`, else the input's own (a video input's container is a video container). */
+const containerFor = (format: VideoContainer | undefined, facts: MediaFacts | undefined): VideoContainer =>
+  keptContainer(format, facts) as VideoContainer;
+
+export default definePlugin({
+  contract: CONTRACT_VERSION,
+  name: 'overlay-image',
+  path: '/overlay-image/',
+  summary: 'Put a logo or watermark over a video',
+  description:
+    'The image is placed at a corner or the centre, scaled to a share of the width the video is shown at ' +
+    '(after its rotation), at an opacity, from `start` to `end`. A PNG keeps its transparency. The audio is ' +
+    "copied when the container takes it. The output keeps the input's container unless `format` names another.",
+  params: Type.Object({
+    video_url: Param.url('video', 'URL of the video'),
+    image_url: Param.url('image', 'URL of the logo or watermark (PNG keeps its transparency)'),
+    position: Param.choice(POSITIONS, { default: 'top-right', description: 'Where the image goes' }),
+    width: Param.number({
+      minimum: 0.01,
+      maximum: 1,
+      default: 0.15,
+      description: "The image's width as a share of the video's width (0.01 to 1); its height follows",
+    }),
+    opacity: Param.number({
+      minimum: 0,
+      maximum: 1,
+      default: 1,
+      description: "The image's opacity, 0 (invisible) to 1 (as it is)",
+    }),
+    margin: Param.number({
+      minimum: 0,
+      maximum: 0.5,
+      default: 0.03,
+      description: "Space between the image and the video's edges, as a share of the video's width (0 to 0.5)",
+    }),
+    start: Param.time({ default: 0, description: 'When the image appears' }),
+    end: Optional(Param.time({ description: 'When the image goes (default: the end of the video)' })),
+    format: Optional(
+      Param.format(VIDEO_CONTAINERS, { description: "Output container (default: the input's own container)" }),
+    ),
+    quality: qualityParam(),
+  }),
+  output: (p, inputs) => ({
+    field: 'output_file',
+    path: `{id}/overlaid.${containerFor(p.format, inputs?.video_url?.[0])}`,
+  }),
+  build: ({ params, inputs, output, input }) => {
+    const video = inputs.video_url![0]!;
+    const logo = inputs.image_url![0]!;
+    const { facts } = video;
+    const start = timeWithin('start', params.start, facts);
+    const end = params.end !== undefined ? timeWithin('end', params.end, facts) : undefined;
+    if (end !== undefined && end <= start) throw paramError('Expected `end` to be after `start`');
+    const container = containerFor(params.format, facts);
+    const encoder = videoEncoder(container, { quality: params.quality });
+    const size = shownSize(facts.video!);
+    // Pixel sizes computed from the probed facts: only numbers reach the graph.
+    const logoWidth = Math.max(1, Math.round(params.width * size.width));
+    const margin = Math.round(params.margin * size.width);
+    // Whole video: no `enable`, so the overlay is never switched off by a rounding of the end.
+    const span = end !== undefined ? `between(t,${start},${end})` : `gte(t,${start})`;
+    const timed = start > 0 || end !== undefined ? `:enable='${span}'` : '';
+    const pad = evenPadFilter(encoder, { ...facts.video!, ...size });
+    const graph =
+      `[1:v:0]scale=${logoWidth}:-1,format=rgba,colorchannelmixer=aa=${params.opacity}[logo];` +
+      `[0:v:0][logo]overlay=${placement(params.position, margin)}${timed}${pad ? `,${pad}` : ''}[v]`;
+    return {
+      ...(facts.duration ? { expectedSeconds: facts.duration } : {}),
+      commands: [
+        argv(
+          input(video),
+          input(logo),
+          ['-filter_complex', graph, '-map', '[v]', '-map', '0:a:0?'],
+          encoder,
+          facts.audio ? audioCodecFor(container, facts) : null,
+          muxerFor(container),
+          [output],
+        ),
+      ],
+    };
+  },
+  message: () => 'Image overlaid successfully',
+});
