@@ -44,7 +44,7 @@ describe('add-text', () => {
   let black: string;
 
   before(async () => {
-    await fixtures('clip-2s-320x240.webm', 'tone-2s-44k-stereo.mp3');
+    await fixtures('clip-2s-320x240.webm', 'clip-1s-321x241-odd.webm', 'tone-2s-44k-stereo.mp3');
     scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-text-'));
     black = path.join(scratch, 'black.mp4');
     // prettier-ignore
@@ -120,6 +120,11 @@ describe('add-text', () => {
     });
   }
 
+  it("names characters no installed font has in the answer's warnings", async () => {
+    const { body } = await addText({ text: 'A\uE000B' });
+    assert.match(JSON.stringify(body.warnings), /U\+E000/i);
+  });
+
   it('draws braces and backslashes literally (no ASS override tags) and breaks lines only at newlines', async () => {
     const frameOf = async (text: string) => frameRgb((await addText({ text, start: '0', end: '1' })).file, 0.5);
     const plain = inkBox(await frameOf('AB'));
@@ -138,6 +143,15 @@ describe('add-text', () => {
     assert.equal(videoOf(await probe(server.pathOf(webm.body.output_file!)))!.codec_name, 'vp9');
     const { file } = await addText({ text: 'Hi', format: 'mkv' }, 'mkv');
     assert.equal((await probe(file)).format.format_name, 'matroska,webm');
+    // x264 takes no odd sizes: an odd picture made MP4 gets one black column and row, as add-subtitles does.
+    const odd = await server.post('/add-text/', {
+      video_url: files.url('/f/clip-1s-321x241-odd.webm'),
+      text: 'Hi',
+      format: 'mp4',
+    });
+    assert.equal(odd.status, 200, JSON.stringify(odd.body));
+    const video = videoOf(await probe(server.pathOf(odd.body.output_file!)))!;
+    assert.deepEqual([video.codec_name, video.width, video.height], ['h264', 322, 242]);
   });
 
   it('refuses empty text, an end before the start, a time past the end and a sound file, leaving nothing', async () => {
