@@ -2,6 +2,7 @@ import type { PluginDefinition } from '../sdk.js';
 import { loadPlugins, type PluginLoadOptions } from '../engine/plugins/plugin-loader.js';
 import { Registry } from '../engine/plugins/registry.js';
 import addSubtitles from './add-subtitles.js';
+import addText from './add-text.js';
 import changeSpeed from './change-speed.js';
 import convertImageFromUrl from './convert-image-from-url.js';
 import convertVideo from './convert-video.js';
@@ -47,8 +48,9 @@ export const builtinPlugins = [
   changeSpeed,
   normalizeAudio,
   removeSilence,
-  // The layers of a short.
+  // The layers of a short (docs/operations.md#layers-of-a-short).
   overlayImage,
+  addText,
 ] as unknown as PluginDefinition[];
 
 /** A registry holding the built-ins; third-party plugins are registered after them. */

@@ -77,15 +77,31 @@ export interface AssCaptionOptions {
   highlight?: string;
 }
 
+/** One event of a script: when it shows, and its text already escaped for ASS (`assText`, `assLines`). */
+export interface AssEvent {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** A whole ASS script of the given events, in the `Default` style with the caption style fields applied. */
+export function assScript(events: readonly AssEvent[], style: CaptionStyle): string {
+  const lines = events.map(
+    ({ start, end, text }) => `Dialogue: 0,${assTime(start)},${assTime(end)},Default,,0,0,0,,${text}`,
+  );
+  return restyle(`${HEADER}\n${lines.join('\n')}\n`, style, 1080);
+}
+
 /** A whole ASS script: cues one after the other, `seconds` each, in the given style. */
 export function toAss(
   cues: ReadonlyArray<readonly CueWord[]>,
   seconds: number,
   { style, highlight }: AssCaptionOptions,
 ): string {
-  const events = cues.map((words, i) => {
-    const text = highlight ? karaokeText(words, seconds, highlight, style.color ?? '#FFFFFF') : plainText(words);
-    return `Dialogue: 0,${assTime(i * seconds)},${assTime((i + 1) * seconds)},Default,,0,0,0,,${text}`;
-  });
-  return restyle(`${HEADER}\n${events.join('\n')}\n`, style, 1080);
+  const events = cues.map((words, i) => ({
+    start: i * seconds,
+    end: (i + 1) * seconds,
+    text: highlight ? karaokeText(words, seconds, highlight, style.color ?? '#FFFFFF') : plainText(words),
+  }));
+  return assScript(events, style);
 }

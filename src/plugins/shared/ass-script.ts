@@ -131,3 +131,13 @@ export function assTime(totalSeconds: number): string {
  * tags), and a word joiner after each backslash, which would otherwise start `\N`, `\h` or `\{`.
  */
 export const assText = (text: string): string => text.replace(/\\/g, '\\\u2060').replace(/[{}]/g, (c) => `\\${c}`);
+
+/**
+ * Text of one or more lines as an ASS event draws it literally: each line escaped (`assText`), the
+ * lines joined by `\N`, ASS's line break (a newline would end the event's line in the script).
+ */
+export const assLines = (text: string): string =>
+  text
+    .split(/\r\n|\r|\n/)
+    .map(assText)
+    .join('\\N');

@@ -1,0 +1,99 @@
+import { assScript } from './shared/ass-captions.js';
+import { assLines } from './shared/ass-script.js';
+import { captionStyleFields, captionStyleOf } from './shared/caption-style.js';
+import { keptContainer } from './shared/kept-container.js';
+import {
+  argv,
+  audioCodecFor,
+  CONTRACT_VERSION,
+  definePlugin,
+  escapeFilterValue,
+  evenPadFilter,
+  isVideoContainer,
+  muxerFor,
+  Optional,
+  Param,
+  paramError,
+  qualityParam,
+  timeWithin,
+  Type,
+  VIDEO_CONTAINERS,
+  videoEncoder,
+} from '../sdk.js';
+
+/** The text as an ASS script, written into the job's workspace under this generated name. */
+const ASS_FILE = 'text.ass';
+
+/** Seconds as a message shows them: milliseconds at most. */
+const shown = (value: number): string => String(Math.round(value * 1000) / 1000);
+
+export default definePlugin({
+  contract: CONTRACT_VERSION,
+  name: 'add-text',
+  path: '/add-text/',
+  summary: 'Draw a title or lower third over a video for a time range',
+  description:
+    'The text (one or more lines) is drawn from `start` to `end` with libass, as burned-in subtitles are: ' +
+    'shaped, with fonts chosen per character, so every script add-subtitles draws is drawn here. It is drawn ' +
+    'literally: braces and backslashes are not ASS override tags. The optional style fields of add-subtitles ' +
+    '(font, size, colours, outline, background box, position, margin, wrapping width) set its look. The ' +
+    "audio is copied when the container takes it. The output keeps the input's container (MP4 and MOV as " +
+    'mp4, Matroska as mkv or webm, avi) unless `format` names another video container.',
+  params: Type.Object({
+    video_url: Param.url('video', 'URL of the video'),
+    text: Param.text({
+      maxLength: 2000,
+      examples: ['Episode 12\nThe long way home'],
+      description: 'The text to draw; a newline starts another line',
+    }),
+    start: Param.time({ default: 0, description: 'When the text appears' }),
+    end: Optional(Param.time({ description: 'When the text disappears (default: the end of the video)' })),
+    format: Optional(
+      Param.format(VIDEO_CONTAINERS, { description: "Output container (default: the input's own container)" }),
+    ),
+    quality: qualityParam(),
+    ...captionStyleFields,
+  }),
+  output: (p, inputs) => ({
+    field: 'output_file',
+    path: `{id}/with_text.${keptContainer(p.format, inputs?.video_url?.[0])}`,
+  }),
+  // What the fields alone say is wrong is refused before anything is downloaded.
+  checkParams: ({ start, end }) => {
+    if (end !== undefined && end <= start)
+      throw paramError(`Expected \`end\` (${shown(end)} s) to be after \`start\` (${shown(start)} s)`);
+  },
+  build: ({ params, inputs, output, input }) => {
+    const video = inputs.video_url![0]!;
+    const { facts } = video;
+    const start = timeWithin('start', params.start, facts);
+    // Without an end, the text stays to the end of the video (or for ever, when its length is unknown).
+    const end = params.end !== undefined ? timeWithin('end', params.end, facts) : (facts.duration ?? 360_000);
+    // The video input makes the kept container a video one; mp4 only satisfies the type.
+    const kept = keptContainer(params.format, facts);
+    const container = isVideoContainer(kept) ? kept : 'mp4';
+    // The user's text goes only into the script, escaped (braces, backslashes, newlines as \N); the
+    // filter graph names the script by its generated name, exactly as add-subtitles burns its captions.
+    const script = assScript([{ start, end, text: assLines(params.text) }], captionStyleOf(params));
+    const encoder = videoEncoder(container, { quality: params.quality });
+    const pad = evenPadFilter(encoder, facts.video);
+    const burn = `ass=filename=${escapeFilterValue(ASS_FILE)}:shaping=complex${pad ? `,${pad}` : ''}`;
+    return {
+      ...(facts.duration ? { expectedSeconds: facts.duration } : {}),
+      files: { [ASS_FILE]: script },
+      commands: [
+        argv(
+          // libass names each character no font has at warning level: the answer's `warnings`.
+          ['-loglevel', 'warning'],
+          input(video),
+          ['-map', '0:v:0', '-map', '0:a:0?', '-vf', burn],
+          encoder,
+          facts.audio ? audioCodecFor(container, facts) : null,
+          muxerFor(container),
+          [output],
+        ),
+      ],
+    };
+  },
+  message: () => 'Text added successfully',
+});
