@@ -15,6 +15,7 @@ import mediaMetadata from './media-metadata.js';
 import mergeAudioVideo from './merge-audio-video.js';
 import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
+import mixAudio from './mix-audio.js';
 import normalizeAudio from './normalize-audio.js';
 import removeSilence from './remove-silence.js';
 import resizeImage from './resize-image.js';
@@ -23,7 +24,7 @@ import trimMedia from './trim-media.js';
 
 /**
  * The ten operations of the media-service interface, in its order (docs/architecture.md), then the editing
- * toolbox (docs/operations.md#editing-toolbox).
+ * toolbox (docs/operations.md#editing-toolbox), then the layers of a short (docs/operations.md#layers-of-a-short).
  */
 export const builtinPlugins = [
   mergeAudios,
@@ -46,6 +47,8 @@ export const builtinPlugins = [
   changeSpeed,
   normalizeAudio,
   removeSilence,
+  // The layers of a short.
+  mixAudio,
 ] as unknown as PluginDefinition[];
 
 /** A registry holding the built-ins; third-party plugins are registered after them. */
