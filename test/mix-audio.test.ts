@@ -42,6 +42,7 @@ describe('mix-audio', () => {
       'voice.wav': ['-f', 'lavfi', '-i', voice, '-c:a', 'pcm_s16le'],
       // The music, a third of the voice's length.
       'music.wav': ['-f', 'lavfi', '-i', `sine=f=${MUSIC_HZ}:r=48000:d=2`, '-c:a', 'pcm_s16le'],
+      'silence.wav': ['-f', 'lavfi', '-i', 'anullsrc=r=48000:cl=mono:d=3', '-c:a', 'pcm_s16le'],
       // The voice under a picture, as H.264 and AAC in MP4.
       'talk.mp4': [
         ...['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=6', '-f', 'lavfi', '-i', voice],
@@ -55,6 +56,7 @@ describe('mix-audio', () => {
     files = await startFileServer({
       '/local/voice.wav': serveFile(made['voice.wav']!, 'audio/wav'),
       '/local/music.wav': serveFile(made['music.wav']!, 'audio/wav'),
+      '/local/silence.wav': serveFile(made['silence.wav']!, 'audio/wav'),
       '/local/talk.mp4': serveFile(made['talk.mp4']!, 'video/mp4'),
     });
     server = await startMediaflow();
@@ -187,6 +189,14 @@ describe('mix-audio', () => {
     res = await server.post('/mix-audio/', { media_url: mute, music_url: music });
     assert.equal(res.status, 422, JSON.stringify(res.body));
     assert.equal(res.body.error, `Input ${mute} has no audio stream: there is no voice to mix the music under`);
+    // Silent throughout: no loudness to set the music by, nor music to set.
+    const silence = files.url('/local/silence.wav');
+    res = await server.post('/mix-audio/', { media_url: silence, music_url: music, fade_out: '0' });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.equal(res.body.error, `Input ${silence} is silent: there is no voice to mix`);
+    res = await server.post('/mix-audio/', { media_url: voice, music_url: silence });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.equal(res.body.error, `Input ${silence} is silent: there is no music to mix`);
     assert.deepEqual(await readdir(uploads).catch(() => []), before);
     assert.deepEqual(await server.workLeftovers(), []);
   });
