@@ -16,6 +16,7 @@ import mediaMetadata from './media-metadata.js';
 import mergeAudioVideo from './merge-audio-video.js';
 import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
+import mixAudio from './mix-audio.js';
 import normalizeAudio from './normalize-audio.js';
 import overlayImage from './overlay-image.js';
 import removeSilence from './remove-silence.js';
@@ -25,7 +26,7 @@ import trimMedia from './trim-media.js';
 
 /**
  * The ten operations of the media-service interface, in its order (docs/architecture.md), then the editing
- * toolbox (docs/operations.md#editing-toolbox).
+ * toolbox (docs/operations.md#editing-toolbox), then the layers of a short (docs/operations.md#layers-of-a-short).
  */
 export const builtinPlugins = [
   mergeAudios,
@@ -49,6 +50,7 @@ export const builtinPlugins = [
   normalizeAudio,
   removeSilence,
   // The layers of a short (docs/operations.md#layers-of-a-short).
+  mixAudio,
   overlayImage,
   addText,
 ] as unknown as PluginDefinition[];

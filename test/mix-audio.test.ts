@@ -1,0 +1,269 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { after, before, describe, it } from './helpers/lifecycle.js';
+import { fixture, fixtures } from './helpers/fixtures.js';
+import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
+import { submitJob, waitForJob } from './helpers/jobs.js';
+import { audioOf, durationOf, loudnessOf, pcm, probe, toneLevel, videoOf, videoPacketHashes } from './helpers/media.js';
+import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
+/** The voice's tone and the music's, apart enough for each to be measured in the mix on its own. */
+const VOICE_HZ = 300;
+const MUSIC_HZ = 1000;
+
+/** A frequency's level in a span of a file, dB (of lavfi's sine amplitude scale). */
+async function levelAt(file: string, frequency: number, start: number, seconds: number): Promise<number> {
+  return 20 * Math.log10(toneLevel(await pcm(file, start, seconds), frequency));
+}
+
+/**
+ * The "voice": 6 s of a 300 Hz tone spoken in the first second of every two (0-1, 2-3, 4-5), silent
+ * between. Speech spans measured are well inside these seconds, pauses well after the compressor's release.
+ */
+const SPEECH = [0.25, 2.25];
+const PAUSES = [1.65, 3.65];
+const SPAN = 0.3;
+
+describe('mix-audio', () => {
+  let files: FileServer;
+  let server: TestServer;
+  let scratch: string;
+  const made: Record<string, string> = {};
+
+  before(async () => {
+    await fixtures('clip-2s-640x360-25fps.mp4', 'clip-1s-320x240-30fps-silent.mp4');
+    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-mix-'));
+    const voice = `aevalsrc=exprs='0.25*sin(2*PI*${VOICE_HZ}*t)*lt(mod(t\\,2)\\,1)':s=48000:d=6`;
+    const recipes: Record<string, string[]> = {
+      'voice.wav': ['-f', 'lavfi', '-i', voice, '-c:a', 'pcm_s16le'],
+      // The music, a third of the voice's length.
+      'music.wav': ['-f', 'lavfi', '-i', `sine=f=${MUSIC_HZ}:r=48000:d=2`, '-c:a', 'pcm_s16le'],
+      'silence.wav': ['-f', 'lavfi', '-i', 'anullsrc=r=48000:cl=mono:d=3', '-c:a', 'pcm_s16le'],
+      // The voice under a picture, as H.264 and AAC in MP4.
+      'talk.mp4': [
+        ...['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=6', '-f', 'lavfi', '-i', voice],
+        ...['-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest'],
+      ],
+    };
+    for (const [name, args] of Object.entries(recipes)) {
+      made[name] = path.join(scratch, name);
+      await execa('ffmpeg', ['-v', 'error', ...args, made[name]]);
+    }
+    files = await startFileServer({
+      '/local/voice.wav': serveFile(made['voice.wav']!, 'audio/wav'),
+      '/local/music.wav': serveFile(made['music.wav']!, 'audio/wav'),
+      '/local/silence.wav': serveFile(made['silence.wav']!, 'audio/wav'),
+      '/local/talk.mp4': serveFile(made['talk.mp4']!, 'video/mp4'),
+    });
+    server = await startMediaflow();
+  });
+  after(async () => {
+    await server?.close();
+    await files?.close();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  });
+
+  /**
+   * The music's tone level expected in the mix at `volume`: its own level alone, moved by the gain that brings
+   * its integrated loudness (EBU R128) to the voice's plus `volume`.
+   */
+  const musicAt = async (volume: number): Promise<number> => {
+    const [voice, music] = await Promise.all([loudnessOf(made['voice.wav']!), loudnessOf(made['music.wav']!)]);
+    const alone = await levelAt(made['music.wav']!, MUSIC_HZ, 0.5, SPAN);
+    return alone + voice.integrated + volume - music.integrated;
+  };
+
+  const mix = async (fields: Record<string, string>, ext = 'wav'): Promise<string> => {
+    const res = await server.post('/mix-audio/', {
+      media_url: files.url('/local/voice.wav'),
+      music_url: files.url('/local/music.wav'),
+      ...fields,
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.message, 'Audio mixed successfully');
+    assert.match(res.body.output_file!, new RegExp(`^${server.base}/uploads/${UUID}/mixed\\.${ext}$`));
+    return server.pathOf(res.body.output_file!);
+  };
+
+  it('keeps the voice at its level, the music music_volume under it, for as long as the voice', async () => {
+    const file = await mix({ ducking: 'false', fade_out: '0' });
+    const voice = made['voice.wav']!;
+    for (const start of SPEECH) {
+      const [inMix, alone] = await Promise.all([
+        levelAt(file, VOICE_HZ, start, SPAN),
+        levelAt(voice, VOICE_HZ, start, SPAN),
+      ]);
+      assert.ok(Math.abs(inMix - alone) <= 1, `voice at ${start} s: ${inMix} dB in the mix, ${alone} dB alone`);
+      const music = await levelAt(file, MUSIC_HZ, start, SPAN);
+      assert.ok(Math.abs(music - (await musicAt(-18))) <= 0.5, `music at ${music} dB`);
+    }
+    assert.ok(Math.abs(durationOf(await probe(file)) - 6) <= 0.01, 'as long as the voice');
+    const quieter = await mix({ ducking: 'false', fade_out: '0', music_volume: '-30' });
+    const [loud, quiet] = await Promise.all([
+      levelAt(file, MUSIC_HZ, 2.25, SPAN),
+      levelAt(quieter, MUSIC_HZ, 2.25, SPAN),
+    ]);
+    assert.ok(Math.abs(loud - quiet - 12) <= 0.5, `${loud} dB at -18, ${quiet} dB at -30`);
+  });
+
+  it('dips the music under speech with ducking, by 6 dB or more, and not without it', async () => {
+    const ducked = await mix({ fade_out: '0' });
+    const plain = await mix({ ducking: 'false', fade_out: '0' });
+    const sections: Array<[number, number]> = [
+      [SPEECH[0]!, PAUSES[0]!],
+      [SPEECH[1]!, PAUSES[1]!],
+    ];
+    for (const [speech, pause] of sections) {
+      const dip = (await levelAt(ducked, MUSIC_HZ, pause, SPAN)) - (await levelAt(ducked, MUSIC_HZ, speech, SPAN));
+      assert.ok(dip >= 6, `ducked: the music only ${dip} dB lower in speech at ${speech} s`);
+      const flat = (await levelAt(plain, MUSIC_HZ, pause, SPAN)) - (await levelAt(plain, MUSIC_HZ, speech, SPAN));
+      assert.ok(Math.abs(flat) < 1, `not ducked: the music ${flat} dB lower in speech`);
+      // The voice itself is never touched by the ducking.
+      const voice = await levelAt(made['voice.wav']!, VOICE_HZ, speech, SPAN);
+      assert.ok(Math.abs((await levelAt(ducked, VOICE_HZ, speech, SPAN)) - voice) <= 1, 'the voice kept its level');
+    }
+  });
+
+  it('loops a music a third of the voice to cover it, and stops it at its end without loop', async () => {
+    const looped = await mix({ ducking: 'false', fade_out: '0' });
+    const once = await mix({ ducking: 'false', fade_out: '0', loop: 'false' });
+    const start = await levelAt(looped, MUSIC_HZ, 0.5, SPAN);
+    for (const at of [2.5, 4.5, 5.5]) {
+      const level = await levelAt(looped, MUSIC_HZ, at, SPAN);
+      assert.ok(Math.abs(level - start) <= 1, `looped music at ${at} s: ${level} dB, ${start} at the start`);
+      assert.ok((await levelAt(once, MUSIC_HZ, at, SPAN)) < start - 40, `no music at ${at} s without loop`);
+    }
+    assert.ok(Math.abs(durationOf(await probe(once)) - 6) <= 0.01, 'as long as the voice without loop too');
+  });
+
+  it('fades the music in and out', async () => {
+    const file = await mix({ ducking: 'false', fade_in: '1', fade_out: '2' });
+    const full = await levelAt(file, MUSIC_HZ, 2.5, SPAN);
+    // A linear fade: about half its gain halfway (-6 dB), far down near its ends.
+    assert.ok((await levelAt(file, MUSIC_HZ, 0, 0.1)) < full - 12, 'quiet at the start of the fade-in');
+    const halfIn = await levelAt(file, MUSIC_HZ, 0.45, 0.1);
+    assert.ok(Math.abs(halfIn - (full - 6)) <= 1.5, `fade-in halfway ${halfIn} dB, full ${full} dB`);
+    const halfOut = await levelAt(file, MUSIC_HZ, 4.95, 0.1);
+    assert.ok(Math.abs(halfOut - (full - 6)) <= 1.5, `fade-out halfway ${halfOut} dB, full ${full} dB`);
+    assert.ok((await levelAt(file, MUSIC_HZ, 5.85, 0.1)) < full - 15, 'quiet at the end of the fade-out');
+  });
+
+  it("mixes under a video's sound, copying its picture packet for packet", async () => {
+    const file = await mix({ media_url: files.url('/local/talk.mp4') }, 'mp4');
+    const source = made['talk.mp4']!;
+    assert.deepEqual(await videoPacketHashes(file), await videoPacketHashes(source));
+    const info = await probe(file);
+    assert.equal(videoOf(info)!.codec_name, 'h264');
+    assert.equal(audioOf(info)!.codec_name, 'aac');
+    assert.ok(Math.abs(Number(audioOf(info)!.duration) - 6) <= 0.05, `sound of ${audioOf(info)!.duration} s`);
+    assert.ok((await levelAt(file, MUSIC_HZ, PAUSES[0]!, SPAN)) > -50, 'the music is in the sound');
+  });
+
+  it('refuses bad input with its error, leaving nothing behind', async () => {
+    const uploads = path.join(server.dataDir, 'uploads');
+    const before = await readdir(uploads).catch(() => []);
+    const voice = files.url('/local/voice.wav');
+    const music = files.url('/local/music.wav');
+    for (const [field, value, range] of [
+      ['music_volume', '1', '-60 to 0'],
+      ['fade_out', '61', '0 to 60'],
+      ['fade_in', '-1', '0 to 60'],
+    ] as const) {
+      const res = await server.post('/mix-audio/', { media_url: voice, music_url: music, [field]: value });
+      assert.equal(res.status, 400, JSON.stringify(res.body));
+      assert.equal(res.body.error, `Expected \`${field}\` to be a number from ${range}, got \`${value}\``);
+    }
+    let res = await server.post('/mix-audio/', { media_url: voice, music_url: music, ducking: 'maybe' });
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.match(res.body.error!, /`ducking`/);
+    res = await server.post('/mix-audio/', { media_url: voice, music_url: music, fade_in: '3', fade_out: '4' });
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.equal(res.body.error, '`fade_in` and `fade_out` together are 7 s, longer than the voice, which lasts 6 s');
+    const mute = files.url('/f/clip-1s-320x240-30fps-silent.mp4');
+    res = await server.post('/mix-audio/', { media_url: voice, music_url: mute });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.equal(res.body.error, `Input ${mute} has no audio stream: there is no music to mix`);
+    res = await server.post('/mix-audio/', { media_url: mute, music_url: music });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.equal(res.body.error, `Input ${mute} has no audio stream: there is no voice to mix the music under`);
+    // Silent throughout: no loudness to set the music by, nor music to set.
+    const silence = files.url('/local/silence.wav');
+    res = await server.post('/mix-audio/', { media_url: silence, music_url: music, fade_out: '0' });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.equal(res.body.error, `Input ${silence} is silent: there is no voice to mix`);
+    res = await server.post('/mix-audio/', { media_url: voice, music_url: silence });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.equal(res.body.error, `Input ${silence} is silent: there is no music to mix`);
+    assert.deepEqual(await readdir(uploads).catch(() => []), before);
+    assert.deepEqual(await server.workLeftovers(), []);
+  });
+
+  it('runs asynchronously as a job', async () => {
+    const id = await submitJob(
+      server.base,
+      '/mix-audio/',
+      { media_url: files.url('/local/voice.wav'), music_url: files.url('/local/music.wav') },
+      { Prefer: 'respond-async' },
+    );
+    const job = await waitForJob(server.base, id);
+    assert.equal(job.status, 'succeeded', JSON.stringify(job));
+    assert.equal(job.progress, 100);
+    const result = job.result as { message: string; output_file: string };
+    assert.equal(result.message, 'Audio mixed successfully');
+    const file = server.pathOf(result.output_file);
+    assert.ok(Math.abs(durationOf(await probe(file)) - 6) <= 0.01);
+    assert.ok((await levelAt(file, MUSIC_HZ, PAUSES[0]!, SPAN)) > -50, 'the music is in the mix');
+  });
+
+  it('runs from the CLI on local files', async () => {
+    const out = await mkdtemp(path.join(scratch, 'cli-'));
+    const result = await runCli([
+      ...['mix-audio', '--media-url', made['voice.wav']!, '--music-url', made['music.wav']!],
+      ...['--music-volume', '-12', '--ducking', 'false', '--out-dir', out],
+    ]);
+    assert.equal(result.exitCode, 0, result.stderr);
+    const body = JSON.parse(result.stdout) as { output_file: string };
+    assert.ok(body.output_file.startsWith(out) && body.output_file.endsWith('/mixed.wav'), body.output_file);
+    const music = await levelAt(body.output_file, MUSIC_HZ, 2.25, SPAN);
+    assert.ok(Math.abs(music - (await musicAt(-12))) <= 0.5, `music at ${music} dB`);
+  });
+
+  it('runs in a pipeline, under the sound of the step before', async () => {
+    const out = await mkdtemp(path.join(scratch, 'pipeline-'));
+    const definition = path.join(scratch, 'scored.yaml');
+    await writeFile(
+      definition,
+      [
+        'name: scored',
+        'description: A clip trimmed, then music mixed under its sound',
+        'inputs:',
+        '  clip: url',
+        '  music: url',
+        'steps:',
+        '  cut:',
+        '    op: trim-media',
+        '    with: { media_url: "{{ inputs.clip }}", start: 0.5 }',
+        '  scored:',
+        '    op: mix-audio',
+        '    with: { media_url: "{{ steps.cut.output }}", music_url: "{{ inputs.music }}", fade_out: 1 }',
+        'results:',
+        '  scored: "{{ steps.scored.output }}"',
+        '',
+      ].join('\n'),
+    );
+    const clip = await fixture('clip-2s-640x360-25fps.mp4');
+    const result = await runCli([
+      ...['run', definition, '--input', `clip=${clip}`, '--input', `music=${made['music.wav']!}`],
+      ...['--out-dir', out],
+    ]);
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.deepEqual(await readdir(out), ['scored.mp4']);
+    const file = path.join(out, 'scored.mp4');
+    assert.ok(Math.abs(Number(audioOf(await probe(file))!.duration) - 1.5) <= 0.1);
+    assert.ok((await levelAt(file, MUSIC_HZ, 0.3, SPAN)) > -60, 'the music is in the sound');
+  });
+});
