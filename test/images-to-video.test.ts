@@ -1,13 +1,23 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
-import { durationOf, frameRgb, probe, videoOf, type Probed } from './helpers/media.js';
+import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
+import {
+  differingPixels,
+  durationOf,
+  frameRgb,
+  probe,
+  videoOf,
+  videoPacketHashes,
+  type Probed,
+} from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import imagesToVideo from '../src/plugins/images-to-video.js';
+import type { LocalInput, Plan } from '../src/sdk.js';
 
 type Pixel = [number, number, number];
 const isBlack = ([r, g, b]: Pixel) => r < 24 && g < 24 && b < 24;
@@ -486,5 +496,244 @@ describe('images-to-video', () => {
     } finally {
       await rm(out, { recursive: true, force: true });
     }
+  });
+});
+
+/** A still picture's input as the runtime hands it to build. */
+const picture = (file: string, codec: string, pixFmt: string, width: number, height: number): LocalInput => ({
+  file,
+  source: file,
+  facts: { formatName: 'image2', isImage: true, video: { codec, width, height, fps: 25, pixFmt } },
+});
+
+/** The plan images-to-video builds for two 2-second images with every other field at its default. */
+function defaultPlan(images: LocalInput[]): Plan {
+  const params = {
+    image_urls: '',
+    seconds_per_image: 2,
+    format: 'mp4',
+    quality: 'balanced',
+    fps: 25,
+    motion: 'none',
+    transition: 'none',
+    transition_seconds: 0.5,
+  } as Parameters<typeof imagesToVideo.build>[0]['params'];
+  const built = imagesToVideo.build({
+    params,
+    inputs: { image_urls: images },
+    output: 'out.mp4',
+    outputs: ['out.mp4'],
+    input: (input) => ['-i', input.file],
+  });
+  assert.ok(!Array.isArray(built));
+  return built;
+}
+
+const IMAGE_DEMUXERS =
+  'concat,image2,png_pipe,jpeg_pipe,webp_pipe,bmp_pipe,tiff_pipe,gif,gif_pipe,ppm_pipe,pgm_pipe,pam_pipe,qoi_pipe,' +
+  'jpegxl_pipe,svg_pipe';
+const STILL_H264 = [
+  ...['-c:v', 'libx264', '-preset', 'superfast', '-tune', 'stillimage', '-crf', '26'],
+  ...['-x264-params', 'bframes=0:ref=1:rc-lookahead=0', '-pix_fmt', 'yuv420p', '-movflags', '+faststart'],
+  ...['-f', 'mp4', 'out.mp4'],
+];
+const FIT = 'scale=640:360:force_original_aspect_ratio=decrease,pad=640:360:(ow-iw)/2:(oh-ih)/2:color=black@0,setsar=1';
+const concatImages = (filter: string) => [
+  ...['-protocol_whitelist', 'file,pipe', '-format_whitelist', IMAGE_DEMUXERS, '-f', 'concat', '-safe', '1'],
+  ...['-i', 'images.txt', '-vf', filter, '-fps_mode', 'cfr', '-r', '25', '-frames:v', '100', '-an', ...STILL_H264],
+];
+const flatten = (file: string, frame: string) => [
+  ...['-i', file, '-filter_complex'],
+  `color=c=black:s=640x360[bg];[0:v]${FIT},format=rgba[fg];[bg][fg]overlay=shortest=1:format=auto`,
+  ...['-frames:v', '1', '-update', '1', '-c:v', 'png', '-pix_fmt', 'rgb24', '-f', 'image2', frame],
+];
+
+/** A 360x640 black picture with a white 120x120 square in its middle, to see a zoom by. */
+const SQUARE = ['-f', 'lavfi', '-i', 'color=c=black:s=360x640,drawbox=x=120:y=260:w=120:h=120:c=white:t=fill'];
+
+/** The width of the white run through the middle row of a frame: the square as it appears. */
+const squareWidth = (frame: Frame) => {
+  let count = 0;
+  for (let x = 0; x < frame.width; x++) if (frame.pixel(x, frame.height >> 1)[0] > 128) count++;
+  return count;
+};
+
+describe('images-to-video motion and transition', () => {
+  let files: FileServer;
+  let server: TestServer;
+  let scratch: string;
+  const url = (name: string) => files.url(`/f/${name}`);
+  let square: string;
+
+  before(async () => {
+    await fixtures('red-640x360.jpg', 'yellow-333x251.jpg', 'green-360x640.png');
+    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-motion-'));
+    const file = path.join(scratch, 'square.png');
+    await execa('ffmpeg', ['-v', 'error', '-y', ...SQUARE, '-frames:v', '1', file]);
+    files = await startFileServer({ '/local/square.png': serveFile(file, 'image/png') });
+    square = files.url('/local/square.png');
+    server = await startMediaflow();
+  });
+  after(async () => {
+    await server?.close();
+    await files?.close();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  });
+
+  async function slideshow(fields: Record<string, string>): Promise<string> {
+    const res = await server.post('/images-to-video/', fields);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.message, 'Video created successfully');
+    return server.pathOf(res.body.output_file!);
+  }
+
+  it('builds, without motion or transition, the very commands of the plain slideshow', () => {
+    const jpegs = [picture('a.jpg', 'mjpeg', 'yuvj420p', 640, 360), picture('b.jpg', 'mjpeg', 'yuvj420p', 320, 240)];
+    assert.deepEqual(defaultPlan(jpegs), {
+      files: { 'images.txt': "file 'a.jpg'\nduration 2\nfile 'b.jpg'\nduration 2\nfile 'b.jpg'\n" },
+      expectedSeconds: 4,
+      commands: [concatImages(`${FIT},format=yuv420p`)],
+    });
+    const mixed = [picture('a.jpg', 'mjpeg', 'yuvj420p', 640, 360), picture('b.png', 'png', 'rgba', 320, 240)];
+    assert.deepEqual(defaultPlan(mixed), {
+      files: { 'images.txt': "file 'frame0.png'\nduration 2\nfile 'frame1.png'\nduration 2\nfile 'frame1.png'\n" },
+      expectedSeconds: 4,
+      commands: [
+        flatten('a.jpg', 'frame0.png'),
+        flatten('b.png', 'frame1.png'),
+        concatImages('setsar=1,format=yuv420p'),
+      ],
+    });
+  });
+
+  it('writes the same packets with motion=none and transition=none as without them', async () => {
+    const base = { image_urls: [url('red-640x360.jpg'), url('yellow-333x251.jpg')].join(','), seconds_per_image: '1' };
+    const plain = await slideshow(base);
+    const none = await slideshow({ ...base, motion: 'none', transition: 'none', transition_seconds: '0.3' });
+    assert.deepEqual(await videoPacketHashes(none), await videoPacketHashes(plain));
+  });
+
+  it('zooms slowly into each image: frames half a second apart differ and the picture grows', async () => {
+    const file = await slideshow({
+      image_urls: [square, square].join(','),
+      seconds_per_image: '2',
+      motion: 'zoom',
+    });
+    await assertSlideshow(file, { codec: 'h264', width: 360, height: 640, fps: 25, seconds: 4 });
+    const widths: number[] = [];
+    const frames: Frame[] = [];
+    for (const t of [0.1, 0.6, 1.1, 1.9, 2.1]) {
+      const frame = await frameRgb(file, t);
+      frames.push(frame);
+      widths.push(squareWidth(frame));
+    }
+    assert.ok(differingPixels(frames[0]!, frames[1]!, 0, 0, 360, 640) > 100, 'frames 0.5 s apart differ');
+    // 120 pixels grow towards 1.2 times over the image's 2 seconds, steadily; the next image starts over.
+    assert.ok(widths[0]! >= 118 && widths[0]! <= 124, `square at 0.1 s: ${widths[0]}`);
+    assert.ok(widths[0]! < widths[1]! && widths[1]! < widths[2]! && widths[2]! < widths[3]!, widths.join(' '));
+    assert.ok(widths[3]! >= 138 && widths[3]! <= 146, `square at 1.9 s: ${widths[3]}`);
+    assert.ok(widths[4]! < widths[1]!, `the second image starts over: ${widths.join(' ')}`);
+  });
+
+  it('cross-fades between images, keeping the length seconds_per_image times the images', async () => {
+    const file = await slideshow({
+      image_urls: [url('red-640x360.jpg'), url('yellow-333x251.jpg'), url('red-640x360.jpg')].join(','),
+      seconds_per_image: '2',
+      transition: 'fade',
+      transition_seconds: '1',
+      width: '320',
+      height: '180',
+    });
+    await assertSlideshow(file, { codec: 'h264', width: 320, height: 180, fps: 25, seconds: 6 });
+    const at = async (t: number) => (await frameRgb(file, t)).pixel(160, 90);
+    assert.ok(isRed(await at(1.9)), 'red before the fade');
+    // Halfway through the fade from red (255,0,0) to yellow (255,255,0): green about half.
+    const [r, g, b] = await at(2.5);
+    assert.ok(r > 200 && g > 90 && g < 170 && b < 60, `a blend at 2.5 s: ${[r, g, b]}`);
+    assert.ok(isYellow(await at(3.1)), 'yellow after the fade');
+    assert.ok(isYellow(await at(3.9)), 'yellow until the next fade');
+    assert.ok(isRed(await at(5.9)), 'red at the end');
+  });
+
+  it('zooms and fades together to the exact length', async () => {
+    const file = await slideshow({
+      image_urls: [square, url('green-360x640.png'), square].join(','),
+      seconds_per_image: '1',
+      motion: 'zoom',
+      transition: 'fade',
+      fps: '30',
+    });
+    await assertSlideshow(file, { codec: 'h264', width: 360, height: 640, fps: 30, seconds: 3 });
+  });
+
+  it('refuses a bad motion, transition or transition_seconds with a 400, leaving no work files', async () => {
+    const one = url('red-640x360.jpg');
+    const cases: Array<Record<string, string>> = [
+      { motion: 'spin' },
+      { transition: 'wipe' },
+      { transition: 'fade', transition_seconds: 'abc' },
+      { transition: 'fade', transition_seconds: '0.05' },
+      { transition: 'fade', transition_seconds: '1.5', seconds_per_image: '2' },
+    ];
+    for (const fields of cases) {
+      const res = await server.post('/images-to-video/', { image_urls: `${one},${one}`, ...fields });
+      assert.equal(res.status, 400, `${JSON.stringify(fields)}: ${JSON.stringify(res.body)}`);
+      const name =
+        Object.keys(fields).find((key) => key !== 'seconds_per_image' && key !== 'transition') ?? 'transition';
+      assert.ok(res.body.error!.includes(fields.transition_seconds ? 'transition_seconds' : name), res.body.error);
+    }
+    const res = await server.post('/images-to-video/', {
+      image_urls: `${one},${one}`,
+      seconds_per_image: '2',
+      transition: 'fade',
+      transition_seconds: '1.5',
+    });
+    assert.equal(res.body.error, 'Expected `transition_seconds` to be at most half of seconds_per_image (1), got 1.5');
+    assert.deepEqual(await server.workLeftovers(), []);
+  });
+
+  it('runs in a pipeline with a zoom and fades', async () => {
+    const out = await mkdtemp(path.join(scratch, 'pipeline-'));
+    const definition = path.join(scratch, 'story.yaml');
+    await writeFile(
+      definition,
+      [
+        'name: story',
+        'description: A moving slideshow',
+        'inputs:',
+        '  first: url',
+        '  second: url',
+        'steps:',
+        '  show:',
+        '    op: images-to-video',
+        '    with:',
+        '      image_urls: "{{ inputs.first }},{{ inputs.second }}"',
+        '      seconds_per_image: 1',
+        '      motion: zoom',
+        '      transition: fade',
+        '      transition_seconds: 0.4',
+        'results:',
+        '  show: "{{ steps.show.output }}"',
+        '',
+      ].join('\n'),
+    );
+    const first = await fixture('red-640x360.jpg');
+    const second = await fixture('yellow-333x251.jpg');
+    const result = await runCli([
+      'run',
+      definition,
+      '--input',
+      `first=${first}`,
+      '--input',
+      `second=${second}`,
+      '--out-dir',
+      out,
+    ]);
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.deepEqual(await readdir(out), ['show.mp4']);
+    const file = path.join(out, 'show.mp4');
+    await assertSlideshow(file, { codec: 'h264', width: 640, height: 360, fps: 25, seconds: 2 });
+    const [r, g] = (await frameRgb(file, 1.2)).pixel(320, 180);
+    assert.ok(r > 200 && g > 60 && g < 200, `a blend at 1.2 s: ${r},${g}`);
   });
 });

@@ -12,8 +12,10 @@ import {
   videoEncoder,
   qualityParam,
   paramError,
+  type Plan,
 } from '../sdk.js';
-import { flattenOntoBlack } from './shared/still-image.js';
+import { motionPieces } from './shared/slideshow-motion.js';
+import { flattenOntoBlack, letterbox as fitInto } from './shared/still-image.js';
 
 const FORMATS = ['mp4', 'avi', 'mov', 'mkv', 'webm'] as const;
 
@@ -51,7 +53,9 @@ export default definePlugin({
   summary: 'Slideshow video from images',
   description:
     'Each image is shown for seconds_per_image, letterboxed (never stretched, transparency black) into one ' +
-    "frame size: the first image's, made even, or width x height. Constant frame rate, yuv420p.",
+    "frame size: the first image's, made even, or width x height. Constant frame rate, yuv420p. " +
+    'motion=zoom zooms slowly into each image; transition=fade cross-fades between them. The length stays ' +
+    'seconds_per_image times the number of images.',
   params: Type.Object({
     image_urls: Param.urlList('image', 'Comma-separated image URLs (JPG, PNG, WebP, ...), shown in this order', {
       tooFew: 'No image URLs provided',
@@ -75,19 +79,64 @@ export default definePlugin({
         description: "Frame height (default: the first image's, within 8K)",
       }),
     ),
+    motion: Param.choice(['none', 'zoom'], {
+      default: 'none',
+      description: 'none: each image stands still; zoom: a slow zoom into each image (Ken Burns)',
+    }),
+    transition: Param.choice(['none', 'fade'], {
+      default: 'none',
+      description: 'none: a cut between images; fade: a cross-fade of transition_seconds',
+    }),
+    transition_seconds: Param.number({
+      minimum: 0.1,
+      maximum: 1800,
+      default: 0.5,
+      description: 'Length of each cross-fade, at most half of seconds_per_image (rounded to whole frames)',
+    }),
   }),
   output: (p) => ({ field: 'output_file', path: `{id}/output.${p.format}` }),
   // The images times their seconds: a long slideshow is refused before any image is fetched.
   // (A list parameter arrives as the array of its URLs.)
   outputSeconds: (p) => (p.image_urls as unknown as string[]).length * p.seconds_per_image,
-  build: ({ params, inputs, output, input }) => {
+  build: ({ params, inputs, output, input }): Plan => {
     const images = inputs.image_urls!;
     const first = images[0]!.facts.video!;
     const { width, height } = frameSize(params.width, params.height, first.width, first.height);
     const total = images.length * params.seconds_per_image;
-    const fit =
-      `scale=${width}:${height}:force_original_aspect_ratio=decrease,` +
-      `pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black@0,setsar=1`;
+    if (params.transition === 'fade' && params.transition_seconds > params.seconds_per_image / 2) {
+      throw paramError(
+        `Expected \`transition_seconds\` to be at most half of seconds_per_image (${params.seconds_per_image / 2}), ` +
+          `got ${params.transition_seconds}`,
+      );
+    }
+    if (params.motion !== 'none' || params.transition !== 'none') {
+      // Each image's moving part is rendered on its own, then the parts are joined: memory stays that of
+      // one or two pictures however many images there are.
+      const pieces = motionPieces({
+        images,
+        width,
+        height,
+        fps: params.fps,
+        frames: params.seconds_per_image * params.fps,
+        zoom: params.motion === 'zoom',
+        fade: params.transition === 'fade' ? Math.max(1, Math.round(params.transition_seconds * params.fps)) : 0,
+        input,
+      });
+      return {
+        files: { 'pieces.txt': concatList(pieces.map(({ file }) => ({ file }))) },
+        expectedSeconds: total,
+        commands: [
+          ...pieces.map(({ command }) => command),
+          argv(
+            concatListArgs('pieces.txt', 'video'),
+            ['-fps_mode', 'cfr', '-r', String(params.fps), '-frames:v', String(total * params.fps), '-an'],
+            videoEncoder(params.format, { still: params.motion === 'none', quality: params.quality }),
+            [...muxerFor(params.format), output],
+          ),
+        ],
+      };
+    }
+    const fit = fitInto(width, height);
     // The concat demuxer reads one picture at a time, so memory does not grow with the count, but
     // it cannot switch decoders mid-stream. Pictures that all share the first one's codec and have
     // no alpha are read as they are; otherwise each is first letterboxed on its own, flattened

@@ -2,9 +2,19 @@
  * A filter graph that flattens a picture onto black before it is written as a format without
  * alpha, so transparent areas become black rather than whatever colour hides under them.
  */
-export function flattenOntoBlack(chain: string, width: number, height: number): string {
-  return `color=c=black:s=${width}x${height}[bg];[0:v]${chain},format=rgba[fg];[bg][fg]overlay=shortest=1:format=auto`;
+export function flattenOntoBlack(chain: string, width: number, height: number, stream = 0): string {
+  // Labels of a later input's graph carry its number, so two graphs can share one -filter_complex.
+  const [bg, fg] = stream === 0 ? ['bg', 'fg'] : [`bg${stream}`, `fg${stream}`];
+  return (
+    `color=c=black:s=${width}x${height}[${bg}];[${stream}:v]${chain},format=rgba[${fg}];` +
+    `[${bg}][${fg}]overlay=shortest=1:format=auto`
+  );
 }
+
+/** Scales a picture to fit width x height, never stretched, and pads it centred with transparency. */
+export const letterbox = (width: number, height: number) =>
+  `scale=${width}:${height}:force_original_aspect_ratio=decrease,` +
+  `pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2:color=black@0,setsar=1`;
 
 /** Options that write exactly one picture as a JPEG of good quality. */
 export const JPEG_OUTPUT = [
