@@ -213,7 +213,7 @@ describe('overlay-image', () => {
     }
     const cases: Array<[Record<string, string>, string]> = [
       [{ opacity: '2' }, 'Expected `opacity` to be a number from 0 to 1, got `2`'],
-      [{ start: '2', end: '1' }, 'Expected `end` to be after `start`'],
+      [{ start: '2', end: '1' }, 'Expected `end` (1 s) to be after `start` (2 s)'],
       [{ end: '9' }, '`end` is 9 s, past the end of the input, which lasts 3 s'],
       [
         { position: 'middle' },

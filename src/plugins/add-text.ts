@@ -2,6 +2,7 @@ import { assScript } from './shared/ass-captions.js';
 import { assLines } from './shared/ass-script.js';
 import { captionStyleFields, captionStyleOf } from './shared/caption-style.js';
 import { keptContainer } from './shared/kept-container.js';
+import { checkLayerTimes, layerTimeFields } from './shared/layer-times.js';
 import {
   argv,
   audioCodecFor,
@@ -13,7 +14,6 @@ import {
   muxerFor,
   Optional,
   Param,
-  paramError,
   qualityParam,
   timeWithin,
   Type,
@@ -23,9 +23,6 @@ import {
 
 /** The text as an ASS script, written into the job's workspace under this generated name. */
 const ASS_FILE = 'text.ass';
-
-/** Seconds as a message shows them: milliseconds at most. */
-const shown = (value: number): string => String(Math.round(value * 1000) / 1000);
 
 export default definePlugin({
   contract: CONTRACT_VERSION,
@@ -46,8 +43,7 @@ export default definePlugin({
       examples: ['Episode 12\nThe long way home'],
       description: 'The text to draw; a newline starts another line',
     }),
-    start: Param.time({ default: 0, description: 'When the text appears' }),
-    end: Optional(Param.time({ description: 'When the text disappears (default: the end of the video)' })),
+    ...layerTimeFields('the text'),
     format: Optional(
       Param.format(VIDEO_CONTAINERS, { description: "Output container (default: the input's own container)" }),
     ),
@@ -59,10 +55,7 @@ export default definePlugin({
     path: `{id}/with_text.${keptContainer(p.format, inputs?.video_url?.[0])}`,
   }),
   // What the fields alone say is wrong is refused before anything is downloaded.
-  checkParams: ({ start, end }) => {
-    if (end !== undefined && end <= start)
-      throw paramError(`Expected \`end\` (${shown(end)} s) to be after \`start\` (${shown(start)} s)`);
-  },
+  checkParams: checkLayerTimes,
   build: ({ params, inputs, output, input }) => {
     const video = inputs.video_url![0]!;
     const { facts } = video;

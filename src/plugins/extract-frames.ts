@@ -14,6 +14,7 @@ import {
   type Plan,
 } from '../sdk.js';
 import { JPEG_OUTPUT } from './shared/still-image.js';
+import { shownSize } from './shared/shown-size.js';
 
 const FORMATS = ['jpg', 'png', 'webp'] as const;
 type PictureFormat = (typeof FORMATS)[number];
@@ -128,10 +129,9 @@ function sheetLayout(frames: number, columns: number): { columns: number; rows: 
 function checkSheetSize(p: FrameParams, video: LocalInput, layout: { columns: number; rows: number }): void {
   const picture = video.facts.video;
   if (!picture) return;
-  const turned = Math.abs(picture.rotation ?? 0) % 180 === 90;
-  const [shownWidth, shownHeight] = turned ? [picture.height, picture.width] : [picture.width, picture.height];
-  const cellWidth = p.width ?? shownWidth;
-  const cellHeight = p.width ? Math.max(1, Math.round((p.width * shownHeight) / shownWidth)) : shownHeight;
+  const shown = shownSize(picture);
+  const cellWidth = p.width ?? shown.width;
+  const cellHeight = p.width ? Math.max(1, Math.round((p.width * shown.height) / shown.width)) : shown.height;
   const width = cellWidth * layout.columns;
   const height = cellHeight * layout.rows;
   const side = MAX_SIDE[p.format];

@@ -8,7 +8,6 @@ import {
   muxerFor,
   Optional,
   Param,
-  paramError,
   qualityParam,
   timeWithin,
   Type,
@@ -17,6 +16,8 @@ import {
   VIDEO_CONTAINERS,
 } from '../sdk.js';
 import { keptContainer } from './shared/kept-container.js';
+import { shownSize } from './shared/shown-size.js';
+import { checkLayerTimes, layerTimeFields } from './shared/layer-times.js';
 
 const POSITIONS = ['top-right', 'top-left', 'bottom-left', 'bottom-right', 'center'] as const;
 type Position = (typeof POSITIONS)[number];
@@ -37,15 +38,6 @@ function placement(position: Position, margin: number): string {
   };
   const [x, y] = spots[position];
   return `x=${x}:y=${y}`;
-}
-
-/**
- * The picture's size as the decoder hands it to the filters: ffmpeg turns a picture its container's
- * display matrix rotates by a quarter turn (a phone's portrait video), so width and height swap.
- */
-function shownSize(video: NonNullable<MediaFacts['video']>): { width: number; height: number } {
-  const quarter = Math.abs(Math.round((video.rotation ?? 0) / 90)) % 2 === 1;
-  return quarter ? { width: video.height, height: video.width } : { width: video.width, height: video.height };
 }
 
 /** The output's container: `format`, else the input's own (a video input's container is a video container). */
@@ -83,8 +75,7 @@ export default definePlugin({
       default: 0.03,
       description: "Space between the image and the video's edges, as a share of the video's width (0 to 0.5)",
     }),
-    start: Param.time({ default: 0, description: 'When the image appears' }),
-    end: Optional(Param.time({ description: 'When the image goes (default: the end of the video)' })),
+    ...layerTimeFields('the image'),
     format: Optional(
       Param.format(VIDEO_CONTAINERS, { description: "Output container (default: the input's own container)" }),
     ),
@@ -94,13 +85,14 @@ export default definePlugin({
     field: 'output_file',
     path: `{id}/overlaid.${containerFor(p.format, inputs?.video_url?.[0])}`,
   }),
+  // What the fields alone say is wrong is refused before anything is downloaded.
+  checkParams: checkLayerTimes,
   build: ({ params, inputs, output, input }) => {
     const video = inputs.video_url![0]!;
     const logo = inputs.image_url![0]!;
     const { facts } = video;
     const start = timeWithin('start', params.start, facts);
     const end = params.end !== undefined ? timeWithin('end', params.end, facts) : undefined;
-    if (end !== undefined && end <= start) throw paramError('Expected `end` to be after `start`');
     const container = containerFor(params.format, facts);
     const encoder = videoEncoder(container, { quality: params.quality });
     const size = shownSize(facts.video!);
