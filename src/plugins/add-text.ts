@@ -1,7 +1,7 @@
 import { assScript } from './shared/ass-captions.js';
 import { assLines } from './shared/ass-script.js';
 import { captionStyleFields, captionStyleOf } from './shared/caption-style.js';
-import { keptContainer } from './shared/kept-container.js';
+import { keptContainer, keptFormatParam } from './shared/kept-container.js';
 import { checkLayerTimes, layerTimeFields } from './shared/layer-times.js';
 import {
   argv,
@@ -12,12 +12,10 @@ import {
   evenPadFilter,
   isVideoContainer,
   muxerFor,
-  Optional,
   Param,
   qualityParam,
   timeWithin,
   Type,
-  VIDEO_CONTAINERS,
   videoEncoder,
 } from '../sdk.js';
 
@@ -44,9 +42,7 @@ export default definePlugin({
       description: 'The text to draw; a newline starts another line',
     }),
     ...layerTimeFields('the text'),
-    format: Optional(
-      Param.format(VIDEO_CONTAINERS, { description: "Output container (default: the input's own container)" }),
-    ),
+    format: keptFormatParam(),
     quality: qualityParam(),
     ...captionStyleFields,
   }),

@@ -5,13 +5,11 @@ import {
   evenPadFilter,
   mediaError,
   type MediaFacts,
-  Optional,
   Param,
   qualityParam,
   Type,
-  VIDEO_CONTAINERS,
 } from '../sdk.js';
-import { encodedOutput, keptContainer } from './shared/kept-container.js';
+import { encodedOutput, keptContainer, keptFormatParam } from './shared/kept-container.js';
 
 /**
  * atempo factors whose product is `speed`, each within 0.5 to 2: the range where atempo keeps
@@ -79,9 +77,7 @@ export default definePlugin({
       examples: [1.5],
       description: 'How many times faster: 2 plays in half the time, 0.5 in twice the time (0.25 to 4)',
     }),
-    format: Optional(
-      Param.format(VIDEO_CONTAINERS, { description: "Output container (default: the input's own container)" }),
-    ),
+    format: keptFormatParam(),
     quality: qualityParam(),
   }),
   output: (p, inputs) => ({

@@ -4,14 +4,12 @@ import {
   definePlugin,
   isVideoContainer,
   mediaError,
-  Optional,
   Param,
   type Plan,
   Type,
-  VIDEO_CONTAINERS,
   videoCodecFor,
 } from '../sdk.js';
-import { containerMuxer, keptContainer, soundEncoder } from './shared/kept-container.js';
+import { containerMuxer, keptContainer, keptFormatParam, soundEncoder } from './shared/kept-container.js';
 import { ebur128Summary, type LoudnessMeasure, loudnormStats } from './shared/loudness-log.js';
 import { losslessGain, type Mp3Reading, readMp3 } from './shared/mp3-normalize.js';
 
@@ -87,9 +85,7 @@ export default definePlugin({
       default: -1.5,
       description: 'Highest true peak allowed, dBTP',
     }),
-    format: Optional(
-      Param.format(VIDEO_CONTAINERS, { description: "Output container (default: the input's own container)" }),
-    ),
+    format: keptFormatParam(),
   }),
   answers: Type.Object({
     loudness: Type.Object(

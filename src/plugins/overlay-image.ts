@@ -6,16 +6,14 @@ import {
   evenPadFilter,
   type MediaFacts,
   muxerFor,
-  Optional,
   Param,
   qualityParam,
   timeWithin,
   Type,
   videoEncoder,
   type VideoContainer,
-  VIDEO_CONTAINERS,
 } from '../sdk.js';
-import { keptContainer } from './shared/kept-container.js';
+import { keptContainer, keptFormatParam } from './shared/kept-container.js';
 import { shownSize } from './shared/shown-size.js';
 import { checkLayerTimes, layerTimeFields } from './shared/layer-times.js';
 
@@ -76,9 +74,7 @@ export default definePlugin({
       description: "Space between the image and the video's edges, as a share of the video's width (0 to 0.5)",
     }),
     ...layerTimeFields('the image'),
-    format: Optional(
-      Param.format(VIDEO_CONTAINERS, { description: "Output container (default: the input's own container)" }),
-    ),
+    format: keptFormatParam(),
     quality: qualityParam(),
   }),
   output: (p, inputs) => ({

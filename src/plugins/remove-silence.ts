@@ -8,17 +8,21 @@ import {
   isVideoContainer,
   mediaError,
   type MediaFacts,
-  Optional,
   Param,
   type Plan,
   qualityParam,
   type TimeRange,
   Type,
-  VIDEO_CONTAINERS,
   videoCodecFor,
   videoEncoder,
 } from '../sdk.js';
-import { containerMuxer, type KeptContainer, keptContainer, soundEncoder } from './shared/kept-container.js';
+import {
+  containerMuxer,
+  keptContainer,
+  keptFormatParam,
+  soundEncoder,
+  type KeptContainer,
+} from './shared/kept-container.js';
 import { keptParts, silencesIn } from './shared/silences.js';
 
 /** The workspace file that holds the cutting graph: with a cut point per pause it outgrows a command-line argument. */
@@ -101,9 +105,7 @@ export default definePlugin({
       default: 0.15,
       description: 'Seconds of each pause kept next to the sound on either side',
     }),
-    format: Optional(
-      Param.format(VIDEO_CONTAINERS, { description: "Output container (default: the input's own container)" }),
-    ),
+    format: keptFormatParam(),
     quality: qualityParam(),
   }),
   answers: Type.Object({

@@ -1,4 +1,4 @@
-import { encodedOutput, type KeptContainer, keptContainer } from './shared/kept-container.js';
+import { encodedOutput, keptContainer, keptFormatParam, type KeptContainer } from './shared/kept-container.js';
 import { type SmartCut, smartCutFits, smartCutPlan } from './shared/smart-cut.js';
 import {
   argv,
@@ -19,7 +19,6 @@ import {
   qualityParam,
   timeWithin,
   Type,
-  VIDEO_CONTAINERS,
   videoCodecFor,
 } from '../sdk.js';
 
@@ -103,9 +102,7 @@ export default definePlugin({
         'precise: cut at the exact frame, encoding the kept part; fast: streams copied, the start moves back ' +
         "to the keyframe at or before it (encoded and precise when the container does not take the input's codecs)",
     }),
-    format: Optional(
-      Param.format(VIDEO_CONTAINERS, { description: "Output container (default: the input's own container)" }),
-    ),
+    format: keptFormatParam(),
     quality: qualityParam(),
   }),
   output: (p, inputs) => {

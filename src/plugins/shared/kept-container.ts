@@ -9,7 +9,10 @@ import {
   isVideoContainer,
   type MediaFacts,
   muxerFor,
+  Optional,
+  Param,
   type Quality,
+  VIDEO_CONTAINERS,
   type VideoContainer,
   videoEncoder,
 } from '../../sdk.js';
@@ -20,6 +23,10 @@ import {
  */
 
 export type KeptContainer = VideoContainer | AudioContainer;
+
+/** The optional `format` of such an operation: a video container, else the input's own (`keptContainer`). */
+export const keptFormatParam = () =>
+  Optional(Param.format(VIDEO_CONTAINERS, { description: "Output container (default: the input's own container)" }));
 
 /**
  * The output's container: `format` when given, else the input's own. Asked before any input exists (the API
