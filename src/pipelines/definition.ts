@@ -3,7 +3,7 @@ import { LineCounter, parseDocument, type Document } from 'yaml';
 import { NUMBER } from '../engine/plugins/params.js';
 import { inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
-import { writesNoFile, writesSeveral } from '../engine/plugins/plugin-check.js';
+import { sampleFiles } from '../engine/plugins/plugin-check.js';
 import { dashed } from '../engine/plugins/reserved.js';
 import { Issues, PipelineDefinitionError } from './definition/issues.js';
 import { checkEach, checkParam, noFileIssue, parseValue, type Shape } from './definition/references.js';
@@ -168,8 +168,9 @@ class Checker {
       if (!isRecord(step)) continue;
       const plugin = typeof step.op === 'string' ? findOperation(this.registry, step.op) : undefined;
       if (plugin) plugins.set(name, plugin);
-      if (step.each !== undefined || (plugin && writesSeveral(plugin))) listSteps.add(name);
-      if (plugin && writesNoFile(plugin)) this.filelessSteps.set(name, plugin.name);
+      const files = plugin && sampleFiles(plugin);
+      if (step.each !== undefined || files) listSteps.add(name);
+      if (plugin && files?.length === 0) this.filelessSteps.set(name, plugin.name);
     }
     const steps: PipelineStep[] = [];
     for (const [name, step] of Object.entries(raw)) {

@@ -321,29 +321,18 @@ export function answersProblem(answers: unknown): string | undefined {
 }
 
 /**
- * Whether an operation writes a list of files (`{ files }`), asked with sample params: the form of its
- * output is the same for every parameter (docs/plugins.md), so pipelines know before a run whether a
- * step's output is one file or a list.
+ * The files an operation writes, as its output spec asked with sample params gives them: a list for
+ * `{ files }` (empty for an operation that only answers, as media-metadata), undefined for one file.
+ * The form of an output is the same for every parameter (docs/plugins.md), so pipelines know before a
+ * run whether a step's output is one file, a list, or nothing another step could name.
  */
-export function writesSeveral(plugin: PluginDefinition): boolean {
-  try {
-    return 'files' in plugin.output(sampleParams(plugin.params) as never);
-  } catch {
-    // Registration asked output() already: a plugin that throws here wants params the sample lacks.
-    return false;
-  }
-}
-
-/**
- * Whether an operation writes no file at all (`{ files: [] }`, as media-metadata, which only answers):
- * a pipeline step of it has no output another step or a result could name.
- */
-export function writesNoFile(plugin: PluginDefinition): boolean {
+export function sampleFiles(plugin: PluginDefinition): string[] | undefined {
   try {
     const spec = plugin.output(sampleParams(plugin.params) as never);
-    return 'files' in spec && spec.files.length === 0;
+    return 'files' in spec ? spec.files : undefined;
   } catch {
-    return false;
+    // Registration asked output() already: a plugin that throws here wants params the sample lacks.
+    return undefined;
   }
 }
 
