@@ -65,6 +65,19 @@ describe('pipeline definitions', () => {
       registry,
     );
     assert.deepEqual(podcast.stages, [['body'], ['episode']]);
+    const narrated = parsePipeline(
+      await readFile(path.join(PIPELINES, 'narrated-short.yaml'), 'utf8'),
+      'narrated-short.yaml',
+      registry,
+    );
+    // The music is mixed under the voice beside the captions and the pictures, before the slideshow needs it.
+    assert.deepEqual(narrated.stages, [
+      ['captions', 'frames', 'soundtrack'],
+      ['slideshow'],
+      ['voiced'],
+      ['branded'],
+      ['short'],
+    ]);
   });
 
   it('reads JSON definitions too, and operations by their CLI spelling', () => {
