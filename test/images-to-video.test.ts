@@ -506,8 +506,10 @@ const picture = (file: string, codec: string, pixFmt: string, width: number, hei
   facts: { formatName: 'image2', isImage: true, video: { codec, width, height, fps: 25, pixFmt } },
 });
 
-/** The plan images-to-video builds for two 2-second images with every other field at its default. */
-function defaultPlan(images: LocalInput[]): Plan {
+type Params = Parameters<typeof imagesToVideo.build>[0]['params'];
+
+/** The plan images-to-video builds for two 2-second images with every other field at its default or `fields`. */
+function defaultPlan(images: LocalInput[], fields: Partial<Params> = {}): Plan {
   const params = {
     image_urls: '',
     seconds_per_image: 2,
@@ -517,7 +519,8 @@ function defaultPlan(images: LocalInput[]): Plan {
     motion: 'none',
     transition: 'none',
     transition_seconds: 0.5,
-  } as Parameters<typeof imagesToVideo.build>[0]['params'];
+    ...fields,
+  } as Params;
   const built = imagesToVideo.build({
     params,
     inputs: { image_urls: images },
@@ -664,6 +667,29 @@ describe('images-to-video motion and transition', () => {
       fps: '30',
     });
     await assertSlideshow(file, { codec: 'h264', width: 360, height: 640, fps: 30, seconds: 3 });
+  });
+
+  it('encodes each piece in the output codec and joins them by stream copy, decoding cleanly to the exact frame', async () => {
+    const jpegs = [picture('a.jpg', 'mjpeg', 'yuvj420p', 640, 360), picture('b.jpg', 'mjpeg', 'yuvj420p', 320, 240)];
+    const plan = defaultPlan(jpegs, { motion: 'zoom', transition: 'fade', format: 'webm' });
+    const join = plan.commands.at(-1)!;
+    assert.deepEqual(join.slice(join.indexOf('-c:v'), join.indexOf('-c:v') + 2), ['-c:v', 'copy'], join.join(' '));
+    for (const piece of plan.commands.slice(0, -1)) assert.ok(piece.includes('libvpx-vp9'), piece.join(' '));
+    const images = [square, url('green-360x640.png'), url('red-640x360.jpg')].join(',');
+    for (const [format, codec] of [
+      ['mp4', 'h264'],
+      ['webm', 'vp9'],
+      ['avi', 'mpeg4'],
+    ] as const) {
+      const fields = { image_urls: images, seconds_per_image: '1', motion: 'zoom', transition: 'fade', fps: '30' };
+      const file = await slideshow({ ...fields, format });
+      await assertSlideshow(file, { codec, width: 360, height: 640, fps: 30, seconds: 3 });
+      assert.equal(await frameCount(file), 90, format);
+      assert.equal(durationOf(await probe(file)), 3, format);
+      // Pieces whose codec headers differed would decode with errors past the first piece.
+      const decoded = await execa('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
+      assert.equal(decoded.stderr, '', `${format} decodes without errors`);
+    }
   });
 
   it('refuses a bad motion, transition or transition_seconds with a 400, leaving no work files', async () => {

@@ -18,6 +18,10 @@ export interface SlideshowMotion {
   /** Frames of each cross-fade; 0 for a cut. */
   fade: number;
   input: (input: LocalInput) => string[];
+  /** The output's encoder and muxer options, and its extension: the pieces are joined by stream copy. */
+  encoder: readonly string[];
+  muxer: readonly string[];
+  extension: string;
 }
 
 /**
@@ -43,12 +47,11 @@ function imageFrames(m: SlideshowMotion, stream: number, from: number, count: nu
   return `${flattenOntoBlack(letterbox(w, h), w, h, stream)},${zoompan}`;
 }
 
-/** Lossless intermediate pieces: encoded once more, by the final command, in the output's codec. */
-const PIECE_OUTPUT = ['-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-an', '-f', 'matroska'];
-
 /**
- * One command per image, each writing `piece<i>.mkv`: exactly `frames` frames, the image's own part
- * of the output. With fades, the fade into image i is the start of its piece: the last `fade` frames
+ * One command per image, each writing `piece<i>.<extension>` in the output's codec, container and
+ * encoder settings: exactly `frames` frames, the image's own part of the output, starting on a keyframe.
+ * Pieces so alike share their codec headers, so the concat demuxer joins them by stream copy and the
+ * video is encoded once. With fades, the fade into image i is the start of its piece: the last `fade` frames
  * of image i-1 (which stays on screen that much past its own part, still zooming) blended into image
  * i's first. So each image is on screen for frames + fade frames (the last only frames), the pieces
  * add up to frames × images, and no command holds more than two pictures, however many images.
@@ -56,9 +59,9 @@ const PIECE_OUTPUT = ['-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-a
 export function motionPieces(m: SlideshowMotion): { file: string; command: string[] }[] {
   const n = m.images.length;
   return m.images.map((image, i) => {
-    const file = `piece${i}.mkv`;
+    const file = `piece${i}.${m.extension}`;
     const span = m.frames + (i < n - 1 ? m.fade : 0);
-    const out = ['-frames:v', String(m.frames), ...PIECE_OUTPUT, file];
+    const out = argv(['-frames:v', String(m.frames), '-an'], m.encoder, m.muxer, [file]);
     if (i === 0 || m.fade === 0) {
       return { file, command: argv(m.input(image), ['-filter_complex', imageFrames(m, 0, 0, m.frames, span)], out) };
     }
