@@ -669,7 +669,7 @@ describe('images-to-video motion and transition', () => {
     await assertSlideshow(file, { codec: 'h264', width: 360, height: 640, fps: 30, seconds: 3 });
   });
 
-  it('encodes each piece in the output codec and joins them by stream copy, decoding cleanly to the exact frame', async () => {
+  it('encodes each piece in the output codec and joins them by stream copy, decoding cleanly and exactly', async () => {
     const jpegs = [picture('a.jpg', 'mjpeg', 'yuvj420p', 640, 360), picture('b.jpg', 'mjpeg', 'yuvj420p', 320, 240)];
     const plan = defaultPlan(jpegs, { motion: 'zoom', transition: 'fade', format: 'webm' });
     const join = plan.commands.at(-1)!;
