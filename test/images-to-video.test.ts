@@ -15,6 +15,7 @@ import {
   videoPacketHashes,
   type Probed,
 } from './helpers/media.js';
+import { submitJob, waitForJob } from './helpers/jobs.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 import imagesToVideo from '../src/plugins/images-to-video.js';
 import type { LocalInput, Plan } from '../src/sdk.js';
@@ -713,6 +714,31 @@ describe('images-to-video motion and transition', () => {
       const decoded = await execa('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
       assert.equal(decoded.stderr, '', `${format} decodes without errors`);
     }
+  });
+
+  it('zooms and fades in an asynchronous job: 202, then the job at /jobs/<id> and its video', async () => {
+    const fields = { image_urls: [square, url('green-360x640.png')].join(','), seconds_per_image: '2' };
+    const id = await submitJob(
+      server.base,
+      '/images-to-video/',
+      { ...fields, motion: 'zoom', transition: 'fade', transition_seconds: '0.5' },
+      { prefer: 'respond-async' },
+    );
+    const job = await waitForJob(server.base, id, undefined, { ms: 120_000 });
+    assert.equal(job.status, 'succeeded', JSON.stringify(job));
+    assert.equal(job.progress, 100);
+    const result = job.result as { message: string; output_file: string };
+    assert.equal(result.message, 'Video created successfully');
+    const file = server.pathOf(result.output_file);
+    await assertSlideshow(file, { codec: 'h264', width: 360, height: 640, fps: 25, seconds: 4 });
+    assert.equal(await frameCount(file), 100);
+    const [early, later] = [await frameRgb(file, 0.2), await frameRgb(file, 1.2)];
+    assert.ok(differingPixels(early, later, 0, 0, 360, 640) > 100, 'the zoom moves the picture');
+    assert.ok(squareWidth(early) < squareWidth(later), `${squareWidth(early)} then ${squareWidth(later)}`);
+    // Halfway through the fade from the white square's middle (255,255,255) to green (0,255,0).
+    const [r, g, b] = (await frameRgb(file, 2.25)).pixel(180, 320);
+    assert.ok(r > 70 && r < 190 && g > 200 && b > 70 && b < 190, `a blend at 2.25 s: ${[r, g, b]}`);
+    assert.ok(isGreen((await frameRgb(file, 2.6)).pixel(180, 320)), 'green after the fade');
   });
 
   it('refuses a bad motion, transition or transition_seconds with a 400, leaving no work files', async () => {
