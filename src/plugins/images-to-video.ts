@@ -110,8 +110,8 @@ export default definePlugin({
       );
     }
     if (params.motion !== 'none' || params.transition !== 'none') {
-      // Each image's moving part is rendered on its own, then the parts are joined: memory stays that of
-      // one or two pictures however many images there are.
+      // Each image's moving part is rendered on its own, in the output's codec, then the parts are joined
+      // without encoding again: memory stays that of one or two pictures however many images there are.
       const pieces = motionPieces({
         images,
         width,
@@ -121,16 +121,20 @@ export default definePlugin({
         zoom: params.motion === 'zoom',
         fade: params.transition === 'fade' ? Math.max(1, Math.round(params.transition_seconds * params.fps)) : 0,
         input,
+        encoder: videoEncoder(params.format, { still: params.motion === 'none', quality: params.quality }),
+        muxer: muxerFor(params.format),
+        extension: params.format,
       });
+      // Each piece's length is given, so the joined timestamps are exact whatever the container rounds to.
+      const list = concatList(pieces.map(({ file }) => ({ file, duration: params.seconds_per_image })));
       return {
-        files: { 'pieces.txt': concatList(pieces.map(({ file }) => ({ file }))) },
+        files: { 'pieces.txt': list },
         expectedSeconds: total,
         commands: [
           ...pieces.map(({ command }) => command),
           argv(
             concatListArgs('pieces.txt', 'video'),
-            ['-fps_mode', 'cfr', '-r', String(params.fps), '-frames:v', String(total * params.fps), '-an'],
-            videoEncoder(params.format, { still: params.motion === 'none', quality: params.quality }),
+            ['-c:v', 'copy', '-frames:v', String(total * params.fps), '-an'],
             [...muxerFor(params.format), output],
           ),
         ],

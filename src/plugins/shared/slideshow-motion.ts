@@ -4,9 +4,6 @@ import { flattenOntoBlack, letterbox } from './still-image.js';
 /** How far the Ken Burns zoom goes over an image's time on screen: 1 to 1.2 times. */
 const ZOOM_GROWTH = 0.2;
 
-/** The largest picture zoomed in: 8K UHD's pixel count. */
-const MAX_ZOOM_PIXELS = 7680 * 4320;
-
 export interface SlideshowMotion {
   images: readonly LocalInput[];
   width: number;
@@ -18,37 +15,45 @@ export interface SlideshowMotion {
   /** Frames of each cross-fade; 0 for a cut. */
   fade: number;
   input: (input: LocalInput) => string[];
+  /** The output's encoder and muxer options, and its extension: the pieces are joined by stream copy. */
+  encoder: readonly string[];
+  muxer: readonly string[];
+  extension: string;
 }
 
 /**
- * Zoompan moves its crop window by whole input pixels, which jitters at the output's size; on a
- * picture scaled up first a step is a fraction of an output pixel. Four times, within 8K's pixels.
+ * The zoom of frame `in` (perspective's input frame number) of frames `from` on, in an image's `span` frames:
+ * the picture's centre part of 1/zoom its size is spread over the frame. perspective samples it at
+ * sub-pixel positions (1/256 pixel), so the picture grows by even steps however slowly; zoompan's crop
+ * window moves by whole pixels and jitters (a fraction of a pixel on a picture scaled up first, at
+ * several times the cost).
  */
-export function zoomScale(width: number, height: number): number {
-  return Math.max(1, Math.min(4, Math.floor(Math.sqrt(MAX_ZOOM_PIXELS / (width * height)))));
+function zoomIn(from: number, span: number): string {
+  const zoom = `(1+${ZOOM_GROWTH}*(in+${from})/${span})`;
+  const [left, top] = [`W*(1-1/${zoom})/2`, `H*(1-1/${zoom})/2`];
+  const [right, bottom] = [`W-${left}`, `H-${top}`];
+  // The points of the picture sent to the frame's corners: top left, top right, bottom left, bottom right.
+  const corners =
+    `x0='${left}':y0='${top}':x1='${right}':y1='${top}':` + `x2='${left}':y2='${bottom}':x3='${right}':y3='${bottom}'`;
+  return `perspective=${corners}:interpolation=linear:eval=frame`;
 }
 
 /**
  * The graph of one image's frames [from, from + count) of its time on screen (`span` frames): the
- * picture letterboxed (transparency black) at `scale` times the frame, then zoompan, which makes
- * `count` frames of the frame size from the one picture, zoomed as far as the frame number says.
+ * picture letterboxed (transparency black) into the frame once, repeated `count` times at the frame
+ * rate, each frame zoomed as far as its number says.
  */
 function imageFrames(m: SlideshowMotion, stream: number, from: number, count: number, span: number): string {
-  const k = m.zoom ? zoomScale(m.width, m.height) : 1;
-  const [w, h] = [m.width * k, m.height * k];
-  const z = m.zoom ? `1+${ZOOM_GROWTH}*(on+${from})/${span}` : '1';
-  const zoompan =
-    `zoompan=z='${z}':x='(iw-iw/zoom)/2':y='(ih-ih/zoom)/2':d=${count}:s=${m.width}x${m.height}:fps=${m.fps}` +
-    ',setsar=1,format=yuv420p';
-  return `${flattenOntoBlack(letterbox(w, h), w, h, stream)},${zoompan}`;
+  const picture = flattenOntoBlack(letterbox(m.width, m.height), m.width, m.height, stream);
+  const frames = `format=yuv420p,loop=loop=${count - 1}:size=1,settb=1/${m.fps},setpts=N`;
+  return [picture, frames, ...(m.zoom ? [zoomIn(from, span)] : []), 'setsar=1'].join(',');
 }
 
-/** Lossless intermediate pieces: encoded once more, by the final command, in the output's codec. */
-const PIECE_OUTPUT = ['-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-an', '-f', 'matroska'];
-
 /**
- * One command per image, each writing `piece<i>.mkv`: exactly `frames` frames, the image's own part
- * of the output. With fades, the fade into image i is the start of its piece: the last `fade` frames
+ * One command per image, each writing `piece<i>.<extension>` in the output's codec, container and
+ * encoder settings: exactly `frames` frames, the image's own part of the output, starting on a keyframe.
+ * Pieces so alike share their codec headers, so the concat demuxer joins them by stream copy and the
+ * video is encoded once. With fades, the fade into image i is the start of its piece: the last `fade` frames
  * of image i-1 (which stays on screen that much past its own part, still zooming) blended into image
  * i's first. So each image is on screen for frames + fade frames (the last only frames), the pieces
  * add up to frames × images, and no command holds more than two pictures, however many images.
@@ -56,9 +61,9 @@ const PIECE_OUTPUT = ['-c:v', 'libx264', '-preset', 'ultrafast', '-qp', '0', '-a
 export function motionPieces(m: SlideshowMotion): { file: string; command: string[] }[] {
   const n = m.images.length;
   return m.images.map((image, i) => {
-    const file = `piece${i}.mkv`;
+    const file = `piece${i}.${m.extension}`;
     const span = m.frames + (i < n - 1 ? m.fade : 0);
-    const out = ['-frames:v', String(m.frames), ...PIECE_OUTPUT, file];
+    const out = argv(['-r', String(m.fps), '-frames:v', String(m.frames), '-an'], m.encoder, m.muxer, [file]);
     if (i === 0 || m.fade === 0) {
       return { file, command: argv(m.input(image), ['-filter_complex', imageFrames(m, 0, 0, m.frames, span)], out) };
     }
