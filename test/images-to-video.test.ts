@@ -17,7 +17,12 @@ import {
 } from './helpers/media.js';
 import { submitJob, waitForJob } from './helpers/jobs.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { loadConfig } from '../src/engine/config.js';
+import { anyLocalPath } from '../src/engine/run/engine.js';
+import { LocalOutputStore } from '../src/engine/storage/storage.js';
 import imagesToVideo from '../src/plugins/images-to-video.js';
+import { builtinRegistry } from '../src/plugins/index.js';
+import { cliServices } from '../src/runtime.js';
 import type { LocalInput, Plan } from '../src/sdk.js';
 
 type Pixel = [number, number, number];
@@ -739,6 +744,33 @@ describe('images-to-video motion and transition', () => {
     const [r, g, b] = (await frameRgb(file, 2.25)).pixel(180, 320);
     assert.ok(r > 70 && r < 190 && g > 200 && b > 70 && b < 190, `a blend at 2.25 s: ${[r, g, b]}`);
     assert.ok(isGreen((await frameRgb(file, 2.6)).pixel(180, 320)), 'green after the fade');
+  });
+
+  it('moves its progress through each image, not only at the join that copies them', async () => {
+    const { engine } = cliServices({
+      config: loadConfig({ MEDIAFLOW_DATA_DIR: path.join(scratch, 'engine') }),
+      registry: builtinRegistry(),
+      store: new LocalOutputStore(path.join(scratch, 'engine', 'out')),
+      workRoot: path.join(scratch, 'engine', 'work'),
+    });
+    const ratios: number[] = [];
+    const images = await Promise.all(['red-640x360.jpg', 'yellow-333x251.jpg', 'green-360x640.png'].map(fixture));
+    await engine.run(
+      'images-to-video',
+      { image_urls: images.join(','), seconds_per_image: 2, motion: 'zoom' },
+      {
+        localFiles: anyLocalPath,
+        onProgress: (p) => void (p.stage === 'process' && p.ratio !== undefined && ratios.push(p.ratio)),
+      },
+    );
+    // Each piece ends at least at its third of the work; the join adds nothing.
+    assert.ok(ratios.filter((r) => r > 0.1 && r < 0.9).length >= 2, `progress: ${ratios.join(', ')}`);
+    assert.ok(
+      ratios.every((r, i) => i === 0 || r >= ratios[i - 1]!),
+      `never back: ${ratios.join(', ')}`,
+    );
+    // The last piece's position is its last frame's start, a frame short of its end.
+    assert.ok(ratios.at(-1)! > 0.95, `to the end: ${ratios.join(', ')}`);
   });
 
   it('refuses a bad motion, transition or transition_seconds with a 400, leaving no work files', async () => {

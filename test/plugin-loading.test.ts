@@ -530,6 +530,15 @@ describe('third-party plugins: failures at run time', () => {
           code: 'MF_ERR_INTERNAL',
         },
       });
+      assert.deepEqual(await post('/bad-parts/', { text: 'x' }), {
+        status: 500,
+        body: {
+          error:
+            "Plugin 'bad-parts' failed: build() returned a plan whose parts are not one number of seconds " +
+            '(0 or more) per command',
+          code: 'MF_ERR_INTERNAL',
+        },
+      });
       // Parameters are still checked before any plugin code runs.
       assert.equal((await post('/boom/', {})).status, 400);
 

@@ -130,6 +130,8 @@ export default definePlugin({
       return {
         files: { 'pieces.txt': list },
         expectedSeconds: total,
+        // Progress follows the pieces, each its image's seconds; the join only copies them.
+        parts: [...pieces.map(() => params.seconds_per_image), 0],
         commands: [
           ...pieces.map(({ command }) => command),
           argv(

@@ -103,6 +103,14 @@ export function checkedPlan(
   ) {
     return fail('a plan whose expectedSeconds is not a number');
   }
+  if (
+    plan.parts !== undefined &&
+    (!Array.isArray(plan.parts) ||
+      plan.parts.length !== plan.commands.length ||
+      !plan.parts.every((seconds) => typeof seconds === 'number' && Number.isFinite(seconds) && seconds >= 0))
+  ) {
+    return fail('a plan whose parts are not one number of seconds (0 or more) per command');
+  }
   if (plan.next !== undefined && typeof plan.next !== 'function') return fail('a plan whose next is not a function');
   if (plan.answers !== undefined) {
     if (typeof plan.answers !== 'object' || plan.answers === null || Array.isArray(plan.answers))

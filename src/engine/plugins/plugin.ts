@@ -154,6 +154,12 @@ export interface Plan {
    */
   expectedSeconds?: number;
   /**
+   * Seconds of the output each command writes, one number per command, for commands that write it in
+   * consecutive parts (a slideshow's pieces, then a join that only copies them: 0). Progress then follows
+   * every command through its own part; without `parts` it follows the final command alone.
+   */
+  parts?: number[];
+  /**
    * Fields the answer carries beside the output (a measured loudness, the seconds removed): plain
    * JSON values under the names the plugin declares in `answers`. Each stage may add some; a later
    * stage's value of a name replaces an earlier one's.

@@ -587,7 +587,8 @@ export class Engine {
 
   /**
    * Writes the plan's files, runs its steps, then its commands in order; returns what each command
-   * logged (see runFfmpeg). The final command's position is the stage's progress (`onRatio`).
+   * logged (see runFfmpeg). The stage's progress (`onRatio`) is the final command's position, or with
+   * `parts` each command's position within its part of the output.
    */
   private async execPlan(
     dir: string,
@@ -612,18 +613,20 @@ export class Engine {
         ...(options.signal ? { signal: options.signal } : {}),
       });
     }
-    const last = plan.commands.length - 1;
     const logs: string[] = [];
     for (const [index, args] of plan.commands.entries()) {
+      const share = commandShare(plan, index);
       logs.push(
         await runFfmpeg(this.deps.binaries.ffmpeg, args, {
           cwd: dir,
           timeoutMs: this.deps.config.jobTimeoutMs,
           ...(options.signal ? { signal: options.signal } : {}),
-          ...(plan.expectedSeconds ? { expectedSeconds: plan.expectedSeconds } : {}),
-          // Only the final command's position means progress of the stage.
-          ...(options.onProgress && index === last
-            ? { onProgress: (p: { ratio?: number }) => p.ratio !== undefined && onRatio(p.ratio) }
+          ...(share.seconds ? { expectedSeconds: share.seconds } : {}),
+          ...(options.onProgress && share.weight > 0
+            ? {
+                onProgress: (p: { ratio?: number }) =>
+                  p.ratio !== undefined && onRatio(share.before + share.weight * p.ratio),
+              }
             : {}),
         }),
       );
@@ -635,6 +638,21 @@ export class Engine {
     const info = await stat(path.join(dir, name)).catch(() => undefined);
     if (!info || info.size === 0) throw mediaError('Processing produced no output');
   }
+}
+
+/**
+ * What command `index` of a plan adds to its progress: the share of the stage done `before` it, its own
+ * `weight`, and the `seconds` of output its position is a ratio of. Without `parts` only the final command
+ * moves the progress, over the plan's whole expected length.
+ */
+function commandShare(plan: Plan, index: number): { before: number; weight: number; seconds?: number } {
+  const total = plan.parts?.reduce((sum, seconds) => sum + seconds, 0);
+  if (!plan.parts || !total) {
+    const final = index === plan.commands.length - 1;
+    return { before: 0, weight: final ? 1 : 0, ...(plan.expectedSeconds ? { seconds: plan.expectedSeconds } : {}) };
+  }
+  const before = plan.parts.slice(0, index).reduce((sum, seconds) => sum + seconds, 0);
+  return { before: before / total, weight: plan.parts[index]! / total, seconds: plan.parts[index]! };
 }
 
 /** A builder may return a bare argv for the common single-command case. */
