@@ -33,11 +33,13 @@ interface Recognised {
   progress: number[];
 }
 
-/** Runs the child on a model and a WAV; its last stdout line is the answer. */
+/** The child on a model and a WAV, as a running process. */
+const child = (model: string, audio: string, ...flags: string[]) =>
+  execa(process.execPath, ['--import', 'tsx', CHILD, '--model', model, '--audio', audio, ...flags], { reject: false });
+
+/** Runs the child to its end; its last stdout line is the answer. */
 async function recognise(model: string, audio: string, ...flags: string[]): Promise<Recognised> {
-  const run = await execa(process.execPath, ['--import', 'tsx', CHILD, '--model', model, '--audio', audio, ...flags], {
-    reject: false,
-  });
+  const run = await child(model, audio, ...flags);
   assert.equal(run.exitCode, 0, run.stderr.split('\n').slice(-3).join('\n'));
   const lines = run.stdout
     .trim()
@@ -60,12 +62,14 @@ describe('generated whisper models on the real whisper.cpp, in a child process',
   let dir: string;
   const wav = (name: string) => path.join(dir, `${name}.wav`);
   const scripted = () => path.join(dir, 'scripted.bin');
+  const random = () => path.join(dir, 'random-tiny-en.bin');
 
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-whisper-'));
     await writeScriptedModel(scripted(), { segments: SCRIPT });
+    await writeRandomModel(random(), { seed: 1 });
     // 16 kHz mono, as the recogniser will be given: a tone, since the scripted model hears nothing anyway.
-    for (const seconds of [8, 61, 65]) {
+    for (const seconds of [8, 30, 61, 65]) {
       await execa('ffmpeg', [
         ...['-v', 'error', '-f', 'lavfi', '-i', `sine=frequency=440:duration=${seconds}:sample_rate=16000`],
         ...['-ac', '1', '-c:a', 'pcm_s16le', wav(`tone-${seconds}s`)],
@@ -134,32 +138,37 @@ describe('generated whisper models on the real whisper.cpp, in a child process',
 
   it('a file that is not a model: exit 1, whisper.cpp saying why on stderr', async (context) => {
     if (skipped(context)) return;
-    const run = await execa(
-      process.execPath,
-      ['--import', 'tsx', CHILD, '--model', wav('tone-8s'), '--audio', wav('tone-8s')],
-      {
-        reject: false,
-      },
-    );
+    const run = await child(wav('tone-8s'), wav('tone-8s'));
     assert.equal(run.exitCode, 1);
     assert.match(run.stderr, /invalid model data \(bad magic\)/);
     assert.equal(run.stdout, '');
   });
 
   const slow = { timeout: 300_000 } as never;
+
+  it(
+    'a long recognition ends at once when its process is killed, as cancel and time limits will',
+    slow,
+    async (context) => {
+      if (skipped(context)) return;
+      const running = child(random(), wav('tone-65s'));
+      // The first progress line: the model is loaded and whisper.cpp is in its first window.
+      await new Promise((resolve) => running.stdout.once('data', resolve));
+      const killed = performance.now();
+      running.kill('SIGTERM');
+      assert.equal((await running).signal, 'SIGTERM');
+      const took = performance.now() - killed;
+      assert.ok(took < 2000, `ended ${Math.round(took)} ms after the kill`);
+    },
+  );
+
   it(
     'a random-weight model of tiny.en dimensions runs (and says how long a 30 s window takes)',
     slow,
     async (context) => {
       if (skipped(context)) return;
-      const model = path.join(dir, 'random-tiny-en.bin');
-      await writeRandomModel(model, { seed: 1 });
-      await execa('ffmpeg', [
-        ...['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=30:sample_rate=16000'],
-        ...['-ac', '1', '-c:a', 'pcm_s16le', wav('tone-30s')],
-      ]);
       const started = performance.now();
-      const result = await recognise(model, wav('tone-30s'), '--no-fallback', '--threads', '2');
+      const result = await recognise(random(), wav('tone-30s'), '--no-fallback', '--threads', '2');
       const seconds = (performance.now() - started) / 1000;
       assert.ok(result.segments.length > 0, 'random weights still decode some tokens');
       const windows = result.progress.filter((progress) => progress < 100).length;
