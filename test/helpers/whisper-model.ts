@@ -26,6 +26,8 @@
  */
 import { specialTokens, TINY_EN, writeModel, type Tensor, type WhisperDims } from './whisper-ggml.js';
 
+export { BASE_EN, TINY_EN } from './whisper-ggml.js';
+
 /** mulberry32: a small seeded generator, so that a random model is the same file every time. */
 function seeded(seed: number): () => number {
   let state = seed >>> 0;
