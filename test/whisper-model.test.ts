@@ -66,6 +66,7 @@ describe('generated whisper models on the real whisper.cpp, in a child process',
 
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-whisper-'));
+    if (missing) return;
     await writeScriptedModel(scripted(), { segments: SCRIPT });
     await writeRandomModel(random(), { seed: 1 });
     // 16 kHz mono, as the recogniser will be given: a tone, since the scripted model hears nothing anyway.
