@@ -27,13 +27,14 @@
  * Options (environment): SCALE_JOBS (8), SCALE_REPEATS (4 batches of each worker count),
  * SCALE_REQUESTS (40 per set-up), SCALE_MEDIA_SECONDS (450), SCALE_MAX_OTHER_CORES (0.1).
  */
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
+import { processSeconds, TICKS } from './cpu.js';
 import { startRedis, type TestRedis } from '../test/helpers/redis.js';
 import { startServeProcess, startWorkerProcess, type ServeProcess } from '../test/helpers/serve-process.js';
 
@@ -118,19 +119,6 @@ async function probeOutput(url: string) {
     height: facts.streams[0]?.height,
     duration: Number(facts.format.duration),
   };
-}
-
-/** CPU time, in seconds, from /proc (Linux); `undefined` elsewhere, where no batch is judged disturbed. */
-const TICKS = existsSync('/proc/stat')
-  ? Number((await execa('getconf', ['CLK_TCK'], { reject: false })).stdout) || 100
-  : undefined;
-
-/** A process's own CPU time and that of its children it waited for (ffmpeg, ffprobe). */
-async function processSeconds(pid: number | undefined): Promise<number> {
-  const text = await readFile(`/proc/${pid}/stat`, 'utf8');
-  // After "pid (name) ": state is field 3, so utime, stime, cutime, cstime (14-17) are at 11-14.
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) / TICKS!;
 }
 
 /** The machine's busy CPU time: user, nice, system, irq, softirq and steal of every core. */
