@@ -7,10 +7,11 @@
  *   probed, the plan built, ffmpeg run, the output published);
  * - naive: the peer's way, output seeking and a full re-encode with ffmpeg's defaults (for metadata, a
  *   bare ffprobe process; for loudness, one plain decode of the MP3).
- * Each figure is the minimum of BENCH_RUNS runs (default 3) after one that warms the page cache;
- * each ratio is of this run. Wall time is printed for every case and, on Linux, CPU time too (this process
- * and the ffmpeg and ffprobe it waited for): a case held to CPU time is judged on that, which other work on
- * a shared machine disturbs less. The table is printed and written as JSON to bench/results/. BENCH_ONLY
+ * Each figure is the minimum of BENCH_RUNS runs (default 3) after one that warms the page cache, ours
+ * and the reference taking turns, so that a change in the machine's load weighs on both; each ratio is of
+ * this run. Wall time is printed for every case and, on Linux, CPU time too (this process and the ffmpeg
+ * and ffprobe it waited for): a case held to CPU time is judged on that, which other work on a shared
+ * machine disturbs less. The table is printed and written as JSON to bench/results/. BENCH_ONLY
  * (operation names, comma-separated) runs only their cases.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -123,19 +124,35 @@ interface Timing {
 
 const rounded = (ms: number) => Math.round(ms * 10) / 10;
 
-/** The least wall and the least CPU time of RUNS timed runs of `work` (each its own minimum), after one untimed. */
-async function fastest(work: () => Promise<unknown>): Promise<Timing> {
+/** The wall and CPU time of one run of `work`. */
+async function timed(work: () => Promise<unknown>): Promise<Timing> {
+  const cpuBefore = TICKS ? await processSeconds('self') : 0;
+  const started = performance.now();
   await work();
-  let wall = Infinity;
-  let cpu = Infinity;
-  for (let i = 0; i < RUNS; i++) {
-    const cpuBefore = TICKS ? await processSeconds('self') : 0;
-    const started = performance.now();
-    await work();
-    wall = Math.min(wall, performance.now() - started);
-    if (TICKS) cpu = Math.min(cpu, ((await processSeconds('self')) - cpuBefore) * 1000);
+  const wall = performance.now() - started;
+  return { wall, cpu: TICKS ? ((await processSeconds('self')) - cpuBefore) * 1000 : undefined };
+}
+
+/** The least of two timings, each measure on its own. */
+const least = (a: Timing, b: Timing): Timing => ({
+  wall: Math.min(a.wall, b.wall),
+  cpu: a.cpu === undefined || b.cpu === undefined ? undefined : Math.min(a.cpu, b.cpu),
+});
+
+const roundedTiming = ({ wall, cpu }: Timing): Timing => ({
+  wall: rounded(wall),
+  cpu: cpu === undefined ? undefined : rounded(cpu),
+});
+
+/** The least wall and CPU times of RUNS runs of ours and of the reference, in turns, after one of each untimed. */
+async function fastest(ours: () => Promise<unknown>, reference: () => Promise<unknown>) {
+  await ours();
+  await reference();
+  let best = { ours: await timed(ours), reference: await timed(reference) };
+  for (let i = 1; i < RUNS; i++) {
+    best = { ours: least(best.ours, await timed(ours)), reference: least(best.reference, await timed(reference)) };
   }
-  return { wall: rounded(wall), cpu: TICKS ? rounded(cpu) : undefined };
+  return { ours: roundedTiming(best.ours), reference: roundedTiming(best.reference) };
 }
 
 /** A ratio of two timings, rounded to hundredths: `a ÷ b`. */
@@ -161,12 +178,11 @@ async function main() {
         console.log(`skipped (no ${c.op}): ${c.target}`);
         continue;
       }
-      const ours = await fastest(() => engine.run(c.op, c.fields(local), { localFiles: anyLocalPath }));
       const { binary, args } = c.reference;
-      const reference = await fastest(() =>
-        execa(binary, [...(binary === 'ffmpeg' ? ['-hide_banner', '-nostdin', '-y'] : []), ...args(local, naiveDir)], {
-          stdout: 'ignore',
-        }),
+      const flags = binary === 'ffmpeg' ? ['-hide_banner', '-nostdin', '-y'] : [];
+      const { ours, reference } = await fastest(
+        () => engine.run(c.op, c.fields(local), { localFiles: anyLocalPath }),
+        () => execa(binary, [...flags, ...args(local, naiveDir)], { stdout: 'ignore' }),
       );
       const [a, b] = c.goal.op === '>=' ? [reference, ours] : [ours, reference];
       const wallRatio = ratioOf(a.wall, b.wall);
