@@ -54,6 +54,9 @@ describe('mix-audio', () => {
         `aevalsrc=exprs='0.125*(0.7+0.3*sin(2*PI*t/23))*sin(2*PI*${MUSIC_HZ}*t)':s=48000:d=70`,
         ...['-c:a', 'pcm_s16le'],
       ],
+      // At 192 kHz stereo, 90 s of music are 140 MB of samples: more than a loop keeps in memory (128 MiB).
+      'hires-voice.flac': ['-f', 'lavfi', '-i', `sine=f=${VOICE_HZ}:r=192000:d=100`, '-ac', '2', '-c:a', 'flac'],
+      'hires-music.flac': ['-f', 'lavfi', '-i', `sine=f=${MUSIC_HZ}:r=48000:d=90`, '-c:a', 'flac'],
       // The voice under a picture, as H.264 and AAC in MP4.
       'talk.mp4': [
         ...['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=6', '-f', 'lavfi', '-i', voice],
@@ -70,6 +73,8 @@ describe('mix-audio', () => {
       '/local/silence.wav': serveFile(made['silence.wav']!, 'audio/wav'),
       '/local/long-voice.wav': serveFile(made['long-voice.wav']!, 'audio/wav'),
       '/local/long-music.wav': serveFile(made['long-music.wav']!, 'audio/wav'),
+      '/local/hires-voice.flac': serveFile(made['hires-voice.flac']!, 'audio/flac'),
+      '/local/hires-music.flac': serveFile(made['hires-music.flac']!, 'audio/flac'),
       '/local/talk.mp4': serveFile(made['talk.mp4']!, 'video/mp4'),
     });
     server = await startMediaflow();
@@ -173,6 +178,22 @@ describe('mix-audio', () => {
     const looped = await levelAt(file, MUSIC_HZ, 80, 1);
     assert.ok(Math.abs(looped - inMix) <= 0.5, `looped music at 80 s: ${looped} dB, ${inMix} dB at 10 s`);
     assert.ok(Math.abs(durationOf(await probe(file)) - 90) <= 0.01, 'as long as the voice');
+  });
+
+  it('loops a music too long to keep in memory by reading it again from its start', async () => {
+    const file = await mix(
+      {
+        media_url: files.url('/local/hires-voice.flac'),
+        music_url: files.url('/local/hires-music.flac'),
+        ducking: 'false',
+        fade_out: '0',
+      },
+      'flac',
+    );
+    const start = await levelAt(file, MUSIC_HZ, 2, SPAN);
+    const looped = await levelAt(file, MUSIC_HZ, 92, SPAN);
+    assert.ok(Math.abs(looped - start) <= 0.5, `looped music at 92 s: ${looped} dB, ${start} dB at 2 s`);
+    assert.ok(Math.abs(durationOf(await probe(file)) - 100) <= 0.01, 'as long as the voice');
   });
 
   it('fades the music in and out', async () => {
