@@ -2,13 +2,16 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { execa } from 'execa';
 
-/** CPU time, in seconds, from /proc (Linux); `undefined` elsewhere, where no batch is judged disturbed. */
+/** Clock ticks per second of the CPU times in /proc (Linux); `undefined` elsewhere, where none are read. */
 export const TICKS = existsSync('/proc/stat')
   ? Number((await execa('getconf', ['CLK_TCK'], { reject: false })).stdout) || 100
   : undefined;
 
-/** A process's own CPU time and that of its children it waited for (ffmpeg, ffprobe). */
-export async function processSeconds(pid: number | undefined): Promise<number> {
+/**
+ * A process's own CPU time, in seconds, and that of its children it waited for (ffmpeg, ffprobe):
+ * `self` for this one.
+ */
+export async function processSeconds(pid: number | 'self' | undefined): Promise<number> {
   const text = await readFile(`/proc/${pid}/stat`, 'utf8');
   // After "pid (name) ": state is field 3, so utime, stime, cutime, cstime (14-17) are at 11-14.
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');

@@ -84,6 +84,19 @@ const RECIPES: Record<string, string[] | string> = {
   'body-600s.mp3': tone(600, 440),
   'outro-30s.mp3': tone(30, 550),
   'voice-30s.mp3': tone(30, 220),
+  // Music for mix-audio: three minutes of a two-note chord, stereo, to loop under the ten-minute body.
+  'music-180s.mp3': [
+    '-f',
+    'lavfi',
+    '-i',
+    "aevalsrc=exprs='0.2*sin(2*PI*262*t)+0.2*sin(2*PI*330*t)|0.2*sin(2*PI*392*t)+0.2*sin(2*PI*262*t)':s=44100:d=180",
+    '-c:a',
+    'libmp3lame',
+    '-b:a',
+    '128k',
+    '-f',
+    'mp3',
+  ],
   'photo-1080p.jpg': still(0),
   // A logo: half-transparent red, so the overlay blends every pixel it covers.
   'logo-400x200.png': [

@@ -37,12 +37,26 @@ describe('mix-audio', () => {
   before(async () => {
     await fixtures('clip-2s-640x360-25fps.mp4', 'clip-1s-320x240-30fps-silent.mp4');
     scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-mix-'));
-    const voice = `aevalsrc=exprs='0.25*sin(2*PI*${VOICE_HZ}*t)*lt(mod(t\\,2)\\,1)':s=48000:d=6`;
+    /** The voice's tone at `amplitude` (an expression of t), in the first second of every two. */
+    const spoken = (amplitude: string, seconds: number) =>
+      `aevalsrc=exprs='${amplitude}*sin(2*PI*${VOICE_HZ}*t)*lt(mod(t\\,2)\\,1)':s=48000:d=${seconds}`;
+    const voice = spoken('0.25', 6);
     const recipes: Record<string, string[]> = {
       'voice.wav': ['-f', 'lavfi', '-i', voice, '-c:a', 'pcm_s16le'],
       // The music, a third of the voice's length.
       'music.wav': ['-f', 'lavfi', '-i', `sine=f=${MUSIC_HZ}:r=48000:d=2`, '-c:a', 'pcm_s16le'],
       'silence.wav': ['-f', 'lavfi', '-i', 'anullsrc=r=48000:cl=mono:d=3', '-c:a', 'pcm_s16le'],
+      // Longer than a minute, so measured on windows: a voice and a music whose levels swell and fade slowly,
+      // over periods that the windows do not divide, the music shorter than the voice, so looped.
+      'long-voice.wav': ['-f', 'lavfi', '-i', spoken('0.25*(0.6+0.4*sin(2*PI*t/37))', 90), '-c:a', 'pcm_s16le'],
+      'long-music.wav': [
+        ...['-f', 'lavfi', '-i'],
+        `aevalsrc=exprs='0.125*(0.7+0.3*sin(2*PI*t/23))*sin(2*PI*${MUSIC_HZ}*t)':s=48000:d=70`,
+        ...['-c:a', 'pcm_s16le'],
+      ],
+      // At 192 kHz stereo, 90 s of music are 140 MB of samples: more than a loop keeps in memory (128 MiB).
+      'hires-voice.flac': ['-f', 'lavfi', '-i', `sine=f=${VOICE_HZ}:r=192000:d=100`, '-ac', '2', '-c:a', 'flac'],
+      'hires-music.flac': ['-f', 'lavfi', '-i', `sine=f=${MUSIC_HZ}:r=48000:d=90`, '-c:a', 'flac'],
       // The voice under a picture, as H.264 and AAC in MP4.
       'talk.mp4': [
         ...['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=6', '-f', 'lavfi', '-i', voice],
@@ -57,6 +71,10 @@ describe('mix-audio', () => {
       '/local/voice.wav': serveFile(made['voice.wav']!, 'audio/wav'),
       '/local/music.wav': serveFile(made['music.wav']!, 'audio/wav'),
       '/local/silence.wav': serveFile(made['silence.wav']!, 'audio/wav'),
+      '/local/long-voice.wav': serveFile(made['long-voice.wav']!, 'audio/wav'),
+      '/local/long-music.wav': serveFile(made['long-music.wav']!, 'audio/wav'),
+      '/local/hires-voice.flac': serveFile(made['hires-voice.flac']!, 'audio/flac'),
+      '/local/hires-music.flac': serveFile(made['hires-music.flac']!, 'audio/flac'),
       '/local/talk.mp4': serveFile(made['talk.mp4']!, 'video/mp4'),
     });
     server = await startMediaflow();
@@ -138,6 +156,44 @@ describe('mix-audio', () => {
       assert.ok((await levelAt(once, MUSIC_HZ, at, SPAN)) < start - 40, `no music at ${at} s without loop`);
     }
     assert.ok(Math.abs(durationOf(await probe(once)) - 6) <= 0.01, 'as long as the voice without loop too');
+  });
+
+  it('measures a voice and a music over a minute long on windows of them, the gain still within 1 dB', async () => {
+    const file = await mix({
+      media_url: files.url('/local/long-voice.wav'),
+      music_url: files.url('/local/long-music.wav'),
+      ducking: 'false',
+      fade_out: '0',
+    });
+    // The gain that the whole of each, measured, would give.
+    const [voice, music] = await Promise.all([
+      loudnessOf(made['long-voice.wav']!),
+      loudnessOf(made['long-music.wav']!),
+    ]);
+    const gain = voice.integrated - 18 - music.integrated;
+    const alone = await levelAt(made['long-music.wav']!, MUSIC_HZ, 10, 1);
+    const inMix = await levelAt(file, MUSIC_HZ, 10, 1);
+    assert.ok(Math.abs(inMix - alone - gain) <= 1, `music moved ${inMix - alone} dB, ${gain} dB measured whole`);
+    // 70 s on, the music has looped back to where it was at 10 s.
+    const looped = await levelAt(file, MUSIC_HZ, 80, 1);
+    assert.ok(Math.abs(looped - inMix) <= 0.5, `looped music at 80 s: ${looped} dB, ${inMix} dB at 10 s`);
+    assert.ok(Math.abs(durationOf(await probe(file)) - 90) <= 0.01, 'as long as the voice');
+  });
+
+  it('loops a music too long to keep in memory by reading it again from its start', async () => {
+    const file = await mix(
+      {
+        media_url: files.url('/local/hires-voice.flac'),
+        music_url: files.url('/local/hires-music.flac'),
+        ducking: 'false',
+        fade_out: '0',
+      },
+      'flac',
+    );
+    const start = await levelAt(file, MUSIC_HZ, 2, SPAN);
+    const looped = await levelAt(file, MUSIC_HZ, 92, SPAN);
+    assert.ok(Math.abs(looped - start) <= 0.5, `looped music at 92 s: ${looped} dB, ${start} dB at 2 s`);
+    assert.ok(Math.abs(durationOf(await probe(file)) - 100) <= 0.01, 'as long as the voice');
   });
 
   it('fades the music in and out', async () => {

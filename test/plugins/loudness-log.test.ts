@@ -30,6 +30,19 @@ describe('ebur128Summary', () => {
     assert.deepEqual(ebur128Summary(log), { integrated: -70, threshold: 0, range: 0, truePeak: -Infinity });
     assert.equal(ebur128Summary('[in#0] Error opening input\n'), undefined);
   });
+
+  it('reads each of two named ebur128 filters of one run by its name, whichever closes last', async () => {
+    const graph =
+      '[0:a]ebur128@voice=peak=sample:framelog=verbose[v];[1:a]ebur128@music=peak=sample:framelog=verbose[m]';
+    const { stderr } = await execa('ffmpeg', [
+      ...['-hide_banner', '-nostats', '-loglevel', 'info'],
+      ...['-f', 'lavfi', '-i', 'sine=f=1000:r=48000:d=3', '-f', 'lavfi', '-i', 'sine=f=1000:r=48000:d=3,volume=-10dB'],
+      ...['-filter_complex', graph, '-map', '[v]', '-f', 'null', '-', '-map', '[m]', '-f', 'null', '-'],
+    ]);
+    near(ebur128Summary(stderr, 'voice')!.integrated, -21.07, 'voice');
+    near(ebur128Summary(stderr, 'music')!.integrated, -31.07, 'music');
+    assert.equal(ebur128Summary(stderr, 'other'), undefined);
+  });
 });
 
 describe('loudnormStats', () => {

@@ -22,13 +22,22 @@ const LOGGED_NUMBER = String.raw`([-+]?inf|[-+]?\d+(?:\.\d+)?)`;
 const numberOf = (text: string): number =>
   text === '-inf' ? -Infinity : text === 'inf' || text === '+inf' ? Infinity : Number(text);
 
+/** Where the last `Summary:` that a filter named `ebur128@<name>` logged begins (the name is a generated word). */
+function namedSummary(log: string, name: string): number {
+  let start = -1;
+  for (const match of log.matchAll(new RegExp(String.raw`^\[ebur128@${name} @ [^\]]*\] Summary:`, 'gm')))
+    start = match.index;
+  return start;
+}
+
 /**
- * The `Summary:` block of the last `ebur128` filter in `log`, or undefined when there is none (the
+ * The `Summary:` block of the last `ebur128` filter in `log`, or with `name`, of the last one named
+ * `ebur128@<name>` (a run that measures several streams names each); undefined when there is none (the
  * run did not reach the end of the stream). The block names two thresholds: the first is the
  * integrated loudness's, the second the loudness range's.
  */
-export function ebur128Summary(log: string): LoudnessMeasure | undefined {
-  const start = log.lastIndexOf('Summary:');
+export function ebur128Summary(log: string, name?: string): LoudnessMeasure | undefined {
+  const start = name === undefined ? log.lastIndexOf('Summary:') : namedSummary(log, name);
   if (start < 0) return undefined;
   const summary = log.slice(start);
   const field = (label: string, unit: string) =>
