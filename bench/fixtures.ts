@@ -84,6 +84,24 @@ const RECIPES: Record<string, string[] | string> = {
   'body-600s.mp3': tone(600, 440),
   'outro-30s.mp3': tone(30, 550),
   'voice-30s.mp3': tone(30, 220),
+  // A voice-over for mix-audio, as a codec meets one: mono, in the voice band (pink noise from 200 Hz to 3.5 kHz),
+  // in syllables (4.3 a second) and phrases of 3 s with pauses of 0.7 s, around -21 LUFS.
+  'speech-600s.mp3': [
+    '-f',
+    'lavfi',
+    '-i',
+    'anoisesrc=color=pink:r=44100:a=0.5:d=600',
+    '-af',
+    "highpass=f=200,lowpass=f=3500,volume='2.4*(0.55+0.45*sin(2*PI*4.3*t))*lt(mod(t\\,3.7)\\,3.0)':eval=frame",
+    '-ac',
+    '1',
+    '-c:a',
+    'libmp3lame',
+    '-q:a',
+    '2',
+    '-f',
+    'mp3',
+  ],
   // Music for mix-audio: three minutes of a two-note chord, stereo, to loop under the ten-minute body.
   'music-180s.mp3': [
     '-f',
