@@ -7,18 +7,13 @@ import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { submitJob, waitForJob } from './helpers/jobs.js';
-import { audioOf, durationOf, loudnessOf, pcm, probe, toneLevel, videoOf, videoPacketHashes } from './helpers/media.js';
+import { audioOf, durationOf, loudnessOf, probe, toneDbAt, videoOf, videoPacketHashes } from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
 /** The voice's tone and the music's, apart enough for each to be measured in the mix on its own. */
 const VOICE_HZ = 300;
 const MUSIC_HZ = 1000;
-
-/** A frequency's level in a span of a file, dB (of lavfi's sine amplitude scale). */
-async function levelAt(file: string, frequency: number, start: number, seconds: number): Promise<number> {
-  return 20 * Math.log10(toneLevel(await pcm(file, start, seconds), frequency));
-}
 
 /**
  * The "voice": 6 s of a 300 Hz tone spoken in the first second of every two (0-1, 2-3, 4-5), silent
@@ -91,7 +86,7 @@ describe('mix-audio', () => {
    */
   const musicAt = async (volume: number): Promise<number> => {
     const [voice, music] = await Promise.all([loudnessOf(made['voice.wav']!), loudnessOf(made['music.wav']!)]);
-    const alone = await levelAt(made['music.wav']!, MUSIC_HZ, 0.5, SPAN);
+    const alone = await toneDbAt(made['music.wav']!, MUSIC_HZ, 0.5, SPAN);
     return alone + voice.integrated + volume - music.integrated;
   };
 
@@ -112,18 +107,18 @@ describe('mix-audio', () => {
     const voice = made['voice.wav']!;
     for (const start of SPEECH) {
       const [inMix, alone] = await Promise.all([
-        levelAt(file, VOICE_HZ, start, SPAN),
-        levelAt(voice, VOICE_HZ, start, SPAN),
+        toneDbAt(file, VOICE_HZ, start, SPAN),
+        toneDbAt(voice, VOICE_HZ, start, SPAN),
       ]);
       assert.ok(Math.abs(inMix - alone) <= 1, `voice at ${start} s: ${inMix} dB in the mix, ${alone} dB alone`);
-      const music = await levelAt(file, MUSIC_HZ, start, SPAN);
+      const music = await toneDbAt(file, MUSIC_HZ, start, SPAN);
       assert.ok(Math.abs(music - (await musicAt(-18))) <= 0.5, `music at ${music} dB`);
     }
     assert.ok(Math.abs(durationOf(await probe(file)) - 6) <= 0.01, 'as long as the voice');
     const quieter = await mix({ ducking: 'false', fade_out: '0', music_volume: '-30' });
     const [loud, quiet] = await Promise.all([
-      levelAt(file, MUSIC_HZ, 2.25, SPAN),
-      levelAt(quieter, MUSIC_HZ, 2.25, SPAN),
+      toneDbAt(file, MUSIC_HZ, 2.25, SPAN),
+      toneDbAt(quieter, MUSIC_HZ, 2.25, SPAN),
     ]);
     assert.ok(Math.abs(loud - quiet - 12) <= 0.5, `${loud} dB at -18, ${quiet} dB at -30`);
   });
@@ -136,24 +131,24 @@ describe('mix-audio', () => {
       [SPEECH[1]!, PAUSES[1]!],
     ];
     for (const [speech, pause] of sections) {
-      const dip = (await levelAt(ducked, MUSIC_HZ, pause, SPAN)) - (await levelAt(ducked, MUSIC_HZ, speech, SPAN));
+      const dip = (await toneDbAt(ducked, MUSIC_HZ, pause, SPAN)) - (await toneDbAt(ducked, MUSIC_HZ, speech, SPAN));
       assert.ok(dip >= 6, `ducked: the music only ${dip} dB lower in speech at ${speech} s`);
-      const flat = (await levelAt(plain, MUSIC_HZ, pause, SPAN)) - (await levelAt(plain, MUSIC_HZ, speech, SPAN));
+      const flat = (await toneDbAt(plain, MUSIC_HZ, pause, SPAN)) - (await toneDbAt(plain, MUSIC_HZ, speech, SPAN));
       assert.ok(Math.abs(flat) < 1, `not ducked: the music ${flat} dB lower in speech`);
       // The voice itself is never touched by the ducking.
-      const voice = await levelAt(made['voice.wav']!, VOICE_HZ, speech, SPAN);
-      assert.ok(Math.abs((await levelAt(ducked, VOICE_HZ, speech, SPAN)) - voice) <= 1, 'the voice kept its level');
+      const voice = await toneDbAt(made['voice.wav']!, VOICE_HZ, speech, SPAN);
+      assert.ok(Math.abs((await toneDbAt(ducked, VOICE_HZ, speech, SPAN)) - voice) <= 1, 'the voice kept its level');
     }
   });
 
   it('loops a music a third of the voice to cover it, and stops it at its end without loop', async () => {
     const looped = await mix({ ducking: 'false', fade_out: '0' });
     const once = await mix({ ducking: 'false', fade_out: '0', loop: 'false' });
-    const start = await levelAt(looped, MUSIC_HZ, 0.5, SPAN);
+    const start = await toneDbAt(looped, MUSIC_HZ, 0.5, SPAN);
     for (const at of [2.5, 4.5, 5.5]) {
-      const level = await levelAt(looped, MUSIC_HZ, at, SPAN);
+      const level = await toneDbAt(looped, MUSIC_HZ, at, SPAN);
       assert.ok(Math.abs(level - start) <= 1, `looped music at ${at} s: ${level} dB, ${start} at the start`);
-      assert.ok((await levelAt(once, MUSIC_HZ, at, SPAN)) < start - 40, `no music at ${at} s without loop`);
+      assert.ok((await toneDbAt(once, MUSIC_HZ, at, SPAN)) < start - 40, `no music at ${at} s without loop`);
     }
     assert.ok(Math.abs(durationOf(await probe(once)) - 6) <= 0.01, 'as long as the voice without loop too');
   });
@@ -171,11 +166,11 @@ describe('mix-audio', () => {
       loudnessOf(made['long-music.wav']!),
     ]);
     const gain = voice.integrated - 18 - music.integrated;
-    const alone = await levelAt(made['long-music.wav']!, MUSIC_HZ, 10, 1);
-    const inMix = await levelAt(file, MUSIC_HZ, 10, 1);
+    const alone = await toneDbAt(made['long-music.wav']!, MUSIC_HZ, 10, 1);
+    const inMix = await toneDbAt(file, MUSIC_HZ, 10, 1);
     assert.ok(Math.abs(inMix - alone - gain) <= 1, `music moved ${inMix - alone} dB, ${gain} dB measured whole`);
     // 70 s on, the music has looped back to where it was at 10 s.
-    const looped = await levelAt(file, MUSIC_HZ, 80, 1);
+    const looped = await toneDbAt(file, MUSIC_HZ, 80, 1);
     assert.ok(Math.abs(looped - inMix) <= 0.5, `looped music at 80 s: ${looped} dB, ${inMix} dB at 10 s`);
     assert.ok(Math.abs(durationOf(await probe(file)) - 90) <= 0.01, 'as long as the voice');
   });
@@ -190,22 +185,22 @@ describe('mix-audio', () => {
       },
       'flac',
     );
-    const start = await levelAt(file, MUSIC_HZ, 2, SPAN);
-    const looped = await levelAt(file, MUSIC_HZ, 92, SPAN);
+    const start = await toneDbAt(file, MUSIC_HZ, 2, SPAN);
+    const looped = await toneDbAt(file, MUSIC_HZ, 92, SPAN);
     assert.ok(Math.abs(looped - start) <= 0.5, `looped music at 92 s: ${looped} dB, ${start} dB at 2 s`);
     assert.ok(Math.abs(durationOf(await probe(file)) - 100) <= 0.01, 'as long as the voice');
   });
 
   it('fades the music in and out', async () => {
     const file = await mix({ ducking: 'false', fade_in: '1', fade_out: '2' });
-    const full = await levelAt(file, MUSIC_HZ, 2.5, SPAN);
+    const full = await toneDbAt(file, MUSIC_HZ, 2.5, SPAN);
     // A linear fade: about half its gain halfway (-6 dB), far down near its ends.
-    assert.ok((await levelAt(file, MUSIC_HZ, 0, 0.1)) < full - 12, 'quiet at the start of the fade-in');
-    const halfIn = await levelAt(file, MUSIC_HZ, 0.45, 0.1);
+    assert.ok((await toneDbAt(file, MUSIC_HZ, 0, 0.1)) < full - 12, 'quiet at the start of the fade-in');
+    const halfIn = await toneDbAt(file, MUSIC_HZ, 0.45, 0.1);
     assert.ok(Math.abs(halfIn - (full - 6)) <= 1.5, `fade-in halfway ${halfIn} dB, full ${full} dB`);
-    const halfOut = await levelAt(file, MUSIC_HZ, 4.95, 0.1);
+    const halfOut = await toneDbAt(file, MUSIC_HZ, 4.95, 0.1);
     assert.ok(Math.abs(halfOut - (full - 6)) <= 1.5, `fade-out halfway ${halfOut} dB, full ${full} dB`);
-    assert.ok((await levelAt(file, MUSIC_HZ, 5.85, 0.1)) < full - 15, 'quiet at the end of the fade-out');
+    assert.ok((await toneDbAt(file, MUSIC_HZ, 5.85, 0.1)) < full - 15, 'quiet at the end of the fade-out');
   });
 
   it("mixes under a video's sound, copying its picture packet for packet", async () => {
@@ -216,7 +211,7 @@ describe('mix-audio', () => {
     assert.equal(videoOf(info)!.codec_name, 'h264');
     assert.equal(audioOf(info)!.codec_name, 'aac');
     assert.ok(Math.abs(Number(audioOf(info)!.duration) - 6) <= 0.05, `sound of ${audioOf(info)!.duration} s`);
-    assert.ok((await levelAt(file, MUSIC_HZ, PAUSES[0]!, SPAN)) > -50, 'the music is in the sound');
+    assert.ok((await toneDbAt(file, MUSIC_HZ, PAUSES[0]!, SPAN)) > -50, 'the music is in the sound');
   });
 
   it('refuses bad input with its error, leaving nothing behind', async () => {
@@ -272,7 +267,7 @@ describe('mix-audio', () => {
     assert.equal(result.message, 'Audio mixed successfully');
     const file = server.pathOf(result.output_file);
     assert.ok(Math.abs(durationOf(await probe(file)) - 6) <= 0.01);
-    assert.ok((await levelAt(file, MUSIC_HZ, PAUSES[0]!, SPAN)) > -50, 'the music is in the mix');
+    assert.ok((await toneDbAt(file, MUSIC_HZ, PAUSES[0]!, SPAN)) > -50, 'the music is in the mix');
   });
 
   it('runs from the CLI on local files', async () => {
@@ -284,7 +279,7 @@ describe('mix-audio', () => {
     assert.equal(result.exitCode, 0, result.stderr);
     const body = JSON.parse(result.stdout) as { output_file: string };
     assert.ok(body.output_file.startsWith(out) && body.output_file.endsWith('/mixed.wav'), body.output_file);
-    const music = await levelAt(body.output_file, MUSIC_HZ, 2.25, SPAN);
+    const music = await toneDbAt(body.output_file, MUSIC_HZ, 2.25, SPAN);
     assert.ok(Math.abs(music - (await musicAt(-12))) <= 0.5, `music at ${music} dB`);
   });
 
@@ -320,6 +315,6 @@ describe('mix-audio', () => {
     assert.deepEqual(await readdir(out), ['scored.mp4']);
     const file = path.join(out, 'scored.mp4');
     assert.ok(Math.abs(Number(audioOf(await probe(file))!.duration) - 1.5) <= 0.1);
-    assert.ok((await levelAt(file, MUSIC_HZ, 0.3, SPAN)) > -60, 'the music is in the sound');
+    assert.ok((await toneDbAt(file, MUSIC_HZ, 0.3, SPAN)) > -60, 'the music is in the sound');
   });
 });

@@ -7,18 +7,10 @@ import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixtures } from './helpers/fixtures.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { submitJob, waitForJob } from './helpers/jobs.js';
-import { audioPacketHashes, frameRgb, probe, videoOf } from './helpers/media.js';
+import { assertNearRgb, audioPacketHashes, frameRgb, probe, videoOf } from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
-type Rgb = [number, number, number];
-
-/** A colour within `tolerance` of each channel of `expected` (H.264 in 4:2:0 shifts colours a little). */
-const near = (actual: Rgb, expected: Rgb, tolerance: number, what: string) =>
-  assert.ok(
-    actual.every((channel, i) => Math.abs(channel - expected[i]!) <= tolerance),
-    `${what}: got rgb(${actual.join(', ')}), expected about rgb(${expected.join(', ')})`,
-  );
 
 /** A video made by lavfi: `source` for the picture, a 440 Hz tone for the sound, H.264/AAC in MP4. */
 async function makeVideo(file: string, source: string, extra: string[] = []): Promise<string> {
@@ -94,9 +86,9 @@ describe('overlay-image', () => {
     });
     const frame = await frameRgb(file, 1);
     // 640 wide: the logo is 96 px (0.15), 19 px (0.03) from the top and right edges: x 525 to 620, y 19 to 114.
-    near(frame.pixel(572, 66), [128, 0, 0], 24, 'the middle of the logo');
-    near(frame.pixel(530, 24), [128, 0, 0], 24, "the logo's top-left corner");
-    near(frame.pixel(615, 109), [128, 0, 0], 24, "the logo's bottom-right corner");
+    assertNearRgb(frame.pixel(572, 66), [128, 0, 0], 24, 'the middle of the logo');
+    assertNearRgb(frame.pixel(530, 24), [128, 0, 0], 24, "the logo's top-left corner");
+    assertNearRgb(frame.pixel(615, 109), [128, 0, 0], 24, "the logo's bottom-right corner");
     for (const [x, y] of [
       [515, 66],
       [630, 66],
@@ -107,7 +99,7 @@ describe('overlay-image', () => {
       [600, 320],
       [320, 180],
     ] as const) {
-      near(frame.pixel(x, y), [0, 0, 0], 24, `outside the logo at ${x},${y}`);
+      assertNearRgb(frame.pixel(x, y), [0, 0, 0], 24, `outside the logo at ${x},${y}`);
     }
   });
 
@@ -121,8 +113,8 @@ describe('overlay-image', () => {
     });
     const frame = await frameRgb(file, 1);
     // 160 px wide at the bottom-left corner: its left half clear, its right half red.
-    near(frame.pixel(40, 300), [0, 0, 255], 40, 'a clear pixel of the logo');
-    near(frame.pixel(120, 300), [255, 0, 0], 40, 'an opaque pixel of the logo');
+    assertNearRgb(frame.pixel(40, 300), [0, 0, 255], 40, 'a clear pixel of the logo');
+    assertNearRgb(frame.pixel(120, 300), [255, 0, 0], 40, 'an opaque pixel of the logo');
     const faint = await overlay({
       video_url: files.url('/local/blue.mp4'),
       image_url: files.url('/local/half-clear.png'),
@@ -132,8 +124,8 @@ describe('overlay-image', () => {
       opacity: '0.5',
     });
     const half = await frameRgb(faint, 1);
-    near(half.pixel(40, 300), [0, 0, 255], 40, 'a clear pixel at half opacity');
-    near(half.pixel(120, 300), [128, 0, 128], 40, 'an opaque pixel at half opacity');
+    assertNearRgb(half.pixel(40, 300), [0, 0, 255], 40, 'a clear pixel at half opacity');
+    assertNearRgb(half.pixel(120, 300), [128, 0, 128], 40, 'an opaque pixel at half opacity');
   });
 
   it('shows the logo from start to end only, at each position', async () => {
@@ -144,17 +136,17 @@ describe('overlay-image', () => {
       start: '1',
       end: '00:00:02',
     });
-    near((await frameRgb(file, 0.5)).pixel(320, 180), [0, 0, 0], 24, 'before start');
-    near((await frameRgb(file, 1.5)).pixel(320, 180), [255, 0, 0], 40, 'between start and end');
-    near((await frameRgb(file, 2.5)).pixel(320, 180), [0, 0, 0], 24, 'after end');
+    assertNearRgb((await frameRgb(file, 0.5)).pixel(320, 180), [0, 0, 0], 24, 'before start');
+    assertNearRgb((await frameRgb(file, 1.5)).pixel(320, 180), [255, 0, 0], 40, 'between start and end');
+    assertNearRgb((await frameRgb(file, 2.5)).pixel(320, 180), [0, 0, 0], 24, 'after end');
     const spots = { 'top-left': [30, 30], 'bottom-right': [610, 330] } as const;
     for (const [position, [x, y]] of Object.entries(spots)) {
       const placed = await frameRgb(
         await overlay({ video_url: files.url('/local/black.mp4'), image_url: files.url('/local/red.png'), position }),
         0.5,
       );
-      near(placed.pixel(x, y), [255, 0, 0], 40, position);
-      near(placed.pixel(640 - x, 360 - y), [0, 0, 0], 24, `${position}: the opposite corner`);
+      assertNearRgb(placed.pixel(x, y), [255, 0, 0], 40, position);
+      assertNearRgb(placed.pixel(640 - x, 360 - y), [0, 0, 0], 24, `${position}: the opposite corner`);
     }
   });
 
@@ -168,10 +160,10 @@ describe('overlay-image', () => {
       const frame = await frameRgb(file, 1);
       assert.deepEqual([frame.width, frame.height], [360, 640], video);
       // 360 wide as shown: the logo is 54 px, 11 px from the left and bottom edges: x 11 to 64, y 575 to 628.
-      near(frame.pixel(14, 578), [255, 0, 0], 40, `${video}: the logo's top-left corner`);
-      near(frame.pixel(61, 625), [255, 0, 0], 40, `${video}: the logo's bottom-right corner`);
-      near(frame.pixel(70, 600), [0, 0, 0], 24, `${video}: right of the logo`);
-      near(frame.pixel(30, 568), [0, 0, 0], 24, `${video}: above the logo`);
+      assertNearRgb(frame.pixel(14, 578), [255, 0, 0], 40, `${video}: the logo's top-left corner`);
+      assertNearRgb(frame.pixel(61, 625), [255, 0, 0], 40, `${video}: the logo's bottom-right corner`);
+      assertNearRgb(frame.pixel(70, 600), [0, 0, 0], 24, `${video}: right of the logo`);
+      assertNearRgb(frame.pixel(30, 568), [0, 0, 0], 24, `${video}: above the logo`);
       // The picture is turned once, by the decoder; the output has no rotation left to apply.
       const info = await probe(file);
       assert.equal(
@@ -241,7 +233,7 @@ describe('overlay-image', () => {
     assert.equal(job.progress, 100);
     const result = job.result as Record<string, string>;
     assert.equal(result.message, 'Image overlaid successfully');
-    near((await frameRgb(server.pathOf(result.output_file!), 1)).pixel(572, 66), [128, 0, 0], 24, 'the logo');
+    assertNearRgb((await frameRgb(server.pathOf(result.output_file!), 1)).pixel(572, 66), [128, 0, 0], 24, 'the logo');
   });
 
   it('runs from the CLI on local files, and as a pipeline step', async () => {
@@ -251,7 +243,7 @@ describe('overlay-image', () => {
       ...['-o', path.join(out, 'logo.mp4')],
     ]);
     assert.equal(result.exitCode, 0, result.stderr);
-    near((await frameRgb(path.join(out, 'logo.mp4'), 1)).pixel(66, 66), [128, 0, 0], 24, 'CLI: the logo');
+    assertNearRgb((await frameRgb(path.join(out, 'logo.mp4'), 1)).pixel(66, 66), [128, 0, 0], 24, 'CLI: the logo');
     assert.deepEqual(await readdir(out), ['logo.mp4']);
 
     const definition = path.join(scratch, 'branded.yaml');
@@ -290,8 +282,8 @@ describe('overlay-image', () => {
     assert.equal(run.exitCode, 0, run.stderr);
     assert.deepEqual(await readdir(piped), ['video.mp4']);
     const frame = await frameRgb(path.join(piped, 'video.mp4'), 1);
-    near(frame.pixel(572, 66), [255, 0, 0], 40, 'pipeline: the first logo');
-    near(frame.pixel(66, 300), [255, 0, 0], 40, 'pipeline: the second logo');
-    near(frame.pixel(320, 180), [0, 0, 0], 24, 'pipeline: the middle');
+    assertNearRgb(frame.pixel(572, 66), [255, 0, 0], 40, 'pipeline: the first logo');
+    assertNearRgb(frame.pixel(66, 300), [255, 0, 0], 40, 'pipeline: the second logo');
+    assertNearRgb(frame.pixel(320, 180), [0, 0, 0], 24, 'pipeline: the middle');
   });
 });

@@ -159,6 +159,21 @@ export function toneLevel(samples: Float32Array, frequency: number, rate = 16000
   return (2 * Math.sqrt(Math.max(0, s1 * s1 + s2 * s2 - coeff * s1 * s2))) / samples.length;
 }
 
+/** A frequency's level in a span of a file's sound, dB (of lavfi's sine amplitude scale). */
+export async function toneDbAt(file: string, frequency: number, start: number, seconds: number): Promise<number> {
+  return 20 * Math.log10(toneLevel(await pcm(file, start, seconds), frequency));
+}
+
+export type Rgb = [number, number, number];
+
+/** Asserts a colour within `tolerance` of each channel of `expected` (H.264 in 4:2:0 shifts colours a little). */
+export function assertNearRgb(actual: Rgb, expected: Rgb, tolerance: number, what: string): void {
+  assert.ok(
+    actual.every((channel, i) => Math.abs(channel - expected[i]!) <= tolerance),
+    `${what}: got rgb(${actual.join(', ')}), expected about rgb(${expected.join(', ')})`,
+  );
+}
+
 /** The EBML DocType at the start of a Matroska file: 'webm' or 'matroska' (ffprobe names both alike). */
 export async function docType(file: string): Promise<string | undefined> {
   const handle = await open(file, 'r');

@@ -5,12 +5,11 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from '../helpers/lifecycle.js';
 import { serveFile, startFileServer, type FileServer } from '../helpers/file-server.js';
-import { audioOf, durationOf, frameRgb, pcm, probe, toneLevel, videoOf } from '../helpers/media.js';
+import { assertNearRgb, audioOf, durationOf, frameRgb, probe, toneDbAt, videoOf } from '../helpers/media.js';
 import { startMediaflow, type TestServer } from '../helpers/mediaflow.js';
 
 const PIPELINES = path.resolve(import.meta.dirname, '../../pipelines');
 type Frame = Awaited<ReturnType<typeof frameRgb>>;
-type Rgb = [number, number, number];
 
 const VOICE_HZ = 300;
 const MUSIC_HZ = 1000;
@@ -19,22 +18,11 @@ const VOICE = `aevalsrc=exprs='0.25*sin(2*PI*${VOICE_HZ}*t)*(lt(t\\,3)+gte(t\\,5
 /** Two images of 4 s each: the short lasts 8 s, as long as the voice, with one fade from 4 to 4.5 s. */
 const SECONDS_PER_IMAGE = 4;
 
-/** A frequency's level in a span of a file's sound, dB. */
-async function levelAt(file: string, frequency: number, start: number, seconds: number): Promise<number> {
-  return 20 * Math.log10(toneLevel(await pcm(file, start, seconds), frequency));
-}
-
 /** The first white column of row `y`, from the left: where the white square's left edge is shown. */
 function whiteEdge(frame: Frame, y: number): number {
   for (let x = 0; x < frame.width; x++) if (frame.pixel(x, y).every((c) => c > 200)) return x;
   return -1;
 }
-
-const near = (actual: Rgb, expected: Rgb, tolerance: number, what: string) =>
-  assert.ok(
-    actual.every((channel, i) => Math.abs(channel - expected[i]!) <= tolerance),
-    `${what}: got rgb(${actual.join(', ')}), expected about rgb(${expected.join(', ')})`,
-  );
 
 /** Gold pixels (the word being said: the pictures are red and blue, the logo green) in the frame's middle third. */
 function highlighted(frame: Frame): number {
@@ -114,25 +102,25 @@ describe('pipeline narrated-short', () => {
       assert.ok(edgeFirst > 0 && edgeLater > 0, `the square is shown (${edgeFirst}, ${edgeLater})`);
       assert.ok(edgeFirst - edgeLater >= 10, `the square moves out with the zoom: x ${edgeFirst} then ${edgeLater}`);
       // Halfway through the fade, red and blue are blended; afterwards the second picture alone.
-      near(fade!.pixel(360, 1100), [128, 0, 128], 45, 'halfway through the fade');
-      near(second!.pixel(360, 1100), [0, 0, 255], 30, 'the second picture');
+      assertNearRgb(fade!.pixel(360, 1100), [128, 0, 128], 45, 'halfway through the fade');
+      assertNearRgb(second!.pixel(360, 1100), [0, 0, 255], 30, 'the second picture');
       // The logo: 20% of the width (144 px), a margin of 3% (22 px) from the top and right edges.
-      near(later!.pixel(626, 58), [0, 255, 0], 40, 'the logo, top right');
-      near(later!.pixel(626, 130), [255, 0, 0], 40, 'below the logo, the picture');
-      near(later!.pixel(520, 58), [255, 0, 0], 40, 'left of the logo, the picture');
+      assertNearRgb(later!.pixel(626, 58), [0, 255, 0], 40, 'the logo, top right');
+      assertNearRgb(later!.pixel(626, 130), [255, 0, 0], 40, 'below the logo, the picture');
+      assertNearRgb(later!.pixel(520, 58), [255, 0, 0], 40, 'left of the logo, the picture');
       // The captions (a line a second, the four lines over by 4 s): a highlighted word in the middle third.
       for (const frame of [start!, later!]) assert.ok(highlighted(frame) > 100, 'a word highlighted');
 
       // The music loops under the whole voice, and dips while it speaks: 6 dB or more under its level in the pause.
       const [speech, pause, end] = await Promise.all([
-        levelAt(short, MUSIC_HZ, 1.2, 0.3),
-        levelAt(short, MUSIC_HZ, 4.6, 0.3),
-        levelAt(short, MUSIC_HZ, 6.5, 0.3),
+        toneDbAt(short, MUSIC_HZ, 1.2, 0.3),
+        toneDbAt(short, MUSIC_HZ, 4.6, 0.3),
+        toneDbAt(short, MUSIC_HZ, 6.5, 0.3),
       ]);
       assert.ok(pause - speech >= 6, `music ${speech.toFixed(1)} dB under speech, ${pause.toFixed(1)} dB in the pause`);
       assert.ok(end > -60, `the music still plays at 6.5 s, looped (${end.toFixed(1)} dB)`);
-      const voice = await levelAt(short, VOICE_HZ, 1.2, 0.3);
-      const alone = await levelAt(made['voice.wav']!, VOICE_HZ, 1.2, 0.3);
+      const voice = await toneDbAt(short, VOICE_HZ, 1.2, 0.3);
+      const alone = await toneDbAt(made['voice.wav']!, VOICE_HZ, 1.2, 0.3);
       assert.ok(Math.abs(voice - alone) <= 1, `the voice at its own level: ${voice} dB, alone ${alone} dB`);
     },
   );
