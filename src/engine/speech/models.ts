@@ -8,7 +8,7 @@ import { downloadError, mediaError, paramError } from '../errors.js';
 import { download, formatBytes, type FetchLimits } from '../inputs/fetcher.js';
 import { isAbandonedTemp, tempName } from '../storage/storage.js';
 import { checkModelFile } from './ggml-check.js';
-import { modelFileName, WHISPER_MODELS, type WhisperModel } from './model-table.js';
+import { isEnglishOnly, modelFileName, WHISPER_MODELS, type WhisperModel } from './model-table.js';
 
 export { WHISPER_MODELS, isEnglishOnly, type WhisperModel } from './model-table.js';
 
@@ -27,10 +27,12 @@ export interface ModelOptions {
   models?: readonly WhisperModel[];
 }
 
-/** A model ready for whisper.cpp: its file, and its name when it is a known one. */
+/** A model ready for whisper.cpp: its file, its name when it is a known one, and whether it knows other languages. */
 export interface ResolvedModel {
   path: string;
   name?: string;
+  /** False for English-only models (`.en`, n_vocab 51864): another language than English is then a 400 to give. */
+  multilingual: boolean;
 }
 
 /** `<dataDir>/models`: where names are kept once fetched. */
@@ -80,8 +82,8 @@ export async function ensureWhisperModel(
   if (!model) {
     const file = path.resolve(spec);
     if ((await sizeOf(file)) === undefined) throw unknownSpec(spec, options.models ?? WHISPER_MODELS);
-    await checkModelFile(file, spec);
-    return { path: file };
+    const { multilingual } = await checkModelFile(file, spec);
+    return { path: file, multilingual };
   }
   const file = modelPath(settings.dataDir, model.name);
   const size = await sizeOf(file);
@@ -94,7 +96,7 @@ export async function ensureWhisperModel(
         `delete it, or run \`mediaflow models fetch ${model.name}\` to fetch it again`,
     );
   }
-  return { path: file, name: model.name };
+  return { path: file, name: model.name, multilingual: !isEnglishOnly(model.name) };
 }
 
 const unknownSpec = (spec: string, models: readonly WhisperModel[]) =>

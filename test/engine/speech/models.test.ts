@@ -6,7 +6,9 @@ import path from 'node:path';
 import { MediaflowError } from '../../../src/engine/errors.js';
 import {
   ensureWhisperModel,
+  isEnglishOnly,
   verifyWhisperModel,
+  WHISPER_MODELS,
   type ModelSettings,
   type WhisperModel,
 } from '../../../src/engine/speech/models.js';
@@ -77,7 +79,7 @@ describe('whisper model names', () => {
   it('are fetched once into <data-dir>/models, whole, when the SHA-256 is the published one', async () => {
     const model = await ensureWhisperModel('scripted.en', settings, { models: table });
     const expected = path.join(dataDir, 'models', 'ggml-scripted.en.bin');
-    assert.deepEqual(model, { path: expected, name: 'scripted.en' });
+    assert.deepEqual(model, { path: expected, name: 'scripted.en', multilingual: false });
     assert.ok((await readFile(expected)).equals(bytes));
     assert.deepEqual(await modelsDirFiles(), ['ggml-scripted.en.bin']);
     // Present: used as it is, nothing downloaded again.
@@ -204,7 +206,17 @@ describe('whisper model names', () => {
 
 describe('whisper model paths', () => {
   it('are used as they are when they hold a whole ggml model', async () => {
-    assert.deepEqual(await ensureWhisperModel(source, settings, { models: table }), { path: source });
+    assert.deepEqual(await ensureWhisperModel(source, settings, { models: table }), {
+      path: source,
+      multilingual: false,
+    });
+    // Multilingual or not, from the vocabulary's size (51865 and up: multilingual).
+    const multilingual = path.join(dataDir, 'multilingual.bin');
+    await writeScriptedModel(multilingual, {
+      segments: [{ start: 0, end: 2, text: 'Hallo Welt.' }],
+      multilingual: true,
+    });
+    assert.deepEqual(await ensureWhisperModel(multilingual, settings), { path: multilingual, multilingual: true });
     assert.equal(server.hits.size, 0);
   });
 
@@ -241,5 +253,23 @@ describe('whisper model paths', () => {
       name: 'scripted.en',
     });
     assert.deepEqual(await verifyWhisperModel(source, dataDir), { path: source, sha256: table[0]!.sha256 });
+  });
+});
+
+describe('the table of published models', () => {
+  it('holds the sizes of each family, once each, with a SHA-256 and a size', () => {
+    const names = WHISPER_MODELS.map((model) => model.name);
+    assert.equal(new Set(names).size, names.length);
+    for (const name of ['tiny', 'tiny.en', 'base', 'base.en', 'small', 'small.en', 'medium', 'medium.en'])
+      assert.ok(names.includes(name), name);
+    assert.ok(names.includes('large-v3') && names.includes('large-v3-turbo'));
+    for (const model of WHISPER_MODELS) {
+      assert.match(model.sha256, /^[0-9a-f]{64}$/, model.name);
+      assert.ok(model.bytes > 30 * 1024 ** 2 && model.bytes < 3.5 * 1024 ** 3, model.name);
+    }
+    assert.deepEqual(
+      names.filter((name) => isEnglishOnly(name)),
+      names.filter((name) => name.includes('.en')),
+    );
   });
 });
