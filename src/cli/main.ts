@@ -15,6 +15,7 @@ import { cliRuntime } from './cli-runtime.js';
 import { fail } from './fail.js';
 import { flagKey } from './flag-key.js';
 import { fontsCommand } from './fonts-command.js';
+import { modelsCommand } from './models-command.js';
 import { ensureWritableDir } from './out-dir.js';
 import { runToFile } from './output-file.js';
 import { pluginsCommand } from './plugins-command.js';
@@ -119,6 +120,7 @@ const BUILT_IN_COMMANDS: { readonly [name in CliCommand]: (registry: Registry) =
   run: runCommand,
   plugins: pluginsCommand,
   fonts: fontsCommand,
+  models: modelsCommand,
   quickstart: quickstartCommand,
 };
 

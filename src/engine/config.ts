@@ -98,6 +98,8 @@ export interface Config {
   corsOrigins: string[];
   /** Bearer token that `/metrics` needs; unset, it needs the API key (when there is one). */
   metricsToken?: string;
+  /** Where whisper model names are fetched from: `<url>/ggml-<name>.bin` (src/engine/speech/models.ts). */
+  whisperModelUrl: string;
 }
 
 /** A variable, its `serve` flag, and how to read it: the single description behind env, flags and docs. */
@@ -461,6 +463,13 @@ export const SETTINGS: readonly Setting[] = [
     kind: 'duration',
     description: 'how long presigned URLs stay valid (at most 7d); signed again at each GET /jobs/<id>',
   },
+  {
+    key: 'whisperModelUrl',
+    env: 'MEDIAFLOW_WHISPER_MODEL_URL',
+    flag: 'whisper-model-url',
+    kind: 'string',
+    description: 'where whisper model names are fetched from, once, as <url>/ggml-<name>.bin (SHA-256 checked)',
+  },
   // Read before the CLI builds its commands (src/cli/main.ts), so the plugins' subcommands exist;
   // every command takes a repeatable --plugin.
   {
@@ -529,6 +538,8 @@ export function defaultConfig(): Config {
     s3ForcePathStyle: false,
     s3UrlTtlMs: 24 * 3_600_000,
     corsOrigins: [],
+    // whisper.cpp's own published models.
+    whisperModelUrl: 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main',
   };
 }
 
@@ -616,6 +627,7 @@ export function loadConfig(
   result.dataDir = path.resolve(result.dataDir);
   result.pipelinesDir = path.resolve(result.pipelinesDir);
   if (result.publicUrl) result.publicUrl = result.publicUrl.replace(/\/+$/, '');
+  result.whisperModelUrl = result.whisperModelUrl.replace(/\/+$/, '');
   // A browser's Origin header has no trailing slash.
   result.corsOrigins = result.corsOrigins.map((origin) => origin.replace(/\/+$/, ''));
   return result;

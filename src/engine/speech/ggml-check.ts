@@ -1,0 +1,134 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import { mediaError } from '../errors.js';
+
+/** `ggml` as whisper.cpp writes it: the first four bytes of a model, little-endian. */
+const GGML_MAGIC = 0x67676d6c;
+
+/** Bytes per block and values per block of the tensor types whisper.cpp's models use (ggml's type numbers). */
+const TENSOR_TYPES: Record<number, { name: string; block: number; bytes: number }> = {
+  0: { name: 'f32', block: 1, bytes: 4 },
+  1: { name: 'f16', block: 1, bytes: 2 },
+  2: { name: 'q4_0', block: 32, bytes: 18 },
+  3: { name: 'q4_1', block: 32, bytes: 20 },
+  6: { name: 'q5_0', block: 32, bytes: 22 },
+  7: { name: 'q5_1', block: 32, bytes: 24 },
+  8: { name: 'q8_0', block: 32, bytes: 34 },
+};
+
+class Truncated extends Error {}
+
+/** Reads a file forward through a window, so the vocabulary's ~50,000 small entries cost a few reads, not one each. */
+class Reader {
+  private window = Buffer.alloc(0);
+  private start = 0;
+  position = 0;
+  constructor(
+    private readonly handle: FileHandle,
+    readonly size: number,
+  ) {}
+
+  async bytes(n: number): Promise<Buffer> {
+    if (this.position + n > this.size) throw new Truncated();
+    const offset = this.position - this.start;
+    if (offset < 0 || offset + n > this.window.length) {
+      this.window = Buffer.alloc(Math.min(Math.max(n, 1 << 20), this.size - this.position));
+      await this.handle.read(this.window, 0, this.window.length, this.position);
+      this.start = this.position;
+    }
+    const at = this.position - this.start;
+    this.position += n;
+    return this.window.subarray(at, at + n);
+  }
+
+  async int32s(n: number): Promise<number[]> {
+    const buffer = await this.bytes(4 * n);
+    return Array.from({ length: n }, (_, i) => buffer.readInt32LE(4 * i));
+  }
+
+  skip(n: number): void {
+    if (this.position + n > this.size) throw new Truncated();
+    this.position += n;
+  }
+}
+
+/** The tensors whisper.cpp's loader asks for: 7 + 15 per encoder layer, 4 + 24 per decoder layer. */
+const expectedTensors = (audioLayers: number, textLayers: number) => 7 + 15 * audioLayers + 4 + 24 * textLayers;
+
+/** What a model file holds, once checked. */
+export interface ModelFacts {
+  /** 51864 for English-only models, 51865 and up for multilingual ones. */
+  vocabulary: number;
+  multilingual: boolean;
+  tensors: number;
+}
+
+/**
+ * Checks that a file is a whole whisper.cpp model in the legacy ggml format, walking its layout without reading the
+ * weights: the magic, the hyper-parameters, the mel filters, the vocabulary, then every tensor's header and the size
+ * of its data, up to the last byte. A model cut short matters: cut before its first tensor, whisper.cpp loads it as
+ * an "empty model for testing" that recognises nothing, with success. Throws a 422 naming `source` and the reason.
+ */
+export async function checkModelFile(file: string, source = file): Promise<ModelFacts> {
+  const refuse = (reason: string) => mediaError(`${source} is not a whisper.cpp ggml model: ${reason}`);
+  let handle: FileHandle;
+  try {
+    handle = await open(file, 'r');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw refuse(code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a folder' : String(code));
+  }
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw refuse('it is not a regular file');
+    const size = stats.size;
+    if (size < 4) throw refuse(`it is ${size} bytes long`);
+    const reader = new Reader(handle, size);
+    // The part being read, for the message when the file ends inside it.
+    let part = 'header';
+    try {
+      const [magic] = await reader.int32s(1);
+      if (magic !== GGML_MAGIC) throw refuse('it does not start with the ggml magic number 0x67676d6c');
+      const [nVocab, , , , audioLayers, , , , textLayers, nMels] = (await reader.int32s(11)) as number[];
+      if (!(nVocab! > 0 && audioLayers! > 0 && audioLayers! <= 256 && textLayers! > 0 && textLayers! <= 256))
+        throw refuse('its hyper-parameters are out of range');
+      const [melCount, fftCount] = (await reader.int32s(2)) as [number, number];
+      if (melCount !== nMels || fftCount <= 0 || fftCount > 4096) throw refuse('its mel filters are malformed');
+      part = 'mel filters';
+      reader.skip(4 * melCount * fftCount);
+      part = 'vocabulary';
+      const [words] = (await reader.int32s(1)) as [number];
+      if (words < 0 || words > nVocab!) throw refuse(`its vocabulary has ${words} entries`);
+      for (let i = 0; i < words; i++) {
+        const [length] = (await reader.int32s(1)) as [number];
+        if (length < 0 || length > 1024) throw refuse(`vocabulary entry ${i} is ${length} bytes long`);
+        reader.skip(length);
+      }
+      const expected = expectedTensors(audioLayers!, textLayers!);
+      let tensors = 0;
+      while (reader.position < size) {
+        part = `tensor ${tensors + 1} of ${expected}`;
+        const [dims, nameLength, type] = (await reader.int32s(3)) as [number, number, number];
+        const kind = TENSOR_TYPES[type];
+        if (dims < 1 || dims > 4 || nameLength < 1 || nameLength > 256 || !kind)
+          throw refuse(`tensor ${tensors + 1}'s header is malformed`);
+        const shape = await reader.int32s(dims);
+        if (shape.some((n) => n < 1) || shape[0]! % kind.block !== 0)
+          throw refuse(`tensor ${tensors + 1} has an impossible shape`);
+        reader.skip(nameLength);
+        reader.skip((shape.reduce((product, n) => product * n, 1) / kind.block) * kind.bytes);
+        tensors++;
+      }
+      if (tensors !== expected)
+        throw mediaError(
+          `${source} is cut short: it holds ${tensors} of the ${expected} tensors its hyper-parameters call for`,
+        );
+      return { vocabulary: nVocab!, multilingual: nVocab! >= 51865, tensors };
+    } catch (error) {
+      if (error instanceof Truncated)
+        throw mediaError(`${source} is cut short: it ends at byte ${size}, inside its ${part}`);
+      throw error;
+    }
+  } finally {
+    await handle.close();
+  }
+}
