@@ -52,6 +52,7 @@ const MEDIA_TYPES: Record<string, string> = {
   vtt: 'text/vtt',
   ass: 'text/x-ssa',
   txt: 'text/plain',
+  json: 'application/json',
 };
 
 /**

@@ -1,5 +1,14 @@
 import { writeFile } from 'node:fs/promises';
-import { CONTRACT_VERSION, definePlugin, Optional, Param, paramError, Type, type Static } from '../sdk.js';
+import {
+  CONTRACT_VERSION,
+  definePlugin,
+  Optional,
+  Param,
+  paramError,
+  Type,
+  type Static,
+  type TObject,
+} from '../sdk.js';
 import { toAss, type CueWord } from './shared/ass-captions.js';
 import { captionStyleFields, captionStyleOf, colourParam } from './shared/caption-style.js';
 
@@ -42,7 +51,7 @@ function unspacedWords(token: string): Word[] {
 }
 
 /** Words: tokens between spaces, and tokens written without spaces cut into their words. */
-function words(text: string): Word[] {
+export function words(text: string): Word[] {
   return text
     .split(/\s+/u)
     .filter(Boolean)
@@ -50,14 +59,14 @@ function words(text: string): Word[] {
 }
 
 /** A cue's text: its words, with a space only where the text had one. */
-const joined = (cue: Word[]): string =>
+export const joined = (cue: readonly Word[]): string =>
   cue.map((word, i) => (i > 0 && word.spaced ? ` ${word.text}` : word.text)).join('');
 
-/** The words of cues of at most `perLine` words, each ending early at the end of a sentence. */
-export function cueWords(text: string, perLine: number): Word[][] {
-  const result: Word[][] = [];
-  let current: Word[] = [];
-  for (const word of words(text)) {
+/** Words grouped into cues of at most `perLine` words, each ending early at the end of a sentence. */
+export function splitCues<W extends Word>(items: readonly W[], perLine: number): W[][] {
+  const result: W[][] = [];
+  let current: W[] = [];
+  for (const word of items) {
     current.push(word);
     if (current.length >= perLine || SENTENCE_END.test(word.text)) {
       result.push(current);
@@ -67,6 +76,9 @@ export function cueWords(text: string, perLine: number): Word[][] {
   if (current.length > 0) result.push(current);
   return result;
 }
+
+/** The words of cues of at most `perLine` words, each ending early at the end of a sentence. */
+export const cueWords = (text: string, perLine: number): Word[][] => splitCues(words(text), perLine);
 
 /** Cues of at most `perLine` words, each ending early at the end of a sentence, as text. */
 export const cues = (text: string, perLine: number): string[] => cueWords(text, perLine).map(joined);
@@ -81,29 +93,64 @@ export function srtTime(totalSeconds: number): string {
   );
 }
 
-/** A whole SRT document: numbered cues, one after the other, `seconds` each. */
-export function toSrt(lines: string[], seconds: number): string {
-  return lines
-    .map((line, i) => `${i + 1}\n${srtTime(i * seconds)} --> ${srtTime((i + 1) * seconds)}\n${line}\n`)
-    .join('\n');
+/** A cue with its times, in seconds. */
+export interface TimedCue {
+  start: number;
+  end: number;
+  text: string;
 }
 
+/** Cues one after the other, `seconds` each. */
+const evenly = (lines: string[], seconds: number): TimedCue[] =>
+  lines.map((text, i) => ({ start: i * seconds, end: (i + 1) * seconds, text }));
+
+/** A whole SRT document of numbered cues. */
+export const srtDocument = (cues: readonly TimedCue[]): string =>
+  cues.map((cue, i) => `${i + 1}\n${srtTime(cue.start)} --> ${srtTime(cue.end)}\n${cue.text}\n`).join('\n');
+
+/** A whole SRT document: numbered cues, one after the other, `seconds` each. */
+export const toSrt = (lines: string[], seconds: number): string => srtDocument(evenly(lines, seconds));
+
 /**
- * A whole WebVTT document, cues as in `toSrt` (times with a full stop). `&`, `<` and `>` are
+ * A whole WebVTT document, cues as in SRT (times with a full stop). `&`, `<` and `>` are
  * written as entities: in cue text they would begin an entity or a tag (or a `-->`).
  */
-export function toVtt(lines: string[], seconds: number): string {
+export function vttDocument(cues: readonly TimedCue[]): string {
   const escape = (line: string) => line.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
-  const cueText = lines.map(
-    (line, i) =>
-      `${srtTime(i * seconds).replace(',', '.')} ` +
-      `--> ${srtTime((i + 1) * seconds).replace(',', '.')}\n${escape(line)}\n`,
-  );
+  const time = (seconds: number) => srtTime(seconds).replace(',', '.');
+  const cueText = cues.map((cue) => `${time(cue.start)} --> ${time(cue.end)}\n${escape(cue.text)}\n`);
   return `WEBVTT\n\n${cueText.join('\n')}`;
 }
 
+/** A whole WebVTT document: cues one after the other, `seconds` each. */
+export const toVtt = (lines: string[], seconds: number): string => vttDocument(evenly(lines, seconds));
+
 /** The fields that only an ASS file can carry. */
 const ASS_ONLY = [...Object.keys(captionStyleFields), 'highlight', 'highlight_color'];
+
+/** The caption style fields, and word highlighting, for an operation that can write ASS. */
+export const assFields = {
+  ...captionStyleFields,
+  highlight: Optional(
+    Param.choice(['word'], { description: 'format ass: word highlights each word of a cue in turn, karaoke-style' }),
+  ),
+  highlight_color: colourParam('the highlighted word (format ass with highlight=word; default #FFD700)'),
+};
+
+/** Style fields would be lost in silence in SRT and WebVTT, which carry none: a 400 when given with another format. */
+export function checkAssOnly(params: Record<string, unknown> & { format: string }): void {
+  const styled = ASS_ONLY.find((key) => params[key] !== undefined);
+  if (styled && params.format !== 'ass')
+    throw paramError(
+      `Expected \`format\` to be ass when \`${styled}\` is given: ${params.format} files carry no styles`,
+    );
+}
+
+/** The ASS options of `params`: its caption style, and the highlight colour with highlight=word. */
+export const assOptionsOf = (params: Static<TObject<typeof assFields>>) => ({
+  style: captionStyleOf(params),
+  ...(params.highlight ? { highlight: params.highlight_color ?? HIGHLIGHT } : {}),
+});
 
 /** The operation's fields (also what `writeSubtitles` receives, validated). */
 const PARAMS = Type.Object({
@@ -124,11 +171,7 @@ const PARAMS = Type.Object({
     default: 'srt',
     description: 'Subtitle format: srt, vtt (WebVTT) or ass (styled; takes the style fields below)',
   }),
-  ...captionStyleFields,
-  highlight: Optional(
-    Param.choice(['word'], { description: 'format ass: word highlights each word of a cue in turn, karaoke-style' }),
-  ),
-  highlight_color: colourParam('the highlighted word (format ass with highlight=word; default #FFD700)'),
+  ...assFields,
 });
 
 /**
@@ -139,10 +182,7 @@ export async function writeSubtitles(params: Static<typeof PARAMS>, file: string
   const { text, words_per_line: perLine, seconds_per_line: seconds } = params;
   const content =
     params.format === 'ass'
-      ? toAss(cueWords(text, perLine), seconds, {
-          style: captionStyleOf(params),
-          ...(params.highlight ? { highlight: params.highlight_color ?? HIGHLIGHT } : {}),
-        })
+      ? toAss(cueWords(text, perLine), seconds, assOptionsOf(params))
       : (params.format === 'vtt' ? toVtt : toSrt)(cues(text, perLine), seconds);
   await writeFile(file, content, 'utf8');
 }
@@ -159,14 +199,7 @@ export default definePlugin({
     'in turn (ASS karaoke \\k tags), for a time in proportion to its length.',
   params: PARAMS,
   output: (p) => ({ field: 'subtitle_file_url', path: `{id}/generated_subtitles.${p.format}` }),
-  // Style fields would be lost in silence in SRT and WebVTT, which carry none.
-  checkParams: (params) => {
-    const styled = ASS_ONLY.find((key) => (params as Record<string, unknown>)[key] !== undefined);
-    if (styled && params.format !== 'ass')
-      throw paramError(
-        `Expected \`format\` to be ass when \`${styled}\` is given: ${params.format} files carry no styles`,
-      );
-  },
+  checkParams: checkAssOnly,
   // No ffmpeg here: a step writes the output, in a worker thread (see writeSubtitles).
   build: ({ params, output }) => ({
     steps: [
