@@ -11,7 +11,7 @@ import {
   Type,
   WHISPER_LANGUAGES,
 } from '../sdk.js';
-import { assFields, assOptionsOf, checkAssOnly } from './generate-subtitles.js';
+import { assFields, assOptionsOf, checkAssOnly } from './shared/ass-fields.js';
 import { TRANSCRIPT_FORMATS, transcriptDocument } from './shared/transcript.js';
 
 /** The recogniser's input, written by the first stage: whisper.cpp reads 16 kHz mono PCM. */

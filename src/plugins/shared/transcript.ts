@@ -1,5 +1,5 @@
 import type { HeardWord, Recognised } from '../../sdk.js';
-import { joined, splitCues, srtDocument, vttDocument, words, type TimedCue } from '../generate-subtitles.js';
+import { joined, splitCues, srtDocument, vttDocument, words, type TimedCue } from './cue-lines.js';
 import { assScript, karaokeText, plainText, type AssCaptionOptions, type CueWord } from './ass-captions.js';
 
 /**
