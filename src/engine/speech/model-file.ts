@@ -56,8 +56,11 @@ function parse(head: Buffer, size: number): ModelFacts {
   return { vocabulary, multilingual: vocabulary >= MULTILINGUAL_VOCAB };
 }
 
-/** The last file read, by path, size and time of change: /health and every request ask, the file rarely changes. */
-let cached: { key: string; facts: ModelFacts } | undefined;
+/**
+ * The last file read, by path, size and time of change, and what was found (its facts or why it is unusable):
+ * /health and every request ask, and the file rarely changes.
+ */
+let cached: { key: string; facts?: ModelFacts; problem?: string } | undefined;
 
 /**
  * The facts of the model at `file`, read synchronously (a few hundred kilobytes, once per version of the file: a
@@ -72,7 +75,11 @@ export function modelFacts(file: string): ModelFacts {
   }
   if (!stats.isFile()) throw unusable('it names no file');
   const key = `${file}\0${stats.size}\0${stats.mtimeMs}`;
-  if (cached?.key === key) return cached.facts;
+  if (cached?.key === key) {
+    // A new error each time: a thrown error is the request's own (its stack, what handlers add to it).
+    if (cached.problem) throw new MediaflowError('MF_ERR_INTERNAL', cached.problem);
+    return cached.facts!;
+  }
   const head = Buffer.alloc(Math.min(HEADER_BYTES, stats.size));
   let fd: number;
   try {
@@ -85,7 +92,12 @@ export function modelFacts(file: string): ModelFacts {
   } finally {
     closeSync(fd);
   }
-  const facts = parse(head, stats.size);
-  cached = { key, facts };
-  return facts;
+  try {
+    const facts = parse(head, stats.size);
+    cached = { key, facts };
+    return facts;
+  } catch (error) {
+    cached = { key, problem: (error as MediaflowError).message };
+    throw error;
+  }
 }

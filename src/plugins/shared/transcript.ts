@@ -57,7 +57,8 @@ const ms = (seconds: number) => Math.round(seconds * 1000) / 1000;
 function assDocument(lines: ReadonlyArray<readonly TimedWord[]>, options: AssCaptionOptions): string {
   const events = lines.map((line) => {
     const { start, end } = cueOf(line);
-    const weights = line.map((word, i) => (line[i + 1]?.start ?? end) - word.start);
+    // whisper.cpp's word times may overlap a little: a word never weighs less than nothing.
+    const weights = line.map((word, i) => Math.max(0, (line[i + 1]?.start ?? end) - word.start));
     const text = options.highlight
       ? karaokeText(line, end - start, options.highlight, options.style.color ?? '#FFFFFF', weights)
       : plainText(line);
