@@ -74,6 +74,8 @@ export default definePlugin({
     const duration = media.facts.duration;
     return {
       commands: [argv(input(media), ['-map', '0:a:0', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', AUDIO])],
+      // Decoding takes a moment; recognition is the job's progress.
+      share: 0.05,
       next: () => ({
         commands: [],
         steps: [

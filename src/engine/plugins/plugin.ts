@@ -172,6 +172,12 @@ export interface Plan {
    * like `build`, synchronously and without side effects; `--dry-run` shows the first stage only.
    */
   next?: (logs: string[]) => Plan | string[];
+  /**
+   * The part of the job's processing this stage takes, 0 to 1, for its progress: a quick first stage (a decode
+   * before a long recognition) says how little it weighs. Without it, a stage takes an equal part of what earlier
+   * stages left (half of it while it has a `next`).
+   */
+  share?: number;
 }
 
 /**

@@ -546,8 +546,9 @@ export class Engine {
 
   /**
    * Runs a plan's stages: the first, then each one its `next` makes of what the previous one's
-   * commands logged. Returns everything the commands logged and the stages' answers, merged. Progress
-   * is shared among the stages known so far (one more while a stage has a `next`), and never goes back.
+   * commands logged. Returns everything the commands logged and the stages' answers, merged. Each stage
+   * takes its `share` of the progress, or an equal part of what is left (half while it has a `next`), and
+   * the progress never goes back.
    */
   private async execStages(
     dir: string,
@@ -560,16 +561,19 @@ export class Engine {
     const answers: Record<string, unknown> = {};
     let logged = '';
     let shown = 0;
+    // The part of the progress earlier stages took.
+    let before = 0;
     let plan = first;
     for (let index = 0; ; index++) {
-      const stages = index + (plan.next ? 2 : 1);
+      const span = Math.min(plan.share ?? (1 - before) / (plan.next ? 2 : 1), 1 - before);
       const onRatio = (ratio: number) => {
-        shown = Math.max(shown, (index + ratio) / stages);
+        shown = Math.max(shown, before + span * ratio);
         options.onProgress?.({ stage: 'process', ratio: shown });
       };
       const { logs, answered } = await this.execPlan(dir, plugin, plan, inputs, options, onRatio);
       logged += logs.join('');
       Object.assign(answers, plan.answers, answered);
+      before += span;
       const next = plan.next;
       if (!next) return { logged, answers };
       if (index + 1 >= MAX_STAGES) {
