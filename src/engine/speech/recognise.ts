@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { MediaflowError, paramError } from '../errors.js';
 import type { StepContext } from '../plugins/plugin.js';
 import { tidyStderr } from '../run/ffmpeg.js';
@@ -123,7 +124,7 @@ export async function recogniseSpeech(context: StepContext, audio: string, langu
   const facts = speechModel();
   const args = [
     ...(fromSource ? ['--import', 'tsx'] : []),
-    ...[CHILD.pathname, '--model', facts.file, '--audio', context.path(audio)],
+    ...[fileURLToPath(CHILD), '--model', facts.file, '--audio', context.path(audio)],
     ...['--language', recognitionLanguage(language, facts), '--words', '--threads', String(threads)],
   ];
   type Answer = { language?: string; segments?: Array<{ start: number; end: number; text: string }> };
