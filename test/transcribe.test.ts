@@ -432,7 +432,7 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
   it('without the binding or a model: a 501 saying what to install or set, and /health says so', async (context) => {
     if (skipped(context)) return;
     const media_url = files.url('/tone-8s.mp3');
-    const unset = await serve({});
+    const unset = await serve({ MEDIAFLOW_WHISPER_MODEL: '' });
     let res = await post(unset.base, '/transcribe/', { media_url });
     assert.equal(res.status, 501, JSON.stringify(res.body));
     assert.equal(res.body.code, 'MF_ERR_UNAVAILABLE');
@@ -490,6 +490,39 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     assert.equal(health.transcription.available, false);
     assert.equal(health.transcription.model, 'no-weights.bin');
     assert.match(health.transcription.error as string, /holds no weights/);
+  });
+
+  describe('with a real model, where MEDIAFLOW_WHISPER_MODEL names one', () => {
+    const real = process.env.MEDIAFLOW_WHISPER_MODEL;
+    const why = missing ?? (real ? undefined : 'MEDIAFLOW_WHISPER_MODEL names no real whisper.cpp model here');
+    if (why && !missing) console.warn(`skipping the real-model case: ${why}`);
+
+    it('recognises synthesised speech', { timeout: 300_000 } as never, async (context) => {
+      if (why) return (context as { skip?: (reason: string) => void }).skip?.(why);
+      // flite, ffmpeg's speech synthesiser, says it.
+      // prettier-ignore
+      await execa('ffmpeg', [
+        '-v', 'error', '-f', 'lavfi', '-i', "flite=text='Hello world. This is a test.'", '-ar', '16000',
+        file('speech.wav'),
+      ]);
+      const out = await mkdtemp(path.join(dir, 'cli-'));
+      const result = await runCli(['transcribe', '--media-url', file('speech.wav'), '--format', 'json'], {
+        cwd: out,
+        env: { MEDIAFLOW_WHISPER_MODEL: real!, MEDIAFLOW_JOB_TIMEOUT: '300s' },
+      });
+      assert.equal(result.exitCode, 0, result.stderr);
+      const answer = JSON.parse(result.stdout) as Record<string, string>;
+      assert.match(answer.text!, /hello/i);
+      assert.match(answer.text!, /world/i);
+      const transcript = JSON.parse(await readFile(path.resolve(out, answer.output_file!), 'utf8')) as {
+        segments: Array<{ start: number; end: number; words: Array<{ start: number; end: number }> }>;
+      };
+      const times = transcript.segments.flatMap((s) => [s.start, s.end, ...s.words.flatMap((w) => [w.start, w.end])]);
+      assert.ok(
+        times.every((t) => t >= 0 && t <= 2.5),
+        `times within the 2.47 s of speech: ${times.join(', ')}`,
+      );
+    });
   });
 
   describe('a long recognition (a random model of tiny.en size)', () => {
