@@ -24,11 +24,20 @@ export {
   type Static,
   type Step,
   type StepContext,
+  type Spawned,
   type TObject,
   type TimeRange,
 } from './engine/plugins/plugin.js';
 export { timeWithin } from './engine/plugins/times.js';
 export { libvipsReads } from './engine/run/libvips.js';
+export {
+  recogniseSpeech,
+  recognitionLanguage,
+  speechModel,
+  type HeardWord,
+  type Recognised,
+} from './engine/speech/recognise.js';
+export { WHISPER_LANGUAGES } from './engine/speech/languages.js';
 /** The sharp (libvips) pipeline an `imageStep` transform receives and returns. */
 export type { Sharp } from 'sharp';
 export { concatList, concatListArgs } from './engine/inputs/input-policy.js';

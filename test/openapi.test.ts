@@ -24,7 +24,7 @@ async function openApiErrors(document: unknown): Promise<unknown> {
   return result.valid ? undefined : result.errors;
 }
 
-const ERROR_STATUSES = ['400', '401', '413', '422', '500', '502', '503', '504'];
+const ERROR_STATUSES = ['400', '401', '413', '422', '500', '501', '502', '503', '504'];
 const JOB_FIELDS = ['webhook_url', 'metadata'];
 const JOB_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
 /** What GET /uploads/... answers for each extension the test registry's plugins write (@fastify/static's types). */
@@ -52,6 +52,7 @@ const MEDIA_TYPES: Record<string, string> = {
   vtt: 'text/vtt',
   ass: 'text/x-ssa',
   txt: 'text/plain',
+  json: 'application/json',
 };
 
 /**

@@ -100,6 +100,8 @@ export interface Config {
   metricsToken?: string;
   /** Where whisper model names are fetched from: `<url>/ggml-<name>.bin` (src/engine/speech/models.ts). */
   whisperModelUrl: string;
+  /** The whisper.cpp model (a ggml file) `/transcribe/` recognises speech with; unset, transcription is off (501). */
+  whisperModel?: string;
 }
 
 /** A variable, its `serve` flag, and how to read it: the single description behind env, flags and docs. */
@@ -348,6 +350,13 @@ export const SETTINGS: readonly Setting[] = [
     flag: 'pipelines-dir',
     kind: 'string',
     description: 'folder of pipeline definitions',
+  },
+  {
+    key: 'whisperModel',
+    env: 'MEDIAFLOW_WHISPER_MODEL',
+    flag: 'whisper-model',
+    kind: 'string',
+    description: 'path of the whisper.cpp model (a ggml .bin file) /transcribe/ uses; unset: transcription is off',
   },
   {
     key: 'jobAttempts',

@@ -113,6 +113,14 @@ export const ERRORS = {
       'Anything unexpected, such as a plugin that failed (`Plugin <name> failed: ...`) or a job interrupted ' +
       'more often than `MEDIAFLOW_JOB_ATTEMPTS`; the details are in the server log only.',
   },
+  MF_ERR_UNAVAILABLE: {
+    status: 501,
+    title: 'Not available here',
+    // 501 Not Implemented: this server lacks what the operation needs; another one, set up for it, answers it.
+    description:
+      'The operation needs something this server lacks, and the message says what to install or set: ' +
+      "`/transcribe/` without whisper.cpp's binding or without `MEDIAFLOW_WHISPER_MODEL`.",
+  },
   MF_ERR_DOWNLOAD: {
     status: 502,
     title: 'Download failed',

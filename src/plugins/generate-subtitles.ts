@@ -1,109 +1,8 @@
 import { writeFile } from 'node:fs/promises';
-import { CONTRACT_VERSION, definePlugin, Optional, Param, paramError, Type, type Static } from '../sdk.js';
-import { toAss, type CueWord } from './shared/ass-captions.js';
-import { captionStyleFields, captionStyleOf, colourParam } from './shared/caption-style.js';
-
-/** Closing quotes and brackets that may follow a sentence's final punctuation. */
-const CLOSERS = `"'”’)\\]»」』）〕】》〉`;
-/** Sentence-ending punctuation (Latin, CJK full and half width, Arabic, Devanagari), then closers. */
-const SENTENCE_END = new RegExp(`[.!?…‼⁇⁈⁉。！？｡．؟।][${CLOSERS}]*$`, 'u');
-/**
- * Characters of scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Khmer,
- * Myanmar), and CJK full stops: a token holding any of them is cut into words by `Intl.Segmenter`.
- */
-const UNSPACED_SCRIPTS = ['Han', 'Hiragana', 'Katakana', 'Thai', 'Lao', 'Khmer', 'Myanmar'];
-const UNSPACED = new RegExp(`[${UNSPACED_SCRIPTS.map((script) => `\\p{Script=${script}}`).join('')}。！？｡]`, 'u');
-/** The highlight colour when none is given: gold, clear on white text and on most pictures. */
-const HIGHLIGHT = '#FFD700';
-/** ICU's dictionary-based word breaks; one fixed locale, so the cues do not depend on the server's. */
-const SEGMENTER = new Intl.Segmenter('en', { granularity: 'word' });
-
-/** A word of a cue, and whether a space separated it from the word before it in the text. */
-type Word = CueWord;
-
-/**
- * The words of a token written without spaces. Punctuation and other non-word segments stay
- * with the word before them (a full stop with its sentence); those at the start (an opening
- * bracket) go with the word after them.
- */
-function unspacedWords(token: string): Word[] {
-  const result: Word[] = [];
-  let pending = '';
-  for (const { segment, isWordLike } of SEGMENTER.segment(token)) {
-    const last = result.at(-1);
-    if (isWordLike) {
-      result.push({ text: pending + segment, spaced: result.length === 0 });
-      pending = '';
-    } else if (last) last.text += segment;
-    else pending += segment;
-  }
-  if (pending) result.push({ text: pending, spaced: true });
-  return result;
-}
-
-/** Words: tokens between spaces, and tokens written without spaces cut into their words. */
-function words(text: string): Word[] {
-  return text
-    .split(/\s+/u)
-    .filter(Boolean)
-    .flatMap((token) => (UNSPACED.test(token) ? unspacedWords(token) : [{ text: token, spaced: true }]));
-}
-
-/** A cue's text: its words, with a space only where the text had one. */
-const joined = (cue: Word[]): string =>
-  cue.map((word, i) => (i > 0 && word.spaced ? ` ${word.text}` : word.text)).join('');
-
-/** The words of cues of at most `perLine` words, each ending early at the end of a sentence. */
-export function cueWords(text: string, perLine: number): Word[][] {
-  const result: Word[][] = [];
-  let current: Word[] = [];
-  for (const word of words(text)) {
-    current.push(word);
-    if (current.length >= perLine || SENTENCE_END.test(word.text)) {
-      result.push(current);
-      current = [];
-    }
-  }
-  if (current.length > 0) result.push(current);
-  return result;
-}
-
-/** Cues of at most `perLine` words, each ending early at the end of a sentence, as text. */
-export const cues = (text: string, perLine: number): string[] => cueWords(text, perLine).map(joined);
-
-/** `HH:MM:SS,mmm` */
-export function srtTime(totalSeconds: number): string {
-  const ms = Math.round(totalSeconds * 1000);
-  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
-  return (
-    `${pad(Math.floor(ms / 3_600_000))}:${pad(Math.floor(ms / 60_000) % 60)}:` +
-    `${pad(Math.floor(ms / 1000) % 60)},${pad(ms % 1000, 3)}`
-  );
-}
-
-/** A whole SRT document: numbered cues, one after the other, `seconds` each. */
-export function toSrt(lines: string[], seconds: number): string {
-  return lines
-    .map((line, i) => `${i + 1}\n${srtTime(i * seconds)} --> ${srtTime((i + 1) * seconds)}\n${line}\n`)
-    .join('\n');
-}
-
-/**
- * A whole WebVTT document, cues as in `toSrt` (times with a full stop). `&`, `<` and `>` are
- * written as entities: in cue text they would begin an entity or a tag (or a `-->`).
- */
-export function toVtt(lines: string[], seconds: number): string {
-  const escape = (line: string) => line.replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]!);
-  const cueText = lines.map(
-    (line, i) =>
-      `${srtTime(i * seconds).replace(',', '.')} ` +
-      `--> ${srtTime((i + 1) * seconds).replace(',', '.')}\n${escape(line)}\n`,
-  );
-  return `WEBVTT\n\n${cueText.join('\n')}`;
-}
-
-/** The fields that only an ASS file can carry. */
-const ASS_ONLY = [...Object.keys(captionStyleFields), 'highlight', 'highlight_color'];
+import { CONTRACT_VERSION, definePlugin, Param, Type, type Static } from '../sdk.js';
+import { toAss } from './shared/ass-captions.js';
+import { assFields, assOptionsOf, checkAssOnly } from './shared/ass-fields.js';
+import { cues, cueWords, toSrt, toVtt } from './shared/cue-lines.js';
 
 /** The operation's fields (also what `writeSubtitles` receives, validated). */
 const PARAMS = Type.Object({
@@ -124,11 +23,7 @@ const PARAMS = Type.Object({
     default: 'srt',
     description: 'Subtitle format: srt, vtt (WebVTT) or ass (styled; takes the style fields below)',
   }),
-  ...captionStyleFields,
-  highlight: Optional(
-    Param.choice(['word'], { description: 'format ass: word highlights each word of a cue in turn, karaoke-style' }),
-  ),
-  highlight_color: colourParam('the highlighted word (format ass with highlight=word; default #FFD700)'),
+  ...assFields,
 });
 
 /**
@@ -139,10 +34,7 @@ export async function writeSubtitles(params: Static<typeof PARAMS>, file: string
   const { text, words_per_line: perLine, seconds_per_line: seconds } = params;
   const content =
     params.format === 'ass'
-      ? toAss(cueWords(text, perLine), seconds, {
-          style: captionStyleOf(params),
-          ...(params.highlight ? { highlight: params.highlight_color ?? HIGHLIGHT } : {}),
-        })
+      ? toAss(cueWords(text, perLine), seconds, assOptionsOf(params))
       : (params.format === 'vtt' ? toVtt : toSrt)(cues(text, perLine), seconds);
   await writeFile(file, content, 'utf8');
 }
@@ -159,14 +51,7 @@ export default definePlugin({
     'in turn (ASS karaoke \\k tags), for a time in proportion to its length.',
   params: PARAMS,
   output: (p) => ({ field: 'subtitle_file_url', path: `{id}/generated_subtitles.${p.format}` }),
-  // Style fields would be lost in silence in SRT and WebVTT, which carry none.
-  checkParams: (params) => {
-    const styled = ASS_ONLY.find((key) => (params as Record<string, unknown>)[key] !== undefined);
-    if (styled && params.format !== 'ass')
-      throw paramError(
-        `Expected \`format\` to be ass when \`${styled}\` is given: ${params.format} files carry no styles`,
-      );
-  },
+  checkParams: checkAssOnly,
   // No ffmpeg here: a step writes the output, in a worker thread (see writeSubtitles).
   build: ({ params, output }) => ({
     steps: [

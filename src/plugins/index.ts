@@ -22,11 +22,13 @@ import overlayImage from './overlay-image.js';
 import removeSilence from './remove-silence.js';
 import resizeImage from './resize-image.js';
 import splitMedia from './split-media.js';
+import transcribe from './transcribe.js';
 import trimMedia from './trim-media.js';
 
 /**
  * The ten operations of the media-service interface, in its order (docs/architecture.md), then the editing
- * toolbox (docs/operations.md#editing-toolbox), then the layers of a short (docs/operations.md#layers-of-a-short).
+ * toolbox (docs/operations.md#editing-toolbox), then the layers of a short (docs/operations.md#layers-of-a-short),
+ * then speech to captions (docs/operations.md#speech-to-captions).
  */
 export const builtinPlugins = [
   mergeAudios,
@@ -53,6 +55,8 @@ export const builtinPlugins = [
   mixAudio,
   overlayImage,
   addText,
+  // Speech to captions (docs/operations.md#speech-to-captions).
+  transcribe,
 ] as unknown as PluginDefinition[];
 
 /** A registry holding the built-ins; third-party plugins are registered after them. */

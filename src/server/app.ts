@@ -14,6 +14,7 @@ import { checkNesting } from '../engine/nesting.js';
 import { inputSpecOf } from '../engine/plugins/plugin.js';
 import { binaryVersion } from '../engine/run/ffmpeg.js';
 import { installedFonts } from '../engine/subtitles/fonts.js';
+import { speechStatus } from '../engine/speech/recognise.js';
 import { contentTypeOf } from '../engine/storage/media-types.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import type { OutputStore } from '../engine/storage/storage.js';
@@ -163,6 +164,8 @@ export async function buildServer(
       ffprobe: { version: ffprobe, source: binaries.ffprobeSource },
       queue: { ...depth, concurrency: config.concurrency, max_waiting: config.maxQueue },
       operations: registry.list().map((p) => p.name),
+      // Whether /transcribe/ works here (binding and model), and the model's file name; the model file is read once.
+      transcription: speechStatus(),
     };
   });
 

@@ -112,6 +112,8 @@ export function checkedPlan(
     return fail('a plan whose parts are not one number of seconds (0 or more) per command');
   }
   if (plan.next !== undefined && typeof plan.next !== 'function') return fail('a plan whose next is not a function');
+  if (plan.share !== undefined && !(typeof plan.share === 'number' && plan.share >= 0 && plan.share <= 1))
+    return fail('a plan whose share is not a number from 0 to 1');
   if (plan.answers !== undefined) {
     if (typeof plan.answers !== 'object' || plan.answers === null || Array.isArray(plan.answers))
       return fail('a plan whose answers are not { name: value }');

@@ -286,6 +286,14 @@ export function outputProblem(spec: unknown): string | undefined {
       `error, warnings and output_files`
     );
   }
+  const also = (output as { alsoAs?: unknown }).alsoAs;
+  if (
+    also !== undefined &&
+    (!Array.isArray(also) ||
+      !also.every((name) => isFieldName(name) && name !== output.field && !RESERVED_ANSWERS.includes(name)))
+  ) {
+    return `output() returned alsoAs ${show(also)}; it must list snake_case response fields other than its field`;
+  }
   return pathProblem(output.path);
 }
 

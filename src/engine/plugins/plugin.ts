@@ -172,6 +172,12 @@ export interface Plan {
    * like `build`, synchronously and without side effects; `--dry-run` shows the first stage only.
    */
   next?: (logs: string[]) => Plan | string[];
+  /**
+   * The part of the job's processing this stage takes, 0 to 1, for its progress: a quick first stage (a decode
+   * before a long recognition) says how little it weighs. Without it, a stage takes an equal part of what earlier
+   * stages left (half of it while it has a `next`).
+   */
+  share?: number;
 }
 
 /**
@@ -204,6 +210,25 @@ export interface StepContext {
    * megabytes, which on the main thread would stall every request and /health; ended on cancel.
    */
   offThread: <T>(module: URL, name: string, args: unknown[]) => Promise<T>;
+  /**
+   * Runs a program in the workspace (an argument array, never a shell) and resolves with how it ended and what it
+   * printed, whatever its exit status; `onLine` hears each line of its stdout as it comes. On cancel and at the time
+   * limit it gets SIGTERM, then SIGKILL 2 s later, and the job ends once it has exited. For work outside ffmpeg that
+   * only a process of its own can stop (a native library that ignores requests to stop).
+   */
+  spawn: (command: string, args: readonly string[], options?: { onLine?: (line: string) => void }) => Promise<Spawned>;
+  /** Reports how far the step is, 0 to 1: the job's progress follows it while the stage has no ffmpeg command. */
+  progress: (ratio: number) => void;
+  /** Adds fields to the answer, as `Plan.answers` does, for a result known only once the step has run. */
+  answer: (fields: Record<string, unknown>) => void;
+}
+
+/** How a program run by `StepContext.spawn` ended: its exit code (or the signal that ended it) and its output. */
+export interface Spawned {
+  exitCode?: number;
+  signal?: string;
+  stdout: string;
+  stderr: string;
 }
 
 /** A step that reads `input` with libvips, transforms it and writes `output` (see StepContext.image). */
@@ -223,6 +248,8 @@ export type OutputSpec = SingleOutput | { files: string[] };
 export interface SingleOutput {
   field: string;
   path: string;
+  /** More answer fields carrying the same URL: a name established clients read (`subtitle_file_url`). */
+  alsoAs?: string[];
 }
 
 /** The paths of an output spec, in order: one, several or none. */
@@ -233,7 +260,10 @@ export const outputPaths = (spec: OutputSpec): string[] => ('files' in spec ? sp
  * `{ <field>: one }`, or `{ output_file: first, output_files: every }` for several, `{}` for none.
  */
 export function answerFiles<T>(spec: OutputSpec, show: (path: string) => T): Record<string, T | T[]> {
-  if (!('files' in spec)) return { [spec.field]: show(spec.path) };
+  if (!('files' in spec)) {
+    const shown = show(spec.path);
+    return Object.fromEntries([spec.field, ...(spec.alsoAs ?? [])].map((field) => [field, shown]));
+  }
   const shown = spec.files.map(show);
   return shown.length > 0 ? { output_file: shown[0]!, output_files: shown } : {};
 }

@@ -10,6 +10,7 @@ import { ByteBudget, download, inputTooLarge, type FetchLimits } from '../inputs
 import type { Fetch, InputCache } from '../inputs/input-cache.js';
 import { ffmpegCommandLine, runFfmpeg } from './ffmpeg.js';
 import { setLibvipsSlots } from './libvips.js';
+import { setSpeech } from '../speech/recognise.js';
 import { codePointName, glyphWarnings, missingGlyphs } from '../subtitles/missing-glyphs.js';
 import { checkKind, inputArgs } from '../inputs/input-policy.js';
 import { cappedPlan, checkOutputLength } from './output-caps.js';
@@ -175,6 +176,7 @@ function safeExtension(source: string): string {
 export class Engine {
   constructor(private readonly deps: EngineDeps) {
     setLibvipsSlots(deps.config.concurrency);
+    setSpeech({ model: deps.config.whisperModel, concurrency: deps.config.concurrency });
     setTextWorkers(deps.config.concurrency);
   }
 
@@ -544,8 +546,9 @@ export class Engine {
 
   /**
    * Runs a plan's stages: the first, then each one its `next` makes of what the previous one's
-   * commands logged. Returns everything the commands logged and the stages' answers, merged. Progress
-   * is shared among the stages known so far (one more while a stage has a `next`), and never goes back.
+   * commands logged. Returns everything the commands logged and the stages' answers, merged. Each stage
+   * takes its `share` of the progress, or an equal part of what is left (half while it has a `next`), and
+   * the progress never goes back.
    */
   private async execStages(
     dir: string,
@@ -558,16 +561,19 @@ export class Engine {
     const answers: Record<string, unknown> = {};
     let logged = '';
     let shown = 0;
+    // The part of the progress earlier stages took.
+    let before = 0;
     let plan = first;
     for (let index = 0; ; index++) {
-      const stages = index + (plan.next ? 2 : 1);
+      const span = Math.min(plan.share ?? (1 - before) / (plan.next ? 2 : 1), 1 - before);
       const onRatio = (ratio: number) => {
-        shown = Math.max(shown, (index + ratio) / stages);
+        shown = Math.max(shown, before + span * ratio);
         options.onProgress?.({ stage: 'process', ratio: shown });
       };
-      const logs = await this.execPlan(dir, plugin.name, plan, inputs, options, onRatio);
+      const { logs, answered } = await this.execPlan(dir, plugin, plan, inputs, options, onRatio);
       logged += logs.join('');
-      Object.assign(answers, plan.answers);
+      Object.assign(answers, plan.answers, answered);
+      before += span;
       const next = plan.next;
       if (!next) return { logged, answers };
       if (index + 1 >= MAX_STAGES) {
@@ -587,22 +593,23 @@ export class Engine {
 
   /**
    * Writes the plan's files, runs its steps, then its commands in order; returns what each command
-   * logged (see runFfmpeg). The stage's progress (`onRatio`) is the final command's position, or with
-   * `parts` each command's position within its part of the output.
+   * logged (see runFfmpeg) and what its steps answered. The stage's progress (`onRatio`) is what its steps report,
+   * then the final command's position, or with `parts` each command's position within its part of the output.
    */
   private async execPlan(
     dir: string,
-    pluginName: string,
+    plugin: PluginDefinition,
     plan: Plan,
     inputs: Record<string, LocalInput[]>,
     options: JobOptions,
     onRatio: (ratio: number) => void,
-  ): Promise<string[]> {
+  ): Promise<{ logs: string[]; answered: Record<string, unknown> }> {
     for (const [name, content] of Object.entries(plan.files ?? {})) {
       await writeFile(workspaceFile(dir, name), content, 'utf8');
     }
+    let answered: Record<string, unknown> = {};
     if (plan.steps?.length) {
-      await runSteps(pluginName, dir, plan.steps, {
+      answered = await runSteps(plugin.name, dir, plan.steps, {
         timeoutMs: this.deps.config.jobTimeoutMs,
         maxPixels: this.deps.config.maxPixels,
         sources: new Map(
@@ -610,6 +617,8 @@ export class Engine {
             .flat()
             .map((input) => [input.file, input.source]),
         ),
+        answers: Object.keys(plugin.answers?.properties ?? {}),
+        ...(options.onProgress ? { onProgress: onRatio } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
       });
     }
@@ -631,7 +640,7 @@ export class Engine {
         }),
       );
     }
-    return logs;
+    return { logs, answered };
   }
 
   private async ensureOutput(dir: string, name: string): Promise<void> {

@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { MediaflowError } from '../errors.js';
 import { transformImage } from './libvips.js';
-import { pluginFailure } from '../plugins/plugin-call.js';
+import { pluginFailure, PluginHookError } from '../plugins/plugin-call.js';
 import type { Step, StepContext } from '../plugins/plugin.js';
 import { offThread } from '../subtitles/text-workers.js';
+import { spawnChild } from './child-process.js';
 
 /** Names a plan may give workspace files: generated, never a path. */
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -22,6 +23,10 @@ export interface StepLimits {
   maxPixels: number;
   /** Input file name → the source the user gave, for messages. */
   sources: ReadonlyMap<string, string>;
+  /** The answer fields the plugin declares (none when absent): a step answering another name fails the job. */
+  answers?: readonly string[];
+  /** Hears a step's progress, 0 to 1. */
+  onProgress?: (ratio: number) => void;
 }
 
 /** Resolves when `work` does, or rejects as soon as `signal` aborts (the work's result is then ignored). */
@@ -39,7 +44,12 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
  * waiting at once; past the time limit it is a 504, like an ffmpeg command stopped for time.
  * libvips also gets the time left, so its own threads stop rather than work on unobserved.
  */
-export async function runSteps(plugin: string, dir: string, steps: readonly Step[], limits: StepLimits): Promise<void> {
+export async function runSteps(
+  plugin: string,
+  dir: string,
+  steps: readonly Step[],
+  limits: StepLimits,
+): Promise<Record<string, unknown>> {
   const deadline = performance.now() + limits.timeoutMs;
   const timeout = new AbortController();
   const timer = setTimeout(
@@ -48,6 +58,9 @@ export async function runSteps(plugin: string, dir: string, steps: readonly Step
   );
   const signal = limits.signal ? AbortSignal.any([limits.signal, timeout.signal]) : timeout.signal;
   const workspacePath = (name: string) => workspaceFile(dir, name);
+  const answers: Record<string, unknown> = {};
+  // Programs the steps started: a cancelled job ends only once they have exited, so none outlives its workspace.
+  const children = new Set<Promise<unknown>>();
   const context: StepContext = {
     signal,
     path: workspacePath,
@@ -58,6 +71,18 @@ export async function runSteps(plugin: string, dir: string, steps: readonly Step
         ...(limits.sources.has(input) ? { source: limits.sources.get(input)! } : {}),
       }),
     offThread: (module, name, args) => offThread(module, name, args, signal),
+    spawn: (command, args, options = {}) => {
+      const child = spawnChild(command, args, { cwd: dir, signal, ...options });
+      children.add(child.catch(() => {}));
+      return child;
+    },
+    progress: (ratio) => limits.onProgress?.(Math.min(1, Math.max(0, ratio))),
+    answer: (fields) => {
+      const undeclared = Object.keys(fields).find((name) => !(limits.answers ?? []).includes(name));
+      if (undeclared !== undefined)
+        throw new PluginHookError(plugin, 'step', `a step answered '${undeclared}', which the plugin does not declare`);
+      Object.assign(answers, fields);
+    },
   };
   try {
     for (const step of steps) {
@@ -73,7 +98,9 @@ export async function runSteps(plugin: string, dir: string, steps: readonly Step
         throw pluginFailure(plugin, 'step', error);
       }
     }
+    return answers;
   } finally {
     clearTimeout(timer);
+    await Promise.all(children);
   }
 }

@@ -15,10 +15,7 @@
  */
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-
-/** The CPU build of the binding for this platform: the one package.json installs where it exists. */
-const BINDING = `@fugood/node-whisper-${process.platform}-${process.arch}`;
-const BINDING_VERSION = '1.1.3';
+import { INSTALL_BINDING, WHISPER_BINDING as BINDING } from './binding.js';
 
 interface Segment {
   text: string;
@@ -41,7 +38,7 @@ function loadBinding(): Binding {
   } catch (error) {
     process.stderr.write(
       `whisper.cpp's binding ${BINDING} is not usable (${(error as Error).message.split('\n')[0]}): ` +
-        `npm install ${BINDING}@${BINDING_VERSION}\n`,
+        `${INSTALL_BINDING}\n`,
     );
     process.exit(3);
   }

@@ -45,12 +45,21 @@ const fill = (hex: string): string => {
 
 /**
  * A cue's words with karaoke timing: each word's `\k` lasts its share of the cue, in proportion to
- * its length in characters; the word is drawn in `highlight` during that share and in `base`
- * before (the secondary colour `\k` shows) and after (a `\t` back to `base` at its end), so the
- * highlight moves from word to word rather than filling the line.
+ * its weight (by default its length in characters; spoken words weigh the time until the next one
+ * starts, so each lights up when it is said); the word is drawn in `highlight` during that share and
+ * in `base` before (the secondary colour `\k` shows) and after (a `\t` back to `base` at its end), so
+ * the highlight moves from word to word rather than filling the line.
  */
-export function karaokeText(words: readonly CueWord[], seconds: number, highlight: string, base: string): string {
-  const lengths = words.map((word) => Array.from(word.text).length);
+export function karaokeText(
+  words: readonly CueWord[],
+  seconds: number,
+  highlight: string,
+  base: string,
+  weights?: readonly number[],
+): string {
+  const byLength = words.map((word) => Array.from(word.text).length);
+  const weighed = weights && weights.reduce((sum, weight) => sum + weight, 0) > 0;
+  const lengths = weighed ? weights : byLength;
   const total = lengths.reduce((sum, length) => sum + length, 0);
   const centiseconds = Math.round(seconds * 100);
   let before = 0;
@@ -68,7 +77,7 @@ export function karaokeText(words: readonly CueWord[], seconds: number, highligh
 }
 
 /** The plain text of a cue, escaped for ASS. */
-const plainText = (words: readonly CueWord[]): string =>
+export const plainText = (words: readonly CueWord[]): string =>
   words.map((word, i) => `${i > 0 && word.spaced ? ' ' : ''}${assText(word.text)}`).join('');
 
 export interface AssCaptionOptions {

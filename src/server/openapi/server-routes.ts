@@ -40,7 +40,7 @@ export function serverRoutes(secured: boolean, metricsToken: boolean): Json {
         operationId: 'health',
         summary:
           "The process's role, whether the job backend (Redis) and the storage answer, the ffmpeg and ffprobe " +
-          'in use, the queue, and the operations loaded',
+          'in use, the queue, the operations loaded, and whether transcription is available',
         tags: ['server'],
         responses: Object.fromEntries(
           [
@@ -81,6 +81,19 @@ export function serverRoutes(secured: boolean, metricsToken: boolean): Json {
                   ffprobe: anyObject,
                   queue: anyObject,
                   operations: { type: 'array', items: { type: 'string' } },
+                  transcription: {
+                    type: 'object',
+                    description:
+                      "Whether `/transcribe/` works here: whisper.cpp's binding installed and " +
+                      'MEDIAFLOW_WHISPER_MODEL a usable model; `model` is its file name, `error` why it does ' +
+                      'not work (what to install or set)',
+                    required: ['available', 'model'],
+                    properties: {
+                      available: { type: 'boolean' },
+                      model: { type: ['string', 'null'] },
+                      error: { type: 'string' },
+                    },
+                  },
                 },
               }),
             },

@@ -1,0 +1,49 @@
+import { execa } from 'execa';
+import type { Spawned } from '../plugins/plugin.js';
+
+export interface SpawnOptions {
+  /** The job's workspace: the program runs there. */
+  cwd: string;
+  /** The job's cancellation and time limit together (see runSteps). */
+  signal: AbortSignal;
+  /** Hears each line of the program's stdout as it comes. */
+  onLine?: (line: string) => void;
+}
+
+/**
+ * Runs a program for a plan's step (StepContext.spawn): no shell, no stdin. When `signal` aborts it gets SIGTERM,
+ * then SIGKILL 2 s later if it is still there (as ffmpeg does, see ffmpeg.ts), and the promise rejects with the
+ * signal's reason once the program has exited: a cancelled or timed-out job is never told it ended while its
+ * program still runs. Otherwise it resolves with the exit status, whatever it is, for the step to judge.
+ */
+export async function spawnChild(command: string, args: readonly string[], options: SpawnOptions): Promise<Spawned> {
+  options.signal.throwIfAborted();
+  const child = execa(command, args, {
+    cwd: options.cwd,
+    cancelSignal: options.signal,
+    forceKillAfterDelay: 2000,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    reject: false,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const { onLine } = options;
+  if (onLine) {
+    let buffered = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      const lines = (buffered + chunk).split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) onLine(line);
+    });
+  }
+  const result = await child;
+  if (options.signal.aborted) throw options.signal.reason;
+  return {
+    ...(typeof result.exitCode === 'number' ? { exitCode: result.exitCode } : {}),
+    ...(result.signal ? { signal: result.signal } : {}),
+    stdout: String(result.stdout ?? ''),
+    stderr: String(result.stderr ?? ''),
+  };
+}

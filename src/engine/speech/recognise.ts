@@ -1,0 +1,152 @@
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MediaflowError, paramError } from '../errors.js';
+import type { StepContext } from '../plugins/plugin.js';
+import { tidyStderr } from '../run/ffmpeg.js';
+import { INSTALL_BINDING, WHISPER_BINDING } from './binding.js';
+import { modelFacts, type ModelFacts } from './model-file.js';
+
+/**
+ * Speech recognition as plugins use it: whisper.cpp run in a child process (whisper-child.ts) by a plan's step,
+ * inside the job's slot, killed on cancel and at the time limit (StepContext.spawn). The server's model and the
+ * threads each recognition gets are set once per process, from its configuration, as libvips' threads are.
+ */
+
+/** From dist the child is plain JS; from src (tsx, vitest) it is TypeScript, run through tsx's loader. */
+const fromSource = import.meta.url.endsWith('.ts');
+const CHILD = new URL(fromSource ? './whisper-child.ts' : './whisper-child.js', import.meta.url);
+/** The child's exit status when the binding is missing or does not load. */
+const BINDING_MISSING = 3;
+
+let model: string | undefined;
+let threads = 1;
+
+/** The model (MEDIAFLOW_WHISPER_MODEL) and the job slots, whose share of the cores each recognition gets. */
+export function setSpeech(settings: { model: string | undefined; concurrency: number }): void {
+  model = settings.model;
+  threads = Math.max(1, Math.floor(os.availableParallelism() / settings.concurrency));
+}
+
+let bindingFound: boolean | undefined;
+
+/** Whether the binding is installed: looked up (not loaded: only the child loads it) once per process. */
+function bindingInstalled(): boolean {
+  if (bindingFound === undefined) {
+    try {
+      createRequire(import.meta.url).resolve(WHISPER_BINDING);
+      bindingFound = true;
+    } catch {
+      bindingFound = false;
+    }
+  }
+  return bindingFound;
+}
+
+/** The model to recognise with and its facts: a 501 when transcription is not set up here, a 500 for a bad file. */
+export function speechModel(): ModelFacts & { file: string } {
+  if (!bindingInstalled()) {
+    throw new MediaflowError(
+      'MF_ERR_UNAVAILABLE',
+      `Transcription is not available on this server: whisper.cpp's binding is not installed (${INSTALL_BINDING})`,
+    );
+  }
+  if (!model) {
+    throw new MediaflowError(
+      'MF_ERR_UNAVAILABLE',
+      'Transcription is not available on this server: no model is set (set MEDIAFLOW_WHISPER_MODEL, or serve ' +
+        '--whisper-model, to the path of a whisper.cpp ggml model file)',
+    );
+  }
+  return { file: model, ...modelFacts(model) };
+}
+
+/** What /health says of transcription: whether it works here, and with which model (its file name only). */
+export function speechStatus(): { available: boolean; model: string | null; error?: string } {
+  const name = model ? path.basename(model) : null;
+  try {
+    speechModel();
+    return { available: true, model: name };
+  } catch (error) {
+    return { available: false, model: name, error: (error as Error).message };
+  }
+}
+
+/**
+ * The language to ask whisper.cpp for: `auto` detects it (multilingual models only: an English-only model is `en`);
+ * another language than English on an English-only model is a 400, since whisper.cpp would answer English anyway.
+ */
+export function recognitionLanguage(language: string, facts: ModelFacts): string {
+  if (facts.multilingual || language === 'en') return language;
+  if (language === 'auto') return 'en';
+  throw paramError(
+    `The server's whisper model is English-only: \`language\` must be en or auto, not ${language} ` +
+      '(a multilingual model, such as base or small, recognises other languages)',
+  );
+}
+
+/** A word as whisper.cpp heard it, with its times in seconds. */
+export interface HeardWord {
+  start: number;
+  end: number;
+  word: string;
+}
+
+export interface Recognised {
+  language: string;
+  words: HeardWord[];
+}
+
+/**
+ * Words from whisper.cpp's tokens with their own times (one segment per token): a token that begins with a space
+ * begins a word, any other (`flow` after ` media`, a full stop) ends the word before it; empty tokens (the
+ * `<|0.00|>` that opens the first window) are dropped.
+ */
+export function wordsOf(tokens: ReadonlyArray<{ start: number; end: number; text: string }>): HeardWord[] {
+  const words: HeardWord[] = [];
+  for (const token of tokens) {
+    if (token.text.trim() === '') continue;
+    const last = words.at(-1);
+    if (last && !/^\s/.test(token.text)) {
+      last.word += token.text;
+      last.end = token.end / 1000;
+    } else words.push({ start: token.start / 1000, end: token.end / 1000, word: token.text.trim() });
+  }
+  return words;
+}
+
+/**
+ * Recognises the speech of `audio` (a workspace WAV, 16 kHz mono) in a step, with the server's model: progress as
+ * whisper.cpp starts each 30 s window, words with their times. `language` is what the user asked (`auto` or a code).
+ */
+export async function recogniseSpeech(context: StepContext, audio: string, language: string): Promise<Recognised> {
+  const facts = speechModel();
+  const args = [
+    ...(fromSource ? ['--import', 'tsx'] : []),
+    ...[fileURLToPath(CHILD), '--model', facts.file, '--audio', context.path(audio)],
+    ...['--language', recognitionLanguage(language, facts), '--words', '--threads', String(threads)],
+  ];
+  type Answer = { language?: string; segments?: Array<{ start: number; end: number; text: string }> };
+  let answer: Answer | undefined;
+  const run = await context.spawn(process.execPath, args, {
+    onLine: (line) => {
+      let message: Answer & { progress?: number };
+      try {
+        message = JSON.parse(line) as Answer & { progress?: number };
+      } catch {
+        return; // not the child's protocol: told by its exit status below
+      }
+      if (typeof message.progress === 'number') context.progress(message.progress / 100);
+      else answer = message;
+    },
+  });
+  if (run.exitCode === BINDING_MISSING) throw new MediaflowError('MF_ERR_UNAVAILABLE', tidyStderr(run.stderr, 1));
+  if (run.exitCode !== 0 || !answer?.segments) {
+    throw new MediaflowError(
+      'MF_ERR_INTERNAL',
+      `Speech recognition failed: ${tidyStderr(run.stderr, 1) || `exit ${run.exitCode ?? run.signal}`}`,
+    );
+  }
+  return { language: answer.language ?? language, words: wordsOf(answer.segments) };
+}
