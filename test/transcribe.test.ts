@@ -456,6 +456,49 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     assert.match(health.transcription.error as string, /npm install/);
   });
 
+  it(
+    'a model name: fetched from MEDIAFLOW_WHISPER_MODEL_URL when a transcription first needs it, once for two ' +
+      'concurrent requests, and refused (nothing kept) when it is not the published file',
+    async (context) => {
+      if (skipped(context)) return;
+      // The scripted model served as tiny.en: a whole ggml file, but not the published one (its size and SHA-256).
+      let downloads = 0;
+      const serveModel = serveFile(file('scripted.bin'), 'application/octet-stream');
+      const models = await startFileServer({
+        '/models/ggml-tiny.en.bin': (req, res, url) => {
+          downloads++;
+          return serveModel(req, res, url);
+        },
+      });
+      try {
+        const named = await serve({
+          MEDIAFLOW_WHISPER_MODEL: 'tiny.en',
+          MEDIAFLOW_WHISPER_MODEL_URL: models.url('/models'),
+        });
+        const health = (await (await fetch(`${named.base}/health`)).json()) as {
+          transcription: Record<string, unknown>;
+        };
+        assert.deepEqual(health.transcription, { available: true, model: 'tiny.en' });
+        // An English-only name refuses another language before anything is fetched.
+        const german = await post(named.base, '/transcribe/', { media_url: files.url('/tone-8s.mp3'), language: 'de' });
+        assert.equal(german.status, 400, JSON.stringify(german.body));
+        assert.equal(downloads, 0);
+
+        const both = await Promise.all(
+          [0, 1].map(() => post(named.base, '/transcribe/', { media_url: files.url('/tone-8s.mp3') })),
+        );
+        for (const res of both) {
+          assert.equal(res.status, 502, JSON.stringify(res.body));
+          assert.match(res.body.error as string, /ggml-tiny\.en\.bin/);
+        }
+        assert.equal(downloads, 1, 'one download for both');
+        assert.deepEqual(await readdir(path.join(named.dataDir, 'models')).catch(() => []), []);
+      } finally {
+        await models.close();
+      }
+    },
+  );
+
   it('a model file that is missing, not a ggml model or cut short: a 500 naming the setting', async (context) => {
     if (skipped(context)) return;
     const model = await readFile(file('scripted.bin'));

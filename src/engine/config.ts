@@ -100,7 +100,7 @@ export interface Config {
   metricsToken?: string;
   /** Where whisper model names are fetched from: `<url>/ggml-<name>.bin` (src/engine/speech/models.ts). */
   whisperModelUrl: string;
-  /** The whisper.cpp model (a ggml file) `/transcribe/` recognises speech with; unset, transcription is off (501). */
+  /** The whisper.cpp model `/transcribe/` uses: a known name or a ggml file's path; unset, no transcription (501). */
   whisperModel?: string;
 }
 
@@ -356,7 +356,9 @@ export const SETTINGS: readonly Setting[] = [
     env: 'MEDIAFLOW_WHISPER_MODEL',
     flag: 'whisper-model',
     kind: 'string',
-    description: 'path of the whisper.cpp model (a ggml .bin file) /transcribe/ uses; unset: transcription is off',
+    description:
+      'the whisper.cpp model /transcribe/ uses: a known name (base.en, fetched on first use) or the path of a ggml ' +
+      '.bin file; unset: transcription is off',
   },
   {
     key: 'jobAttempts',

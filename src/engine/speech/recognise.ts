@@ -6,7 +6,8 @@ import { MediaflowError, paramError } from '../errors.js';
 import type { StepContext } from '../plugins/plugin.js';
 import { tidyStderr } from '../run/ffmpeg.js';
 import { INSTALL_BINDING, WHISPER_BINDING } from './binding.js';
-import { modelFacts, type ModelFacts } from './model-file.js';
+import { modelFacts } from './model-file.js';
+import { ensureWhisperModel, isEnglishOnly, knownModel, type ModelSettings } from './models.js';
 
 /**
  * Speech recognition as plugins use it: whisper.cpp run in a child process (whisper-child.ts) by a plan's step,
@@ -22,11 +23,16 @@ const BINDING_MISSING = 3;
 
 let model: string | undefined;
 let threads = 1;
+let fetching: ModelSettings | undefined;
 
-/** The model (MEDIAFLOW_WHISPER_MODEL) and the job slots, whose share of the cores each recognition gets. */
-export function setSpeech(settings: { model: string | undefined; concurrency: number }): void {
+/**
+ * The model (MEDIAFLOW_WHISPER_MODEL: a path, or a known name fetched on first use by the rules of `fetch`) and the
+ * job slots, whose share of the cores each recognition gets.
+ */
+export function setSpeech(settings: { model: string | undefined; concurrency: number; fetch: ModelSettings }): void {
   model = settings.model;
   threads = Math.max(1, Math.floor(os.availableParallelism() / settings.concurrency));
+  fetching = settings.fetch;
 }
 
 let bindingFound: boolean | undefined;
@@ -44,8 +50,14 @@ function bindingInstalled(): boolean {
   return bindingFound;
 }
 
-/** The model to recognise with and its facts: a 501 when transcription is not set up here, a 500 for a bad file. */
-export function speechModel(): ModelFacts & { file: string } {
+/** The model to recognise with: a file, or a known model's name (fetched when a recognition first needs it). */
+type SpeechModel = { multilingual: boolean } & ({ file: string } | { name: string });
+
+/**
+ * The model to recognise with and whether it is multilingual: a 501 when transcription is not set up here, a 500 for
+ * a bad file. A name's file is not looked at here: it is fetched, or found fetched, by the recognition.
+ */
+export function speechModel(): SpeechModel {
   if (!bindingInstalled()) {
     throw new MediaflowError(
       'MF_ERR_UNAVAILABLE',
@@ -56,10 +68,12 @@ export function speechModel(): ModelFacts & { file: string } {
     throw new MediaflowError(
       'MF_ERR_UNAVAILABLE',
       'Transcription is not available on this server: no model is set (set MEDIAFLOW_WHISPER_MODEL, or serve ' +
-        '--whisper-model, to the path of a whisper.cpp ggml model file)',
+        '--whisper-model, to a model name such as base.en, fetched on first use, or the path of a ggml model file)',
     );
   }
-  return { file: model, ...modelFacts(model) };
+  const known = knownModel(model);
+  if (known) return { name: known.name, multilingual: !isEnglishOnly(known.name) };
+  return { file: model, multilingual: modelFacts(model).multilingual };
 }
 
 /** What /health says of transcription: whether it works here, and with which model (its file name only). */
@@ -77,7 +91,7 @@ export function speechStatus(): { available: boolean; model: string | null; erro
  * The language to ask whisper.cpp for: `auto` detects it (multilingual models only: an English-only model is `en`);
  * another language than English on an English-only model is a 400, since whisper.cpp would answer English anyway.
  */
-export function recognitionLanguage(language: string, facts: ModelFacts): string {
+export function recognitionLanguage(language: string, facts: { multilingual: boolean }): string {
   if (facts.multilingual || language === 'en') return language;
   if (language === 'auto') return 'en';
   throw paramError(
@@ -122,9 +136,11 @@ export function wordsOf(tokens: ReadonlyArray<{ start: number; end: number; text
  */
 export async function recogniseSpeech(context: StepContext, audio: string, language: string): Promise<Recognised> {
   const facts = speechModel();
+  const file =
+    'file' in facts ? facts.file : (await ensureWhisperModel(facts.name, fetching!, { signal: context.signal })).path;
   const args = [
     ...(fromSource ? ['--import', 'tsx'] : []),
-    ...[fileURLToPath(CHILD), '--model', facts.file, '--audio', context.path(audio)],
+    ...[fileURLToPath(CHILD), '--model', file, '--audio', context.path(audio)],
     ...['--language', recognitionLanguage(language, facts), '--words', '--threads', String(threads)],
   ];
   type Answer = { language?: string; segments?: Array<{ start: number; end: number; text: string }> };
