@@ -2,7 +2,9 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { mediaError } from '../errors.js';
 
 /** `ggml` as whisper.cpp writes it: the first four bytes of a model, little-endian. */
-const GGML_MAGIC = 0x67676d6c;
+export const GGML_MAGIC = 0x67676d6c;
+/** English-only models have 51864 tokens; the multilingual ones 51865 and more (language tokens). */
+export const MULTILINGUAL_VOCABULARY = 51865;
 
 /** Bytes per block and values per block of the tensor types whisper.cpp's models use (ggml's type numbers). */
 const TENSOR_TYPES: Record<number, { name: string; block: number; bytes: number }> = {
@@ -54,12 +56,10 @@ class Reader {
 /** The tensors whisper.cpp's loader asks for: 7 + 15 per encoder layer, 4 + 24 per decoder layer. */
 const expectedTensors = (audioLayers: number, textLayers: number) => 7 + 15 * audioLayers + 4 + 24 * textLayers;
 
-/** What a model file holds, once checked. */
+/** What a model's header says: its vocabulary, 51864 for English-only models, 51865 and up for multilingual ones. */
 export interface ModelFacts {
-  /** 51864 for English-only models, 51865 and up for multilingual ones. */
   vocabulary: number;
   multilingual: boolean;
-  tensors: number;
 }
 
 /**
@@ -68,7 +68,7 @@ export interface ModelFacts {
  * of its data, up to the last byte. A model cut short matters: cut before its first tensor, whisper.cpp loads it as
  * an "empty model for testing" that recognises nothing, with success. Throws a 422 naming `source` and the reason.
  */
-export async function checkModelFile(file: string, source = file): Promise<ModelFacts> {
+export async function checkModelFile(file: string, source = file): Promise<ModelFacts & { tensors: number }> {
   const refuse = (reason: string) => mediaError(`${source} is not a whisper.cpp ggml model: ${reason}`);
   let handle: FileHandle;
   try {
@@ -122,7 +122,7 @@ export async function checkModelFile(file: string, source = file): Promise<Model
         throw mediaError(
           `${source} is cut short: it holds ${tensors} of the ${expected} tensors its hyper-parameters call for`,
         );
-      return { vocabulary: nVocab!, multilingual: nVocab! >= 51865, tensors };
+      return { vocabulary: nVocab!, multilingual: nVocab! >= MULTILINGUAL_VOCABULARY, tensors };
     } catch (error) {
       if (error instanceof Truncated)
         throw mediaError(`${source} is cut short: it ends at byte ${size}, inside its ${part}`);

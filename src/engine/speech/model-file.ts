@@ -1,25 +1,17 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { MediaflowError } from '../errors.js';
+import { GGML_MAGIC, MULTILINGUAL_VOCABULARY, type ModelFacts } from './ggml-check.js';
 
 /**
- * What mediaflow reads of a whisper.cpp model file (the legacy ggml format) before running it: whether it is one,
+ * What mediaflow reads of a whisper.cpp model file (the legacy ggml format) before running it, at once and from its
+ * header alone (ggml-check.ts walks the whole layout, for downloads and `mediaflow models verify`): whether it is one,
  * whether it is whole enough to hold weights, and whether it is multilingual. whisper.cpp itself loads a file cut
  * short before its first tensor as an "empty model for testing" that recognises nothing and exits 0, so a truncated
  * download would give empty transcripts without a word of complaint: it is refused here instead.
  */
 
-/** `ggml` read as a little-endian 32-bit number: the first four bytes of every whisper.cpp model. */
-const GGML_MAGIC = 0x67676d6c;
-/** English-only models have 51864 tokens; the multilingual ones 51865 and more (language tokens). */
-const MULTILINGUAL_VOCAB = 51865;
 /** Bytes read to find the header's end: the mel filters (64 KB) and the vocabulary (about 500 KB) fit. */
 const HEADER_BYTES = 4 * 1024 * 1024;
-
-export interface ModelFacts {
-  /** n_vocab of the header: 51864 for an English-only model. */
-  vocabulary: number;
-  multilingual: boolean;
-}
 
 /**
  * A model file that cannot be used: a 500, since the server's setting is at fault, naming what to set (not the path:
@@ -53,7 +45,7 @@ function parse(head: Buffer, size: number): ModelFacts {
   }
   // The first tensor's header (dimensions, name length, type) must follow: a file cut before it has no weights.
   if (at + 12 > size || at + 12 > head.length) throw unusable('the file holds no weights (cut short?)');
-  return { vocabulary, multilingual: vocabulary >= MULTILINGUAL_VOCAB };
+  return { vocabulary, multilingual: vocabulary >= MULTILINGUAL_VOCABULARY };
 }
 
 /**
