@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile, copyFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -9,26 +8,13 @@ import { serveFile, startFileServer, type FileServer } from './helpers/file-serv
 import { isFinal, submitJob, waitForJob } from './helpers/jobs.js';
 import { runCli } from './helpers/mediaflow.js';
 import { eventually, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
-import { writeRandomModel, writeScriptedModel, type ScriptSegment } from './helpers/whisper-model.js';
+import { bindingMissing, HELLO_SCRIPT, writeRandomModel, writeScriptedModel } from './helpers/whisper-model.js';
+import { WHISPER_BINDING as BINDING } from '../src/engine/speech/binding.js';
 
-const BINDING = `@fugood/node-whisper-${process.platform}-${process.arch}`;
 const HIDE_BINDING = path.resolve(import.meta.dirname, 'helpers/hide-whisper-binding.cjs');
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
 
-/** Why these cases cannot run here, if they cannot: the binding is an optional dependency. */
-function bindingMissing(): string | undefined {
-  try {
-    createRequire(import.meta.url).resolve(BINDING);
-    return undefined;
-  } catch {
-    return `whisper.cpp's binding ${BINDING} is not installed (an optional dependency): npm install ${BINDING}@1.1.3`;
-  }
-}
-
-const SCRIPT: ScriptSegment[] = [
-  { start: 0, end: 2, text: 'Hello world.' },
-  { start: 2.5, end: 5, text: 'This is mediaflow.' },
-];
+const SCRIPT = HELLO_SCRIPT;
 
 const SRT = [
   '1',

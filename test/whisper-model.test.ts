@@ -1,30 +1,15 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
-import { writeRandomModel, writeScriptedModel, type ScriptSegment } from './helpers/whisper-model.js';
+import { bindingMissing, HELLO_SCRIPT, writeRandomModel, writeScriptedModel } from './helpers/whisper-model.js';
 
 /** The recogniser's child process, run from source as the engine will run its compiled twin. */
 const CHILD = path.resolve(import.meta.dirname, '../src/engine/speech/whisper-child.ts');
-const BINDING = `@fugood/node-whisper-${process.platform}-${process.arch}`;
 
-/** Why these cases cannot run here, if they cannot: the binding is an optional dependency. */
-function bindingMissing(): string | undefined {
-  try {
-    createRequire(import.meta.url).resolve(BINDING);
-    return undefined;
-  } catch {
-    return `whisper.cpp's binding ${BINDING} is not installed (an optional dependency): npm install ${BINDING}@1.1.3`;
-  }
-}
-
-const SCRIPT: ScriptSegment[] = [
-  { start: 0, end: 2, text: 'Hello world.' },
-  { start: 2.5, end: 5, text: 'This is mediaflow.' },
-];
+const SCRIPT = HELLO_SCRIPT;
 
 interface Recognised {
   language: string;

@@ -24,9 +24,27 @@
  * start where the script says: a segment's time split evenly between its words, on the 20 ms grid. whisper.cpp
  * counts those times from the start of the window only when the window's first segment starts at 0.
  */
+import { createRequire } from 'node:module';
+import { INSTALL_BINDING, WHISPER_BINDING } from '../../src/engine/speech/binding.js';
 import { specialTokens, TINY_EN, writeModel, type Tensor, type WhisperDims } from './whisper-ggml.js';
 
 export { BASE_EN, TINY_EN } from './whisper-ggml.js';
+
+/** Why the cases that load whisper.cpp cannot run here, if they cannot: the binding is an optional dependency. */
+export function bindingMissing(): string | undefined {
+  try {
+    createRequire(import.meta.url).resolve(WHISPER_BINDING);
+    return undefined;
+  } catch {
+    return `whisper.cpp's binding ${WHISPER_BINDING} is not installed (an optional dependency): ${INSTALL_BINDING}`;
+  }
+}
+
+/** The script most cases replay: two segments, the second starting after a pause. */
+export const HELLO_SCRIPT: ScriptSegment[] = [
+  { start: 0, end: 2, text: 'Hello world.' },
+  { start: 2.5, end: 5, text: 'This is mediaflow.' },
+];
 
 /** mulberry32: a small seeded generator, so that a random model is the same file every time. */
 function seeded(seed: number): () => number {

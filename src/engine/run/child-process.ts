@@ -16,18 +16,22 @@ export interface SpawnOptions {
  * signal's reason once the program has exited: a cancelled or timed-out job is never told it ended while its
  * program still runs. Otherwise it resolves with the exit status, whatever it is, for the step to judge.
  */
+/**
+ * How mediaflow runs every program (ffmpeg, ffprobe, a plugin's): no stdin, its output read, its exit status judged
+ * by the caller rather than thrown, and SIGKILL 2 s after the SIGTERM of a cancel or a time limit.
+ */
+export const KILLABLE_CHILD = {
+  forceKillAfterDelay: 2000,
+  stdin: 'ignore',
+  stdout: 'pipe',
+  stderr: 'pipe',
+  reject: false,
+  maxBuffer: 64 * 1024 * 1024,
+} as const;
+
 export async function spawnChild(command: string, args: readonly string[], options: SpawnOptions): Promise<Spawned> {
   options.signal.throwIfAborted();
-  const child = execa(command, args, {
-    cwd: options.cwd,
-    cancelSignal: options.signal,
-    forceKillAfterDelay: 2000,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-    reject: false,
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const child = execa(command, args, { ...KILLABLE_CHILD, cwd: options.cwd, cancelSignal: options.signal });
   const { onLine } = options;
   if (onLine) {
     let buffered = '';

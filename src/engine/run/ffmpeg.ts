@@ -1,5 +1,6 @@
 import { execa, type ResultPromise } from 'execa';
 import { MediaflowError, storageError } from '../errors.js';
+import { KILLABLE_CHILD } from './child-process.js';
 
 /** How ffmpeg reports a full disk or quota (strerror of ENOSPC and EDQUOT). */
 const DISK_FULL = /No space left on device|Disk quota exceeded/i;
@@ -138,12 +139,7 @@ async function run(tool: string, binary: string, args: string[], options: RunOpt
     cwd: options.cwd,
     timeout: options.timeoutMs,
     ...(options.signal ? { cancelSignal: options.signal } : {}),
-    forceKillAfterDelay: 2000,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-    reject: false,
-    maxBuffer: 64 * 1024 * 1024,
+    ...KILLABLE_CHILD,
     env: { AV_LOG_FORCE_NOCOLOR: '1' },
   });
   if (withProgress) followProgress(child, options);
