@@ -119,11 +119,11 @@ describe('pipeline auto-captions (a scripted whisper model)', () => {
       const video = server.pathOf(outputs.video!);
       assert.match(video, /\/video\.mp4$/);
 
-      const [before, after] = [await probe(file('talk.mp4')), await probe(video)];
-      const [input, output] = [videoOf(before)!, videoOf(after)!];
+      const [source, result] = [await probe(file('talk.mp4')), await probe(video)];
+      const [input, output] = [videoOf(source)!, videoOf(result)!];
       assert.deepEqual([output.width, output.height], [input.width, input.height]);
       assert.ok(Math.abs(Number(output.duration) - Number(input.duration)) < 0.05, `lasts ${output.duration}`);
-      assert.equal(audioOf(after)?.codec_name, 'aac');
+      assert.equal(audioOf(result)?.codec_name, 'aac');
       assert.ok((await toneDbAt(video, 440, 1, 4)) > -40, 'the 440 Hz tone is still there');
 
       // Hello (0-1 s), then world. (1-2 s), then This (2.5-3.34 s): the highlighted word and the others in white.
@@ -164,28 +164,35 @@ describe('pipeline auto-captions (a scripted whisper model)', () => {
     assert.ok(Math.min(...ys) > 120 && Math.max(...ys) < 240, `in the middle third: ${Math.min(...ys)}..`);
   });
 
-  it('refuses a soundless video (422) and a bad position (400), naming the step, leaving nothing', async (context) => {
-    if (skipped(context)) return;
-    const before = await leftovers(server.dataDir);
-    const res = await server.post('/pipelines/auto-captions/', { video: files.url('/silent.mp4') });
-    assert.equal(res.status, 422, JSON.stringify(res.body));
-    assert.match(res.body.error as string, /^Step 'captions' \(transcribe\) failed: .*has no audio stream/);
-    assert.deepEqual(await leftovers(server.dataDir), before);
+  it(
+    'refuses a soundless video (422), a bad position or language (400): naming the step, leaving nothing',
+    async (context) => {
+      if (skipped(context)) return;
+      const earlier = await leftovers(server.dataDir);
+      const res = await server.post('/pipelines/auto-captions/', { video: files.url('/silent.mp4') });
+      assert.equal(res.status, 422, JSON.stringify(res.body));
+      assert.match(res.body.error as string, /^Step 'captions' \(transcribe\) failed: .*has no audio stream/);
+      assert.deepEqual(await leftovers(server.dataDir), earlier);
 
-    // A bad caption input is refused before the video is fetched.
-    const hits = files.hits.get('/talk.mp4') ?? 0;
-    const misplaced = await server.post('/pipelines/auto-captions/', {
-      video: files.url('/talk.mp4'),
-      position: 'left',
-    });
-    assert.equal(misplaced.status, 400, JSON.stringify(misplaced.body));
-    assert.equal(
-      misplaced.body.error,
-      "Step 'captions' (transcribe) failed: Expected `position` to be one of bottom, middle, top, got `left`",
-    );
-    assert.equal(files.hits.get('/talk.mp4') ?? 0, hits, 'the video was not fetched');
-    assert.deepEqual(await leftovers(server.dataDir), before);
-  });
+      // A bad caption input is refused before the video is fetched.
+      const hits = files.hits.get('/talk.mp4') ?? 0;
+      const misplaced = await server.post('/pipelines/auto-captions/', {
+        video: files.url('/talk.mp4'),
+        position: 'left',
+      });
+      assert.equal(misplaced.status, 400, JSON.stringify(misplaced.body));
+      assert.equal(
+        misplaced.body.error,
+        "Step 'captions' (transcribe) failed: Expected `position` to be one of bottom, middle, top, got `left`",
+      );
+      // The scripted model is English-only, as tiny.en is: another language would be recognised as English anyway.
+      const french = await server.post('/pipelines/auto-captions/', { video: files.url('/talk.mp4'), language: 'fr' });
+      assert.equal(french.status, 400, JSON.stringify(french.body));
+      assert.match(french.body.error as string, /^Step 'captions' \(transcribe\) failed: .*English-only.* not fr/);
+      assert.equal(files.hits.get('/talk.mp4') ?? 0, hits, 'the video was not fetched');
+      assert.deepEqual(await leftovers(server.dataDir), earlier);
+    },
+  );
 
   it('answers a 501 saying what to set when the server has no whisper model, before fetching anything', async () => {
     // No skip: without the binding this is a 501 as well (saying what to install).
