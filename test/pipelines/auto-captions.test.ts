@@ -164,35 +164,32 @@ describe('pipeline auto-captions (a scripted whisper model)', () => {
     assert.ok(Math.min(...ys) > 120 && Math.max(...ys) < 240, `in the middle third: ${Math.min(...ys)}..`);
   });
 
-  it(
-    'refuses a soundless video (422), a bad position or language (400): naming the step, leaving nothing',
-    async (context) => {
-      if (skipped(context)) return;
-      const earlier = await leftovers(server.dataDir);
-      const res = await server.post('/pipelines/auto-captions/', { video: files.url('/silent.mp4') });
-      assert.equal(res.status, 422, JSON.stringify(res.body));
-      assert.match(res.body.error as string, /^Step 'captions' \(transcribe\) failed: .*has no audio stream/);
-      assert.deepEqual(await leftovers(server.dataDir), earlier);
+  it('refuses a soundless video (422), a bad position or language (400), leaving nothing', async (context) => {
+    if (skipped(context)) return;
+    const earlier = await leftovers(server.dataDir);
+    const res = await server.post('/pipelines/auto-captions/', { video: files.url('/silent.mp4') });
+    assert.equal(res.status, 422, JSON.stringify(res.body));
+    assert.match(res.body.error as string, /^Step 'captions' \(transcribe\) failed: .*has no audio stream/);
+    assert.deepEqual(await leftovers(server.dataDir), earlier);
 
-      // A bad caption input is refused before the video is fetched.
-      const hits = files.hits.get('/talk.mp4') ?? 0;
-      const misplaced = await server.post('/pipelines/auto-captions/', {
-        video: files.url('/talk.mp4'),
-        position: 'left',
-      });
-      assert.equal(misplaced.status, 400, JSON.stringify(misplaced.body));
-      assert.equal(
-        misplaced.body.error,
-        "Step 'captions' (transcribe) failed: Expected `position` to be one of bottom, middle, top, got `left`",
-      );
-      // The scripted model is English-only, as tiny.en is: another language would be recognised as English anyway.
-      const french = await server.post('/pipelines/auto-captions/', { video: files.url('/talk.mp4'), language: 'fr' });
-      assert.equal(french.status, 400, JSON.stringify(french.body));
-      assert.match(french.body.error as string, /^Step 'captions' \(transcribe\) failed: .*English-only.* not fr/);
-      assert.equal(files.hits.get('/talk.mp4') ?? 0, hits, 'the video was not fetched');
-      assert.deepEqual(await leftovers(server.dataDir), earlier);
-    },
-  );
+    // A bad caption input is refused before the video is fetched.
+    const hits = files.hits.get('/talk.mp4') ?? 0;
+    const misplaced = await server.post('/pipelines/auto-captions/', {
+      video: files.url('/talk.mp4'),
+      position: 'left',
+    });
+    assert.equal(misplaced.status, 400, JSON.stringify(misplaced.body));
+    assert.equal(
+      misplaced.body.error,
+      "Step 'captions' (transcribe) failed: Expected `position` to be one of bottom, middle, top, got `left`",
+    );
+    // The scripted model is English-only, as tiny.en is: another language would be recognised as English anyway.
+    const french = await server.post('/pipelines/auto-captions/', { video: files.url('/talk.mp4'), language: 'fr' });
+    assert.equal(french.status, 400, JSON.stringify(french.body));
+    assert.match(french.body.error as string, /^Step 'captions' \(transcribe\) failed: .*English-only.* not fr/);
+    assert.equal(files.hits.get('/talk.mp4') ?? 0, hits, 'the video was not fetched');
+    assert.deepEqual(await leftovers(server.dataDir), earlier);
+  });
 
   it('answers a 501 saying what to set when the server has no whisper model, before fetching anything', async () => {
     // No skip: without the binding this is a 501 as well (saying what to install).
