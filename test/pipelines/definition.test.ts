@@ -78,6 +78,22 @@ describe('pipeline definitions', () => {
       ['branded'],
       ['short'],
     ]);
+    const captions = parsePipeline(
+      await readFile(path.join(PIPELINES, 'auto-captions.yaml'), 'utf8'),
+      'auto-captions.yaml',
+      registry,
+    );
+    assert.deepEqual(captions.stages, [['captions'], ['captioned']]);
+    assert.deepEqual(
+      captions.inputs.map((i) => [i.name, i.type, i.default]),
+      [
+        ['video', 'url', undefined],
+        ['language', 'string', 'auto'],
+        ['words_per_line', 'integer', 3],
+        ['highlight_color', 'string', '#FFD700'],
+        ['position', 'string', 'bottom'],
+      ],
+    );
   });
 
   it('reads JSON definitions too, and operations by their CLI spelling', () => {
