@@ -1,7 +1,7 @@
 /**
  * `npm run bench:transcribe`: speech recognition's time per minute of audio, with random-weight models of tiny.en's
- * and base.en's dimensions (BENCH_MODELS=tiny.en to take one), on 60 s of speech-like noise (16 kHz mono WAV from
- * lavfi), with all the machine's cores:
+ * and base.en's dimensions (BENCH_MODELS=tiny.en to take one; BENCH_BINDINGS=fugood or napi likewise), on 60 s
+ * of speech-like noise (16 kHz mono WAV from lavfi), with all the machine's cores:
  *
  * - the default binding (@fugood's CPU build) through mediaflow's child, dist/engine/speech/whisper-child.js, as
  *   /transcribe/ runs it (word times, no temperature fallback, so every run decodes the same tokens);
@@ -72,12 +72,14 @@ interface Run {
 }
 
 /** Times `work`, with this process's CPU time and its waited children's. */
-async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; cpuMs: number; load: number; value: T }> {
+async function timed<T extends object>(
+  work: () => Promise<T>,
+): Promise<T & { ms: number; cpuMs: number; load: number }> {
   const cpu = async () => (TICKS ? processSeconds('self') : NaN);
   const [started, before] = [performance.now(), await cpu()];
   const value = await work();
   const ms = Math.round(performance.now() - started);
-  return { ms, cpuMs: Math.round(((await cpu()) - before) * 1000), load: os.loadavg()[0]!, value };
+  return { ...value, ms, cpuMs: Math.round(((await cpu()) - before) * 1000), load: os.loadavg()[0]! };
 }
 
 const FLAGS = ['--language', 'en', '--words', '--threads', String(THREADS), '--no-fallback'];
@@ -120,13 +122,15 @@ async function napiChild(model: string, audio: string, maxTokens: number) {
 async function main() {
   const models = (process.env.BENCH_MODELS ?? 'tiny.en,base.en').split(',') as ModelName[];
   for (const name of models) if (!DIMS[name]) throw new Error(`BENCH_MODELS: ${name} is not one of tiny.en, base.en`);
-  const fugoodMissing = bindingMissing();
+  const bindings = (process.env.BENCH_BINDINGS ?? 'fugood,napi').split(',');
+  const unchosen = (binding: string) => `${binding} is not in BENCH_BINDINGS`;
+  const fugoodMissing = bindings.includes('fugood') ? bindingMissing() : unchosen('@fugood');
   if (!fugoodMissing && !existsSync(CHILD)) throw new Error(`${CHILD} is missing: run npm run build first`);
-  let napiMissing: string | undefined;
+  let napiMissing = bindings.includes('napi') ? undefined : unchosen('@napi-rs/whisper');
   try {
     createRequire(import.meta.url).resolve('@napi-rs/whisper');
   } catch {
-    napiMissing = '@napi-rs/whisper is not installed (npm install --no-save @napi-rs/whisper@0.0.4)';
+    napiMissing ??= '@napi-rs/whisper is not installed (npm install --no-save @napi-rs/whisper@0.0.4)';
   }
   for (const missing of [fugoodMissing, napiMissing]) if (missing) console.log(`skipped: ${missing}`);
 
@@ -136,8 +140,16 @@ async function main() {
   const alone = (run: Run) =>
     run.recognitionMs ? `, recognition alone ${(run.recognitionMs / 1000).toFixed(1)} s` : '';
   const windows = (run: Run) => (run.windows === undefined ? '' : `${run.windows} windows, `);
-  const note = (run: Run) => {
+  const results = path.resolve(import.meta.dirname, 'results');
+  await mkdir(results, { recursive: true });
+  const file = path.join(results, `transcribe-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  const skipped = [fugoodMissing, napiMissing].filter(Boolean);
+  // Written after every run, as a run takes minutes: a bench stopped half way keeps what it measured.
+  const save = () =>
+    writeFile(file, `${JSON.stringify({ cpus: THREADS, targetMs: TARGET_MS, runs, ratios, skipped }, null, 2)}\n`);
+  const note = async (run: Run) => {
     runs.push(run);
+    await save();
     const seconds = (ms: number) => (ms / 1000).toFixed(1);
     console.log(
       `${run.model.padEnd(8)} ${run.binding.padEnd(15)} ${run.how.padEnd(34)} ${seconds(run.ms).padStart(6)} s` +
@@ -149,22 +161,20 @@ async function main() {
     const model = await cached(`random-${name}.bin`, (file) => writeRandomModel(file, { dims: DIMS[name], seed: 1 }));
     if (!fugoodMissing) {
       const child = await timed(() => fugoodChild(model, audio));
-      note({
+      await note({
         binding: '@fugood 1.1.3',
         model: name,
         how: 'child (whisper-child.js)',
         complete: true,
         ...child,
-        ...child.value,
       });
       const inProcess = await timed(() => fugoodInProcess(model, audio));
-      note({
+      await note({
         binding: '@fugood 1.1.3',
         model: name,
         how: 'in process',
         complete: true,
         ...inProcess,
-        ...inProcess.value,
       });
       const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
       ratios[name] = { ms: ratio(child.ms, inProcess.ms), cpu: ratio(child.cpuMs, inProcess.cpuMs) };
@@ -174,7 +184,7 @@ async function main() {
       for (const maxTokens of [1, NAPI_TOKENS]) {
         const run = await timed(() => napiChild(model, audio, maxTokens));
         const how = `child, T=1, <= ${maxTokens} token(s)/window`;
-        note({ binding: '@napi-rs 0.0.4', model: name, how, complete: maxTokens > 1, ...run, ...run.value });
+        await note({ binding: '@napi-rs 0.0.4', model: name, how, complete: maxTokens > 1, ...run });
       }
     }
   }
@@ -182,11 +192,7 @@ async function main() {
     const verdict = run.ms <= TARGET_MS ? 'meets' : 'misses';
     console.log(`tiny.en, ${run.binding} ${run.how}: ${verdict} the target (<= 15 s per minute of audio)`);
   }
-  const results = path.resolve(import.meta.dirname, 'results');
-  await mkdir(results, { recursive: true });
-  const file = path.join(results, `transcribe-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  const skipped = [fugoodMissing, napiMissing].filter(Boolean);
-  await writeFile(file, `${JSON.stringify({ cpus: THREADS, targetMs: TARGET_MS, runs, ratios, skipped }, null, 2)}\n`);
+  await save();
   console.log(`written: ${file}`);
   // The binding keeps native handles open after its answer.
   process.exit(0);
