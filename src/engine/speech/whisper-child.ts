@@ -16,6 +16,7 @@
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { INSTALL_BINDING, WHISPER_BINDING as BINDING } from './binding.js';
+import { transcribeOptions } from './whisper-options.js';
 
 interface Segment {
   text: string;
@@ -58,13 +59,15 @@ async function main(): Promise<void> {
   if (!values.model || !values.audio) throw new Error('--model and --audio are required');
   const binding = loadBinding();
   const context = new binding.WhisperContext({ filePath: values.model, useGpu: false });
-  const options: Record<string, unknown> = {
-    language: values.language,
+  const options = {
+    ...transcribeOptions({
+      language: values.language,
+      words: values.words,
+      threads: values.threads ? Number(values.threads) : undefined,
+      noFallback: values['no-fallback'],
+    }),
     onProgress: (progress: number) => process.stdout.write(`${JSON.stringify({ progress })}\n`),
   };
-  if (values.words) Object.assign(options, { tokenTimestamps: true, maxLen: 1 });
-  if (values.threads) options.maxThreads = Number(values.threads);
-  if (values['no-fallback']) options.temperatureInc = 0;
   const result = await context.transcribeFile(values.audio, options).promise;
   const segments = result.segments.map((segment) => ({ start: segment.t0, end: segment.t1, text: segment.text }));
   process.stdout.write(`${JSON.stringify({ language: result.language, segments })}\n`);
