@@ -224,7 +224,8 @@ describe('A full disk', { skip: unavailable !== undefined } as never, () => {
     let id = '';
     const processing = await eventually(
       async () => {
-        for (const name of await entries(proc, jobsDir)) {
+        // Records only: a temp file being written (then renamed over its record) may still be empty.
+        for (const name of (await entries(proc, jobsDir)).filter((entry) => entry.endsWith('.json'))) {
           const text = await readFile(path.join(inside(proc, jobsDir), name), 'utf8').catch(() => '{}');
           const record = JSON.parse(text) as { id?: string; stage?: string };
           if (record.stage === 'process') id = record.id!;
