@@ -1,6 +1,6 @@
 import { execa, type ResultPromise } from 'execa';
 import { MediaflowError, storageError } from '../errors.js';
-import { KILLABLE_CHILD } from './child-process.js';
+import { KILLABLE_CHILD, readLines } from './child-process.js';
 
 /** How ffmpeg reports a full disk or quota (strerror of ENOSPC and EDQUOT). */
 const DISK_FULL = /No space left on device|Disk quota exceeded/i;
@@ -116,19 +116,12 @@ const COMMON_FFMPEG_FLAGS = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'err
 function followProgress(child: ResultPromise, options: RunOptions): void {
   const { onProgress, expectedSeconds } = options;
   if (!onProgress || !child.stdout) return;
-  let buffered = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (chunk: string) => {
-    buffered += chunk;
-    const lines = buffered.split('\n');
-    buffered = lines.pop() ?? '';
-    for (const line of lines) {
-      const match = /^out_time_(?:us|ms)=(\d+)/.exec(line);
-      if (!match) continue;
-      const outTimeSeconds = Number(match[1]) / 1e6;
-      const ratio = expectedSeconds ? Math.min(1, outTimeSeconds / expectedSeconds) : undefined;
-      onProgress(ratio === undefined ? { outTimeSeconds } : { outTimeSeconds, ratio });
-    }
+  readLines(child.stdout, (line) => {
+    const match = /^out_time_(?:us|ms)=(\d+)/.exec(line);
+    if (!match) return;
+    const outTimeSeconds = Number(match[1]) / 1e6;
+    const ratio = expectedSeconds ? Math.min(1, outTimeSeconds / expectedSeconds) : undefined;
+    onProgress(ratio === undefined ? { outTimeSeconds } : { outTimeSeconds, ratio });
   });
 }
 
