@@ -451,8 +451,11 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
       let downloads = 0;
       const serveModel = serveFile(file('scripted.bin'), 'application/octet-stream');
       const models = await startFileServer({
-        '/models/ggml-tiny.en.bin': (req, res, url) => {
+        // Answered 4 s late: the other job finishes decoding its sound and joins the download meanwhile (without
+        // the wait, a quick refusal could end the first download before the second job asks for the model).
+        '/models/ggml-tiny.en.bin': async (req, res, url) => {
           downloads++;
+          await new Promise((resolve) => setTimeout(resolve, 4000));
           return serveModel(req, res, url);
         },
       });
@@ -460,6 +463,8 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
         const named = await serve({
           MEDIAFLOW_WHISPER_MODEL: 'tiny.en',
           MEDIAFLOW_WHISPER_MODEL_URL: models.url('/models'),
+          // Both jobs at once, whatever the machine's cores.
+          MEDIAFLOW_CONCURRENCY: '2',
         });
         const health = (await (await fetch(`${named.base}/health`)).json()) as {
           transcription: Record<string, unknown>;
