@@ -112,10 +112,14 @@ export interface Recognised {
   words: HeardWord[];
 }
 
+/** whisper.cpp's word for a window without speech. */
+const BLANK_AUDIO = '[BLANK_AUDIO]';
+
 /**
  * Words from whisper.cpp's tokens with their own times (one segment per token): a token that begins with a space
  * begins a word, any other (`flow` after ` media`, a full stop) ends the word before it; empty tokens (the
- * `<|0.00|>` that opens the first window) are dropped.
+ * `<|0.00|>` that opens the first window) are dropped, and so is `[BLANK_AUDIO]`, whisper.cpp's word for a window
+ * without speech, which no caption should show.
  */
 export function wordsOf(tokens: ReadonlyArray<{ start: number; end: number; text: string }>): HeardWord[] {
   const words: HeardWord[] = [];
@@ -127,7 +131,7 @@ export function wordsOf(tokens: ReadonlyArray<{ start: number; end: number; text
       last.end = token.end / 1000;
     } else words.push({ start: token.start / 1000, end: token.end / 1000, word: token.text.trim() });
   }
-  return words;
+  return words.filter((heard) => heard.word !== BLANK_AUDIO);
 }
 
 /**
