@@ -72,6 +72,8 @@ export interface Config {
   webhookAttempts: number;
   /** Milliseconds a webhook receiver has to answer one attempt. */
   webhookTimeoutMs: number;
+  /** Host names (lower case) that webhooks may reach on private addresses, inputs staying refused there. */
+  webhookAllowedHosts: string[];
   /** Redis for the queue, job records and events (BullMQ); unset keeps everything in this process. */
   redisUrl?: string;
   /** Jobs this process works at once; 0 makes an API-only process (Redis mode). Default: the concurrency. */
@@ -396,6 +398,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'time a webhook receiver has to answer one attempt',
   },
   {
+    key: 'webhookAllowedHosts',
+    env: 'MEDIAFLOW_WEBHOOK_ALLOWED_HOSTS',
+    flag: 'webhook-allowed-hosts',
+    kind: 'list',
+    description: 'host names webhooks may reach on private addresses (an n8n beside mediaflow; comma list)',
+  },
+  {
     key: 'redisUrl',
     env: 'MEDIAFLOW_REDIS_URL',
     flag: 'redis-url',
@@ -543,6 +552,7 @@ export function defaultConfig(): Config {
     webhookBackoffMs: 5 * 60_000,
     webhookAttempts: 8,
     webhookTimeoutMs: 15_000,
+    webhookAllowedHosts: [],
     stalledIntervalMs: 30_000,
     dashboard: false,
     s3Prefix: '',

@@ -27,15 +27,17 @@ export const DNS = {
   'v6loop.test': { AAAA: ['::1'] },
   'mapped.test': { AAAA: ['::ffff:127.0.0.1'] },
   'rebind.test': { A: (n: number) => (n === 1 ? [PUBLIC] : ['127.0.0.1']) },
+  'n8n.test': { A: ['192.168.1.1'] },
 } as const;
 
-export type ServerName = 'closed' | 'allowlist' | 'open';
+export type ServerName = 'closed' | 'allowlist' | 'open' | 'webhooks';
 
 /** Environments of the mediaflow servers in the namespace. */
 export const SERVERS: Record<ServerName, Record<string, string>> = {
   closed: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '0' },
   allowlist: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '0', MEDIAFLOW_ALLOWED_HOSTS: 'public.test, private.test' },
   open: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1' },
+  webhooks: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '0', MEDIAFLOW_WEBHOOK_ALLOWED_HOSTS: 'N8N.test' },
 };
 
 export interface NetnsCase {
@@ -396,6 +398,39 @@ function webhooks(): NetnsCase[] {
   return cases;
 }
 
+/**
+ * MEDIAFLOW_WEBHOOK_ALLOWED_HOSTS: webhooks reach a named host on a private address (an n8n beside mediaflow), while
+ * inputs there, and webhooks to any other private host, stay refused.
+ */
+function webhookAllowance(): NetnsCase[] {
+  return [
+    {
+      name: 'webhook allowance: a named host on a private address receives the webhook',
+      server: 'webhooks',
+      url: GOOD,
+      webhook: 'http://n8n.test/hook',
+      expect: { status: 202, publicHits: 1, internalHits: 1 },
+    },
+    {
+      name: 'webhook allowance: the named host is still refused as an input',
+      server: 'webhooks',
+      url: 'http://n8n.test/a.png',
+      expect: resolved('http://n8n.test/a.png', 'a private', '192.168.1.1'),
+    },
+    {
+      name: 'webhook allowance: another private host is still refused as a webhook',
+      server: 'webhooks',
+      url: GOOD,
+      webhook: 'http://private.test/hook',
+      expect: {
+        status: 400,
+        error:
+          "Invalid webhook_url: URL 'http://private.test/hook' is not allowed: its host resolves to a private address (10.0.0.1)",
+      },
+    },
+  ];
+}
+
 export const CASES: NetnsCase[] = [
   ...controls(),
   ...literals(),
@@ -403,4 +438,5 @@ export const CASES: NetnsCase[] = [
   ...redirects(),
   ...allowlist(),
   ...webhooks(),
+  ...webhookAllowance(),
 ];

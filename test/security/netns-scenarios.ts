@@ -88,7 +88,8 @@ async function setUpNamespace(): Promise<{ ipv6: boolean; cleanup: () => Promise
 }
 
 /**
- * One server on port 80 of every address: fixtures and redirects on PUBLIC, a valid PNG (and a count) anywhere else.
+ * One server on port 80 of every address: fixtures and redirects on PUBLIC, a valid PNG (and a count) anywhere else;
+ * `POST /hook` takes a webhook on every address.
  */
 async function startWorld(ipv6: boolean) {
   const hits = { public: [] as string[], internal: [] as string[], webhooks: [] as string[] };
@@ -102,17 +103,16 @@ async function startWorld(ipv6: boolean) {
     const local = (req.socket.localAddress ?? '').replace(/^::ffff:/, '');
     const url = new URL(req.url ?? '/', 'http://x');
     const handle = async () => {
-      if (local !== PUBLIC) {
-        hits.internal.push(`${local} ${url.pathname}`);
-        return send(res, png, 'image/png');
-      }
-      hits.public.push(url.pathname + url.search);
+      if (local !== PUBLIC) hits.internal.push(`${local} ${url.pathname}`);
+      else hits.public.push(url.pathname + url.search);
+      // A hook on any address takes the webhook: an internal one is where MEDIAFLOW_WEBHOOK_ALLOWED_HOSTS points.
       if (url.pathname === '/hook' && req.method === 'POST') {
         const chunks: Buffer[] = [];
         for await (const chunk of req) chunks.push(chunk as Buffer);
         hits.webhooks.push(Buffer.concat(chunks).toString('utf8'));
         return void res.writeHead(200).end('ok');
       }
+      if (local !== PUBLIC) return send(res, png, 'image/png');
       if (url.pathname === '/redirect')
         return void res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end('moved');
       const hop = /^\/hop\/(\d+)$/.exec(url.pathname);

@@ -15,19 +15,30 @@ export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
 /**
  * Webhook targets pass the inputs' address rule (no private, loopback or link-local address
  * unless allowed); the host allowlist of inputs (MEDIAFLOW_ALLOWED_HOSTS) is about where media
- * may come from, not where callbacks go, so it does not apply.
+ * may come from, not where callbacks go, so it does not apply. A host the operator names in
+ * MEDIAFLOW_WEBHOOK_ALLOWED_HOSTS (an n8n beside mediaflow) may be on a private address without
+ * private inputs being allowed too.
  */
-export const webhookPolicy = (config: Config): AddressPolicy => ({
-  allowPrivate: config.allowPrivateUrls,
-  allowedHosts: [],
-});
+export function webhookPolicy(config: Config, url: string): AddressPolicy {
+  return { allowPrivate: config.allowPrivateUrls || namedForWebhooks(url, config), allowedHosts: [] };
+}
+
+function namedForWebhooks(raw: string, config: Config): boolean {
+  if (config.webhookAllowedHosts.length === 0) return false;
+  try {
+    return config.webhookAllowedHosts.includes(bareHost(new URL(raw)).toLowerCase());
+  } catch {
+    // Not a URL: checkUrl says so.
+    return false;
+  }
+}
 
 /**
  * Checks a `webhook_url` at submission: an absolute http(s) URL whose host resolves only to
  * allowed addresses. Delivery checks the addresses again as it connects (a name may change).
  */
 export async function checkWebhookUrl(raw: string, config: Config): Promise<void> {
-  const policy = webhookPolicy(config);
+  const policy = webhookPolicy(config, raw);
   let url: URL;
   try {
     url = checkUrl(raw, policy);
@@ -177,7 +188,7 @@ export class WebhookDeliveries<R extends OwingRecord> {
     if (Date.parse(webhook.next_attempt_at) > Date.now() + 1000) return this.schedule(record!);
     const headers = webhookHeaders(this.key, webhook.message_id, webhook.payload);
     const answer = await postWebhook(webhook.url, webhook.payload, headers, {
-      policy: webhookPolicy(config),
+      policy: webhookPolicy(config, webhook.url),
       timeoutMs: config.webhookTimeoutMs,
     });
     const attempts = webhook.attempts + 1;
