@@ -229,7 +229,9 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
         attempts: 1,
         last_status: 500,
         delivered_at: null,
+        next_attempt_at: beforeKill.webhook!.next_attempt_at,
       });
+      assert.ok(Date.parse(beforeKill.webhook!.next_attempt_at!) > Date.now(), 'the retry is due later');
 
       await killHard(first);
       const killedAt = Date.now();
@@ -285,6 +287,7 @@ describe('jobs survive kill -9 and restarts (the real `mediaflow serve`)', () =>
         attempts: 2,
         last_status: 200,
         delivered_at: doneC.webhook!.delivered_at,
+        next_attempt_at: null,
       });
       assert.equal(doneC.status, 'succeeded');
       assert.equal((await record(dataDir, c)).attempts, 1, 'a pending delivery never re-runs its job');

@@ -360,6 +360,7 @@ describe('asynchronous jobs', () => {
       attempts: 1,
       last_status: 200,
       delivered_at: job.webhook!.delivered_at,
+      next_attempt_at: null,
     });
   });
 

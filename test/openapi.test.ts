@@ -489,7 +489,7 @@ describe('OpenAPI document and docs', () => {
     assert.deepEqual([p.error.properties.status.type, p.error.properties.error.type], ['integer', 'string']);
     assert.deepEqual(p.metadata.type, ['string', 'object', 'null']);
     assert.deepEqual(p.webhook.type, ['object', 'null']);
-    assert.deepEqual(p.webhook.required, ['url', 'attempts', 'last_status', 'delivered_at']);
+    assert.deepEqual(p.webhook.required, ['url', 'attempts', 'last_status', 'delivered_at', 'next_attempt_at']);
     assert.deepEqual(p.webhook.properties.last_status.type, ['integer', 'null']);
     assert.deepEqual(
       [p.webhook.properties.delivered_at.type, p.webhook.properties.delivered_at.format],

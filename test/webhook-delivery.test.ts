@@ -186,6 +186,7 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
       attempts: 3,
       last_status: 500,
       delivered_at: null,
+      next_attempt_at: null,
     });
     assert.deepEqual(await getJob(server.base, id), job, 'the record no longer changes');
     // Nothing is owed any more, so a restart would not send it again either; and the job ran once.
@@ -193,6 +194,31 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     assert.equal(record.webhook!.next_attempt_at, null);
     assert.equal(record.attempts, 1);
     assert.equal((files.hits.get('/f/small-300x200.png') ?? 0) - hitsBefore, 1);
+  });
+
+  it('retries a receiver that answers 404 or 405 (an n8n Wait node left on GET), showing when it tries again', async () => {
+    const server = await serve({ MEDIAFLOW_WEBHOOK_BACKOFF: '1s', MEDIAFLOW_WEBHOOK_ATTEMPTS: '3' });
+    const receiver = await receive((_path, n) => ([404, 405] as const)[n] ?? 200);
+    const id = await submit(server, '/resize_image/', { ...smallImage(), webhook_url: receiver.url('/resume') });
+
+    const refused = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 1);
+    const { next_attempt_at: due, ...attempted } = refused.webhook!;
+    assert.deepEqual(attempted, { url: receiver.url('/resume'), attempts: 1, last_status: 404, delivered_at: null });
+    const wait = Date.parse(due!) - Date.now();
+    assert.ok(wait > 0 && wait < 1300, `next attempt due in ${wait} ms`);
+    const wrongMethod = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 2);
+    assert.equal(wrongMethod.webhook!.last_status, 405);
+    assert.ok(Date.parse(wrongMethod.webhook!.next_attempt_at!) > Date.parse(due!), 'the next retry waits longer');
+
+    const job = await waitForJob(server.base, id, (j) => j.webhook?.delivered_at != null);
+    assert.deepEqual(
+      { ...job.webhook, delivered_at: null },
+      { url: receiver.url('/resume'), attempts: 3, last_status: 200, delivered_at: null, next_attempt_at: null },
+    );
+    assert.deepEqual(
+      receiver.deliveries.map((d) => d.path),
+      ['/resume', '/resume', '/resume'],
+    );
   });
 
   it('retries a receiver that is down (connection refused) until it comes up', async () => {
@@ -204,7 +230,11 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     // Nothing listens: the first attempt is refused, with no status.
     const down = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 1);
     assert.equal(down.status, 'succeeded');
-    assert.deepEqual(down.webhook, { url, attempts: 1, last_status: null, delivered_at: null });
+    const { next_attempt_at: due, ...attempted } = down.webhook!;
+    assert.deepEqual(attempted, { url, attempts: 1, last_status: null, delivered_at: null });
+    // The retry is due about 2 s (± 20%) after the attempt.
+    const wait = Date.parse(due!) - Date.now();
+    assert.ok(wait > 0 && wait < 2500, `next attempt due in ${wait} ms`);
 
     // The receiver comes up on that port before the retry (2 s ± 20% later).
     const seen: Array<{ id: string | undefined; body: string }> = [];
@@ -288,7 +318,13 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
 
     const job = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 2);
     await sleep(500);
-    assert.deepEqual(job.webhook, { url: receiver.url('/hook'), attempts: 2, last_status: 302, delivered_at: null });
+    assert.deepEqual(job.webhook, {
+      url: receiver.url('/hook'),
+      attempts: 2,
+      last_status: 302,
+      delivered_at: null,
+      next_attempt_at: null,
+    });
     assert.equal(job.status, 'succeeded');
     assert.deepEqual(
       receiver.deliveries.map((d) => d.path),
@@ -358,6 +394,7 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
           attempts: 1,
           last_status: 200,
           delivered_at: view.webhook!.delivered_at,
+          next_attempt_at: null,
         });
       }
       assert.equal((byJob(failedId)[0]!.json as unknown as JobView).metadata, 'f');

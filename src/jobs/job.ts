@@ -91,7 +91,13 @@ export interface JobView {
   result: Record<string, unknown> | null;
   error: JobError | null;
   metadata: unknown;
-  webhook: { url: string; attempts: number; last_status: number | null; delivered_at: string | null } | null;
+  webhook: {
+    url: string;
+    attempts: number;
+    last_status: number | null;
+    delivered_at: string | null;
+    next_attempt_at: string | null;
+  } | null;
 }
 
 /** Turns a store path into the URL a client downloads (a presigned one, for a private bucket). */
@@ -177,6 +183,8 @@ export async function jobView(record: JobRecord, urlOf: UrlOf): Promise<JobView>
           attempts: webhook.attempts,
           last_status: webhook.last_status,
           delivered_at: webhook.delivered_at,
+          // A receiver that answers 404 (a Wait node left on GET) shows here when mediaflow will try again.
+          next_attempt_at: webhook.next_attempt_at,
         }
       : null,
   };

@@ -1,4 +1,6 @@
-/** Where the webhook of a job stands. Only `url`, `attempts`, `last_status` and `delivered_at` are shown. */
+/**
+ * Where the webhook of a job stands. `url`, `attempts`, `last_status`, `delivered_at` and `next_attempt_at` are shown.
+ */
 export interface WebhookState {
   url: string;
   attempts: number;

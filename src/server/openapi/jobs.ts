@@ -104,7 +104,7 @@ export function jobSchemas(): Json {
         webhook: {
           type: ['object', 'null'],
           description: 'The delivery to `webhook_url`, or null when the request had none',
-          required: ['url', 'attempts', 'last_status', 'delivered_at'],
+          required: ['url', 'attempts', 'last_status', 'delivered_at', 'next_attempt_at'],
           properties: {
             url: {
               type: 'string',
@@ -119,6 +119,10 @@ export function jobSchemas(): Json {
               description: "The HTTP status of the last attempt's answer, or null (none yet, or no answer)",
             },
             delivered_at: dateTime('When a 2xx answer came, or null', true),
+            next_attempt_at: dateTime(
+              'When the next attempt is due (the first one: when the job ended), or null once delivered or given up',
+              true,
+            ),
           },
         },
       },
@@ -146,6 +150,7 @@ function sampleJob(base: string): Json {
       attempts: 1,
       last_status: 204,
       delivered_at: '2025-01-01T12:00:05.010Z',
+      next_attempt_at: null,
     },
   };
 }
