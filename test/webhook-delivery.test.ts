@@ -196,7 +196,7 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     assert.equal((files.hits.get('/f/small-300x200.png') ?? 0) - hitsBefore, 1);
   });
 
-  it('retries a receiver that answers 404 or 405 (an n8n Wait node left on GET), showing when it tries again', async () => {
+  it('retries a receiver that answers 404 or 405 (a Wait node left on GET), showing when it tries again', async () => {
     const server = await serve({ MEDIAFLOW_WEBHOOK_BACKOFF: '1s', MEDIAFLOW_WEBHOOK_ATTEMPTS: '3' });
     const receiver = await receive((_path, n) => ([404, 405] as const)[n] ?? 200);
     const id = await submit(server, '/resize_image/', { ...smallImage(), webhook_url: receiver.url('/resume') });
