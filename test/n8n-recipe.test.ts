@@ -66,7 +66,7 @@ describe("the README's n8n Code node checks mediaflow's webhook signature", () =
       metadata: JSON.stringify({ row: 7, ratio: 0.1, title: 'Zoë “quoted” ✓ \u2028 / </script>' }),
     });
     assert.equal(res.status, 202, JSON.stringify(res.body));
-    [delivery] = await receiver.received(1);
+    delivery = (await receiver.received(1))[0]!;
   });
   after(async () => {
     await server?.close();

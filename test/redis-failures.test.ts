@@ -139,6 +139,32 @@ describe('Redis mode across processes', () => {
     },
   );
 
+  it('keeps finished jobs for the dashboard, as many as MEDIAFLOW_DASHBOARD_KEEP_JOBS says', async () => {
+    const { api, worker } = await cluster();
+    const front = await api({
+      MEDIAFLOW_DASHBOARD: '1',
+      MEDIAFLOW_API_KEY: 'dash-key',
+      MEDIAFLOW_DASHBOARD_KEEP_JOBS: '2',
+    });
+    const w = await worker({ MEDIAFLOW_DASHBOARD_KEEP_JOBS: '2' });
+    const key = { 'x-api-key': 'dash-key' };
+    const ids: string[] = [];
+    for (const width of [22, 23, 24]) {
+      const id = await submitJob(front.base, '/resize_image/', resize(width), { ...ASYNC, ...key });
+      assert.equal((await waitForJob(front.base, id, undefined, { headers: key })).status, 'succeeded');
+      ids.push(id);
+    }
+    const board = (await (
+      await fetch(`${front.base}/admin/queues/api/queues?activeQueue=jobs&status=completed`, {
+        headers: key,
+      })
+    ).json()) as { queues: Array<{ name: string; counts: { completed: number }; jobs: Array<{ id: string }> }> };
+    const jobs = board.queues.find((queue) => queue.name === 'jobs')!;
+    assert.equal(jobs.counts.completed, 2, 'the two newest finished jobs are kept, the oldest is gone');
+    assert.deepEqual(jobs.jobs.map((job) => job.id).sort(), ids.slice(1).sort());
+    await Promise.all([front, w].map(stop));
+  });
+
   it('cancels a job from one process while another runs it: its ffmpeg is killed and its files removed', async () => {
     const { api, worker, dataDir } = await cluster();
     const front = await api();

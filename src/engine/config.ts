@@ -82,6 +82,10 @@ export interface Config {
   stalledIntervalMs: number;
   /** Serve the BullMQ dashboard at /admin/queues (Redis mode; needs the API key). */
   dashboard: boolean;
+  /** Finished queue entries kept for the dashboard, at most this many per queue... */
+  dashboardKeepJobs: number;
+  /** ...and for at most this many milliseconds. */
+  dashboardKeepAgeMs: number;
   /** Publish outputs to this S3-compatible bucket instead of `<dataDir>/uploads`. */
   s3Bucket?: string;
   /** The S3 API's address (MinIO, R2, Spaces); unset: AWS. */
@@ -435,6 +439,20 @@ export const SETTINGS: readonly Setting[] = [
     description: 'serve the queue dashboard at /admin/queues (Redis mode; needs the API key)',
   },
   {
+    key: 'dashboardKeepJobs',
+    env: 'MEDIAFLOW_DASHBOARD_KEEP_JOBS',
+    flag: 'dashboard-keep-jobs',
+    kind: 'int',
+    description: 'finished jobs the queue keeps for the dashboard, per queue (Redis mode; 0 keeps none)',
+  },
+  {
+    key: 'dashboardKeepAgeMs',
+    env: 'MEDIAFLOW_DASHBOARD_KEEP_AGE',
+    flag: 'dashboard-keep-age',
+    kind: 'duration',
+    description: 'how long the queue keeps a finished job for the dashboard (Redis mode)',
+  },
+  {
     key: 's3Bucket',
     env: 'MEDIAFLOW_S3_BUCKET',
     flag: 's3-bucket',
@@ -555,6 +573,8 @@ export function defaultConfig(): Config {
     webhookAllowedHosts: [],
     stalledIntervalMs: 30_000,
     dashboard: false,
+    dashboardKeepJobs: 1000,
+    dashboardKeepAgeMs: 24 * 3_600_000,
     s3Prefix: '',
     s3ForcePathStyle: false,
     s3UrlTtlMs: 24 * 3_600_000,

@@ -70,15 +70,17 @@ export async function createJobBackend(config: Config, role: Role, logger: Logge
   // ioredis reports every failed reconnect; one line per outage state is enough.
   for (const connection of [commands, subscriber])
     connection.on('error', (error: Error) => logger.debug({ err: error }, 'redis connection error'));
+  const keep = { count: config.dashboardKeepJobs, age: Math.ceil(config.dashboardKeepAgeMs / 1000) };
   const queue = new BullJobQueue({
     url,
     maxWaiting: config.maxQueue,
     concurrency: Math.max(1, workers),
     jobAttempts: config.jobAttempts,
     stalledIntervalMs: config.stalledIntervalMs,
+    keep,
     logger,
   });
-  const deliveries = new BullDeliveryQueue(url, logger, config.stalledIntervalMs);
+  const deliveries = new BullDeliveryQueue(url, logger, config.stalledIntervalMs, keep);
   return {
     kind: 'redis',
     store: new RedisJobStore(commands, config.retentionMs),

@@ -11,6 +11,17 @@ export const JOBS_QUEUE = 'jobs';
 const live = (state: string): boolean => !['completed', 'failed', 'unknown'].includes(state);
 export const WEBHOOKS_QUEUE = 'webhooks';
 
+/**
+ * How many finished BullMQ entries a queue keeps, and for how long, so the dashboard shows what happened
+ * (MEDIAFLOW_DASHBOARD_KEEP_JOBS, MEDIAFLOW_DASHBOARD_KEEP_AGE). An entry holds only a job id: the record is the
+ * job's truth, kept and removed by its own retention.
+ */
+export interface KeepFinished {
+  count: number;
+  /** Seconds, as BullMQ counts them. */
+  age: number;
+}
+
 export interface BullQueueOptions {
   url: string;
   /** Jobs waiting before a submission is refused with 503 (MEDIAFLOW_MAX_QUEUE). */
@@ -21,6 +32,7 @@ export interface BullQueueOptions {
   jobAttempts: number;
   /** A dead worker's job goes back to the queue after about this long (lock duration and stalled check). */
   stalledIntervalMs: number;
+  keep: KeepFinished;
   logger: Logger;
 }
 
@@ -48,7 +60,8 @@ export class BullJobQueue implements JobQueue {
       // would swallow the add, so one left behind (the sweeper runs its record again) goes first.
       if (options.force && ['completed', 'failed'].includes(await this.queue.getJobState(id)))
         await this.queue.remove(id);
-      await this.queue.add('job', { id }, { jobId: id, removeOnComplete: true, removeOnFail: true });
+      const { keep } = this.options;
+      await this.queue.add('job', { id }, { jobId: id, removeOnComplete: keep, removeOnFail: keep });
     });
   }
 
@@ -132,6 +145,7 @@ export class BullDeliveryQueue implements DeliveryQueue {
     private readonly logger: Logger,
     /** An attempt whose worker stopped (killed, or cut off from Redis) is made again after about this long. */
     private readonly stalledIntervalMs: number,
+    private readonly keep: KeepFinished,
   ) {
     this.queue = new Queue(WEBHOOKS_QUEUE, { connection: commandConnection(url), prefix: REDIS_PREFIX });
     this.queue.on('error', (error) => logger.warn({ err: error }, 'webhook queue connection error'));
@@ -142,7 +156,12 @@ export class BullDeliveryQueue implements DeliveryQueue {
     await this.queue.add(
       'deliver',
       { id },
-      { jobId: `${id}-${at}`, delay: Math.max(0, at - Date.now()), removeOnComplete: true, removeOnFail: true },
+      {
+        jobId: `${id}-${at}`,
+        delay: Math.max(0, at - Date.now()),
+        removeOnComplete: this.keep,
+        removeOnFail: this.keep,
+      },
     );
   }
 
