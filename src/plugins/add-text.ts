@@ -1,7 +1,7 @@
 import { assScript } from './shared/ass-captions.js';
 import { assLines } from './shared/ass-script.js';
 import { captionStyleFields, captionStyleOf } from './shared/caption-style.js';
-import { keptContainer, keptFormatParam } from './shared/kept-container.js';
+import { keptFormatParam, keptVideoContainer } from './shared/kept-container.js';
 import { checkLayerTimes, layerTimeFields } from './shared/layer-times.js';
 import {
   argv,
@@ -10,7 +10,6 @@ import {
   definePlugin,
   escapeFilterValue,
   evenPadFilter,
-  isVideoContainer,
   muxerFor,
   Param,
   qualityParam,
@@ -48,7 +47,7 @@ export default definePlugin({
   }),
   output: (p, inputs) => ({
     field: 'output_file',
-    path: `{id}/with_text.${keptContainer(p.format, inputs?.video_url?.[0])}`,
+    path: `{id}/with_text.${keptVideoContainer(p.format, inputs?.video_url?.[0])}`,
   }),
   // What the fields alone say is wrong is refused before anything is downloaded.
   checkParams: checkLayerTimes,
@@ -58,9 +57,7 @@ export default definePlugin({
     const start = timeWithin('start', params.start, facts);
     // Without an end, the text stays to the end of the video (or for ever, when its length is unknown).
     const end = params.end !== undefined ? timeWithin('end', params.end, facts) : (facts.duration ?? 360_000);
-    // The video input makes the kept container a video one; mp4 only satisfies the type.
-    const kept = keptContainer(params.format, facts);
-    const container = isVideoContainer(kept) ? kept : 'mp4';
+    const container = keptVideoContainer(params.format, facts);
     // The user's text goes only into the script, escaped (braces, backslashes, newlines as \N); the
     // filter graph names the script by its generated name, exactly as add-subtitles burns its captions.
     const script = assScript([{ start, end, text: assLines(params.text) }], captionStyleOf(params));

@@ -7,6 +7,7 @@ import changeSpeed from './change-speed.js';
 import convertImageFromUrl from './convert-image-from-url.js';
 import convertVideo from './convert-video.js';
 import cropImageToShort from './crop-image-to-short.js';
+import cropVideo from './crop-video.js';
 import cutMedia from './cut-media.js';
 import extractAudio from './extract-audio.js';
 import extractFrames from './extract-frames.js';
@@ -51,6 +52,8 @@ export const builtinPlugins = [
   changeSpeed,
   normalizeAudio,
   removeSilence,
+  // mediaflow's own addition to the toolbox: a video in a short's frame (the auto-captions-short pipeline).
+  cropVideo,
   // The layers of a short (docs/operations.md#layers-of-a-short).
   mixAudio,
   overlayImage,

@@ -4,16 +4,14 @@ import {
   CONTRACT_VERSION,
   definePlugin,
   evenPadFilter,
-  type MediaFacts,
   muxerFor,
   Param,
   qualityParam,
   timeWithin,
   Type,
   videoEncoder,
-  type VideoContainer,
 } from '../sdk.js';
-import { keptContainer, keptFormatParam } from './shared/kept-container.js';
+import { keptFormatParam, keptVideoContainer } from './shared/kept-container.js';
 import { shownSize } from './shared/shown-size.js';
 import { checkLayerTimes, layerTimeFields } from './shared/layer-times.js';
 
@@ -37,10 +35,6 @@ function placement(position: Position, margin: number): string {
   const [x, y] = spots[position];
   return `x=${x}:y=${y}`;
 }
-
-/** The output's container: `format`, else the input's own (a video input's container is a video container). */
-const containerFor = (format: VideoContainer | undefined, facts: MediaFacts | undefined): VideoContainer =>
-  keptContainer(format, facts) as VideoContainer;
 
 export default definePlugin({
   contract: CONTRACT_VERSION,
@@ -79,7 +73,7 @@ export default definePlugin({
   }),
   output: (p, inputs) => ({
     field: 'output_file',
-    path: `{id}/overlaid.${containerFor(p.format, inputs?.video_url?.[0])}`,
+    path: `{id}/overlaid.${keptVideoContainer(p.format, inputs?.video_url?.[0])}`,
   }),
   // What the fields alone say is wrong is refused before anything is downloaded.
   checkParams: checkLayerTimes,
@@ -89,7 +83,7 @@ export default definePlugin({
     const { facts } = video;
     const start = timeWithin('start', params.start, facts);
     const end = params.end !== undefined ? timeWithin('end', params.end, facts) : undefined;
-    const container = containerFor(params.format, facts);
+    const container = keptVideoContainer(params.format, facts);
     const encoder = videoEncoder(container, { quality: params.quality });
     const size = shownSize(facts.video!);
     // Pixel sizes computed from the probed facts: only numbers reach the graph.

@@ -1,68 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from '../helpers/lifecycle.js';
 import { serveFile, startFileServer, type FileServer } from '../helpers/file-server.js';
+import { captionPixels, meanX } from '../helpers/caption-pixels.js';
 import { audioOf, frameRgb, probe, toneDbAt, videoOf } from '../helpers/media.js';
 import { runCli } from '../helpers/mediaflow.js';
-import { startServeProcess, type ServeProcess } from '../helpers/serve-process.js';
+import { leftovers, type Served, servePipelines, SHIPPED_PIPELINES } from '../helpers/pipeline-server.js';
 import { bindingMissing, HELLO_SCRIPT, writeScriptedModel } from '../helpers/whisper-model.js';
-
-const PIPELINES = path.resolve(import.meta.dirname, '../../pipelines');
-type Frame = Awaited<ReturnType<typeof frameRgb>>;
-type Point = { x: number; y: number };
-
-/**
- * The caption's pixels on the dark blue-grey test video: white text, and the highlighted word in gold (#FFD700) or
- * red (#FF0000). The background has no channel above 64, so anything this bright is the caption.
- */
-function caption(frame: Frame): { white: Point[]; gold: Point[]; red: Point[] } {
-  const found = { white: [] as Point[], gold: [] as Point[], red: [] as Point[] };
-  for (let y = 0; y < frame.height; y += 2)
-    for (let x = 0; x < frame.width; x += 2) {
-      const [r, g, b] = frame.pixel(x, y);
-      if (r > 200 && g > 200 && b > 200) found.white.push({ x, y });
-      else if (r > 200 && g > 150 && b < 90) found.gold.push({ x, y });
-      else if (r > 200 && g < 80 && b < 80) found.red.push({ x, y });
-    }
-  return found;
-}
-
-/**
- * A real `mediaflow serve` (the recogniser's settings are the process's, and its child runs from dist/) with its
- * data directory, and a form POST that answers status and JSON.
- */
-interface Served extends ServeProcess {
-  dataDir: string;
-  post: (route: string, fields: Record<string, string>) => Promise<{ status: number; body: Record<string, unknown> }>;
-  /** The local file behind an output URL. */
-  pathOf: (url: string) => string;
-}
-
-async function serve(dataDir: string, env: Record<string, string>): Promise<Served> {
-  const started = await startServeProcess(dataDir, { MEDIAFLOW_PIPELINES_DIR: PIPELINES, ...env });
-  return {
-    ...started,
-    dataDir,
-    post: async (route, fields) => {
-      const form = new FormData();
-      for (const [key, value] of Object.entries(fields)) form.append(key, value);
-      const res = await fetch(`${started.base}${route}`, { method: 'POST', body: form });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-    },
-    pathOf: (url) => path.join(dataDir, 'uploads', decodeURIComponent(url.slice(`${started.base}/uploads/`.length))),
-  };
-}
-
-const meanX = (points: Point[]) => points.reduce((sum, p) => sum + p.x, 0) / points.length;
-
-/** The files and folders in a data directory's uploads and work folders (or one of them). */
-async function leftovers(dataDir: string, under = '(uploads|work)'): Promise<string[]> {
-  const entries = await readdir(dataDir, { recursive: true }).catch(() => []);
-  return entries.map(String).filter((entry) => new RegExp(`^${under}/.`).test(entry));
-}
 
 // The scripted model says "Hello world." from 0 to 2 s (Hello 0-1, world. 1-2), then, after a pause, "This is
 // mediaflow." from 2.5 to 5 s (This 2.5-3.34, ...), whatever the sound: these are the times the frames are read at.
@@ -94,10 +41,10 @@ describe('pipeline auto-captions (a scripted whisper model)', () => {
       '/talk.mp4': serveFile(file('talk.mp4'), 'video/mp4'),
       '/silent.mp4': serveFile(file('silent.mp4'), 'video/mp4'),
     });
-    unavailable = await serve(await mkdtemp(path.join(dir, 'data-')), { MEDIAFLOW_WHISPER_MODEL: '' });
+    unavailable = await servePipelines(await mkdtemp(path.join(dir, 'data-')), { MEDIAFLOW_WHISPER_MODEL: '' });
     if (missing) return;
     await writeScriptedModel(model(), { segments: HELLO_SCRIPT });
-    server = await serve(await mkdtemp(path.join(dir, 'data-')), { MEDIAFLOW_WHISPER_MODEL: model() });
+    server = await servePipelines(await mkdtemp(path.join(dir, 'data-')), { MEDIAFLOW_WHISPER_MODEL: model() });
   });
   after(async () => {
     for (const started of [server, unavailable]) {
@@ -127,7 +74,7 @@ describe('pipeline auto-captions (a scripted whisper model)', () => {
       assert.ok((await toneDbAt(video, 440, 1, 4)) > -40, 'the 440 Hz tone is still there');
 
       // Hello (0-1 s), then world. (1-2 s), then This (2.5-3.34 s): the highlighted word and the others in white.
-      const lit = await Promise.all([0.5, 1.5, 3].map(async (t) => caption(await frameRgb(video, t))));
+      const lit = await Promise.all([0.5, 1.5, 3].map(async (t) => captionPixels(await frameRgb(video, t))));
       for (const [i, { white, gold }] of lit.entries()) {
         assert.ok(gold.length > 20 && white.length > 20, `frame ${i}: ${gold.length} gold, ${white.length} white`);
         const ys = [...white, ...gold].map((p) => p.y);
@@ -141,7 +88,7 @@ describe('pipeline auto-captions (a scripted whisper model)', () => {
 
       // The pause between the lines, and after the last one: no caption at all.
       for (const t of [2.25, 5.5]) {
-        const { white, gold } = caption(await frameRgb(video, t));
+        const { white, gold } = captionPixels(await frameRgb(video, t));
         assert.equal(white.length + gold.length, 0, `no caption at ${t} s`);
       }
       assert.deepEqual(await leftovers(server.dataDir, 'work'), []);
@@ -157,7 +104,7 @@ describe('pipeline auto-captions (a scripted whisper model)', () => {
     });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const outputs = res.body.outputs as unknown as Record<string, string>;
-    const { white, gold, red } = caption(await frameRgb(server.pathOf(outputs.video!), 0.5));
+    const { white, gold, red } = captionPixels(await frameRgb(server.pathOf(outputs.video!), 0.5));
     assert.equal(gold.length, 0);
     assert.ok(red.length > 20 && white.length > 20, `${red.length} red, ${white.length} white`);
     const ys = [...white, ...red].map((p) => p.y);
@@ -203,14 +150,14 @@ describe('pipeline auto-captions (a scripted whisper model)', () => {
 
   it('runs from the CLI on a local file, and as a batch of two rows', async (context) => {
     if (skipped(context)) return;
-    const env = { MEDIAFLOW_PIPELINES_DIR: PIPELINES, MEDIAFLOW_WHISPER_MODEL: model() };
+    const env = { MEDIAFLOW_PIPELINES_DIR: SHIPPED_PIPELINES, MEDIAFLOW_WHISPER_MODEL: model() };
     const out = await mkdtemp(path.join(dir, 'cli-'));
     const one = await runCli(['run', 'auto-captions', '--input', `video=${file('talk.mp4')}`, '--out-dir', out], {
       env,
     });
     assert.equal(one.exitCode, 0, one.stderr);
     assert.deepEqual(JSON.parse(one.stdout).outputs, { video: path.join(out, 'video.mp4') });
-    const single = caption(await frameRgb(path.join(out, 'video.mp4'), 0.5));
+    const single = captionPixels(await frameRgb(path.join(out, 'video.mp4'), 0.5));
     assert.ok(single.gold.length > 20 && single.white.length > 20, 'the captions, first word lit');
 
     // Relative paths in a batch file are read against the batch file's folder; an empty cell takes the default.
@@ -222,7 +169,7 @@ describe('pipeline auto-captions (a scripted whisper model)', () => {
     const summary = JSON.parse(batch.stdout) as Record<string, unknown>;
     assert.deepEqual([summary.rows, summary.done, summary.failed], [2, 2, 0]);
     const [first, second] = await Promise.all(
-      [1, 2].map(async (row) => caption(await frameRgb(path.join(batchOut, `row-${row}`, 'video.mp4'), 0.5))),
+      [1, 2].map(async (row) => captionPixels(await frameRgb(path.join(batchOut, `row-${row}`, 'video.mp4'), 0.5))),
     );
     assert.ok(first!.gold.length > 20 && first!.red.length === 0, 'row 1: the default gold');
     assert.ok(second!.red.length > 20 && second!.gold.length === 0, 'row 2: its own red');

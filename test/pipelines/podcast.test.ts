@@ -86,7 +86,15 @@ describe('pipeline podcast', () => {
     };
     assert.deepEqual(
       list.pipelines.map((p) => p.name),
-      ['auto-captions', 'captioned-short', 'narrated-short', 'podcast', 'podcast-clip', 'text-to-short'],
+      [
+        'auto-captions',
+        'auto-captions-short',
+        'captioned-short',
+        'narrated-short',
+        'podcast',
+        'podcast-clip',
+        'text-to-short',
+      ],
     );
     const podcast = list.pipelines.find((p) => p.name === 'podcast')!;
     assert.equal(podcast.path, '/pipelines/podcast/');

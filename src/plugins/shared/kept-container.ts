@@ -36,6 +36,13 @@ export const keptContainer = (format: VideoContainer | undefined, facts: MediaFa
   format ?? (facts ? containerOf(facts) : 'mp4');
 
 /**
+ * `keptContainer` for an operation whose input is a video: a video's own container is a video container
+ * (`containerOf`), so the output is one too.
+ */
+export const keptVideoContainer = (format: VideoContainer | undefined, facts: MediaFacts | undefined): VideoContainer =>
+  keptContainer(format, facts) as VideoContainer;
+
+/**
  * Encoder options for sound written anew into `container`: a video container's audio codec, or an audio file's
  * own, at the input's sample rate where the encoder takes it.
  */
