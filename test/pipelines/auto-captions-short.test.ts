@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -115,6 +115,29 @@ describe('pipeline auto-captions-short (a scripted whisper model)', () => {
       { n: 2, steps: ['captioned: add-subtitles'] },
     ]);
     assert.match(run.stdout, /crop=720:1280,setsar=1/);
+  });
+
+  it('runs as a batch from the CLI: one 720x1280 short per row, each captioned', async (context) => {
+    if (skipped(context)) return;
+    const env = { MEDIAFLOW_PIPELINES_DIR: SHIPPED_PIPELINES, MEDIAFLOW_WHISPER_MODEL: model() };
+    const rows = file('rows.csv');
+    await writeFile(rows, 'video,position\ntalk.mp4,\ntalk.mp4,top\n');
+    const out = await mkdtemp(path.join(dir, 'batch-'));
+    const batch = await runCli(['run', 'auto-captions-short', '--batch', rows, '--out-dir', out], { env });
+    assert.equal(batch.exitCode, 0, batch.stderr);
+    const summary = JSON.parse(batch.stdout) as Record<string, unknown>;
+    assert.deepEqual([summary.rows, summary.done, summary.failed], [2, 2, 0]);
+    const lit: number[] = [];
+    for (const row of [1, 2]) {
+      const video = path.join(out, `row-${row}`, 'video.mp4');
+      const stream = videoOf(await probe(video))!;
+      assert.deepEqual([stream.width, stream.height], [720, 1280], `row ${row}`);
+      const { white, gold } = captionPixels(await frameRgb(video, 0.5));
+      assert.ok(gold.length > 20, `row ${row}: the first word lit`);
+      lit.push(extent([...white, ...gold]).top);
+    }
+    // Row 1 takes the short's default, the middle; row 2 its own position, the top.
+    assert.ok(lit[0]! > 1280 / 3 && lit[1]! < 1280 / 3, `caption tops ${lit.join(', ')}`);
   });
 
   it('answers a 501 saying what to set when the server has no whisper model, before fetching anything', async () => {
