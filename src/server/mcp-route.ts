@@ -57,7 +57,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     const server = createMcpServer(registry, {
       jobs,
       config,
-      logger: request.log,
+      logger: app.log,
       baseUrl: base,
       ownBases: [...new Set([base, `${request.protocol}://${request.host}`])],
       ...(owner === undefined ? {} : { owner }),
