@@ -219,6 +219,16 @@ function transportSuite(name: string, connect: () => Promise<Connected>, files: 
         /did you mean 'convert-video'/,
       );
     });
+
+    it('answers a job that fails as it runs with a tool error: its code and message', async () => {
+      const result = (await mcp.client.callTool({
+        name: 'trim-media',
+        arguments: { media_url: files().url('/missing.mp4'), start: '0.5' },
+      })) as CallToolResult;
+      assert.equal(result.isError, true);
+      assert.match((result.content[0] as { text: string }).text, /^MF_ERR_DOWNLOAD: Failed to download .*404/);
+      assert.equal(structured(result).code, 'MF_ERR_DOWNLOAD');
+    });
   });
 }
 
