@@ -141,7 +141,10 @@ export interface ServerServices {
   jobs: JobService;
 }
 
-/** The server's runtime; its job stack in the 'api' role works jobs too, unless MEDIAFLOW_WORKERS is 0. */
+/**
+ * The server's runtime (and `mediaflow mcp`'s, a server on stdio); its job stack in the 'api' role works jobs
+ * too, unless MEDIAFLOW_WORKERS is 0.
+ */
 export async function serverServices(options: RuntimeOptions, jobObserver?: JobObserver): Promise<ServerServices> {
   const c = createRuntime(options);
   const engine = resolve(c, TOKENS.Engine);

@@ -20,7 +20,10 @@ const LAYERS: Array<{ name: string; holds: (relative: string) => boolean }> = [
   { name: 'pipelines', holds: (f) => f.startsWith('pipelines/') },
   { name: 'jobs', holds: (f) => f.startsWith('jobs/') },
   { name: 'composition root', holds: (f) => f === 'runtime.ts' },
-  { name: 'front ends', holds: (f) => f.startsWith('server/') || f.startsWith('cli/') || f === 'index.ts' },
+  {
+    name: 'front ends',
+    holds: (f) => f.startsWith('server/') || f.startsWith('cli/') || f.startsWith('mcp/') || f === 'index.ts',
+  },
 ];
 
 const layerOf = (relative: string): number => LAYERS.findIndex((layer) => layer.holds(relative));

@@ -15,6 +15,7 @@ import { cliRuntime } from './cli-runtime.js';
 import { fail } from './fail.js';
 import { flagKey } from './flag-key.js';
 import { fontsCommand } from './fonts-command.js';
+import { mcpCommand } from './mcp-command.js';
 import { modelsCommand } from './models-command.js';
 import { ensureWritableDir } from './out-dir.js';
 import { runToFile } from './output-file.js';
@@ -117,6 +118,7 @@ function serveCommand(registry: Registry): Command {
 const BUILT_IN_COMMANDS: { readonly [name in CliCommand]: (registry: Registry) => Command } = {
   serve: serveCommand,
   worker: workerCommand,
+  mcp: mcpCommand,
   run: runCommand,
   plugins: pluginsCommand,
   fonts: fontsCommand,

@@ -23,6 +23,7 @@ import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import { apiKeyCheck, keyOwner, metricsCheck } from './auth.js';
 import { registerDashboard } from './dashboard.js';
 import { registerJobRoutes } from './job-routes.js';
+import { registerMcpRoutes } from './mcp-route.js';
 import { submitJob, type SubmitContext } from './job-submission.js';
 import { registerPipelineRoutes } from './pipeline-routes.js';
 import { createMetrics } from './metrics.js';
@@ -199,6 +200,8 @@ export async function buildServer(
   }
   await registerPipelineRoutes(app, { config, registry, onRequest: checkKey, submit });
   registerJobRoutes(app, jobs, checkKey, ownerOf);
+  // Every operation and pipeline as an MCP tool, over streamable HTTP (docs/mcp.md).
+  registerMcpRoutes(app, { config, registry, jobs, onRequest: checkKey, submit });
   if (config.dashboard) {
     const queues = jobs.backend.bullQueues;
     if (!queues || !config.apiKey)

@@ -14,7 +14,7 @@
 export const dashed = (name: string): string => name.replace(/_/g, '-');
 
 /** The CLI's own subcommands, in the order `--help` lists them. */
-export const CLI_COMMANDS = ['serve', 'worker', 'run', 'plugins', 'fonts', 'models', 'quickstart'] as const;
+export const CLI_COMMANDS = ['serve', 'worker', 'mcp', 'run', 'plugins', 'fonts', 'models', 'quickstart'] as const;
 export type CliCommand = (typeof CLI_COMMANDS)[number];
 
 /** The names no plugin may take: the CLI's own commands and commander's `help`. */
@@ -31,6 +31,7 @@ export const SERVER_PATHS = {
   admin: '/admin',
   openapi: '/openapi.json',
   docs: '/docs',
+  mcp: '/mcp',
 } as const;
 
 /** A plugin's path may be neither one of these nor under one. */

@@ -93,8 +93,11 @@ function fieldSchema(
   };
 }
 
-/** The body schema of an operation: its fields, required when they have no default. */
-export function bodySchema(plugin: PluginDefinition, encoding: 'form' | 'json', bodyLimit: number | undefined): Json {
+/**
+ * An operation's own fields, required when they have no default: the body schema without the job's
+ * fields, and the input schema of the operation's MCP tool (src/mcp/tools.ts).
+ */
+export function paramsSchema(plugin: PluginDefinition, encoding: 'form' | 'json', bodyLimit: number | undefined): Json {
   const examples = exampleFields(plugin);
   const properties = Object.fromEntries(
     Object.entries(plugin.params.properties).map(([key, property]) => [
@@ -105,10 +108,15 @@ export function bodySchema(plugin: PluginDefinition, encoding: 'form' | 'json', 
   const required = (plugin.params.required ?? []).filter(
     (key) => (plugin.params.properties[key] as Json | undefined)?.default === undefined,
   );
+  return { type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
+}
+
+/** The body schema of an operation: its fields and the job's (`webhook_url`, `metadata`); unknown ones are ignored. */
+export function bodySchema(plugin: PluginDefinition, encoding: 'form' | 'json', bodyLimit: number | undefined): Json {
+  const params = paramsSchema(plugin, encoding, bodyLimit);
   return {
-    type: 'object',
-    properties: { ...properties, ...jobFields(encoding) },
-    ...(required.length > 0 ? { required } : {}),
+    ...params,
+    properties: { ...(params.properties as Json), ...jobFields(encoding) },
     additionalProperties: true,
   };
 }

@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// `npm run build` (and `prepare`, so `npm install` and `npm ci` run it): src/ to dist/.
+//
+// The JavaScript comes from sucrase, which strips the types and changes nothing else (the ES2022 modules run
+// as written), in every install alike. The declarations (dist/**/*.d.ts, the types plugin authors import)
+// and the type check come from tsc, a dev dependency: a development install and `npm pack` have it, a
+// production install (`npm ci --omit=dev`) runs the server and needs neither, so it goes without the
+// compiler's 23 MB (docs/deploy.md).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { transform } from 'sucrase';
+
+const root = path.resolve(import.meta.dirname, '..');
+const src = path.join(root, 'src');
+const dist = path.join(root, 'dist');
+
+for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
+  if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.d.ts')) continue;
+  const file = path.join(entry.parentPath, entry.name);
+  const out = path.join(dist, path.relative(src, file)).replace(/\.ts$/, '.js');
+  const name = path.basename(out);
+  const { code, sourceMap } = transform(readFileSync(file, 'utf8'), {
+    transforms: ['typescript'],
+    // Class fields, optional chaining and the like are the target's own (ES2022, Node 20): left as written.
+    disableESTransforms: true,
+    filePath: path.relative(path.dirname(out), file),
+    sourceMapOptions: { compiledFilename: name },
+  });
+  mkdirSync(path.dirname(out), { recursive: true });
+  writeFileSync(out, `${code}\n//# sourceMappingURL=${name}.map\n`);
+  writeFileSync(`${out}.map`, JSON.stringify({ ...sourceMap, sources: [path.relative(path.dirname(out), file)] }));
+}
+
+let tsc;
+try {
+  tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+} catch {
+  console.log('dist/: JavaScript only (typescript, a dev dependency, is not installed: no declarations)');
+}
+if (tsc)
+  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--emitDeclarationOnly'], {
+    stdio: 'inherit',
+    cwd: root,
+  });

@@ -1,0 +1,296 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { after, before, describe, it } from './helpers/lifecycle.js';
+import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { audioOf, durationOf, probe, videoOf } from './helpers/media.js';
+import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { eventually, ffmpegChildren } from './helpers/serve-process.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const BIN = path.join(ROOT, 'bin/mediaflow.js');
+const PIPELINES = path.join(ROOT, 'pipelines');
+const API_KEY = 'mcp-test-key';
+
+/** One transport's client, with what the checks need to know of the process behind it. */
+interface Connected {
+  client: Client;
+  dataDir: string;
+  /** The process that runs the jobs (and their ffmpeg). */
+  pid: () => number;
+  /** The local file behind a result URL. */
+  fileOf: (url: string) => string;
+  close: () => Promise<void>;
+}
+
+const newClient = () => new Client({ name: 'mediaflow-test', version: '1.0.0' });
+
+/** `mediaflow mcp` as a client starts it: the real CLI as a child process, MCP on its stdin and stdout. */
+async function overStdio(): Promise<Connected> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-mcp-stdio-'));
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp'],
+    cwd: dataDir,
+    env: {
+      ...getDefaultEnvironment(),
+      ...(process.env.FFMPEG_PATH ? { FFMPEG_PATH: process.env.FFMPEG_PATH } : {}),
+      MEDIAFLOW_ALLOW_PRIVATE_URLS: '1',
+      MEDIAFLOW_DATA_DIR: dataDir,
+      MEDIAFLOW_PIPELINES_DIR: PIPELINES,
+      MEDIAFLOW_LOG_LEVEL: 'warn',
+    },
+    stderr: 'pipe',
+  });
+  const client = newClient();
+  await client.connect(transport);
+  return {
+    client,
+    dataDir,
+    pid: () => transport.pid!,
+    // Without MEDIAFLOW_PUBLIC_URL the results are file:// URLs of the data directory's uploads/.
+    fileOf: (url) => {
+      assert.ok(url.startsWith(`file://${dataDir}/uploads/`), url);
+      return fileURLToPath(url);
+    },
+    close: async () => {
+      await client.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `POST /mcp` of a real server on a loopback socket, with the API key. */
+async function overHttp(server: TestServer): Promise<Connected> {
+  const client = newClient();
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.base}/mcp`), {
+      requestInit: { headers: { 'x-api-key': API_KEY } },
+    }),
+  );
+  return {
+    client,
+    dataDir: server.dataDir,
+    pid: () => process.pid,
+    fileOf: server.pathOf,
+    close: () => client.close(),
+  };
+}
+
+const jobRecords = async (dataDir: string) =>
+  Promise.all(
+    (await readdir(path.join(dataDir, 'jobs')).catch(() => [] as string[]))
+      .filter((name) => name.endsWith('.json'))
+      .map(async (name) => JSON.parse(await readFile(path.join(dataDir, 'jobs', name), 'utf8')) as JobFile),
+  );
+
+interface JobFile {
+  id: string;
+  output_id: string;
+  name: string;
+  status: string;
+}
+
+const structured = (result: CallToolResult) => result.structuredContent as Record<string, unknown>;
+
+/** The checks both transports must pass. */
+function transportSuite(name: string, connect: () => Promise<Connected>, files: () => FileServer) {
+  describe(`MCP over ${name}`, () => {
+    let mcp: Connected;
+    before(async () => {
+      mcp = await connect();
+    });
+    after(() => mcp?.close());
+
+    it('lists every operation and pipeline as a tool, with the schema of its plugin', async () => {
+      const { tools } = await mcp.client.listTools();
+      const byName = new Map(tools.map((tool) => [tool.name, tool]));
+      for (const expected of ['convert-video', 'trim-media', 'merge-audios', 'images-to-video', 'podcast-clip'])
+        assert.ok(byName.has(expected), `${expected} in ${[...byName.keys()].join(', ')}`);
+      const convert = byName.get('convert-video')!;
+      assert.match(convert.description ?? '', /Convert a video to another format/);
+      assert.deepEqual(convert.inputSchema.required, ['video_url']);
+      const properties = convert.inputSchema.properties as Record<string, { enum?: string[]; default?: unknown }>;
+      assert.ok(properties.format?.enum?.includes('webm'));
+      assert.equal(properties.format?.default, 'mp4');
+      assert.ok(!('webhook_url' in properties), 'the job fields of HTTP are no tool arguments');
+      assert.deepEqual(byName.get('trim-media')!.inputSchema.required, ['media_url']);
+      // A pipeline's inputs: those without a default are required.
+      const clip = byName.get('podcast-clip')!;
+      assert.deepEqual(clip.inputSchema.required, ['episode', 'start', 'end']);
+      assert.match(clip.description ?? '', /trim-media/);
+    });
+
+    it('runs a short operation and answers its result URL', async () => {
+      const result = (await mcp.client.callTool({
+        name: 'trim-media',
+        arguments: { media_url: files().url('/f/clip-2s-640x360-25fps.mp4'), start: '0.5' },
+      })) as CallToolResult;
+      assert.equal(result.isError, undefined, JSON.stringify(result.content));
+      const body = structured(result);
+      assert.equal(typeof body.message, 'string');
+      assert.deepEqual(JSON.parse((result.content[0] as { text: string }).text), {
+        message: body.message,
+        output_file: body.output_file,
+      });
+      const info = await probe(mcp.fileOf(body.output_file as string));
+      assert.ok(Math.abs(durationOf(info) - 1.5) < 0.1, `duration ${durationOf(info)}`);
+      assert.ok(videoOf(info) && audioOf(info));
+    });
+
+    it('sends progress notifications while a long job runs, then its result', async () => {
+      const progress: Progress[] = [];
+      const result = (await mcp.client.callTool(
+        {
+          name: 'images-to-video',
+          arguments: { image_urls: files().url('/f/small-300x200.png'), seconds_per_image: 120, fps: 30 },
+        },
+        undefined,
+        { onprogress: (report) => progress.push(report), resetTimeoutOnProgress: true },
+      )) as CallToolResult;
+      assert.equal(result.isError, undefined, JSON.stringify(result.content));
+      assert.ok(progress.length >= 1, 'at least one progress notification');
+      for (const [i, report] of progress.entries()) {
+        assert.equal(report.total, 100);
+        assert.ok(report.progress > 0 && report.progress < 100, `progress ${report.progress}`);
+        if (i > 0) assert.ok(report.progress > progress[i - 1]!.progress, 'each notification higher than the last');
+        assert.equal(typeof report.message, 'string');
+      }
+      const info = await probe(mcp.fileOf(structured(result).output_file as string));
+      assert.ok(Math.abs(durationOf(info) - 120) < 0.5, `duration ${durationOf(info)}`);
+    });
+
+    it('cancels the job when the client cancels the call: ffmpeg killed, nothing left behind', async () => {
+      const before = new Set((await jobRecords(mcp.dataDir)).map((job) => job.id));
+      const controller = new AbortController();
+      // A picture shown for an hour at 60 fps: ffmpeg would take minutes.
+      const call = mcp.client.callTool(
+        {
+          name: 'images-to-video',
+          arguments: { image_urls: files().url('/f/small-300x200.png'), seconds_per_image: 3600, fps: 60 },
+        },
+        undefined,
+        { signal: controller.signal },
+      );
+      assert.ok(await eventually(async () => (await ffmpegChildren(mcp.pid())).length === 1, 20_000), 'ffmpeg started');
+      controller.abort();
+      await assert.rejects(call);
+      assert.ok(
+        await eventually(async () => (await ffmpegChildren(mcp.pid())).length === 0, 10_000),
+        'ffmpeg was killed',
+      );
+      const job = (await jobRecords(mcp.dataDir)).find((record) => !before.has(record.id))!;
+      assert.ok(
+        await eventually(async () =>
+          (await jobRecords(mcp.dataDir)).some((r) => r.id === job.id && r.status === 'cancelled'),
+        ),
+        'the job ended cancelled',
+      );
+      assert.ok(
+        await eventually(async () => (await readdir(path.join(mcp.dataDir, 'work')).catch(() => [])).length === 0),
+        'its work folder removed',
+      );
+      const uploads = await readdir(path.join(mcp.dataDir, 'uploads')).catch(() => [] as string[]);
+      assert.deepEqual(
+        uploads.filter((entry) => entry.startsWith(job.output_id)),
+        [],
+      );
+    });
+
+    it('answers a bad argument with a tool error naming it, and mediaflow code', async () => {
+      const result = (await mcp.client.callTool({
+        name: 'convert-video',
+        arguments: { video_url: files().url('/f/clip-2s-640x360-25fps.mp4'), format: 'gif' },
+      })) as CallToolResult;
+      assert.equal(result.isError, true);
+      assert.match((result.content[0] as { text: string }).text, /^MF_ERR_PARAM: Unsupported format 'gif'/);
+      assert.equal(structured(result).code, 'MF_ERR_PARAM');
+      const missing = (await mcp.client.callTool({ name: 'trim-media', arguments: {} })) as CallToolResult;
+      assert.equal(missing.isError, true);
+      assert.match((missing.content[0] as { text: string }).text, /media_url/);
+      await assert.rejects(
+        mcp.client.callTool({ name: 'convert-vidoe', arguments: {} }),
+        /did you mean 'convert-video'/,
+      );
+    });
+
+    it('answers a job that fails as it runs with a tool error: its code and message', async () => {
+      const result = (await mcp.client.callTool({
+        name: 'trim-media',
+        arguments: { media_url: files().url('/missing.mp4'), start: '0.5' },
+      })) as CallToolResult;
+      assert.equal(result.isError, true);
+      assert.match((result.content[0] as { text: string }).text, /^MF_ERR_DOWNLOAD: Failed to download .*404/);
+      assert.equal(structured(result).code, 'MF_ERR_DOWNLOAD');
+    });
+  });
+}
+
+describe('the MCP server', () => {
+  let files: FileServer;
+  let server: TestServer;
+  before(async () => {
+    files = await startFileServer();
+    server = await startMediaflow({ MEDIAFLOW_API_KEY: API_KEY, MEDIAFLOW_PIPELINES_DIR: PIPELINES });
+  });
+  after(async () => {
+    await server?.close();
+    await files?.close();
+  });
+
+  transportSuite('stdio (mediaflow mcp)', overStdio, () => files);
+  transportSuite(
+    'streamable HTTP (POST /mcp)',
+    () => overHttp(server),
+    () => files,
+  );
+
+  describe('POST /mcp and the API key', () => {
+    it('is a 401 without the key, and the client cannot connect', async () => {
+      const initialize = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      };
+      for (const headers of [{}, { 'x-api-key': 'wrong' }] as Array<Record<string, string>>) {
+        const res = await fetch(`${server.base}/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+          body: JSON.stringify(initialize),
+        });
+        assert.equal(res.status, 401);
+        assert.deepEqual(await res.json(), { error: 'Invalid or missing API key', code: 'MF_ERR_AUTH' });
+      }
+      await assert.rejects(
+        newClient().connect(new StreamableHTTPClientTransport(new URL(`${server.base}/mcp`))),
+        (error: { code?: unknown }) => error.code === 401,
+      );
+    });
+
+    it('refuses a session id it did not give, and a request without one that is no initialize', async () => {
+      const headers = {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'x-api-key': API_KEY,
+      };
+      const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+      const unknown = await fetch(`${server.base}/mcp`, {
+        method: 'POST',
+        headers: { ...headers, 'mcp-session-id': '3f0c7a52-8d7e-4c1b-9a55-2b3c4d5e6f70' },
+        body: list,
+      });
+      assert.equal(unknown.status, 404);
+      assert.match(((await unknown.json()) as { error: string }).error, /Unknown MCP session/);
+      const none = await fetch(`${server.base}/mcp`, { method: 'POST', headers, body: list });
+      assert.equal(none.status, 400);
+      assert.match(((await none.json()) as { error: string }).error, /Mcp-Session-Id/);
+    });
+  });
+});
