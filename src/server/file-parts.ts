@@ -3,7 +3,7 @@ import type { MultipartFile } from '@fastify/multipart';
 import type { FilePartHandler } from './body.js';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../engine/config.js';
-import { diskFullError, MediaflowError, paramError, shortened } from '../engine/errors.js';
+import { diskFullError, isAbort, MediaflowError, paramError, shortened } from '../engine/errors.js';
 import { ByteBudget } from '../engine/inputs/fetcher.js';
 import { checkUploadedFile, receiveFile, uploadPath } from '../engine/inputs/uploaded-file.js';
 import { SERVER_PATHS } from '../engine/plugins/reserved.js';
@@ -95,17 +95,21 @@ export class FileParts {
     }
   }
 
-  /** An error as the client is told it: its own limits and checks, a full disk, or its going away. */
+  /**
+   * An error as the client is told it: its own limits and checks, a full disk, its going away, a
+   * body cut inside a part (busboy's "terminated early"); anything else is ours, told without its
+   * details (a system error names paths of the server).
+   */
   private explained(error: unknown): Error {
     if (error instanceof MediaflowError) return error;
-    if (this.request.raw.aborted || !this.request.raw.complete) {
-      if (this.request.raw.destroyed) return clientGone();
-      // Busboy's "terminated early": the body ended inside a part.
+    const full = diskFullError(error);
+    if (full) return full;
+    const { complete, destroyed } = this.request.raw;
+    // A request is destroyed once read, too: only one that did not arrive whole is a client gone.
+    if (isAbort(error) || (destroyed && !complete)) return clientGone();
+    if (!complete && (error as NodeJS.ErrnoException).syscall === undefined)
       return paramError(`Malformed request body: ${(error as Error).message}`);
-    }
-    return (
-      diskFullError(error) ?? new MediaflowError('MF_ERR_INTERNAL', 'Storing an uploaded file failed', { cause: error })
-    );
+    return new MediaflowError('MF_ERR_INTERNAL', 'Storing an uploaded file failed', { cause: error });
   }
 
   /**
