@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
@@ -75,6 +75,16 @@ async function kept(server: TestServer): Promise<string[]> {
       path.join(dir, entry),
     );
   return [...(await list('uploads')), ...(await list('work'))];
+}
+
+/** Bytes of the file parts a server is receiving (in its work folder). */
+async function receivedBytes(server: TestServer): Promise<number> {
+  let total = 0;
+  for (const entry of await kept(server)) {
+    if (!/^work\/upload-[^/]+\/\d+/.test(entry)) continue;
+    total += (await stat(path.join(server.dataDir, entry)).catch(() => ({ size: 0 }))).size;
+  }
+  return total;
 }
 
 describe('files instead of URLs', () => {
@@ -201,22 +211,37 @@ describe('files instead of URLs', () => {
     assert.deepEqual(await kept(server), before);
   });
 
-  it('refuses files adding up to more than MEDIAFLOW_MAX_REQUEST_BYTES with a 413 and keeps nothing', async () => {
-    const small = await startMediaflow({ MEDIAFLOW_MAX_REQUEST_BYTES: String(600 * 1024) });
+  it('refuses files over MEDIAFLOW_MAX_REQUEST_BYTES together, or over MEDIAFLOW_MAX_INPUTS, with a 413', async () => {
+    const small = await startMediaflow({ MEDIAFLOW_MAX_REQUEST_BYTES: String(600 * 1024), MEDIAFLOW_MAX_INPUTS: '2' });
     try {
       // Two files each within the input limit, together over the request's: the first is received, then dropped.
-      const answer = await post(
-        `${small.base}/merge-videos/`,
+      // Twice: the rest of a refused body is read and dropped, so the kept-alive connection serves the next request.
+      for (const attempt of [1, 2]) {
+        const answer = await post(
+          `${small.base}/merge-videos/`,
+          await form([
+            ['video_urls', file(CLIP, 'video/mp4')],
+            ['video_urls', file(CLIP, 'video/mp4')],
+          ]),
+        );
+        assert.equal(answer.status, 413, `${attempt}: ${JSON.stringify(answer.body)}`);
+        assert.equal(
+          answer.body.error,
+          'The inputs of this request add up to more than the limit of 614400 bytes (MEDIAFLOW_MAX_REQUEST_BYTES)',
+        );
+      }
+      assert.deepEqual(await kept(small), []);
+      // More files than a job may have inputs, however small.
+      const many = await post(
+        `${small.base}/files/`,
         await form([
-          ['video_urls', file(CLIP, 'video/mp4')],
-          ['video_urls', file(CLIP, 'video/mp4')],
+          ['a', file(PICTURE, 'image/png')],
+          ['b', file(PICTURE, 'image/png')],
+          ['c', file(PICTURE, 'image/png')],
         ]),
       );
-      assert.equal(answer.status, 413, JSON.stringify(answer.body));
-      assert.equal(
-        answer.body.error,
-        'The inputs of this request add up to more than the limit of 614400 bytes (MEDIAFLOW_MAX_REQUEST_BYTES)',
-      );
+      assert.equal(many.status, 413, JSON.stringify(many.body));
+      assert.equal(many.body.error, 'Request has more file parts than the limit of 2 (MEDIAFLOW_MAX_INPUTS)');
       assert.deepEqual(await kept(small), []);
     } finally {
       await small.close();
@@ -242,13 +267,10 @@ describe('files instead of URLs', () => {
           `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${data.length * 3}\r\n\r\n`,
       );
       socket.write(sent);
-      // The part has reached the server's work folder...
+      // The part has reached the server's work folder (all of it, when the cut is after it)...
+      const expected = cut === 'inside the file' ? 1 : data.length;
       assert.ok(
-        await eventually(
-          async () => (await kept(server)).some((entry) => entry.startsWith('work/upload-')),
-          10_000,
-          20,
-        ),
+        await eventually(async () => (await receivedBytes(server)) >= expected, 10_000, 20),
         `${cut}: the part was being received`,
       );
       // ...when the client goes away.

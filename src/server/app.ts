@@ -80,7 +80,7 @@ export async function buildServer(
     ...timeLimitOptions(config),
   });
   limitConnections(app.server, config, app.log);
-  installErrorHandler(app, config.bodyLimit);
+  installErrorHandler(app, config);
   const runtime = { config, registry, logger: app.log, observer: metrics.observer };
   const { engine, store, workspaces, binaries, jobs } = await serverServices(
     { ...runtime, ...(options.binaries ? { binaries: options.binaries } : {}) },

@@ -49,6 +49,12 @@ export async function readFields(request: FastifyRequest, onFile: FilePartHandle
     // whole is a client that went away, and nothing of it is kept.
     if (!request.raw.complete) throw clientGone();
   } catch (error) {
+    // Answered before the body has all arrived: the rest is read and dropped (within MEDIAFLOW_REQUEST_TIMEOUT),
+    // so that the client gets the answer and the connection stays usable; a stalled parser would hold it.
+    if (!request.raw.complete) {
+      request.raw.unpipe();
+      request.raw.resume();
+    }
     if (
       error instanceof MediaflowError ||
       isAbort(error) ||

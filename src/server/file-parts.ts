@@ -48,6 +48,11 @@ export class FileParts {
   private readonly budget: ByteBudget;
   private dir: string | undefined;
   private published = false;
+  /** Fires when the client goes away before its body has all arrived. */
+  private readonly gone = new AbortController();
+  private readonly onClose = () => {
+    if (!this.request.raw.complete) this.gone.abort(clientGone());
+  };
 
   constructor(
     private readonly context: UploadContext,
@@ -68,15 +73,25 @@ export class FileParts {
     const source = `'${printable(name || part.fieldname)}' (file part \`${printable(part.fieldname)}\`)`;
     try {
       if (this.dir === undefined) {
+        this.request.raw.once('close', this.onClose);
         await requireDiskSpace(config.dataDir, config.minFreeDiskBytes);
         this.dir = await workspaces.create(`upload-${this.request.id}`);
       }
+      // Gone before this part: its 'close' may have passed before the listener was there.
+      if (this.request.raw.destroyed) this.onClose();
+      this.gone.signal.throwIfAborted();
       const storePath = uploadPath(name, part.mimetype);
       const file = path.join(this.dir, `${this.received.length}${path.extname(storePath)}`);
-      const { bytes, sha256 } = await receiveFile(part.file, file, source, {
-        maxBytes: config.maxInputBytes,
-        budget: this.budget,
-      });
+      const { bytes, sha256 } = await receiveFile(
+        part.file,
+        file,
+        source,
+        {
+          maxBytes: config.maxInputBytes,
+          budget: this.budget,
+        },
+        this.gone.signal,
+      );
       this.received.push({
         field: part.fieldname,
         name,
@@ -162,6 +177,7 @@ export class FileParts {
 
   /** Removes the request's work folder, with whatever was received and not published. */
   async close(): Promise<void> {
+    this.request.raw.off('close', this.onClose);
     if (this.dir !== undefined) await this.context.workspaces.remove(this.dir);
   }
 }

@@ -26,18 +26,20 @@ export function uploadPath(filename: string, contentType: string | undefined): s
 /**
  * Streams one uploaded file to `target`, never holding it whole: a 413 at the first byte past
  * MEDIAFLOW_MAX_INPUT_BYTES or past the request's budget (MEDIAFLOW_MAX_REQUEST_BYTES). Returns its
- * size and SHA-256 (what an idempotent replay is compared by: the same file uploaded again).
+ * size and SHA-256 (what an idempotent replay is compared by: the same file uploaded again). `signal`
+ * stops it (the client went away: the parser does not always end a part it was cut in).
  */
 export async function receiveFile(
   file: Readable,
   target: string,
   source: string,
   limits: { maxBytes: number; budget: ByteBudget },
+  signal: AbortSignal,
 ): Promise<{ bytes: number; sha256: string }> {
   const meter = byteMeter(source, { maxBytes: limits.maxBytes }, limits.budget);
   const hash = createHash('sha256');
   meter.on('data', (chunk: Buffer) => hash.update(chunk));
-  await pipeline(file, meter, createWriteStream(target));
+  await pipeline(file, meter, createWriteStream(target), { signal });
   return { bytes: meter.bytes, sha256: hash.digest('hex') };
 }
 
