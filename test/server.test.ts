@@ -308,11 +308,16 @@ describe('server', () => {
     assert.equal(health.queue.concurrency, server.config.concurrency);
   });
 
-  it('refuses file uploads, malformed bodies and unsupported content types with {error}', async () => {
+  it('refuses a file part where no URL field is, malformed bodies and unknown content types with {error}', async () => {
     const withFile = new FormData();
     withFile.append('text', 'hello');
     withFile.append('subtitle', new Blob(['1\n00:00:00,000 --> 00:00:01,000\nhi\n']), 'hi.srt');
-    assertError(await send(server.base, '/generate-subtitles/', { multipart: withFile }), 400, server, /URL/);
+    assertError(
+      await send(server.base, '/generate-subtitles/', { multipart: withFile }),
+      400,
+      server,
+      /^File part `subtitle` is not an input: this route takes no files$/,
+    );
 
     assertError(
       await send(server.base, '/generate-subtitles/', { raw: '{"text": "unterminated', type: 'application/json' }),

@@ -22,7 +22,8 @@ export const ERRORS = {
     title: 'Invalid parameter',
     description:
       'A parameter is missing, of the wrong type, out of range or not in its enum; an unsupported format; ' +
-      'too few or too many URLs; an invalid `metadata` or `Idempotency-Key`; fields nested more than 32 levels deep.',
+      'too few or too many URLs; an invalid `metadata` or `Idempotency-Key`; fields nested more than 32 levels deep; ' +
+      'a file part named after no input field, or none sent to /files/.',
   },
   MF_ERR_URL: {
     status: 400,
@@ -72,14 +73,14 @@ export const ERRORS = {
   MF_ERR_TOO_LARGE: {
     status: 413,
     title: 'Too large',
-    description: 'A request body, its number of parts, or an input is larger than its limit.',
+    description: 'A request body, its number of parts, or an input (downloaded or uploaded) is larger than its limit.',
   },
   MF_ERR_MEDIA_TYPE: {
     status: 415,
     title: 'Unsupported media type',
     description:
       "The body's Content-Type is not multipart/form-data, application/x-www-form-urlencoded or " +
-      'application/json, or its charset is not one mediaflow reads.',
+      'application/json (/files/ takes multipart/form-data only), or its charset is not one mediaflow reads.',
   },
   MF_ERR_RANGE: {
     status: 416,
@@ -89,7 +90,7 @@ export const ERRORS = {
   MF_ERR_MEDIA: {
     status: 422,
     title: 'Unusable media',
-    description: 'An input was downloaded but is not usable media, or ffmpeg (or the plugin) refused it.',
+    description: 'An input was downloaded or uploaded but is not usable media, or ffmpeg (or the plugin) refused it.',
   },
   MF_ERR_IDEMPOTENCY: {
     status: 422,

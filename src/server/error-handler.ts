@@ -1,20 +1,31 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../engine/config.js';
+import { inputTooLarge } from '../engine/inputs/fetcher.js';
 import { codeOfStatus, diskFullError, ERRORS, isAbort, MediaflowError, type ErrorCode } from '../engine/errors.js';
 
+/** The limits the framework's own 413s name. */
+export type BodyLimits = Pick<Config, 'bodyLimit' | 'maxInputBytes' | 'maxInputs'>;
+
 /** Fastify's and its plugins' own errors as registry errors, with the texts of docs/errors.md. */
-function fromFramework(error: FastifyError, bodyLimit: number): MediaflowError | undefined {
+function fromFramework(error: FastifyError, limits: BodyLimits): MediaflowError | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-    case 'FST_REQ_FILE_TOO_LARGE':
       return new MediaflowError(
         'MF_ERR_TOO_LARGE',
-        `Request body is larger than the limit of ${bodyLimit} bytes (MEDIAFLOW_BODY_LIMIT)`,
+        `Request body is larger than the limit of ${limits.bodyLimit} bytes (MEDIAFLOW_BODY_LIMIT)`,
+      );
+    // Behind the count of file-parts.ts, which names the file: only a file it did not read gets here.
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return inputTooLarge('file part', limits.maxInputBytes);
+    case 'FST_FILES_LIMIT':
+      return new MediaflowError(
+        'MF_ERR_TOO_LARGE',
+        `Request has more file parts than the limit of ${limits.maxInputs} (MEDIAFLOW_MAX_INPUTS)`,
       );
     case 'FST_PARTS_LIMIT':
     case 'FST_FIELDS_LIMIT':
-    case 'FST_FILES_LIMIT':
       return new MediaflowError('MF_ERR_TOO_LARGE', `Request has more parts than allowed (${error.message})`);
     case 'FST_UNDER_PRESSURE':
       return new MediaflowError('MF_ERR_BUSY', 'Server is under heavy load; retry later');
@@ -84,7 +95,7 @@ export function clientErrorHandler(this: FastifyInstance, error: NodeJS.ErrnoExc
  * Every error leaves as `{error, code}` JSON with the registry's status; unexpected ones are logged
  * and answered briefly.
  */
-export function installErrorHandler(app: FastifyInstance, bodyLimit: number): void {
+export function installErrorHandler(app: FastifyInstance, limits: BodyLimits): void {
   app.setErrorHandler((thrown: FastifyError, request, reply) => {
     if (isAbort(thrown)) {
       // The client went away; nobody reads this answer.
@@ -92,8 +103,7 @@ export function installErrorHandler(app: FastifyInstance, bodyLimit: number): vo
       return reply.status(cancelled.status).send(body(cancelled));
     }
     // A full disk on any route (a job record, an upload being read) says so with a 507, not a bare 500.
-    const error =
-      diskFullError(thrown) ?? (thrown instanceof MediaflowError ? thrown : fromFramework(thrown, bodyLimit));
+    const error = diskFullError(thrown) ?? (thrown instanceof MediaflowError ? thrown : fromFramework(thrown, limits));
     if (!error) {
       request.log.error({ err: thrown, code: 'MF_ERR_INTERNAL' }, 'unexpected error');
       const internal = new MediaflowError('MF_ERR_INTERNAL', 'Internal server error');
