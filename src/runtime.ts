@@ -133,10 +133,15 @@ export async function wireJobs(c: DependencyContainer, role: Role, observer?: Jo
   return jobs;
 }
 
-/** What the HTTP server uses: the engine, the store it serves or links outputs from, ffmpeg and the job stack. */
+/**
+ * What the HTTP server uses: the engine, the store it serves or links outputs from (and keeps uploaded files in), work
+ * folders, ffmpeg and the job stack.
+ */
 export interface ServerServices {
   engine: Engine;
   store: OutputStore;
+  /** Work folders: files uploaded with a request wait in one until they are published. */
+  workspaces: Workspaces;
   binaries: Binaries;
   jobs: JobService;
 }
@@ -147,7 +152,7 @@ export async function serverServices(options: RuntimeOptions, jobObserver?: JobO
   const engine = resolve(c, TOKENS.Engine);
   const binaries = resolve(c, TOKENS.Binaries);
   const jobs = await wireJobs(c, 'api', jobObserver);
-  return { engine, store: resolve(c, TOKENS.Store), binaries, jobs };
+  return { engine, store: resolve(c, TOKENS.Store), workspaces: resolve(c, TOKENS.Workspaces), binaries, jobs };
 }
 
 /** `mediaflow worker`'s runtime: the job stack alone, working jobs from the shared queue. */

@@ -6,7 +6,7 @@ import { assertCode } from './security/hostile.js';
 
 /**
  * The edges of an HTTP request that users of n8n, browsers and scripts meet: the wrong method,
- * CORS, a field sent twice, lists with other separators, uploaded files, and urlencoded bodies in
+ * CORS, a field sent twice, lists with other separators, misnamed file parts, and urlencoded bodies in
  * another charset. None of these reaches ffmpeg.
  */
 
@@ -136,32 +136,18 @@ describe('HTTP requests', () => {
     }
   });
 
-  it('refuses uploaded files, naming the URL fields of the operation, whatever their size', async () => {
+  it('refuses a file part named after no input field, naming the input fields, whatever its size', async () => {
     const small = new Blob(['not really a picture']);
-    const inField = multipart([
-      ['image_url', small],
-      ['width', '10'],
-      ['height', '10'],
-    ]);
-    assertError(
-      await request(`${server.base}/resize_image/`, { method: 'POST', body: inField }),
-      400,
-      /^File uploads are not supported: pass the file's URL in `image_url`$/,
-    );
     const elsewhere = multipart([['file', small]]);
     assertError(
       await request(`${server.base}/merge-audio-video/`, { method: 'POST', body: elsewhere }),
       400,
-      /^File uploads are not supported, and there is no field `file`: pass the files' URLs in `video_url`, `audio_url`$/,
+      /^File part `file` is not an input: send files in `video_url`, `audio_url`$/,
     );
-    // Far over the body limit (1 MiB): the answer is about uploads, not about raising the limit.
+    // Far over the body limit (1 MiB): the answer is about the field, not about raising the limit.
     const large = multipart([['video', new Blob([Buffer.alloc(5 * 1024 * 1024, 1)])]]);
     const answer = await request(`${server.base}/convert-video/`, { method: 'POST', body: large });
-    assertError(
-      answer,
-      400,
-      /^File uploads are not supported, and there is no field `video`: pass the files' URLs in `video_url`$/,
-    );
+    assertError(answer, 400, /^File part `video` is not an input: send files in `video_url`$/);
     assert.doesNotMatch(String(answer.body.error), /limit|MEDIAFLOW_BODY_LIMIT/);
     // Large fields that are not files are still over the body limit.
     assertError(

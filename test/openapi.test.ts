@@ -251,6 +251,35 @@ describe('OpenAPI document and docs', () => {
     },
   );
 
+  it('says that URL fields take file parts in a multipart body only, and describes POST /files/', async () => {
+    const document = await getDocument();
+    const content = document.paths['/merge-audio-video/'].post.requestBody.content;
+    const filePart = {
+      contentMediaType: 'application/octet-stream',
+      description: 'A file sent as a part (docs/files.md)',
+    };
+    assert.deepEqual(content['multipart/form-data'].schema.properties.video_url.anyOf, [
+      { format: 'uri', description: 'A URL' },
+      filePart,
+    ]);
+    assert.equal(content['application/x-www-form-urlencoded'].schema.properties.video_url.anyOf, undefined);
+    assert.equal(content['application/json'].schema.properties.video_url.anyOf, undefined);
+    const merge = document.paths['/merge-audios/'].post.requestBody.content['multipart/form-data'].schema;
+    assert.deepEqual(merge.properties.audio_urls.anyOf, [{ description: 'URLs separated by commas' }, filePart]);
+    assert.match(merge.properties.audio_urls.description, /file parts of this name, one per file/);
+    // Not a URL field: no file.
+    assert.equal(merge.properties.format.anyOf, undefined);
+
+    const files = document.paths['/files/'].post;
+    assert.deepEqual(files.security, [{ apiKey: [] }]);
+    assert.deepEqual(files.requestBody.content['multipart/form-data'].schema.additionalProperties, {
+      contentMediaType: 'application/octet-stream',
+    });
+    const answer = files.responses['200'].content['application/json'].schema;
+    assert.deepEqual(answer.properties.files.items.required, ['field', 'name', 'size', 'content_type', 'url']);
+    for (const status of ['400', '401', '413', '415', '422']) assert.ok(files.responses[status], status);
+  });
+
   it(
     'offers example values that work: every example passes validation, no field shown at a bound it does ' + 'not need',
     async () => {

@@ -207,21 +207,21 @@ export const SETTINGS: readonly Setting[] = [
     env: 'MEDIAFLOW_MAX_INPUT_BYTES',
     flag: 'max-input-bytes',
     kind: 'int',
-    description: 'largest input download, bytes',
+    description: 'largest input, downloaded or uploaded, bytes',
   },
   {
     key: 'maxInputs',
     env: 'MEDIAFLOW_MAX_INPUTS',
     flag: 'max-inputs',
     kind: 'int',
-    description: 'URLs in one request',
+    description: 'inputs (URLs and files) in one request',
   },
   {
     key: 'maxRequestBytes',
     env: 'MEDIAFLOW_MAX_REQUEST_BYTES',
     flag: 'max-request-bytes',
     kind: 'int',
-    description: 'bytes all inputs of one request may add up to',
+    description: 'bytes all inputs of one request may add up to (downloads, or the files uploaded with it)',
   },
   {
     key: 'maxSubtitleBytes',
@@ -348,7 +348,7 @@ export const SETTINGS: readonly Setting[] = [
     env: 'MEDIAFLOW_BODY_LIMIT',
     flag: 'body-limit',
     kind: 'int',
-    description: 'largest request body, bytes',
+    description: 'largest request body, bytes (the text fields of a multipart body; files have the input limits)',
   },
   {
     key: 'pipelinesDir',

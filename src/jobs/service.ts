@@ -35,6 +35,11 @@ export interface Submission {
   metadata?: unknown;
   webhookUrl?: string;
   idempotencyKey?: string;
+  /**
+   * What an idempotent replay is compared by in place of `fields`, when they name something new at
+   * every request: files uploaded with the request, each a new URL, compared by their content.
+   */
+  fingerprintFields?: Record<string, unknown>;
   /** The submitting API key's hash, when several keys are configured (auth.ts keyOwner). */
   owner?: string;
 }
@@ -71,7 +76,7 @@ const CANCELLED = new DOMException('Job cancelled', 'AbortError');
 /** The idempotency fingerprint: what a replay must repeat exactly. */
 function fingerprint(submission: Submission): string {
   // `canonical` recurses: the nesting limit bounds it, whoever submits (HTTP, CLI, SDK).
-  checkNesting(submission.fields);
+  checkNesting(submission.fingerprintFields ?? submission.fields);
   checkNesting(submission.metadata);
   const canonical = (value: unknown): unknown =>
     value && typeof value === 'object' && !Array.isArray(value)
@@ -83,7 +88,8 @@ function fingerprint(submission: Submission): string {
       : Array.isArray(value)
         ? value.map(canonical)
         : value;
-  const { kind, name, fields, metadata, webhookUrl } = submission;
+  const { kind, name, metadata, webhookUrl } = submission;
+  const fields = submission.fingerprintFields ?? submission.fields;
   return createHash('sha256')
     .update(
       JSON.stringify(canonical({ kind, name, fields, metadata: metadata ?? null, webhookUrl: webhookUrl ?? null })),

@@ -22,6 +22,8 @@ import type { JobService } from '../jobs/service.js';
 import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import { apiKeyCheck, keyOwner, metricsCheck } from './auth.js';
 import { registerDashboard } from './dashboard.js';
+import type { UploadContext } from './file-parts.js';
+import { registerFilesRoute } from './files-route.js';
 import { registerJobRoutes } from './job-routes.js';
 import { submitJob, type SubmitContext } from './job-submission.js';
 import { registerPipelineRoutes } from './pipeline-routes.js';
@@ -61,8 +63,8 @@ export async function buildServer(
 ): Promise<{ app: FastifyInstance; engine: Engine; jobs: JobService; store: OutputStore }> {
   const { config, registry } = options;
   const metrics = createMetrics();
-  const uploads = path.join(config.dataDir, 'uploads');
-  await mkdir(uploads, { recursive: true });
+  const uploadsDir = path.join(config.dataDir, 'uploads');
+  await mkdir(uploadsDir, { recursive: true });
 
   const app = Fastify({
     logger: options.logger ?? { level: 'info' },
@@ -80,7 +82,7 @@ export async function buildServer(
   limitConnections(app.server, config, app.log);
   installErrorHandler(app, config.bodyLimit);
   const runtime = { config, registry, logger: app.log, observer: metrics.observer };
-  const { engine, store, binaries, jobs } = await serverServices(
+  const { engine, store, workspaces, binaries, jobs } = await serverServices(
     { ...runtime, ...(options.binaries ? { binaries: options.binaries } : {}) },
     metrics.jobObserver,
   );
@@ -111,11 +113,19 @@ export async function buildServer(
   registerUrlencoded(app, config.bodyLimit);
   // Every parsed body, on every route, before any code walks it.
   app.addHook('preValidation', async (request) => checkNesting(request.body));
+  // Files count against the input limits as they are streamed to disk (file-parts.ts); the parser's
+  // own size limit only stands behind that count. As many files as a job may have inputs.
   await app.register(multipart, {
-    limits: { fieldSize: config.bodyLimit, fields: 200, parts: 201, files: 1, fileSize: 0 },
+    limits: {
+      fieldSize: config.bodyLimit,
+      fields: 200,
+      parts: 200 + config.maxInputs,
+      files: config.maxInputs,
+      fileSize: config.maxInputBytes + 1,
+    },
   });
   await app.register(fastifyStatic, {
-    root: uploads,
+    root: uploadsDir,
     prefix: `${SERVER_PATHS.uploads}/`,
     index: false,
     list: false,
@@ -176,13 +186,15 @@ export async function buildServer(
   // it gets a 401 whatever it sends, and costs no parsing.
   const checkKey = apiKeyCheck(config);
   const ownerOf = keyOwner(config);
-  const submit: SubmitContext = { jobs, config, baseUrl: (request) => baseUrl(request, config), ownerOf };
+  const uploads: UploadContext = { config, store, workspaces, ffprobe: binaries.ffprobe };
+  const submit: SubmitContext = { jobs, config, uploads, baseUrl: (request) => baseUrl(request, config), ownerOf };
+  registerFilesRoute(app, { uploads, onRequest: checkKey, baseUrl: submit.baseUrl });
   for (const plugin of registry.list()) {
-    const urlFields = Object.entries(plugin.params.properties).flatMap(([key, schema]) =>
+    const inputFields = Object.entries(plugin.params.properties).flatMap(([key, schema]) =>
       inputSpecOf(schema) ? [key] : [],
     );
     app.post(plugin.path, { onRequest: checkKey }, (request, reply) =>
-      submitJob(request, reply, 'operation', plugin.name, submit, urlFields),
+      submitJob(request, reply, 'operation', plugin.name, submit, inputFields),
     );
     // Another method on an operation's path is the wrong method, not a missing route (HEAD comes with GET).
     app.route({

@@ -1,27 +1,17 @@
+import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { isAbort, MediaflowError, paramError, tooLargeError } from '../engine/errors.js';
+import { clientGone } from './disconnect.js';
 
-/** The 400 for a file part: uploads are refused whatever their size, and the message says where URLs go instead. */
-function uploadRefused(field: string, urlFields: readonly string[]): MediaflowError {
-  const named = urlFields.map((name) => `\`${name}\``).join(', ');
-  if (urlFields.includes(field))
-    return paramError(`File uploads are not supported: pass the file's URL in \`${field}\``);
-  if (urlFields.length === 0)
-    return paramError(`File uploads are not supported, and there is no field \`${field}\`: inputs are given by URL`);
-  return paramError(
-    `File uploads are not supported, and there is no field \`${field}\`: pass the files' URLs in ${named}`,
-  );
-}
+/** What becomes of a file part: the value its field takes (the URL the file is kept at), or a refusal. */
+export type FilePartHandler = (part: MultipartFile) => Promise<string>;
 
 /**
  * The request's fields as one flat object, whatever the encoding: multipart/form-data (the
- * interface's), urlencoded or JSON. Files are refused: inputs are referenced by URL, in the
- * fields `urlFields` names (for the message).
+ * interface's), urlencoded or JSON. A file part becomes the value `onFile` gives for it (or its
+ * refusal), in its field, in the order of the parts (a list field may mix URLs and files).
  */
-export async function readFields(
-  request: FastifyRequest,
-  urlFields: readonly string[] = [],
-): Promise<Record<string, unknown>> {
+export async function readFields(request: FastifyRequest, onFile: FilePartHandler): Promise<Record<string, unknown>> {
   if (!request.isMultipart()) {
     const body = request.body;
     if (body === undefined || body === null) return {};
@@ -31,8 +21,7 @@ export async function readFields(
   }
   // Busboy cuts a field at its size limit and says so only in a flag; the fields together are held
   // to the body limit too, as the other encodings are. The size is counted as the parts arrive
-  // rather than read from Content-Length: a large body is most often a file, which gets its own
-  // answer (uploads are not supported) rather than one about the body limit.
+  // rather than read from Content-Length: files have limits of their own (MEDIAFLOW_MAX_INPUT_BYTES).
   const limit = request.routeOptions.bodyLimit;
   const tooLarge = () =>
     tooLargeError(`Request body is larger than the limit of ${limit} bytes (MEDIAFLOW_BODY_LIMIT)`);
@@ -43,18 +32,22 @@ export async function readFields(
   const fields: Record<string, unknown> = Object.create(null);
   try {
     for await (const part of request.parts()) {
-      if (part.type === 'file') {
-        part.file.resume();
-        throw uploadRefused(part.fieldname, urlFields);
-      }
       const name = typeof part.fieldname === 'string' ? part.fieldname : '';
-      total += Buffer.byteLength(name) + (typeof part.value === 'string' ? Buffer.byteLength(part.value) : 0);
-      if (part.valueTruncated || total > limit) throw tooLarge();
+      let value: unknown;
+      if (part.type === 'file') value = await onFile(part);
+      else {
+        value = part.value;
+        total += Buffer.byteLength(name) + (typeof value === 'string' ? Buffer.byteLength(value) : 0);
+        if (part.valueTruncated || total > limit) throw tooLarge();
+      }
       // A part without a name is no field of ours: ignored like any unknown field.
       if (!name) continue;
       const previous = fields[name];
-      fields[name] = previous === undefined ? part.value : [previous, part.value].flat();
+      fields[name] = previous === undefined ? value : [previous, value].flat();
     }
+    // The parser ends quietly when the body stops between two parts: a body that did not arrive
+    // whole is a client that went away, and nothing of it is kept.
+    if (!request.raw.complete) throw clientGone();
   } catch (error) {
     if (
       error instanceof MediaflowError ||

@@ -8,6 +8,7 @@ import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import { checkWebhookUrl } from '../jobs/webhooks/deliveries.js';
 import { readFields } from './body.js';
 import { untilDisconnect } from './disconnect.js';
+import { FileParts, inputFileParts, type UploadContext } from './file-parts.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_METADATA_BYTES } from './limits.js';
 
 /** An Idempotency-Key: 1 to MAX_IDEMPOTENCY_KEY_LENGTH visible ASCII characters. */
@@ -80,6 +81,8 @@ function synchronousAnswer(record: JobRecord, jobs: JobService): Promise<Record<
 export interface SubmitContext {
   jobs: JobService;
   config: Config;
+  /** Where file parts sent in place of URLs are received and kept. */
+  uploads: UploadContext;
   baseUrl: (request: FastifyRequest) => string;
   /** The owner of the request's jobs (auth.ts keyOwner): set with several API keys. */
   ownerOf: (request: FastifyRequest) => string | undefined;
@@ -89,8 +92,8 @@ export interface SubmitContext {
  * The handler behind every operation and pipeline route: reads the fields, submits the job, and
  * either answers 202 at once (asynchronous) or waits for the job and answers its result exactly
  * as the synchronous interface does. A synchronous client that hangs up cancels its job; an
- * asynchronous job is not tied to its connection. `urlFields` are the fields that take URLs,
- * named when a file is uploaded instead.
+ * asynchronous job is not tied to its connection. A file part named after one of `inputFields`
+ * is that input: it is kept in the output store and the job reads it there, as an own output.
  */
 export async function submitJob(
   request: FastifyRequest,
@@ -98,26 +101,42 @@ export async function submitJob(
   kind: JobKind,
   name: string,
   context: SubmitContext,
-  urlFields: readonly string[] = [],
+  inputFields: readonly string[] = [],
 ) {
   const { jobs, config } = context;
-  const raw = await readFields(request, urlFields);
-  // Read first, so the answer never races an unread body.
-  await requireDiskSpace(config.dataDir, config.minFreeDiskBytes);
-  const { options, fields } = await readJobOptions(request, raw, config);
   const base = context.baseUrl(request);
-  const owner = context.ownerOf(request);
-  const { record, created } = await jobs.submit({
-    kind,
-    name,
-    fields,
-    baseUrl: base,
-    // Both the public base and the address the request reached name this server: a client inside
-    // the same network may use the latter. Either way only published outputs are read.
-    ownBases: [...new Set([base, `${request.protocol}://${request.host}`])],
-    ...options,
-    ...(owner === undefined ? {} : { owner }),
-  });
+  const files = new FileParts(context.uploads, request, base);
+  let submitted: { record: JobRecord; created: boolean };
+  let options: JobOptions;
+  try {
+    const raw = await readFields(request, inputFileParts(files, inputFields));
+    // Read first, so the answer never races an unread body.
+    await requireDiskSpace(config.dataDir, config.minFreeDiskBytes);
+    const read = await readJobOptions(request, raw, config);
+    options = read.options;
+    await files.publish();
+    const owner = context.ownerOf(request);
+    submitted = await jobs.submit({
+      kind,
+      name,
+      fields: read.fields,
+      ...(files.count > 0 ? { fingerprintFields: files.fingerprintFields(read.fields) } : {}),
+      baseUrl: base,
+      // Both the public base and the address the request reached name this server: a client inside
+      // the same network may use the latter. Either way only published outputs are read.
+      ownBases: [...new Set([base, `${request.protocol}://${request.host}`])],
+      ...options,
+      ...(owner === undefined ? {} : { owner }),
+    });
+    // A replay runs the earlier job, on the files of the earlier request.
+    if (!submitted.created) await files.discard();
+  } catch (error) {
+    await files.discard().catch((failure: unknown) => request.log.warn({ err: failure }, 'removing uploaded files'));
+    throw error;
+  } finally {
+    await files.close();
+  }
+  const { record, created } = submitted;
   if (!created) request.log.info({ job: record.id, key: options.idempotencyKey }, 'idempotent replay');
   if (options.mode === 'async') {
     const statusUrl = `${base}${SERVER_PATHS.jobs}/${record.id}`;

@@ -36,8 +36,9 @@ function describe(definition: PipelineDefinition) {
  * `GET /pipelines` lists the pipelines of the pipelines folder with their inputs;
  * `POST /pipelines/<name>/` runs one with the request's fields as its inputs and answers
  * `{message, outputs}` with the results' URLs, or runs it as a job like any operation route.
- * Definitions are read at each request, so an edited file takes effect without a restart. Inputs are URLs only: steps
- * accept local files solely when an earlier step of the same run made them.
+ * Definitions are read at each request, so an edited file takes effect without a restart. Inputs are URLs (or files
+ * sent with the request, kept as own outputs): steps accept local files solely when an earlier step of the same run
+ * made them.
  */
 export async function registerPipelineRoutes(app: FastifyInstance, options: PipelineRouteOptions): Promise<void> {
   const { config, registry } = options;
@@ -60,9 +61,10 @@ export async function registerPipelineRoutes(app: FastifyInstance, options: Pipe
     const { name } = request.params as { name: string };
     // An unknown or broken pipeline is refused before the body is read.
     const definition = await loadPipelineByName(config.pipelinesDir, name, registry);
-    const urlFields = definition.inputs
+    // A file part named after an input of type url or urls is that input.
+    const inputFields = definition.inputs
       .filter((input) => input.type === 'url' || input.type === 'urls')
       .map((input) => input.name);
-    return submitJob(request, reply, 'pipeline', name, options.submit, urlFields);
+    return submitJob(request, reply, 'pipeline', name, options.submit, inputFields);
   });
 }

@@ -52,10 +52,31 @@ export const formatBytes = (bytes: number) =>
 
 export const inputTooLarge = (url: string, limit: number, setting = 'MEDIAFLOW_MAX_INPUT_BYTES') =>
   tooLargeError(`Input ${url} is larger than the limit of ${formatBytes(limit)} (${setting})`);
-const requestTooLarge = (limit: number) =>
+export const requestTooLarge = (limit: number) =>
   tooLargeError(
     `The inputs of this request add up to more than the limit of ${formatBytes(limit)} (MEDIAFLOW_MAX_REQUEST_BYTES)`,
   );
+
+/**
+ * A pass-through that counts the bytes of one input (a download's body, an uploaded file) and fails
+ * with a 413 at the first chunk past its limit or past the request's budget, so that no more is read.
+ */
+export function byteMeter(
+  source: string,
+  limits: Pick<FetchLimits, 'maxBytes' | 'maxBytesSetting'>,
+  budget?: ByteBudget,
+): Transform & { readonly bytes: number } {
+  let bytes = 0;
+  const meter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      bytes += chunk.length;
+      if (bytes > limits.maxBytes) return done(inputTooLarge(source, limits.maxBytes, limits.maxBytesSetting));
+      if (budget && !budget.take(chunk.length)) return done(requestTooLarge(budget.limit));
+      done(null, chunk);
+    },
+  });
+  return Object.defineProperty(meter, 'bytes', { get: () => bytes }) as Transform & { readonly bytes: number };
+}
 
 /**
  * A DNS lookup that checks every address the name resolves to and hands the socket only those
@@ -179,16 +200,9 @@ export async function download(
         res.destroy();
         throw requestTooLarge(options.budget.limit);
       }
-      let bytes = 0;
-      const meter = new Transform({
-        transform(chunk: Buffer, _encoding, done) {
-          bytes += chunk.length;
-          if (bytes > limits.maxBytes) return done(inputTooLarge(rawUrl, limits.maxBytes, limits.maxBytesSetting));
-          if (options.budget && !options.budget.take(chunk.length)) return done(requestTooLarge(options.budget.limit));
-          done(null, chunk);
-        },
-      });
+      const meter = byteMeter(rawUrl, limits, options.budget);
       await pipeline(res, meter, createWriteStream(destination), { signal });
+      const bytes = meter.bytes;
       const contentType = res.headers['content-type'];
       return contentType ? { bytes, contentType, headers: res.headers } : { bytes, headers: res.headers };
     }

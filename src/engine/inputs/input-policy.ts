@@ -108,6 +108,18 @@ const describe = (facts: MediaFacts): string => {
   return streams ? `${demuxerOf(facts)} with ${streams}` : `${demuxerOf(facts)} with no usable stream`;
 };
 
+/** Whether probed facts are what an input of `kind` needs: its streams, read by one of its demuxers. */
+function fits(facts: MediaFacts, kind: InputKind): boolean {
+  const streams: Record<InputKind, boolean> = {
+    audio: Boolean(facts.audio),
+    video: Boolean(facts.video) && !facts.isImage,
+    image: facts.isImage,
+    subtitle: Boolean(facts.subtitle),
+    media: Boolean(facts.audio || facts.video),
+  };
+  return streams[kind] && DEMUXERS[kind].includes(demuxerOf(facts));
+}
+
 /** Throws a 422 when probed facts do not fit what an input parameter needs. */
 export function checkKind(
   source: string,
@@ -116,14 +128,7 @@ export function checkKind(
   limits: { maxPixels: number; maxDurationMs: number },
 ): void {
   const { maxPixels, maxDurationMs } = limits;
-  const fits: Record<InputKind, boolean> = {
-    audio: Boolean(facts.audio),
-    video: Boolean(facts.video) && !facts.isImage,
-    image: facts.isImage,
-    subtitle: Boolean(facts.subtitle),
-    media: Boolean(facts.audio || facts.video),
-  };
-  if (!fits[kind] || !DEMUXERS[kind].includes(demuxerOf(facts))) {
+  if (!fits(facts, kind)) {
     throw mediaError(
       `Input ${source} is not ${kind === 'image' || kind === 'audio' ? `an ${kind}` : `a ${kind}`} file: ` +
         `found ${describe(facts)}`,
@@ -142,6 +147,18 @@ export function checkKind(
         `s (MEDIAFLOW_MAX_DURATION)`,
     );
   }
+}
+
+/**
+ * Throws a 422 unless probed facts fit some input: media (audio, video or a picture) or subtitles,
+ * within the same limits. For a file whose use is not known yet (an upload); its use checks its kind.
+ */
+export function checkAnyKind(
+  source: string,
+  facts: MediaFacts,
+  limits: { maxPixels: number; maxDurationMs: number },
+): void {
+  checkKind(source, facts, fits(facts, 'subtitle') ? 'subtitle' : 'media', limits);
 }
 
 /**

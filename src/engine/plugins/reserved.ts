@@ -23,6 +23,7 @@ export const RESERVED_COMMANDS: readonly string[] = [...CLI_COMMANDS, 'help'];
 /** The first segments of the server's own routes, by what they serve. */
 export const SERVER_PATHS = {
   uploads: '/uploads',
+  files: '/files',
   health: '/health',
   fonts: '/fonts',
   metrics: '/metrics',

@@ -47,3 +47,18 @@ export const mediaTypeOf = (file: string): string => MEDIA_TYPES[extensionOf(fil
 /** The Content-Type a file is sent with: its media type, with `; charset=utf-8` for text. */
 export const contentTypeOf = (file: string): string =>
   `${mediaTypeOf(file)}${UTF8.has(extensionOf(file)) ? '; charset=utf-8' : ''}`;
+
+/**
+ * The extension of a file a client names (`talk.MP4` → `.mp4`) when the table has it, else ''; an
+ * uploaded file keeps only such an extension, so it is served with the table's type and never as a
+ * page (`.html`, `.svg`) from the server's own origin.
+ */
+export const knownExtension = (file: string): string =>
+  extensionOf(file) in MEDIA_TYPES ? `.${extensionOf(file)}` : '';
+
+/** The table's extension for a media type (`video/mp4; codecs=...` → `.mp4`), else ''. */
+export function extensionOfType(type: string): string {
+  const bare = type.split(';')[0]!.trim().toLowerCase();
+  const found = Object.entries(MEDIA_TYPES).find(([, known]) => known === bare);
+  return found ? `.${found[0]}` : '';
+}

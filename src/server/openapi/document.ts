@@ -1,6 +1,7 @@
 import type { Config } from '../../engine/config.js';
 import type { Registry } from '../../engine/plugins/registry.js';
 import { errorResponses, errorSchema } from './error-responses.js';
+import { filesRoute } from './files.js';
 import { jobHeaderParameters } from './job-fields.js';
 import { jobParameters, jobResponses, jobRoutes, jobSchemas, webhooks } from './jobs.js';
 import { operation } from './operations.js';
@@ -30,6 +31,7 @@ export function openApiDocument(
   Object.assign(
     paths,
     serverRoutes(secured, Boolean(config?.metricsToken)),
+    filesRoute(secured),
     uploadRoutes(registry),
     pipelineRoutes(secured),
     jobRoutes(secured),
@@ -42,7 +44,8 @@ export function openApiDocument(
       description:
         'Media processing by URL with ffmpeg. Every operation is a POST taking multipart/form-data, ' +
         'application/x-www-form-urlencoded or application/json with the same field names, with or without the ' +
-        'trailing slash. Lists are comma-separated. Errors are always `{"error": "<text>", "code": ' +
+        'trailing slash. Lists are comma-separated. A URL field also takes a file part of its name, and ' +
+        'POST /files/ keeps files whose URLs any operation takes. Errors are always `{"error": "<text>", "code": ' +
         '"MF_ERR_..."}`, the code naming the condition.' +
         ' An operation or pipeline with a `webhook_url` field or the header `Prefer: respond-async` runs as a ' +
         "job: the answer is 202 with the job's URL, which GET /jobs/{id} reads, /jobs/{id}/events follows and " +
@@ -59,7 +62,7 @@ export function openApiDocument(
         name: 'jobs',
         description: 'Operations and pipelines run asynchronously: status, events, cancellation and the webhook',
       },
-      { name: 'server', description: 'Health, metrics and outputs' },
+      { name: 'server', description: 'Health, metrics, uploaded files and outputs' },
     ],
     paths,
     webhooks: webhooks(),

@@ -55,10 +55,11 @@ export function operation(
         required: true,
         description:
           'The fields as multipart/form-data (as the README shows), application/x-www-form-urlencoded or ' +
-          'application/json; unknown fields are ignored. With `webhook_url` or `Prefer: respond-async` the ' +
-          'operation runs as a job (202).',
+          'application/json; unknown fields are ignored. In a multipart body a URL field also takes a file part ' +
+          'of its name (a list field several), stored as an input of its own (docs/files.md). With `webhook_url` ' +
+          'or `Prefer: respond-async` the operation runs as a job (202).',
         content: {
-          'multipart/form-data': { schema: bodySchema(plugin, 'form', bodyLimit), example },
+          'multipart/form-data': { schema: bodySchema(plugin, 'multipart', bodyLimit), example },
           'application/x-www-form-urlencoded': { schema: bodySchema(plugin, 'form', bodyLimit), example },
           'application/json': { schema: bodySchema(plugin, 'json', bodyLimit), example },
         },

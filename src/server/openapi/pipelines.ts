@@ -51,7 +51,8 @@ export function pipelineRoutes(secured: boolean): Json {
           required: true,
           description:
             "The pipeline's inputs as fields (see GET /pipelines/{name}/), in any of the three encodings; a " +
-            'field that is not one of its inputs (nor `webhook_url` or `metadata`) is a 400. With ' +
+            'field that is not one of its inputs (nor `webhook_url` or `metadata`) is a 400. In a multipart body, ' +
+            'an input of type url or urls also takes file parts of its name (docs/files.md). With ' +
             '`webhook_url` or `Prefer: respond-async` the pipeline runs as a job (202).',
           content: {
             'multipart/form-data': { schema: { ...anyObject, properties: jobFields('form') } },

@@ -48,17 +48,32 @@ export function exampleFields(plugin: PluginDefinition): Json {
   );
 }
 
+/** How a body is encoded: a multipart form (whose URL fields also take file parts), an urlencoded form, JSON. */
+export type BodyEncoding = 'multipart' | 'form' | 'json';
+
+/**
+ * A URL field of a multipart body: the URL text, or a file part in its place (several for a list,
+ * each one file). OpenAPI 3.1 names a file part by its media type (`contentMediaType`), not `format: binary`.
+ */
+function withFileParts(schema: Json, list: boolean): Json {
+  return {
+    ...schema,
+    description:
+      `${String(schema.description ?? '')}; or, in a multipart body, ` +
+      (list ? 'file parts of this name, one per file, mixed with URLs in the order sent' : 'a file part of this name'),
+    anyOf: [
+      list ? { description: 'URLs separated by commas' } : { format: 'uri', description: 'A URL' },
+      { contentMediaType: 'application/octet-stream', description: 'A file sent as a part (docs/files.md)' },
+    ],
+  };
+}
+
 /**
  * One parameter as a field of a form body or of a JSON body (where a list may also be an array),
  * with its example. A text's length is bounded by the body limit too: its `maxLength` says the
  * smaller of the two, and its description that the limit counts bytes.
  */
-function fieldSchema(
-  property: TSchema,
-  encoding: 'form' | 'json',
-  example: unknown,
-  bodyLimit: number | undefined,
-): Json {
+function fieldSchema(property: TSchema, encoding: BodyEncoding, example: unknown, bodyLimit: number | undefined): Json {
   const source = property as Json;
   const schema: Json = {};
   for (const keyword of SCHEMA_KEYWORDS) if (source[keyword] !== undefined) schema[keyword] = source[keyword];
@@ -78,10 +93,11 @@ function fieldSchema(
     list: spec.list,
     ...(spec.min !== undefined ? { min: spec.min } : {}),
   };
-  if (!spec.list) return { ...schema, format: 'uri' };
+  if (!spec.list) return encoding === 'multipart' ? withFileParts(schema, false) : { ...schema, format: 'uri' };
   schema.description =
     `${String(source.description ?? '')} (URLs separated by ` +
     `commas${spec.min && spec.min > 1 ? `, at least ${spec.min}` : ''})`;
+  if (encoding === 'multipart') return withFileParts(schema, true);
   if (encoding === 'form') return schema;
   const { type: _type, ...rest } = schema;
   return {
@@ -94,7 +110,7 @@ function fieldSchema(
 }
 
 /** The body schema of an operation: its fields, required when they have no default. */
-export function bodySchema(plugin: PluginDefinition, encoding: 'form' | 'json', bodyLimit: number | undefined): Json {
+export function bodySchema(plugin: PluginDefinition, encoding: BodyEncoding, bodyLimit: number | undefined): Json {
   const examples = exampleFields(plugin);
   const properties = Object.fromEntries(
     Object.entries(plugin.params.properties).map(([key, property]) => [
@@ -107,7 +123,7 @@ export function bodySchema(plugin: PluginDefinition, encoding: 'form' | 'json', 
   );
   return {
     type: 'object',
-    properties: { ...properties, ...jobFields(encoding) },
+    properties: { ...properties, ...jobFields(encoding === 'json' ? 'json' : 'form') },
     ...(required.length > 0 ? { required } : {}),
     additionalProperties: true,
   };

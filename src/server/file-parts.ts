@@ -1,0 +1,184 @@
+import path from 'node:path';
+import type { MultipartFile } from '@fastify/multipart';
+import type { FilePartHandler } from './body.js';
+import type { FastifyRequest } from 'fastify';
+import type { Config } from '../engine/config.js';
+import { diskFullError, isAbort, MediaflowError, paramError, shortened } from '../engine/errors.js';
+import { ByteBudget } from '../engine/inputs/fetcher.js';
+import { checkUploadedFile, receiveFile, uploadPath } from '../engine/inputs/uploaded-file.js';
+import { SERVER_PATHS } from '../engine/plugins/reserved.js';
+import { requireDiskSpace } from '../engine/storage/disk-space.js';
+import { clientGone } from './disconnect.js';
+import { publishAll, type OutputStore, type Workspaces } from '../engine/storage/storage.js';
+
+/** What receiving uploaded files needs: the limits, where they wait, where they go, and the probe. */
+export interface UploadContext {
+  config: Config;
+  store: OutputStore;
+  workspaces: Workspaces;
+  ffprobe: string;
+}
+
+/** One file received, as `POST /files/` describes it. */
+interface Received {
+  field: string;
+  name: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  /** How messages name it: its file name and part. */
+  source: string;
+  /** Where it waits in the work folder until it is published. */
+  file: string;
+  /** Its path in the output store. */
+  path: string;
+}
+
+/** A client's file name as a message may quote it: no control characters, at most 60 characters. */
+const printable = (name: string) => shortened(name.replace(/[\p{Cc}\p{Cf}]/gu, ''));
+
+/**
+ * The file parts of one request: each streamed into a work folder of the request's own as it
+ * arrives, then, once the whole body is in, probed and published to the output store together
+ * (all or none). A request that fails at any point, the client cut off included, leaves nothing:
+ * the work folder is removed by `close`, and what was published by `discard`.
+ */
+export class FileParts {
+  private readonly received: Received[] = [];
+  private readonly budget: ByteBudget;
+  private dir: string | undefined;
+  private published = false;
+
+  constructor(
+    private readonly context: UploadContext,
+    private readonly request: FastifyRequest,
+    private readonly base: string,
+  ) {
+    this.budget = new ByteBudget(context.config.maxRequestBytes, context.config.maxRequestBytes);
+  }
+
+  get count(): number {
+    return this.received.length;
+  }
+
+  /** Receives one file part; returns the URL it will have once published (the field's value). */
+  async receive(part: MultipartFile): Promise<string> {
+    const { config, workspaces } = this.context;
+    const name = part.filename ?? '';
+    const source = `'${printable(name || part.fieldname)}' (file part \`${printable(part.fieldname)}\`)`;
+    try {
+      if (this.dir === undefined) {
+        await requireDiskSpace(config.dataDir, config.minFreeDiskBytes);
+        this.dir = await workspaces.create(`upload-${this.request.id}`);
+      }
+      const storePath = uploadPath(name, part.mimetype);
+      const file = path.join(this.dir, `${this.received.length}${path.extname(storePath)}`);
+      const { bytes, sha256 } = await receiveFile(part.file, file, source, {
+        maxBytes: config.maxInputBytes,
+        budget: this.budget,
+      });
+      this.received.push({
+        field: part.fieldname,
+        name,
+        contentType: part.mimetype,
+        size: bytes,
+        sha256,
+        source,
+        file,
+        path: storePath,
+      });
+      return `${this.base}${SERVER_PATHS.uploads}/${storePath}`;
+    } catch (error) {
+      // What is left of the part is read and dropped, so the answer is not held up by an unread body.
+      part.file.resume();
+      throw this.explained(error);
+    }
+  }
+
+  /**
+   * An error as the client is told it: its own limits and checks, a full disk, its going away, a
+   * body cut inside a part (busboy's "terminated early"); anything else is ours, told without its
+   * details (a system error names paths of the server).
+   */
+  private explained(error: unknown): Error {
+    if (error instanceof MediaflowError) return error;
+    const full = diskFullError(error);
+    if (full) return full;
+    const { complete, destroyed } = this.request.raw;
+    // A request is destroyed once read, too: only one that did not arrive whole is a client gone.
+    if (isAbort(error) || (destroyed && !complete)) return clientGone();
+    if (!complete && (error as NodeJS.ErrnoException).syscall === undefined)
+      return paramError(`Malformed request body: ${(error as Error).message}`);
+    return new MediaflowError('MF_ERR_INTERNAL', 'Storing an uploaded file failed', { cause: error });
+  }
+
+  /**
+   * Probes every file as a downloaded input is probed (not media: 422), then publishes them all
+   * to the output store, or none. Called once the whole body has arrived.
+   */
+  async publish(): Promise<void> {
+    if (this.received.length === 0) return;
+    for (const file of this.received) {
+      await checkUploadedFile(this.context.ffprobe, file.file, file.source, {
+        maxPixels: this.context.config.maxPixels,
+        maxDurationMs: this.context.config.maxDurationMs,
+      });
+    }
+    await publishAll(
+      this.context.store,
+      this.received.map((file) => [file.file, file.path] as const),
+    );
+    this.published = true;
+  }
+
+  /** The files as `POST /files/` answers them. */
+  described(): Array<{ field: string; name: string; size: number; content_type: string; url: string }> {
+    return this.received.map((file) => ({
+      field: file.field,
+      name: file.name,
+      size: file.size,
+      content_type: file.contentType,
+      url: `${this.base}${SERVER_PATHS.uploads}/${file.path}`,
+    }));
+  }
+
+  /**
+   * The fields as an idempotent replay is compared: each uploaded file's URL (new at every upload)
+   * replaced by its content's hash, so the same request with the same files is the same request.
+   */
+  fingerprintFields(fields: Record<string, unknown>): Record<string, unknown> {
+    const hashes = new Map(this.described().map((file, index) => [file.url, `sha256:${this.received[index]!.sha256}`]));
+    const replaced = (value: unknown): unknown =>
+      Array.isArray(value) ? value.map(replaced) : typeof value === 'string' ? (hashes.get(value) ?? value) : value;
+    return Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, replaced(value)]));
+  }
+
+  /** Removes what was published: no job will use it (the request was refused, or replayed an earlier job). */
+  async discard(): Promise<void> {
+    if (!this.published) return;
+    this.published = false;
+    await this.context.store.remove(this.received.map((file) => file.path));
+  }
+
+  /** Removes the request's work folder, with whatever was received and not published. */
+  async close(): Promise<void> {
+    if (this.dir !== undefined) await this.context.workspaces.remove(this.dir);
+  }
+}
+
+/**
+ * The file part handler of an operation or pipeline route: a part named after one of its input
+ * fields is that input; any other is refused (400) before a byte of it is stored.
+ */
+export const inputFileParts =
+  (parts: FileParts, inputFields: readonly string[]): FilePartHandler =>
+  async (part) => {
+    if (inputFields.includes(part.fieldname)) return parts.receive(part);
+    part.file.resume();
+    const named = inputFields.map((name) => `\`${name}\``).join(', ');
+    throw paramError(
+      inputFields.length === 0
+        ? `File part \`${printable(part.fieldname)}\` is not an input: this route takes no files`
+        : `File part \`${printable(part.fieldname)}\` is not an input: send files in ${named}`,
+    );
+  };
