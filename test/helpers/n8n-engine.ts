@@ -17,7 +17,6 @@ import {
   type INodeProperties,
   type INodeType,
   type INodeTypes,
-  type IRun,
   type IWorkflowExecuteAdditionalData,
 } from 'n8n-workflow';
 import { ExecutionLifecycleHooks, WorkflowExecute } from 'n8n-core';
@@ -98,15 +97,18 @@ function assertOwnUserFolder(): void {
   if (!process.env.N8N_USER_FOLDER) throw new Error('Set N8N_USER_FOLDER to a temporary folder: n8n writes there');
 }
 
+/** A run under way: awaited for its IRun, or stopped with cancel() as the editor's "Stop" button does. */
+export type WorkflowRun = ReturnType<WorkflowExecute['run']>;
+
 /**
  * Runs the nodes, each feeding the next, in n8n-core's WorkflowExecute ('manual' mode, as "Execute workflow"
  * in the editor), with the given credential for every node that asks for its type.
  */
-export async function runWorkflow(
+export function runWorkflow(
   nodes: WorkflowNode[],
   credentialType: ICredentialType,
   credentialData: ICredentialDataDecryptedObject,
-): Promise<IRun> {
+): WorkflowRun {
   assertOwnUserFolder();
   const typeName = (node: WorkflowNode) => `test.${node.type.description.name}`;
   const nodeTypes: INodeTypes = {
@@ -174,5 +176,5 @@ export async function runWorkflow(
       throw new Error('no task runners here');
     },
   } as unknown as IWorkflowExecuteAdditionalData;
-  return await new WorkflowExecute(additionalData, 'manual').run(workflow, workflow.getNode(nodes[0]!.name)!);
+  return new WorkflowExecute(additionalData, 'manual').run(workflow, workflow.getNode(nodes[0]!.name)!);
 }

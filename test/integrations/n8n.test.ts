@@ -22,7 +22,7 @@ import { after, before, describe, it } from '../helpers/lifecycle.js';
 import { fixture, fixtures } from '../helpers/fixtures.js';
 import { startFileServer, type FileServer } from '../helpers/file-server.js';
 import { audioOf, durationOf, probe, videoOf } from '../helpers/media.js';
-import { runWorkflow } from '../helpers/n8n-engine.js';
+import { runWorkflow, type WorkflowRun } from '../helpers/n8n-engine.js';
 import { startServeProcess, type ServeProcess } from '../helpers/serve-process.js';
 import { PackageDirectoryLoader } from 'n8n-core';
 import { readCatalogue, type Catalogue } from '../../integrations/n8n/nodes/Mediaflow/catalogue.js';
@@ -81,8 +81,15 @@ describe('the n8n node, in n8n-core, against mediaflow serve', () => {
   let scratch: string;
   let mediaflow: INodeType;
   let credential: ICredentialType;
+  let downloadStarted!: () => void;
+  let downloadEnded!: () => void;
+  const downloading = new Promise<void>((resolve) => (downloadStarted = resolve));
+  const downloadClosed = new Promise<void>((resolve) => (downloadEnded = resolve));
 
   before(async () => {
+    // Before anything of n8n's runs: it writes its settings there (see ../helpers/n8n-engine.ts).
+    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-n8n-out-'));
+    process.env.N8N_USER_FOLDER = scratch;
     // The package as n8n loads a community node: its package.json's n8n section, then the built files in dist/
     // (`npm test` builds them first: npm run build -w n8n-nodes-mediaflow).
     const loader = new PackageDirectoryLoader(PACKAGE);
@@ -99,14 +106,19 @@ describe('the n8n node, in n8n-core, against mediaflow serve', () => {
       'tone-3s-44k-stereo.mp3',
       'clip-3s-640x360-25fps.mp4',
     );
-    files = await startFileServer();
+    // An input that never arrives: its job stays in its download until cancelled, which closes the connection.
+    files = await startFileServer({
+      '/never.mp4': (req) => {
+        downloadStarted();
+        req.socket.once('close', downloadEnded);
+      },
+    });
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-n8n-'));
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-n8n-out-'));
-    process.env.N8N_USER_FOLDER = scratch;
     server = await startServeProcess(dataDir, { MEDIAFLOW_API_KEY: API_KEY });
   });
 
   after(async () => {
+    delete process.env.N8N_USER_FOLDER;
     server?.child.kill('SIGKILL');
     await files?.close();
     await rm(dataDir, { recursive: true, force: true });
@@ -114,7 +126,7 @@ describe('the n8n node, in n8n-core, against mediaflow serve', () => {
   });
 
   /** Read Fixtures → Mediaflow with these parameters, run by n8n-core. */
-  const run = (parameters: IDataObject, inputs: Record<string, string> = {}): Promise<IRun> =>
+  const run = (parameters: IDataObject, inputs: Record<string, string> = {}): WorkflowRun =>
     runWorkflow(
       [
         { name: 'Read Fixtures', type: readFixtures, parameters: { files: JSON.stringify(inputs) } },
@@ -280,5 +292,32 @@ describe('the n8n node, in n8n-core, against mediaflow serve', () => {
     assert.equal(error.name, 'NodeOperationError');
     assert.match(error.message, / \[MF_ERR_MEDIA\]$/);
     assert.match(String(error.description), /failed \(status 422, code MF_ERR_MEDIA\)/);
+  });
+
+  it('cancels the job when the workflow is stopped while it waits', async () => {
+    const before = server.output().length;
+    const running = run({
+      operation: 'convert-video',
+      convert_video__video_url: files.url('/never.mp4'),
+      waitForCompletion: true,
+    });
+    await downloading;
+    running.cancel();
+    await downloadClosed;
+    // The server's log arrives through a pipe: read it until the node's DELETE of the job is in it.
+    const deleted = () =>
+      requestsIn(server.output().slice(before)).find((request) => request.method === 'DELETE' && request.status);
+    while (!deleted()) await new Promise((resolve) => setTimeout(resolve, 50));
+    const cancelled = deleted()!;
+    assert.match(cancelled.url, /^\/jobs\/[0-9a-f-]{36}$/);
+    assert.equal(cancelled.status, 200);
+    // The DELETE ends the job's download at once; its record says so when the job has wound down.
+    let status = 'running';
+    while (status === 'running' || status === 'queued') {
+      const answer = await fetch(`${server.base}${cancelled.url}`, { headers: { 'X-API-Key': API_KEY } });
+      status = ((await answer.json()) as { status: string }).status;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(status, 'cancelled');
   });
 });

@@ -42,10 +42,11 @@ export class Mediaflow implements INodeType {
     const items = this.getInputData();
     const credentials = await this.getCredentials(CREDENTIALS);
     const base = String(credentials.baseUrl).replace(/\/+$/, '');
+    const apiKey = String(credentials.apiKey ?? '');
     const output: INodeExecutionData[] = [];
     for (let item = 0; item < items.length; item++) {
       try {
-        output.push(await runItem(this, item, base));
+        output.push(await runItem(this, item, base, apiKey));
       } catch (error) {
         if (!this.continueOnFail()) throw error;
         const failure = error as NodeOperationError;
@@ -57,7 +58,12 @@ export class Mediaflow implements INodeType {
 }
 
 /** One item: submit its job, and wait for it and download its files when asked. */
-async function runItem(ctx: IExecuteFunctions, item: number, base: string): Promise<INodeExecutionData> {
+async function runItem(
+  ctx: IExecuteFunctions,
+  item: number,
+  base: string,
+  apiKey: string,
+): Promise<INodeExecutionData> {
   const operation = ctx.getNodeParameter('operation', item) as string;
   const entry = catalogue.entries.find((candidate) => operationValue(candidate) === operation);
   if (!entry) throw new NodeOperationError(ctx.getNode(), `Unknown operation '${operation}'`, { itemIndex: item });
@@ -73,7 +79,7 @@ async function runItem(ctx: IExecuteFunctions, item: number, base: string): Prom
   });
   if (!ctx.getNodeParameter('waitForCompletion', item, true)) return { json: queued, pairedItem: item };
   const timeout = Number(options.timeoutMinutes ?? 120) * 60_000;
-  const job = await waitForJob(ctx, item, base, queued.job_id, timeout);
+  const job = await waitForJob(ctx, item, base, apiKey, queued.job_id, timeout);
   const urls = resultUrls(job.result);
   const json = { ...job.result, job_id: job.job_id, result_urls: urls };
   if (!ctx.getNodeParameter('downloadResult', item, false)) return { json, pairedItem: item };

@@ -52,15 +52,52 @@ export async function call<T>(ctx: IExecuteFunctions, item: number, options: IHt
   return answer.body as T;
 }
 
+/**
+ * The workflow was stopped: the job is cancelled too rather than left running for nobody. n8n aborts every
+ * request made with the credential helpers once the execution is stopped, so this one is made without them, the
+ * key set by hand; whether it succeeds changes nothing for the stopped workflow.
+ */
+async function cancelJob(ctx: IExecuteFunctions, base: string, apiKey: string, jobId: string): Promise<void> {
+  await ctx.helpers
+    .httpRequest({
+      method: 'DELETE',
+      url: `${base}/jobs/${encodeURIComponent(jobId)}`,
+      headers: apiKey ? { 'X-API-Key': apiKey } : {},
+      ignoreHttpStatusErrors: true,
+    })
+    .catch(() => {});
+}
+
 /** Waits for a job to end and answers it; a failed or cancelled job is thrown as a NodeOperationError. */
 export async function waitForJob(
   ctx: IExecuteFunctions,
   item: number,
   base: string,
+  apiKey: string,
   jobId: string,
   timeoutMs: number,
 ): Promise<Job> {
   const signal = ctx.getExecutionCancelSignal?.();
+  try {
+    return await pollJob(ctx, item, base, jobId, timeoutMs, signal);
+  } catch (error) {
+    // Stopping the workflow aborts the poll (its request or its sleep) with an error of its own.
+    if (!signal?.aborted) throw error;
+    await cancelJob(ctx, base, apiKey, jobId);
+    throw new NodeOperationError(ctx.getNode(), `Stopped while waiting for mediaflow job ${jobId}`, {
+      itemIndex: item,
+    });
+  }
+}
+
+async function pollJob(
+  ctx: IExecuteFunctions,
+  item: number,
+  base: string,
+  jobId: string,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<Job> {
   const deadline = Date.now() + timeoutMs;
   let interval = FIRST_POLL_MS;
   for (;;) {
@@ -70,13 +107,6 @@ export async function waitForJob(
       const error = job.error ?? { status: 499, error: 'The job was cancelled', code: 'MF_ERR_CANCELLED' };
       throw new NodeOperationError(ctx.getNode(), `${error.error} [${error.code}]`, {
         description: `mediaflow job ${jobId} ${job.status} (status ${error.status}, code ${error.code})`,
-        itemIndex: item,
-      });
-    }
-    if (signal?.aborted) {
-      // The workflow was stopped: the job is cancelled too rather than left running for nobody.
-      await call(ctx, item, { method: 'DELETE', url: `${base}/jobs/${encodeURIComponent(jobId)}` }).catch(() => {});
-      throw new NodeOperationError(ctx.getNode(), `Stopped while waiting for mediaflow job ${jobId}`, {
         itemIndex: item,
       });
     }
@@ -90,7 +120,7 @@ export async function waitForJob(
         },
       );
     }
-    await sleepWithAbort(interval, signal).catch(() => {});
+    await sleepWithAbort(interval, signal);
     interval = Math.min(MAX_POLL_MS, Math.round(interval * 1.5));
   }
 }
