@@ -257,6 +257,42 @@ describe('the n8n node, in n8n-core, against mediaflow serve', () => {
     assert.ok(polls.every((poll) => poll.method === 'GET' && poll.status === 200));
   });
 
+  it('outputs the queued job at once without Wait for Completion', async () => {
+    const result = await run({
+      operation: 'resize_image',
+      resize_image__image_url: files.url('/f/small-300x200.png'),
+      resize_image__width: 30,
+      resize_image__height: 20,
+      waitForCompletion: false,
+    });
+    const [item] = outputOf(result);
+    const id = String(item!.json.job_id);
+    assert.match(id, /^[0-9a-f-]{36}$/);
+    assert.equal(item!.json.status_url, `${server.base}/jobs/${id}`);
+    assert.equal(item!.binary, undefined);
+  });
+
+  it('runs a pipeline with uploaded files, a list of them, and a URL, and downloads its result', async () => {
+    const result = await run(
+      {
+        operation: 'pipeline:podcast',
+        pipeline_podcast__intro__source: 'binary',
+        pipeline_podcast__intro__binary: 'intro',
+        pipeline_podcast__segments__source: 'binary',
+        pipeline_podcast__segments__binary: 'one,two',
+        pipeline_podcast__outro: files.url('/f/tone-2s-44k-stereo.mp3'),
+        pipeline_podcast__more: { format: 'wav' },
+        downloadResult: true,
+      },
+      { intro: 'tone-2s-44k-stereo.mp3', one: 'tone-3s-44k-stereo.mp3', two: 'tone-3s-44k-stereo.mp3' },
+    );
+    const [item] = outputOf(result);
+    assert.deepEqual(Object.keys(item!.json.outputs as object), ['episode']);
+    const probed = await probe(await saved(item!, 'data'));
+    assert.equal(audioOf(probed)!.codec_name, 'pcm_s16le');
+    assert.ok(Math.abs(durationOf(probed) - 10) < 0.3, `2 s + 3 s + 3 s + 2 s: ${durationOf(probed)}`);
+  });
+
   it("turns mediaflow's error answer into a NodeApiError with its code and text", async () => {
     const fields = { image_url: 'ftp://example.com/a.png', width: '10', height: '10' };
     const direct = await fetch(`${server.base}/resize_image/`, {
