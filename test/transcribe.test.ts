@@ -709,6 +709,7 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
       ]);
         if (!(await readdir(dir)).includes('random.bin')) await writeRandomModel(file('random.bin'), { seed: 1 });
         const napi = await serve({ MEDIAFLOW_WHISPER_MODEL: file('random.bin'), MEDIAFLOW_WHISPER_BINDING: 'napi' });
+        assert.equal((await health(napi.base)).binding, 'napi');
         const id = await submitJob(
           napi.base,
           '/transcribe/',
