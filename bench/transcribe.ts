@@ -3,11 +3,13 @@
  * and base.en's dimensions (BENCH_MODELS=tiny.en to take one; BENCH_BINDINGS=fugood or napi likewise), on 60 s
  * of speech-like noise (16 kHz mono WAV from lavfi), with all the machine's cores:
  *
- * - the default binding (@fugood's CPU build) through mediaflow's child, dist/engine/speech/whisper-child.js, as
- *   /transcribe/ runs it (word times, no temperature fallback, so every run decodes the same tokens);
- * - the same binding in this process: the child's cost is the ratio of the two;
- * - @napi-rs/whisper (AVX build), when installed (`npm install --no-save @napi-rs/whisper@0.0.4`), in a child too:
- *   bench/whisper-napi-child.ts says why it is timed at temperature 1 with a cap of tokens per window.
+ * - each binding through mediaflow's child, dist/engine/speech/whisper-child.js, as /transcribe/ runs it (word
+ *   times): @fugood's CPU build with no temperature fallback, so every run decodes the same tokens; @napi-rs/whisper
+ *   (AVX2 build, a dev dependency: `npm install`) with it, as it cannot turn it off (a random model fails
+ *   whisper.cpp's checks at temperature 0 and is decoded again at higher ones: more than real speech costs);
+ * - @fugood in this process: the child's cost is the ratio of the two;
+ * - @napi-rs/whisper in bench/whisper-napi-child.ts, which decodes each window once (temperature 1, at most 100
+ *   tokens): about what a window of real speech costs.
  *
  * Each figure is one run (they take minutes); CPU time (Linux) beside the time, as other work on the machine slows a
  * run down without adding to its CPU time, and the load average. Printed, and written as JSON to bench/results/.
@@ -19,8 +21,8 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { WHISPER_BINDING } from '../src/engine/speech/binding.js';
-import { transcribeOptions } from '../src/engine/speech/whisper-options.js';
+import { type BindingName, BINDINGS } from '../src/engine/speech/binding.js';
+import { transcribeOptions } from '../src/engine/speech/bindings/fugood.js';
 import { BASE_EN, bindingMissing, TINY_EN, writeRandomModel } from '../test/helpers/whisper-model.js';
 import { processSeconds, TICKS } from './cpu.js';
 import { CACHE } from './fixtures.js';
@@ -62,8 +64,6 @@ interface Run {
   ms: number;
   /** Recognition alone, model loaded (@napi-rs's child says). */
   recognitionMs?: number;
-  /** Whether every window was decoded to its end, not cut after one token. */
-  complete: boolean;
   cpuMs: number;
   /** 30 s windows whisper.cpp started (not known for @napi-rs, whose callbacks cannot run during its full()). */
   windows?: number;
@@ -82,14 +82,18 @@ async function timed<T extends object>(
   return { ...value, ms, cpuMs: Math.round(((await cpu()) - before) * 1000), load: os.loadavg()[0]! };
 }
 
-const FLAGS = ['--language', 'en', '--words', '--threads', String(THREADS), '--no-fallback'];
+const FLAGS = ['--language', 'en', '--words', '--threads', String(THREADS)];
 
-/** mediaflow's child: one {"progress"} line per window and one at the end, then one segment per token. */
-async function fugoodChild(model: string, audio: string) {
-  const { stdout } = await execa(process.execPath, [CHILD, '--model', model, '--audio', audio, ...FLAGS]);
+/**
+ * mediaflow's child: {"progress"} lines (@fugood: one per window and one at the end), then one segment per token
+ * (@fugood) or word (@napi-rs: a random model's `[12345]` tokens are words of their own).
+ */
+async function mediaflowChild(binding: BindingName, model: string, audio: string) {
+  const flags = [...FLAGS, '--binding', binding, ...(binding === 'fugood' ? ['--no-fallback'] : [])];
+  const { stdout } = await execa(process.execPath, [CHILD, '--model', model, '--audio', audio, ...flags]);
   const lines = stdout.split('\n').map((line) => JSON.parse(line) as { progress?: number; segments?: unknown[] });
   return {
-    windows: lines.filter((line) => line.progress !== undefined).length - 1,
+    windows: binding === 'fugood' ? lines.filter((line) => line.progress !== undefined).length - 1 : undefined,
     tokens: lines.at(-1)!.segments!.length,
   };
 }
@@ -101,7 +105,7 @@ type Binding = { WhisperContext: new (options: { filePath: string; useGpu: boole
 
 /** The same recognition in this process: the options the child gives for FLAGS. */
 async function fugoodInProcess(model: string, audio: string) {
-  const binding = createRequire(import.meta.url)(WHISPER_BINDING) as Binding;
+  const binding = createRequire(import.meta.url)(BINDINGS.fugood.packages[0]!) as Binding;
   let windows = -1;
   const options = {
     ...transcribeOptions({ language: 'en', words: true, threads: THREADS, noFallback: true }),
@@ -124,14 +128,9 @@ async function main() {
   for (const name of models) if (!DIMS[name]) throw new Error(`BENCH_MODELS: ${name} is not one of tiny.en, base.en`);
   const bindings = (process.env.BENCH_BINDINGS ?? 'fugood,napi').split(',');
   const unchosen = (binding: string) => `${binding} is not in BENCH_BINDINGS`;
-  const fugoodMissing = bindings.includes('fugood') ? bindingMissing() : unchosen('@fugood');
-  if (!fugoodMissing && !existsSync(CHILD)) throw new Error(`${CHILD} is missing: run npm run build first`);
-  let napiMissing = bindings.includes('napi') ? undefined : unchosen('@napi-rs/whisper');
-  try {
-    createRequire(import.meta.url).resolve('@napi-rs/whisper');
-  } catch {
-    napiMissing ??= '@napi-rs/whisper is not installed (npm install --no-save @napi-rs/whisper@0.0.4)';
-  }
+  const fugoodMissing = bindings.includes('fugood') ? bindingMissing('fugood') : unchosen('@fugood');
+  const napiMissing = bindings.includes('napi') ? bindingMissing('napi') : unchosen('@napi-rs/whisper');
+  if (!existsSync(CHILD)) throw new Error(`${CHILD} is missing: run npm run build first`);
   for (const missing of [fugoodMissing, napiMissing]) if (missing) console.log(`skipped: ${missing}`);
 
   const audio = await cached('speech-60s-16k.wav', speech);
@@ -160,12 +159,11 @@ async function main() {
   for (const name of models) {
     const model = await cached(`random-${name}.bin`, (file) => writeRandomModel(file, { dims: DIMS[name], seed: 1 }));
     if (!fugoodMissing) {
-      const child = await timed(() => fugoodChild(model, audio));
+      const child = await timed(() => mediaflowChild('fugood', model, audio));
       await note({
         binding: '@fugood 1.1.3',
         model: name,
         how: 'child (whisper-child.js)',
-        complete: true,
         ...child,
       });
       const inProcess = await timed(() => fugoodInProcess(model, audio));
@@ -173,7 +171,6 @@ async function main() {
         binding: '@fugood 1.1.3',
         model: name,
         how: 'in process',
-        complete: true,
         ...inProcess,
       });
       const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
@@ -181,14 +178,15 @@ async function main() {
       console.log(`${name}: child / in process = ${ratios[name].ms} (CPU ${ratios[name].cpu})`);
     }
     if (!napiMissing) {
-      for (const maxTokens of [1, NAPI_TOKENS]) {
-        const run = await timed(() => napiChild(model, audio, maxTokens));
-        const how = `child, T=1, <= ${maxTokens} token(s)/window`;
-        await note({ binding: '@napi-rs 0.0.4', model: name, how, complete: maxTokens > 1, ...run });
-      }
+      const child = await timed(() => mediaflowChild('napi', model, audio));
+      const how = 'child (whisper-child.js)';
+      await note({ binding: '@napi-rs 0.0.4', model: name, how, ...child });
+      const once = await timed(() => napiChild(model, audio, NAPI_TOKENS));
+      const capped = `child, T=1, <= ${NAPI_TOKENS} tokens/window`;
+      await note({ binding: '@napi-rs 0.0.4', model: name, how: capped, ...once });
     }
   }
-  for (const run of runs.filter((r) => r.model === 'tiny.en' && r.complete)) {
+  for (const run of runs.filter((r) => r.model === 'tiny.en')) {
     const verdict = run.ms <= TARGET_MS ? 'meets' : 'misses';
     console.log(`tiny.en, ${run.binding} ${run.how}: ${verdict} the target (<= 15 s per minute of audio)`);
   }

@@ -22,6 +22,8 @@ npm ci --omit=dev --no-audit --no-fund >"$tmp/install.log" 2>&1 || { cat "$tmp/i
 if grep -q EBADENGINE "$tmp/install.log"; then grep -A4 EBADENGINE "$tmp/install.log"; fail "npm warned EBADENGINE"; fi
 [ -d dist ] || fail "npm ci --omit=dev built no dist/"
 [ ! -e node_modules/vitest ] || fail "a dev dependency (vitest) was installed"
+# The AVX2 whisper.cpp binding (26 MB) is installed by hand beside a production install, never by it.
+[ ! -e node_modules/@napi-rs/whisper ] || fail "@napi-rs/whisper, a dev dependency, was installed"
 megabytes=$(du -sm node_modules | cut -f1)
 echo "production install: node_modules ${megabytes} MB"
 [ "$megabytes" -le 150 ] || fail "node_modules is ${megabytes} MB, more than 150"

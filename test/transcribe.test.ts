@@ -8,13 +8,15 @@ import { serveFile, startFileServer, type FileServer } from './helpers/file-serv
 import { isFinal, submitJob, waitForJob } from './helpers/jobs.js';
 import { runCli } from './helpers/mediaflow.js';
 import { eventually, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
-import { bindingMissing, HELLO_SCRIPT, writeRandomModel, writeScriptedModel } from './helpers/whisper-model.js';
-import { WHISPER_BINDING as BINDING } from '../src/engine/speech/binding.js';
+import { bindingMissing, HELLO_SCRIPT, writeRandomModel, writeScriptedModel, FUGOOD } from './helpers/whisper-model.js';
+import { type BindingName, installCommand } from '../src/engine/speech/binding.js';
 
 const HIDE_BINDING = path.resolve(import.meta.dirname, 'helpers/hide-whisper-binding.cjs');
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
 
 const SCRIPT = HELLO_SCRIPT;
+
+// The exact cases below are @fugood's whisper.cpp, pinned (FUGOOD); 'a faster binding' asserts napi's own answers.
 
 const SRT = [
   '1',
@@ -63,6 +65,38 @@ const JSON_TRANSCRIPT = {
     },
   ],
 };
+
+/** The same on @napi-rs/whisper's whisper.cpp 1.7.2 (see FUGOOD). */
+const NAPI_TRANSCRIPT = {
+  language: 'en',
+  text: 'Hello world. This is mediaflow. Hello world.',
+  segments: [
+    JSON_TRANSCRIPT.segments[0],
+    {
+      start: 2,
+      end: 5,
+      text: 'This is mediaflow.',
+      words: [
+        { start: 2, end: 3.34, word: 'This' },
+        { start: 3.34, end: 4.16, word: 'is' },
+        { start: 4.16, end: 5, word: 'mediaflow.' },
+      ],
+    },
+    {
+      start: 5,
+      end: 7,
+      text: 'Hello world.',
+      words: [
+        { start: 5, end: 6, word: 'Hello' },
+        { start: 6, end: 7, word: 'world.' },
+      ],
+    },
+  ],
+};
+
+/** The 501's message when a binding is missing. */
+const notInstalled = (binding: BindingName) =>
+  `Transcription is not available on this server: whisper.cpp's binding is not installed (${installCommand(binding)})`;
 
 interface Answer {
   status: number;
@@ -129,7 +163,7 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
   /** A `mediaflow serve` with these settings, stopped after the file. */
   const serve = async (env: Record<string, string>) => {
     const data = await mkdtemp(path.join(dir, 'data-'));
-    const started = await startServeProcess(data, env);
+    const started = await startServeProcess(data, { ...FUGOOD, ...env });
     servers.push(started);
     return { ...started, dataDir: data };
   };
@@ -165,6 +199,8 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
       '/tone-8s.mp3': serveFile(file('tone-8s.mp3'), 'audio/mpeg'),
       '/tone-61s.wav': serveFile(file('tone-61s.wav'), 'audio/wav'),
       '/tone-65s.wav': serveFile(file('tone-65s.wav'), 'audio/wav'),
+      // Written by the @napi-rs/whisper cancel case, the only one that needs it.
+      '/tone-600s.wav': serveFile(file('tone-600s.wav'), 'audio/wav'),
       '/talk.mp4': serveFile(file('talk.mp4'), 'video/mp4'),
     });
     const pipelines = file('pipelines');
@@ -342,7 +378,7 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
   it('says on /health that transcription is available, with the model file name', async (context) => {
     if (skipped(context)) return;
     const health = (await (await fetch(`${server.base}/health`)).json()) as Record<string, unknown>;
-    assert.deepEqual(health.transcription, { available: true, model: 'scripted.bin' });
+    assert.deepEqual(health.transcription, { available: true, model: 'scripted.bin', binding: 'fugood' });
   });
 
   it('from the CLI on a local file: times clamped to a 61 s input, where whisper.cpp ends at 62 s', async (context) => {
@@ -350,7 +386,7 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     const out = await mkdtemp(path.join(dir, 'cli-'));
     const result = await runCli(
       ['transcribe', '--media-url', file('tone-61s.wav'), '--format', 'json', '--out-dir', out],
-      { env: { MEDIAFLOW_WHISPER_MODEL: file('scripted.bin') } },
+      { env: { ...FUGOOD, MEDIAFLOW_WHISPER_MODEL: file('scripted.bin') } },
     );
     assert.equal(result.exitCode, 0, result.stderr);
     const answer = JSON.parse(result.stdout) as Record<string, string>;
@@ -381,7 +417,7 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
       const out = await mkdtemp(path.join(dir, 'cli-'));
       const result = await runCli(
         ['transcribe', '--media-url', file('tone-8s.mp3'), '--format', 'json', '--words-per-line', perLine],
-        { cwd: out, env: { MEDIAFLOW_WHISPER_MODEL: file('sentences.bin') } },
+        { cwd: out, env: { ...FUGOOD, MEDIAFLOW_WHISPER_MODEL: file('sentences.bin') } },
       );
       assert.equal(result.exitCode, 0, result.stderr);
       const answer = JSON.parse(result.stdout) as Record<string, string>;
@@ -407,7 +443,7 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     const out = await mkdtemp(path.join(dir, 'cli-'));
     const result = await runCli(['transcribe', '--media-url', file('tone-8s.mp3'), '--format', 'txt'], {
       cwd: out,
-      env: { MEDIAFLOW_WHISPER_MODEL: file('multilingual.bin') },
+      env: { ...FUGOOD, MEDIAFLOW_WHISPER_MODEL: file('multilingual.bin') },
     });
     assert.equal(result.exitCode, 0, result.stderr);
     const answer = JSON.parse(result.stdout) as Record<string, string>;
@@ -433,10 +469,7 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     });
     res = await post(hidden.base, '/transcribe/', { media_url });
     assert.equal(res.status, 501, JSON.stringify(res.body));
-    assert.match(
-      res.body.error as string,
-      new RegExp(`binding is not installed \\(npm install ${BINDING}@1\\.1\\.3\\)`),
-    );
+    assert.equal(res.body.error, notInstalled('fugood'));
     health = (await (await fetch(`${hidden.base}/health`)).json()) as { transcription: Record<string, unknown> };
     assert.equal(health.transcription.available, false);
     assert.match(health.transcription.error as string, /npm install/);
@@ -469,7 +502,7 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
         const health = (await (await fetch(`${named.base}/health`)).json()) as {
           transcription: Record<string, unknown>;
         };
-        assert.deepEqual(health.transcription, { available: true, model: 'tiny.en' });
+        assert.deepEqual(health.transcription, { available: true, model: 'tiny.en', binding: 'fugood' });
         // An English-only name refuses another language before anything is fetched.
         const german = await post(named.base, '/transcribe/', { media_url: files.url('/tone-8s.mp3'), language: 'de' });
         assert.equal(german.status, 400, JSON.stringify(german.body));
@@ -506,7 +539,7 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     for (const [model, message] of cases) {
       const result = await runCli(['transcribe', '--media-url', file('tone-8s.mp3')], {
         cwd: dir,
-        env: { MEDIAFLOW_WHISPER_MODEL: model },
+        env: { ...FUGOOD, MEDIAFLOW_WHISPER_MODEL: model },
       });
       assert.equal(result.exitCode, 1, result.stdout);
       assert.match(result.stderr, /MEDIAFLOW_WHISPER_MODEL is not a usable whisper\.cpp model: /);
@@ -614,5 +647,81 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
       assert.ok(await eventually(async () => (await filesUnder(path.join(random.dataDir, 'work'))).length === 0));
       assert.deepEqual(await filesUnder(path.join(random.dataDir, 'uploads')), []);
     });
+  });
+
+  describe('a faster binding: @napi-rs/whisper (MEDIAFLOW_WHISPER_BINDING)', () => {
+    const napiMissing = missing ?? bindingMissing('napi');
+    if (napiMissing && !missing) console.warn(`skipping the @napi-rs/whisper cases: ${napiMissing}`);
+    const napiSkipped = (context: unknown) => {
+      if (napiMissing) (context as { skip?: (why: string) => void }).skip?.(napiMissing);
+      return napiMissing !== undefined;
+    };
+    const health = async (base: string) =>
+      ((await (await fetch(`${base}/health`)).json()) as { transcription: Record<string, unknown> }).transcription;
+
+    it("auto takes it where it can run: /health says so, and the words are its whisper.cpp's", async (context) => {
+      if (napiSkipped(context)) return;
+      const auto = await serve({ MEDIAFLOW_WHISPER_MODEL: file('scripted.bin'), MEDIAFLOW_WHISPER_BINDING: 'auto' });
+      assert.deepEqual(await health(auto.base), { available: true, model: 'scripted.bin', binding: 'napi' });
+      assert.deepEqual(await health(server.base), { available: true, model: 'scripted.bin', binding: 'fugood' });
+      const res = await post(auto.base, '/transcribe/', { media_url: files.url('/tone-8s.mp3'), format: 'json' });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      // whisper.cpp 1.7.2 starts " This" where the segment before ended (2 s, not 2.5 s) and, the script ending on
+      // one timestamp (5 s), moves its window there and replays the script until the end of the 8 s.
+      assert.deepEqual(JSON.parse(await (await fetch(res.body.output_file as string)).text()), NAPI_TRANSCRIPT);
+    });
+
+    it('napi or fugood named but not installed: a 501 saying what to install; auto falls back', async (context) => {
+      if (napiSkipped(context)) return;
+      const media_url = files.url('/tone-8s.mp3');
+      const env = { MEDIAFLOW_WHISPER_MODEL: file('scripted.bin'), NODE_OPTIONS: `--require ${HIDE_BINDING}` };
+      for (const binding of ['napi', 'fugood'] as const) {
+        const hidden = await serve({ ...env, MEDIAFLOW_WHISPER_BINDING: binding, HIDE_WHISPER_BINDINGS: binding });
+        const res = await post(hidden.base, '/transcribe/', { media_url });
+        assert.equal(res.status, 501, JSON.stringify(res.body));
+        const error = notInstalled(binding);
+        assert.equal(res.body.error, error);
+        assert.deepEqual(await health(hidden.base), { available: false, model: 'scripted.bin', binding: null, error });
+      }
+      const fallback = await serve({ ...env, MEDIAFLOW_WHISPER_BINDING: 'auto', HIDE_WHISPER_BINDINGS: 'napi' });
+      assert.deepEqual(await health(fallback.base), { available: true, model: 'scripted.bin', binding: 'fugood' });
+      const res = await post(fallback.base, '/transcribe/', { media_url, format: 'txt' });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.text, 'Hello world. This is mediaflow.');
+    });
+
+    it(
+      'DELETE /jobs/<id> kills its child within 2 s and leaves no file',
+      { timeout: 300_000 } as never,
+      async (context) => {
+        if (napiSkipped(context)) return;
+        // 10 minutes of tone: @napi-rs runs the random tiny.en model fast, so the recognition must be long to be cut.
+        // prettier-ignore
+        await execa('ffmpeg', [
+        '-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=600:sample_rate=16000', '-c:a', 'pcm_s16le',
+        file('tone-600s.wav'),
+      ]);
+        if (!(await readdir(dir)).includes('random.bin')) await writeRandomModel(file('random.bin'), { seed: 1 });
+        const napi = await serve({ MEDIAFLOW_WHISPER_MODEL: file('random.bin'), MEDIAFLOW_WHISPER_BINDING: 'napi' });
+        assert.equal((await health(napi.base)).binding, 'napi');
+        const id = await submitJob(
+          napi.base,
+          '/transcribe/',
+          { media_url: files.url('/tone-600s.wav') },
+          { Prefer: 'respond-async' },
+        );
+        const pid = napi.child.pid!;
+        assert.ok(await eventually(async () => (await whisperChildren(pid)).length > 0, 30_000, 50), 'the child runs');
+        const cancelled = performance.now();
+        const res = await fetch(`${napi.base}/jobs/${id}`, { method: 'DELETE' });
+        assert.ok(res.status < 300, `DELETE answered ${res.status}`);
+        assert.ok(await eventually(async () => (await whisperChildren(pid)).length === 0, 5000, 20));
+        const took = performance.now() - cancelled;
+        assert.ok(took < 2000, `the child ended ${Math.round(took)} ms after the DELETE`);
+        assert.equal((await waitForJob(napi.base, id)).status, 'cancelled');
+        assert.ok(await eventually(async () => (await filesUnder(path.join(napi.dataDir, 'work'))).length === 0));
+        assert.deepEqual(await filesUnder(path.join(napi.dataDir, 'uploads')), []);
+      },
+    );
   });
 });

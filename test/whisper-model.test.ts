@@ -10,6 +10,8 @@ import { bindingMissing, HELLO_SCRIPT, writeRandomModel, writeScriptedModel } fr
 const CHILD = path.resolve(import.meta.dirname, '../src/engine/speech/whisper-child.ts');
 
 const SCRIPT = HELLO_SCRIPT;
+/** Preloaded, hides whisper.cpp's bindings (HIDE_WHISPER_BINDINGS: both unless it names one). */
+const HIDE = path.resolve(import.meta.dirname, 'helpers/hide-whisper-binding.cjs');
 
 interface Recognised {
   language: string;
@@ -18,9 +20,16 @@ interface Recognised {
   progress: number[];
 }
 
-/** The child on a model and a WAV, as a running process. */
+/**
+ * The child on a model and a WAV, as a running process: with @fugood's binding unless the flags name another
+ * (`--binding napi`): @napi-rs/whisper's whisper.cpp (1.7.2) runs the scripted model differently, as its cases show.
+ */
 const child = (model: string, audio: string, ...flags: string[]) =>
-  execa(process.execPath, ['--import', 'tsx', CHILD, '--model', model, '--audio', audio, ...flags], { reject: false });
+  execa(
+    process.execPath,
+    ['--import', 'tsx', CHILD, '--model', model, '--audio', audio, '--binding', 'fugood', ...flags],
+    { reject: false, env: { HIDE_WHISPER_BINDINGS: '' } },
+  );
 
 /** Runs the child to its end; its last stdout line is the answer. */
 async function recognise(model: string, audio: string, ...flags: string[]): Promise<Recognised> {
@@ -161,4 +170,102 @@ describe('generated whisper models on the real whisper.cpp, in a child process',
       console.log(`random tiny.en model: ${seconds.toFixed(1)} s for 30 s of audio, ${windows} window(s)`);
     },
   );
+});
+
+describe('@napi-rs/whisper (--binding napi): the AVX2 build, in the same child', () => {
+  const missing = bindingMissing('napi');
+  if (missing) console.warn(`skipping the @napi-rs/whisper cases: ${missing}`);
+  const skipped = (context: unknown) => {
+    if (missing) (context as { skip?: (why: string) => void }).skip?.(missing);
+    return missing !== undefined;
+  };
+  const NAPI = ['--binding', 'napi'];
+  let dir: string;
+  const wav = (name: string) => path.join(dir, `${name}.wav`);
+  const scripted = () => path.join(dir, 'scripted.bin');
+
+  before(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-whisper-napi-'));
+    if (missing) return;
+    await writeScriptedModel(scripted(), { segments: SCRIPT });
+    await execa('ffmpeg', [
+      ...['-v', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=8:sample_rate=16000'],
+      ...['-ac', '1', '-c:a', 'pcm_s16le', wav('tone-8s')],
+    ]);
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  // whisper.cpp 1.7.2, against @fugood's later one: a segment after a pause starts where the one before ended
+  // (" This" at 2000 ms, not 2500: it takes the first of the two timestamps between them), and a window that ends on
+  // one timestamp (the script's <|5.00|>) is followed by one from there, not from its end, so the script comes again
+  // every 5 s (up to the end of a longer input). No progress while it runs: 0 before, 100 after.
+  it('the scripted model: its text and segment times, no progress until the end', async (context) => {
+    if (skipped(context)) return;
+    const result = await recognise(scripted(), wav('tone-8s'), ...NAPI);
+    assert.equal(result.language, 'en');
+    assert.deepEqual(rows(result), [
+      [0, 2000, ' Hello world.'],
+      [2000, 5000, ' This is mediaflow.'],
+      [5000, 7000, ' Hello world.'],
+    ]);
+    assert.deepEqual(result.progress, [0, 100]);
+  });
+
+  it('--words: the same word times as @fugood but where a segment starts after a pause', async (context) => {
+    if (skipped(context)) return;
+    const result = await recognise(scripted(), wav('tone-8s'), '--words', ...NAPI);
+    assert.deepEqual(rows(result), [
+      [0, 0, ''],
+      [0, 1000, ' Hello'],
+      [1000, 2000, ' world.'],
+      [2000, 3340, ' This'],
+      [3340, 4160, ' is'],
+      [4160, 5000, ' mediaflow.'],
+      [5000, 5000, ''],
+      [5000, 6000, ' Hello'],
+      [6000, 7000, ' world.'],
+    ]);
+  });
+
+  it('a multilingual scripted model: language auto finds its language, a given one is kept', async (context) => {
+    if (skipped(context)) return;
+    const model = path.join(dir, 'multilingual.bin');
+    await writeScriptedModel(model, { multilingual: true, language: 2, segments: [SCRIPT[0]!] });
+    const detected = await recognise(model, wav('tone-8s'), '--language', 'auto', ...NAPI);
+    assert.equal(detected.language, 'de');
+    assert.deepEqual(rows(detected)[0], [0, 2000, ' Hello world.']);
+    assert.equal((await recognise(model, wav('tone-8s'), '--language', 'fr', ...NAPI)).language, 'fr');
+  });
+
+  it('fails clearly: not a model, --no-fallback, the package missing (exit 3)', async (context) => {
+    if (skipped(context)) return;
+    let run = await child(wav('tone-8s'), wav('tone-8s'), ...NAPI);
+    assert.equal(run.exitCode, 1);
+    assert.match(run.stderr, /Failed to initialize Whisper model/);
+    run = await child(scripted(), wav('tone-8s'), '--no-fallback', ...NAPI);
+    assert.equal(run.exitCode, 1);
+    assert.equal(run.stderr, '@napi-rs/whisper@0.0.4 cannot turn off the temperature fallback');
+    assert.equal(run.stdout, '');
+    run = await execa(
+      process.execPath,
+      ['--require', HIDE, '--import', 'tsx', CHILD, '--model', scripted(), '--audio', wav('tone-8s'), ...NAPI],
+      { reject: false },
+    );
+    assert.equal(run.exitCode, 3);
+    assert.equal(run.stderr, "whisper.cpp's binding is not installed (npm install @napi-rs/whisper@0.0.4)");
+    // auto falls back to @fugood where @napi-rs is not installed.
+    run = await execa(
+      process.execPath,
+      ['--require', HIDE, '--import', 'tsx', CHILD, '--model', scripted(), '--audio', wav('tone-8s')],
+      { reject: false, env: { HIDE_WHISPER_BINDINGS: 'napi' } },
+    );
+    assert.equal(run.exitCode, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout.trim().split('\n').at(-1)!).segments[1], {
+      start: 2500,
+      end: 5000,
+      text: ' This is mediaflow.',
+    });
+  });
 });

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { MediaflowError } from './errors.js';
+import { BINDING_SETTINGS, type BindingSetting } from './speech/binding.js';
 
 /** mediaflow's settings: the table of docs/configuration.md, plus the limits of the hostile-input work. */
 export interface Config {
@@ -108,6 +109,8 @@ export interface Config {
   whisperModelUrl: string;
   /** The whisper.cpp model `/transcribe/` uses: a known name or a ggml file's path; unset, no transcription (501). */
   whisperModel?: string;
+  /** Which whisper.cpp binding recognises: `auto` (the AVX2 build where it can run, else the CPU build) or one. */
+  whisperBinding: BindingSetting;
 }
 
 /** A variable, its `serve` flag, and how to read it: the single description behind env, flags and docs. */
@@ -367,6 +370,15 @@ export const SETTINGS: readonly Setting[] = [
       '.bin file; unset: transcription is off',
   },
   {
+    key: 'whisperBinding',
+    env: 'MEDIAFLOW_WHISPER_BINDING',
+    flag: 'whisper-binding',
+    kind: 'string',
+    description:
+      'which whisper.cpp binding recognises speech: auto (@napi-rs/whisper where it is installed and the CPU has ' +
+      'AVX2, else @fugood), fugood or napi',
+  },
+  {
     key: 'jobAttempts',
     env: 'MEDIAFLOW_JOB_ATTEMPTS',
     flag: 'job-attempts',
@@ -581,6 +593,7 @@ export function defaultConfig(): Config {
     corsOrigins: [],
     // whisper.cpp's own published models.
     whisperModelUrl: 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main',
+    whisperBinding: 'auto',
   };
 }
 
@@ -669,6 +682,13 @@ export function loadConfig(
   result.pipelinesDir = path.resolve(result.pipelinesDir);
   if (result.publicUrl) result.publicUrl = result.publicUrl.replace(/\/+$/, '');
   result.whisperModelUrl = result.whisperModelUrl.replace(/\/+$/, '');
+  if (!BINDING_SETTINGS.includes(result.whisperBinding)) {
+    throw configError(
+      SETTINGS.find((s) => s.key === 'whisperBinding')!,
+      result.whisperBinding,
+      `one of ${BINDING_SETTINGS.join(', ')}`,
+    );
+  }
   // A browser's Origin header has no trailing slash.
   result.corsOrigins = result.corsOrigins.map((origin) => origin.replace(/\/+$/, ''));
   return result;

@@ -46,5 +46,18 @@ describe('loadConfig', () => {
     );
     assert.throws(() => loadConfig({ MEDIAFLOW_ALLOW_PRIVATE_URLS: 'maybe' }), /MEDIAFLOW_ALLOW_PRIVATE_URLS/);
     assert.throws(() => loadConfig({ MEDIAFLOW_CONCURRENCY: '0' }), /at least 1/);
+    assert.throws(
+      () => loadConfig({ MEDIAFLOW_WHISPER_BINDING: 'gpu' }),
+      /^MediaflowError: Expected MEDIAFLOW_WHISPER_BINDING \(--whisper-binding\) to be one of auto, fugood, napi, got `gpu`$/,
+    );
+  });
+
+  it('takes the whisper.cpp binding to use: auto unless set', () => {
+    assert.equal(loadConfig({}).whisperBinding, 'auto');
+    assert.equal(loadConfig({ MEDIAFLOW_WHISPER_BINDING: 'napi' }).whisperBinding, 'napi');
+    assert.equal(
+      loadConfig({ MEDIAFLOW_WHISPER_BINDING: 'napi' }, { whisperBinding: 'fugood' }).whisperBinding,
+      'fugood',
+    );
   });
 });

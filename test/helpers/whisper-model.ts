@@ -24,20 +24,25 @@
  * start where the script says: a segment's time split evenly between its words, on the 20 ms grid. whisper.cpp
  * counts those times from the start of the window only when the window's first segment starts at 0.
  */
-import { createRequire } from 'node:module';
-import { INSTALL_BINDING, WHISPER_BINDING } from '../../src/engine/speech/binding.js';
+import { type BindingName, bindingProblem } from '../../src/engine/speech/binding.js';
 import { specialTokens, TINY_EN, writeModel, type Tensor, type WhisperDims } from './whisper-ggml.js';
 
 export { BASE_EN, TINY_EN } from './whisper-ggml.js';
 
-/** Why the cases that load whisper.cpp cannot run here, if they cannot: the binding is an optional dependency. */
-export function bindingMissing(): string | undefined {
-  try {
-    createRequire(import.meta.url).resolve(WHISPER_BINDING);
-    return undefined;
-  } catch {
-    return `whisper.cpp's binding ${WHISPER_BINDING} is not installed (an optional dependency): ${INSTALL_BINDING}`;
-  }
+/**
+ * Settings that pin the recogniser to @fugood's whisper.cpp (1.7.6 or later), for cases that assert the scripted
+ * model's exact times as it gives them: @napi-rs/whisper's (1.7.2), which `auto` takes where it can, runs the scripted
+ * model differently: it moves the window on to the script's last timestamp and replays the script there, and starts
+ * a segment after a pause where the previous one ended.
+ */
+export const FUGOOD = { MEDIAFLOW_WHISPER_BINDING: 'fugood' };
+
+/**
+ * Why the cases that load whisper.cpp with a binding cannot run here, if they cannot: @fugood's is an optional
+ * dependency, @napi-rs's a dev dependency that needs AVX2.
+ */
+export function bindingMissing(binding: BindingName = 'fugood'): string | undefined {
+  return bindingProblem(binding) ?? undefined;
 }
 
 /** The script most cases replay: two segments, the second starting after a pause. */

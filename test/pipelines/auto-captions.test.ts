@@ -9,10 +9,11 @@ import { captionPixels, meanX } from '../helpers/caption-pixels.js';
 import { audioOf, frameRgb, probe, toneDbAt, videoOf } from '../helpers/media.js';
 import { runCli } from '../helpers/mediaflow.js';
 import { leftovers, type Served, servePipelines, SHIPPED_PIPELINES } from '../helpers/pipeline-server.js';
-import { bindingMissing, HELLO_SCRIPT, writeScriptedModel } from '../helpers/whisper-model.js';
+import { bindingMissing, HELLO_SCRIPT, writeScriptedModel, FUGOOD } from '../helpers/whisper-model.js';
 
 // The scripted model says "Hello world." from 0 to 2 s (Hello 0-1, world. 1-2), then, after a pause, "This is
-// mediaflow." from 2.5 to 5 s (This 2.5-3.34, ...), whatever the sound: these are the times the frames are read at.
+// mediaflow." from 2.5 to 5 s (This 2.5-3.34, ...), whatever the sound: these are the times the frames are read at,
+// as @fugood's whisper.cpp gives them (FUGOOD pins it).
 describe('pipeline auto-captions (a scripted whisper model)', () => {
   const missing = bindingMissing();
   if (missing) console.warn(`skipping the auto-captions cases: ${missing}`);
@@ -44,7 +45,10 @@ describe('pipeline auto-captions (a scripted whisper model)', () => {
     unavailable = await servePipelines(await mkdtemp(path.join(dir, 'data-')), { MEDIAFLOW_WHISPER_MODEL: '' });
     if (missing) return;
     await writeScriptedModel(model(), { segments: HELLO_SCRIPT });
-    server = await servePipelines(await mkdtemp(path.join(dir, 'data-')), { MEDIAFLOW_WHISPER_MODEL: model() });
+    server = await servePipelines(await mkdtemp(path.join(dir, 'data-')), {
+      ...FUGOOD,
+      MEDIAFLOW_WHISPER_MODEL: model(),
+    });
   });
   after(async () => {
     for (const started of [server, unavailable]) {
@@ -150,7 +154,7 @@ describe('pipeline auto-captions (a scripted whisper model)', () => {
 
   it('runs from the CLI on a local file, and as a batch of two rows', async (context) => {
     if (skipped(context)) return;
-    const env = { MEDIAFLOW_PIPELINES_DIR: SHIPPED_PIPELINES, MEDIAFLOW_WHISPER_MODEL: model() };
+    const env = { MEDIAFLOW_PIPELINES_DIR: SHIPPED_PIPELINES, MEDIAFLOW_WHISPER_MODEL: model(), ...FUGOOD };
     const out = await mkdtemp(path.join(dir, 'cli-'));
     const one = await runCli(['run', 'auto-captions', '--input', `video=${file('talk.mp4')}`, '--out-dir', out], {
       env,

@@ -176,7 +176,12 @@ function safeExtension(source: string): string {
 export class Engine {
   constructor(private readonly deps: EngineDeps) {
     setLibvipsSlots(deps.config.concurrency);
-    setSpeech({ model: deps.config.whisperModel, concurrency: deps.config.concurrency, fetch: deps.config });
+    setSpeech({
+      model: deps.config.whisperModel,
+      binding: deps.config.whisperBinding,
+      concurrency: deps.config.concurrency,
+      fetch: deps.config,
+    });
     setTextWorkers(deps.config.concurrency);
   }
 

@@ -1,11 +1,10 @@
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MediaflowError, paramError } from '../errors.js';
 import type { StepContext } from '../plugins/plugin.js';
 import { tidyStderr } from '../run/ffmpeg.js';
-import { INSTALL_BINDING, WHISPER_BINDING } from './binding.js';
+import { type BindingName, type BindingSetting, chooseBinding } from './binding.js';
 import { modelFacts } from './model-file.js';
 import { ensureWhisperModel, isEnglishOnly, knownModel, type ModelSettings } from './models.js';
 
@@ -22,48 +21,50 @@ const CHILD = new URL(fromSource ? './whisper-child.ts' : './whisper-child.js', 
 const BINDING_MISSING = 3;
 
 let model: string | undefined;
+let bindingSetting: BindingSetting = 'auto';
 let threads = 1;
 let fetching: ModelSettings | undefined;
 
 /**
- * The model (MEDIAFLOW_WHISPER_MODEL: a path, or a known name fetched on first use by the rules of `fetch`) and the
- * job slots, whose share of the cores each recognition gets.
+ * The model (MEDIAFLOW_WHISPER_MODEL: a path, or a known name fetched on first use by the rules of `fetch`), the
+ * binding (MEDIAFLOW_WHISPER_BINDING) and the job slots, whose share of the cores each recognition gets.
  */
-export function setSpeech(settings: { model: string | undefined; concurrency: number; fetch: ModelSettings }): void {
+export function setSpeech(settings: {
+  model: string | undefined;
+  binding: BindingSetting;
+  concurrency: number;
+  fetch: ModelSettings;
+}): void {
   model = settings.model;
+  bindingSetting = settings.binding;
   threads = Math.max(1, Math.floor(os.availableParallelism() / settings.concurrency));
   fetching = settings.fetch;
 }
 
-let bindingFound: boolean | undefined;
-
-/** Whether the binding is installed: looked up (not loaded: only the child loads it) once per process. */
-function bindingInstalled(): boolean {
-  if (bindingFound === undefined) {
-    try {
-      createRequire(import.meta.url).resolve(WHISPER_BINDING);
-      bindingFound = true;
-    } catch {
-      bindingFound = false;
-    }
+/**
+ * The binding recognitions run with, or a 501 saying what to install: looked up (not loaded: only the child loads
+ * it) once per process.
+ */
+function speechBinding(): BindingName {
+  const chosen = chooseBinding(bindingSetting);
+  if ('error' in chosen) {
+    throw new MediaflowError('MF_ERR_UNAVAILABLE', `Transcription is not available on this server: ${chosen.error}`);
   }
-  return bindingFound;
+  return chosen.binding;
 }
 
-/** The model to recognise with: a file, or a known model's name (fetched when a recognition first needs it). */
-type SpeechModel = { multilingual: boolean } & ({ file: string } | { name: string });
+/**
+ * The model to recognise with, a file or a known model's name (fetched when a recognition first needs it), and the
+ * binding that runs it.
+ */
+type SpeechModel = { multilingual: boolean; binding: BindingName } & ({ file: string } | { name: string });
 
 /**
  * The model to recognise with and whether it is multilingual: a 501 when transcription is not set up here, a 500 for
  * a bad file. A name's file is not looked at here: it is fetched, or found fetched, by the recognition.
  */
 export function speechModel(): SpeechModel {
-  if (!bindingInstalled()) {
-    throw new MediaflowError(
-      'MF_ERR_UNAVAILABLE',
-      `Transcription is not available on this server: whisper.cpp's binding is not installed (${INSTALL_BINDING})`,
-    );
-  }
+  const binding = speechBinding();
   if (!model) {
     throw new MediaflowError(
       'MF_ERR_UNAVAILABLE',
@@ -72,18 +73,28 @@ export function speechModel(): SpeechModel {
     );
   }
   const known = knownModel(model);
-  if (known) return { name: known.name, multilingual: !isEnglishOnly(known.name) };
-  return { file: model, multilingual: modelFacts(model).multilingual };
+  if (known) return { name: known.name, multilingual: !isEnglishOnly(known.name), binding };
+  return { file: model, multilingual: modelFacts(model).multilingual, binding };
 }
 
-/** What /health says of transcription: whether it works here, and with which model (its file name only). */
-export function speechStatus(): { available: boolean; model: string | null; error?: string } {
+/**
+ * What /health says of transcription: whether it works here, with which model (its file name only) and binding
+ * (`fugood` or `napi`; null when none can run).
+ */
+export function speechStatus(): {
+  available: boolean;
+  model: string | null;
+  binding: BindingName | null;
+  error?: string;
+} {
   const name = model ? path.basename(model) : null;
+  const chosen = chooseBinding(bindingSetting);
+  const binding = 'binding' in chosen ? chosen.binding : null;
   try {
     speechModel();
-    return { available: true, model: name };
+    return { available: true, model: name, binding };
   } catch (error) {
-    return { available: false, model: name, error: (error as Error).message };
+    return { available: false, model: name, binding, error: (error as Error).message };
   }
 }
 
@@ -146,6 +157,7 @@ export async function recogniseSpeech(context: StepContext, audio: string, langu
     ...(fromSource ? ['--import', 'tsx'] : []),
     ...[fileURLToPath(CHILD), '--model', file, '--audio', context.path(audio)],
     ...['--language', recognitionLanguage(language, facts), '--words', '--threads', String(threads)],
+    ...['--binding', facts.binding],
   ];
   type Answer = { language?: string; segments?: Array<{ start: number; end: number; text: string }> };
   let answer: Answer | undefined;

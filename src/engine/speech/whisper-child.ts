@@ -1,47 +1,43 @@
 /**
- * Speech recognition in a process of its own: whisper.cpp through its prebuilt Node binding. It runs as a child
- * because the binding's stop() never reaches whisper.cpp (a stopped recognition's promise never settles), so the
- * only sure way to cancel one, or end it at a time limit, is to kill the process that runs it.
+ * Speech recognition in a process of its own: whisper.cpp through a prebuilt Node binding (binding.ts: @fugood's CPU
+ * build, or @napi-rs/whisper's AVX2 build). It runs as a child because neither binding can stop a recognition
+ * (@fugood's stop() never reaches whisper.cpp; @napi-rs's full() holds the JavaScript thread), so the only sure way
+ * to cancel one, or end it at a time limit, is to kill the process that runs it.
  *
  *   node whisper-child.js --model <ggml file> --audio <16 kHz mono WAV> [--language en|auto|<code>] [--words]
- *                         [--threads <n>] [--no-fallback]
+ *                         [--threads <n>] [--no-fallback] [--binding auto|fugood|napi]
  *
- * Prints lines of JSON: {"progress": <percent>} as whisper.cpp starts each 30 s window (and once at the end), then
+ * Prints lines of JSON: {"progress": <percent>} as whisper.cpp starts each 30 s window (with @napi-rs: 0 before and
+ * 100 after, as it cannot tell before it ends), then
  * {"language": "en", "segments": [{"start": <ms>, "end": <ms>, "text": " ..."}]}, and exits 0; 1 when recognition
- * fails; 3 when the binding is not installed (or does not load), with the reason on stderr. whisper.cpp's own log
- * goes to stderr too.
- * `--words` gives one segment per token with its own times (whisper.cpp's token timestamps with max_len 1);
- * `--no-fallback` keeps decoding at temperature 0, so that the same model and audio give the same words every time.
+ * fails; 3 when the binding is not installed (or does not load, or cannot run on this CPU), with the reason on
+ * stderr. whisper.cpp's own log goes to stderr too.
+ * `--words` gives one segment per token (@fugood) or per word (@napi-rs) with its own times (whisper.cpp's token
+ * timestamps with max_len 1); `--no-fallback` keeps decoding at temperature 0, so that the same model and audio give
+ * the same words every time (@fugood only: @napi-rs cannot, and fails). `--binding` is MEDIAFLOW_WHISPER_BINDING.
  */
-import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
-import { INSTALL_BINDING, WHISPER_BINDING as BINDING } from './binding.js';
-import { transcribeOptions } from './whisper-options.js';
+import { BINDING_SETTINGS, type BindingSetting, chooseBinding, installCommand } from './binding.js';
+import type { Recognise } from './bindings/recogniser.js';
 
-interface Segment {
-  text: string;
-  t0: number;
-  t1: number;
-}
+/** The exit status when the binding is missing, does not load or cannot run here. */
+const BINDING_MISSING = 3;
 
-interface WhisperContext {
-  transcribeFile(
-    file: string,
-    options: Record<string, unknown>,
-  ): { promise: Promise<{ language?: string; segments: Segment[] }> };
-}
-
-type Binding = { WhisperContext: new (options: { filePath: string; useGpu?: boolean }) => WhisperContext };
-
-function loadBinding(): Binding {
+async function loadBinding(setting: BindingSetting): Promise<Recognise> {
+  const chosen = chooseBinding(setting);
+  if ('error' in chosen) {
+    process.stderr.write(`${chosen.error}\n`);
+    process.exit(BINDING_MISSING);
+  }
   try {
-    return createRequire(import.meta.url)(BINDING) as Binding;
+    const module = (await import(`./bindings/${chosen.binding}.js`)) as { load(): Recognise };
+    return module.load();
   } catch (error) {
     process.stderr.write(
-      `whisper.cpp's binding ${BINDING} is not usable (${(error as Error).message.split('\n')[0]}): ` +
-        `${INSTALL_BINDING}\n`,
+      `whisper.cpp's binding ${chosen.binding} does not load (${(error as Error).message.split('\n')[0]}): ` +
+        `${installCommand(chosen.binding)}\n`,
     );
-    process.exit(3);
+    process.exit(BINDING_MISSING);
   }
 }
 
@@ -54,24 +50,24 @@ async function main(): Promise<void> {
       words: { type: 'boolean', default: false },
       threads: { type: 'string' },
       'no-fallback': { type: 'boolean', default: false },
+      binding: { type: 'string', default: 'auto' },
     },
   });
   if (!values.model || !values.audio) throw new Error('--model and --audio are required');
-  const binding = loadBinding();
-  const context = new binding.WhisperContext({ filePath: values.model, useGpu: false });
-  const options = {
-    ...transcribeOptions({
-      language: values.language,
-      words: values.words,
-      threads: values.threads ? Number(values.threads) : undefined,
-      noFallback: values['no-fallback'],
-    }),
-    onProgress: (progress: number) => process.stdout.write(`${JSON.stringify({ progress })}\n`),
+  const setting = values.binding as BindingSetting;
+  if (!BINDING_SETTINGS.includes(setting)) throw new Error(`--binding must be one of ${BINDING_SETTINGS.join(', ')}`);
+  const recognise = await loadBinding(setting);
+  const flags = {
+    language: values.language,
+    words: values.words,
+    threads: values.threads ? Number(values.threads) : undefined,
+    noFallback: values['no-fallback'],
   };
-  const result = await context.transcribeFile(values.audio, options).promise;
-  const segments = result.segments.map((segment) => ({ start: segment.t0, end: segment.t1, text: segment.text }));
-  process.stdout.write(`${JSON.stringify({ language: result.language, segments })}\n`);
-  // The binding keeps native handles open; the answer is out, so the process need not wait for them.
+  const result = await recognise(values.model, values.audio, flags, (progress) =>
+    process.stdout.write(`${JSON.stringify({ progress })}\n`),
+  );
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  // The bindings keep native handles open; the answer is out, so the process need not wait for them.
   process.exit(0);
 }
 
