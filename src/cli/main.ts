@@ -23,7 +23,7 @@ import { pluginsCommand } from './plugins-command.js';
 import { quickstartCommand } from './quickstart-command.js';
 import { createProgressReporter } from './progress.js';
 import { runCommand } from './run-command.js';
-import { addSettingFlags, overridesOf } from './setting-flags.js';
+import { settingsCommand } from './setting-flags.js';
 import { workerCommand } from './worker-command.js';
 
 /** The text `--help` shows for one parameter: its description, choices and default. */
@@ -100,15 +100,7 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
 
 /** `mediaflow serve`, with a flag per setting of docs/configuration.md. */
 function serveCommand(registry: Registry): Command {
-  const command = addSettingFlags(new Command().description('Start the HTTP server'));
-  command.action(async (flags: Record<string, string | boolean>) => {
-    try {
-      await startServer(loadConfig(process.env, overridesOf(flags)), registry);
-    } catch (error) {
-      fail(error);
-    }
-  });
-  return command;
+  return settingsCommand('Start the HTTP server', (config) => startServer(config, registry));
 }
 
 /**

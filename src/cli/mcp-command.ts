@@ -2,14 +2,13 @@ import { pathToFileURL } from 'node:url';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Command } from 'commander';
 import { pino } from 'pino';
-import { loadConfig, type Config } from '../engine/config.js';
+import type { Config } from '../engine/config.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { resolveBinaries } from '../engine/run/binaries.js';
 import { createMcpServer } from '../mcp/server.js';
 import { serverServices } from '../runtime.js';
 import { clearLeftovers, onStopSignal, startSweeper } from '../server/lifecycle.js';
-import { fail } from './fail.js';
-import { addSettingFlags, overridesOf } from './setting-flags.js';
+import { settingsCommand } from './setting-flags.js';
 
 /** Settings of the HTTP server alone: `mediaflow mcp` listens on no port. */
 const HTTP_ONLY = new Set<keyof Config>([
@@ -35,18 +34,11 @@ const HTTP_ONLY = new Set<keyof Config>([
  * and stops when the client closes its stdin.
  */
 export function mcpCommand(registry: Registry): Command {
-  const command = addSettingFlags(
-    new Command().description('Serve every operation and pipeline as an MCP tool over stdio (docs/mcp.md)'),
+  return settingsCommand(
+    'Serve every operation and pipeline as an MCP tool over stdio (docs/mcp.md)',
+    (config) => serveMcp(config, registry),
     HTTP_ONLY,
   );
-  command.action(async (flags: Record<string, string | boolean>) => {
-    try {
-      await serveMcp(loadConfig(process.env, overridesOf(flags)), registry);
-    } catch (error) {
-      fail(error);
-    }
-  });
-  return command;
 }
 
 /**

@@ -1,12 +1,11 @@
 import { Command } from 'commander';
 import { pino } from 'pino';
 import { resolveBinaries } from '../engine/run/binaries.js';
-import { loadConfig, type Config } from '../engine/config.js';
+import type { Config } from '../engine/config.js';
 import { workerServices } from '../runtime.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { clearLeftovers, JOB_GRACE_MS, onStopSignal, SHUTDOWN_GRACE_MS } from '../server/lifecycle.js';
-import { fail } from './fail.js';
-import { addSettingFlags, overridesOf } from './setting-flags.js';
+import { settingsCommand } from './setting-flags.js';
 
 /** Settings a worker has no use for: it serves no HTTP. */
 const API_ONLY = new Set<keyof Config>([
@@ -32,18 +31,11 @@ const API_ONLY = new Set<keyof Config>([
  * then exits.
  */
 export function workerCommand(registry: Registry): Command {
-  const command = addSettingFlags(
-    new Command().description('Work jobs from the shared Redis queue (no HTTP)'),
+  return settingsCommand(
+    'Work jobs from the shared Redis queue (no HTTP)',
+    (config) => startWorker(config, registry),
     API_ONLY,
   );
-  command.action(async (flags: Record<string, string | boolean>) => {
-    try {
-      await startWorker(loadConfig(process.env, overridesOf(flags)), registry);
-    } catch (error) {
-      fail(error);
-    }
-  });
-  return command;
 }
 
 async function startWorker(config: Config, registry: Registry): Promise<void> {
