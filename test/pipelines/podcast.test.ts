@@ -96,6 +96,11 @@ describe('pipeline podcast', () => {
         'text-to-short',
       ],
     );
+    // A description is whole: YAML reads an unquoted ` #` as the start of a comment (`as #RRGGBB` was lost so).
+    const colour = list.pipelines
+      .find((p) => p.name === 'auto-captions')!
+      .inputs.find((i) => i.name === 'highlight_color');
+    assert.equal(colour?.description, 'Colour of the word being said, as #RRGGBB');
     const podcast = list.pipelines.find((p) => p.name === 'podcast')!;
     assert.equal(podcast.path, '/pipelines/podcast/');
     assert.deepEqual(podcast.results, ['episode']);
