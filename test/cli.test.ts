@@ -56,6 +56,16 @@ describe('cli', () => {
     if (tmp) await rm(tmp, { recursive: true, force: true });
   });
 
+  it("an operation's --help says what a list input takes, once", async () => {
+    const { exitCode, stdout, stderr } = await runCli(['merge-audios', '--help']);
+    assert.equal(exitCode, 0, stderr);
+    const flag = stdout.slice(stdout.indexOf('--audio-urls'), stdout.indexOf('--format')).replace(/\s+/g, ' ');
+    assert.match(
+      flag,
+      /^--audio-urls <value> Audio files, joined in this order \(URLs or local paths, comma-separated, at least 2\) \(required\) $/,
+    );
+  });
+
   it('--help lists serve and every operation by its CLI name', async () => {
     const { exitCode, stdout, stderr } = await runCli(['--help']);
     assert.equal(exitCode, 0, stderr);

@@ -30,7 +30,8 @@ import { workerCommand } from './worker-command.js';
 function describeParam(schema: Record<string, unknown>, required = false): string {
   const parts = [String(schema.description ?? '')];
   const spec = inputSpecOf(schema as never);
-  if (spec) parts.push(spec.list ? '(URLs or local paths, comma-separated)' : '(URL or local path)');
+  const least = spec?.min && spec.min > 1 ? `, at least ${spec.min}` : '';
+  if (spec) parts.push(spec.list ? `(URLs or local paths, comma-separated${least})` : '(URL or local path)');
   if (Array.isArray(schema.enum)) parts.push(`(choices: ${schema.enum.join(', ')})`);
   if (typeof schema.minimum === 'number') parts.push(`(${schema.minimum} to ${String(schema.maximum ?? '∞')})`);
   if (required && schema.default === undefined) parts.push('(required)');

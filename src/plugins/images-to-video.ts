@@ -57,7 +57,7 @@ export default definePlugin({
     'motion=zoom zooms slowly into each image; transition=fade cross-fades between them. The length stays ' +
     'seconds_per_image times the number of images.',
   params: Type.Object({
-    image_urls: Param.urlList('image', 'Comma-separated image URLs (JPG, PNG, WebP, ...), shown in this order', {
+    image_urls: Param.urlList('image', 'Images (JPG, PNG, WebP, ...), shown in this order', {
       tooFew: 'No image URLs provided',
     }),
     seconds_per_image: Param.integer({

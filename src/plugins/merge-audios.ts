@@ -35,7 +35,7 @@ export default definePlugin({
     'Inputs of any format, sample rate and channel count are decoded, resampled and joined in order. Inputs ' +
     'that already match the output format are joined without re-encoding.',
   params: Type.Object({
-    audio_urls: Param.urlList('audio', 'Comma-separated audio URLs, joined in this order (at least 2)', {
+    audio_urls: Param.urlList('audio', 'Audio files, joined in this order', {
       min: 2,
       tooFew: 'At least two audio URLs are required',
     }),

@@ -78,7 +78,7 @@ export default definePlugin({
     "Others are scaled to the first input's size, letterboxed, given silence where they lack sound, and " +
     'encoded as H.264/AAC.',
   params: Type.Object({
-    video_urls: Param.urlList('video', 'Comma-separated video URLs, joined in this order (at least 2)', {
+    video_urls: Param.urlList('video', 'Videos, joined in this order', {
       min: 2,
       tooFew: 'At least two video URLs are required',
     }),
