@@ -7,17 +7,12 @@ import { after, before, describe, it } from './helpers/lifecycle.js';
 import { serveFile, startFileServer } from './helpers/file-server.js';
 import { runCli } from './helpers/mediaflow.js';
 import { startServeProcess } from './helpers/serve-process.js';
-import { bindingMissing, writeScriptedModel } from './helpers/whisper-model.js';
+import { writeScriptedModel, whisperCases } from './helpers/whisper-model.js';
 
 // What whisper.cpp hears in a recording without speech is its `[BLANK_AUDIO]` marker. It may not become a caption,
 // and an empty caption file would read as a failure to write one: a recording with no other word is a 422 that says so.
 describe('transcribe: a recording without speech', () => {
-  const missing = bindingMissing();
-  if (missing) console.warn(`skipping the no-speech cases: ${missing}`);
-  const skipped = (context: unknown) => {
-    if (missing) (context as { skip?: (why: string) => void }).skip?.(missing);
-    return missing !== undefined;
-  };
+  const { missing, skipped } = whisperCases('no-speech');
   let dir: string;
   const file = (name: string) => path.join(dir, name);
 

@@ -8,7 +8,14 @@ import { serveFile, startFileServer, type FileServer } from './helpers/file-serv
 import { isFinal, submitJob, waitForJob } from './helpers/jobs.js';
 import { runCli } from './helpers/mediaflow.js';
 import { eventually, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
-import { bindingMissing, HELLO_SCRIPT, writeRandomModel, writeScriptedModel, FUGOOD } from './helpers/whisper-model.js';
+import {
+  bindingMissing,
+  HELLO_SCRIPT,
+  writeRandomModel,
+  writeScriptedModel,
+  FUGOOD,
+  whisperCases,
+} from './helpers/whisper-model.js';
 import { type BindingName, installCommand } from '../src/engine/speech/binding.js';
 
 const HIDE_BINDING = path.resolve(import.meta.dirname, 'helpers/hide-whisper-binding.cjs');
@@ -147,12 +154,7 @@ function firstTensorAt(model: Buffer): number {
 }
 
 describe('transcribe: speech to captions with whisper.cpp (generated models)', () => {
-  const missing = bindingMissing();
-  if (missing) console.warn(`skipping the transcribe cases: ${missing}`);
-  const skipped = (context: unknown) => {
-    if (missing) (context as { skip?: (why: string) => void }).skip?.(missing);
-    return missing !== undefined;
-  };
+  const { missing, skipped } = whisperCases('transcribe');
   let dir: string;
   let files: FileServer;
   let server: ServeProcess;

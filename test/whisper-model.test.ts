@@ -4,7 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
-import { bindingMissing, HELLO_SCRIPT, writeRandomModel, writeScriptedModel } from './helpers/whisper-model.js';
+import {
+  bindingMissing,
+  HELLO_SCRIPT,
+  writeRandomModel,
+  writeScriptedModel,
+  whisperCases,
+} from './helpers/whisper-model.js';
 
 /** The recogniser's child process, run from source as the engine will run its compiled twin. */
 const CHILD = path.resolve(import.meta.dirname, '../src/engine/speech/whisper-child.ts');
@@ -47,12 +53,7 @@ async function recognise(model: string, audio: string, ...flags: string[]): Prom
 const rows = (result: Recognised) => result.segments.map((s) => [s.start, s.end, s.text]);
 
 describe('generated whisper models on the real whisper.cpp, in a child process', () => {
-  const missing = bindingMissing();
-  if (missing) console.warn(`skipping the whisper model cases: ${missing}`);
-  const skipped = (context: unknown) => {
-    if (missing) (context as { skip?: (why: string) => void }).skip?.(missing);
-    return missing !== undefined;
-  };
+  const { missing, skipped } = whisperCases('whisper model');
   let dir: string;
   const wav = (name: string) => path.join(dir, `${name}.wav`);
   const scripted = () => path.join(dir, 'scripted.bin');

@@ -38,6 +38,20 @@ export { BASE_EN, TINY_EN } from './whisper-ggml.js';
 export const FUGOOD = { MEDIAFLOW_WHISPER_BINDING: 'fugood' };
 
 /**
+ * For a file whose cases need the default binding: `missing` (why they cannot run here, said once on the console),
+ * and `skipped(context)`, which skips a case saying why and answers whether it did.
+ */
+export function whisperCases(what: string): { missing?: string; skipped: (context: unknown) => boolean } {
+  const missing = bindingMissing();
+  if (missing) console.warn(`skipping the ${what} cases: ${missing}`);
+  const skipped = (context: unknown) => {
+    if (missing) (context as { skip?: (why: string) => void }).skip?.(missing);
+    return missing !== undefined;
+  };
+  return { missing, skipped };
+}
+
+/**
  * Why the cases that load whisper.cpp with a binding cannot run here, if they cannot: @fugood's is an optional
  * dependency, @napi-rs's a dev dependency that needs AVX2.
  */

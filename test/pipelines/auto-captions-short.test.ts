@@ -9,18 +9,13 @@ import { captionPixels, extent, meanX } from '../helpers/caption-pixels.js';
 import { audioOf, durationOf, frameRgb, probe, toneDbAt, videoOf } from '../helpers/media.js';
 import { runCli } from '../helpers/mediaflow.js';
 import { leftovers, type Served, servePipelines, SHIPPED_PIPELINES } from '../helpers/pipeline-server.js';
-import { bindingMissing, HELLO_SCRIPT, writeScriptedModel, FUGOOD } from '../helpers/whisper-model.js';
+import { HELLO_SCRIPT, writeScriptedModel, FUGOOD, whisperCases } from '../helpers/whisper-model.js';
 
 // The scripted model says "Hello world." from 0 to 2 s (Hello 0-1, world. 1-2), then, after a pause, "This is
 // mediaflow." from 2.5 to 5 s (This 2.5-3.34, ...), whatever the sound: these are the times the frames are read at,
 // as @fugood's whisper.cpp gives them (FUGOOD pins it).
 describe('pipeline auto-captions-short (a scripted whisper model)', () => {
-  const missing = bindingMissing();
-  if (missing) console.warn(`skipping the auto-captions-short cases: ${missing}`);
-  const skipped = (context: unknown) => {
-    if (missing) (context as { skip?: (why: string) => void }).skip?.(missing);
-    return missing !== undefined;
-  };
+  const { missing, skipped } = whisperCases('auto-captions-short');
   let dir: string;
   let files: FileServer;
   let server: Served;
