@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { waitForJob } from './helpers/jobs.js';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { audioOf, durationOf, probe, videoOf } from './helpers/media.js';
 import { startRedis, type TestRedis } from './helpers/redis.js';
-import { S3_CREDENTIALS, startS3, type TestS3 } from './helpers/s3-server.js';
+import { startS3, type TestS3 } from './helpers/s3-server.js';
 import { startServeProcess, startWorkerProcess, type ServeProcess } from './helpers/serve-process.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
@@ -39,15 +39,7 @@ describe('files instead of URLs on Redis workers with S3 storage', () => {
       startServeProcess(apiDir, { ...shared, MEDIAFLOW_WORKERS: '0' }),
       startWorkerProcess(workerDir, shared),
     ]);
-    bucket = new S3Client({
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: {
-        accessKeyId: S3_CREDENTIALS.AWS_ACCESS_KEY_ID,
-        secretAccessKey: S3_CREDENTIALS.AWS_SECRET_ACCESS_KEY,
-      },
-    });
+    bucket = s3.client();
   });
   after(async () => {
     for (const proc of [api, worker]) if (proc && proc.child.exitCode === null) proc.child.kill('SIGKILL');

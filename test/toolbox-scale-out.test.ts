@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { Redis } from 'ioredis';
 import { resultPaths, type JobRecord } from '../src/jobs/job.js';
 import { fixtures } from './helpers/fixtures.js';
@@ -11,7 +11,7 @@ import { submitJob, waitForJob } from './helpers/jobs.js';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { audioOf, durationOf, probe, videoOf } from './helpers/media.js';
 import { startRedis, type TestRedis } from './helpers/redis.js';
-import { S3_CREDENTIALS, startS3, type TestS3 } from './helpers/s3-server.js';
+import { startS3, type TestS3 } from './helpers/s3-server.js';
 import { eventually, startServeProcess, startWorkerProcess, type ServeProcess } from './helpers/serve-process.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
@@ -177,15 +177,7 @@ describe('the editing toolbox on Redis workers with S3 outputs', () => {
       startServeProcess(dataDir, { ...shared, MEDIAFLOW_WORKERS: '0' }),
       startWorkerProcess(dataDir, { ...shared, MEDIAFLOW_CONCURRENCY: '2' }),
     ]);
-    bucket = new S3Client({
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: {
-        accessKeyId: S3_CREDENTIALS.AWS_ACCESS_KEY_ID,
-        secretAccessKey: S3_CREDENTIALS.AWS_SECRET_ACCESS_KEY,
-      },
-    });
+    bucket = s3.client();
     records = new Redis(redis.url);
   });
   after(async () => {

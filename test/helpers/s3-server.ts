@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { freePort } from './serve-process.js';
 
@@ -11,6 +12,8 @@ export const S3_CREDENTIALS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_K
 export interface TestS3 {
   endpoint: string;
   bucket: string;
+  /** A client of the real AWS SDK for the test to look into the bucket with. */
+  client: () => S3Client;
   /** Environment for a mediaflow process (or this one) that publishes to the bucket. */
   env: Record<string, string>;
   close: () => Promise<void>;
@@ -37,6 +40,16 @@ export async function startS3(bucket = 'mediaflow-test'): Promise<TestS3> {
   return {
     endpoint,
     bucket,
+    client: () =>
+      new S3Client({
+        endpoint,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: {
+          accessKeyId: S3_CREDENTIALS.AWS_ACCESS_KEY_ID,
+          secretAccessKey: S3_CREDENTIALS.AWS_SECRET_ACCESS_KEY,
+        },
+      }),
     env: {
       ...S3_CREDENTIALS,
       // Credentials come from the environment: the SDK must never ask the EC2 metadata address.
