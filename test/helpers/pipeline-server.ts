@@ -1,6 +1,7 @@
-import { readdir } from 'node:fs/promises';
+import { mkdtemp, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startServeProcess, type ServeProcess } from './serve-process.js';
+import { FUGOOD, HELLO_SCRIPT, writeScriptedModel } from './whisper-model.js';
 
 /** The pipelines that ship with mediaflow. */
 export const SHIPPED_PIPELINES = path.resolve(import.meta.dirname, '../../pipelines');
@@ -35,4 +36,36 @@ export async function servePipelines(dataDir: string, env: Record<string, string
 export async function leftovers(dataDir: string, under = '(uploads|work)'): Promise<string[]> {
   const entries = await readdir(dataDir, { recursive: true }).catch(() => []);
   return entries.map(String).filter((entry) => new RegExp(`^${under}/.`).test(entry));
+}
+
+/**
+ * The two servers a caption pipeline's tests need, with data directories under `dir`: `server`, with the scripted
+ * model saying HELLO_SCRIPT at `model` and pinned to @fugood (whose times of it the tests read frames at), where a
+ * binding is installed (`missing` unset); and `unavailable`, with no model at all.
+ */
+export async function captionServers(
+  dir: string,
+  model: string,
+  missing: string | undefined,
+): Promise<{ server: Served; unavailable: Served; stop: () => Promise<void> }> {
+  const unavailable = await servePipelines(await mkdtemp(path.join(dir, 'data-')), { MEDIAFLOW_WHISPER_MODEL: '' });
+  let server: Served | undefined;
+  if (!missing) {
+    await writeScriptedModel(model, { segments: HELLO_SCRIPT });
+    server = await servePipelines(await mkdtemp(path.join(dir, 'data-')), {
+      ...FUGOOD,
+      MEDIAFLOW_WHISPER_MODEL: model,
+    });
+  }
+  return {
+    // Without a binding every case that would use it is skipped.
+    server: server!,
+    unavailable,
+    stop: async () => {
+      for (const started of [server, unavailable]) {
+        started?.child.kill('SIGTERM');
+        await started?.child;
+      }
+    },
+  };
 }

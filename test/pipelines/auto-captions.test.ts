@@ -8,8 +8,8 @@ import { serveFile, startFileServer, type FileServer } from '../helpers/file-ser
 import { captionPixels, meanX } from '../helpers/caption-pixels.js';
 import { audioOf, frameRgb, probe, toneDbAt, videoOf } from '../helpers/media.js';
 import { runCli } from '../helpers/mediaflow.js';
-import { leftovers, type Served, servePipelines, SHIPPED_PIPELINES } from '../helpers/pipeline-server.js';
-import { HELLO_SCRIPT, writeScriptedModel, FUGOOD, whisperCases } from '../helpers/whisper-model.js';
+import { captionServers, leftovers, type Served, SHIPPED_PIPELINES } from '../helpers/pipeline-server.js';
+import { FUGOOD, whisperCases } from '../helpers/whisper-model.js';
 
 // The scripted model says "Hello world." from 0 to 2 s (Hello 0-1, world. 1-2), then, after a pause, "This is
 // mediaflow." from 2.5 to 5 s (This 2.5-3.34, ...), whatever the sound: these are the times the frames are read at,
@@ -20,6 +20,7 @@ describe('pipeline auto-captions (a scripted whisper model)', () => {
   let files: FileServer;
   let server: Served;
   let unavailable: Served;
+  let stop: (() => Promise<void>) | undefined;
   const file = (name: string) => path.join(dir, name);
   const model = () => file('scripted.bin');
 
@@ -37,19 +38,10 @@ describe('pipeline auto-captions (a scripted whisper model)', () => {
       '/talk.mp4': serveFile(file('talk.mp4'), 'video/mp4'),
       '/silent.mp4': serveFile(file('silent.mp4'), 'video/mp4'),
     });
-    unavailable = await servePipelines(await mkdtemp(path.join(dir, 'data-')), { MEDIAFLOW_WHISPER_MODEL: '' });
-    if (missing) return;
-    await writeScriptedModel(model(), { segments: HELLO_SCRIPT });
-    server = await servePipelines(await mkdtemp(path.join(dir, 'data-')), {
-      ...FUGOOD,
-      MEDIAFLOW_WHISPER_MODEL: model(),
-    });
+    ({ server, unavailable, stop } = await captionServers(dir, model(), missing));
   });
   after(async () => {
-    for (const started of [server, unavailable]) {
-      started?.child.kill('SIGTERM');
-      await started?.child;
-    }
+    await stop?.();
     await files?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
