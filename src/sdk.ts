@@ -13,6 +13,8 @@ export {
   imageStep,
   outputPaths,
   type BuildContext,
+  type FanoutPart,
+  type FanoutSpec,
   type InputFacts,
   type InputKind,
   type InputSpec,
@@ -71,3 +73,4 @@ export {
   type AudioContainer,
 } from './sdk/audio-encoding.js';
 export { keyframeListing, keyframesIn } from './sdk/keyframes.js';
+export { fanoutParam, frameByFrame, type FrameByFrame } from './sdk/fanout.js';

@@ -37,6 +37,12 @@ export interface Config {
   maxPixels: number;
   /** Milliseconds of media one input may last. */
   maxDurationMs: number;
+  /** Split long frame-by-frame encodes into parts encoded in parallel (docs/fanout.md). */
+  fanout: boolean;
+  /** Milliseconds of input each part covers, about: parts end at the first keyframe past it. */
+  partMs: number;
+  /** Milliseconds of input below which an encode is never split. */
+  fanoutMinMs: number;
   /** pino level of the server's JSON logs. */
   logLevel: string;
   /** Milliseconds after which outputs are deleted; 0 keeps them. */
@@ -274,6 +280,27 @@ export const SETTINGS: readonly Setting[] = [
     flag: 'max-duration',
     kind: 'duration',
     description: 'longest input media',
+  },
+  {
+    key: 'fanout',
+    env: 'MEDIAFLOW_FANOUT',
+    flag: 'fanout',
+    kind: 'bool',
+    description: 'split long frame-by-frame encodes into parts run on any worker (0: never)',
+  },
+  {
+    key: 'partMs',
+    env: 'MEDIAFLOW_PART_SECONDS',
+    flag: 'part-seconds',
+    kind: 'duration',
+    description: 'input length of one part of a split encode, ending at the next keyframe',
+  },
+  {
+    key: 'fanoutMinMs',
+    env: 'MEDIAFLOW_FANOUT_MIN',
+    flag: 'fanout-min',
+    kind: 'duration',
+    description: 'inputs shorter than this are encoded in one pass',
   },
   {
     key: 'logLevel',
@@ -579,6 +606,9 @@ export function defaultConfig(): Config {
     pipelinesDir: './pipelines',
     plugins: [],
     jobAttempts: 2,
+    fanout: true,
+    partMs: 60_000,
+    fanoutMinMs: 180_000,
     webhookBackoffMs: 5 * 60_000,
     webhookAttempts: 8,
     webhookTimeoutMs: 15_000,

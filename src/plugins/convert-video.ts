@@ -4,7 +4,10 @@ import {
   audioEncoder,
   CONTRACT_VERSION,
   definePlugin,
+  evenPadFilter,
   evenSizeArgs,
+  fanoutParam,
+  frameByFrame,
   muxerFor,
   Param,
   Type,
@@ -39,6 +42,10 @@ function audioArgsFor(format: VideoContainer, facts: MediaFacts): string[] {
   return facts.audio && keep.audio.includes(facts.audio.codec) ? ['-c:a', 'copy'] : audioEncoder(format);
 }
 
+/** Whether the audio options write AAC (encoded, or copied from an AAC input), which an .m4a file holds. */
+const keepsAac = (audioArgs: readonly string[], facts: MediaFacts): boolean =>
+  audioArgs.includes('aac') || (audioArgs.includes('copy') && facts.audio?.codec === 'aac');
+
 export default definePlugin({
   contract: CONTRACT_VERSION,
   name: 'convert-video',
@@ -52,13 +59,31 @@ export default definePlugin({
     video_url: Param.url('video', 'URL of the video to convert'),
     format: Param.format(VIDEO_CONTAINERS, { default: 'mp4', description: 'Output video format' }),
     quality: qualityParam(),
+    fanout: fanoutParam(),
   }),
   output: (p) => ({ field: 'output_file', path: `{id}_input_video.${p.format}` }),
   build: ({ params, inputs, output, input }) => {
     const video = inputs.video_url![0]!;
     const videoArgs = videoArgsFor(params.format, video.facts, params.quality);
+    const audioArgs = video.facts.audio ? audioArgsFor(params.format, video.facts) : undefined;
+    // Parts are joined by stream copy into mp4 files first: H.264 and HEVC only (docs/fanout.md).
+    const splits = params.fanout && (videoArgs.includes('libx264') || videoArgs.includes('libx265'));
+    const pad = evenPadFilter(videoArgs, video.facts.video);
     return {
       ...(video.facts.duration ? { expectedSeconds: video.facts.duration } : {}),
+      ...(splits
+        ? {
+            fanout: frameByFrame({
+              input: video,
+              opened: input(video),
+              ...(pad ? { filters: () => ['-map', '0:v:0', '-vf', pad] } : {}),
+              videoArgs,
+              ...(audioArgs ? { audioArgs, audioExtension: keepsAac(audioArgs, video.facts) ? '.m4a' : '.mka' } : {}),
+              muxer: muxerFor(params.format),
+              output,
+            }),
+          }
+        : {}),
       commands: [
         argv(
           input(video),

@@ -178,6 +178,61 @@ export interface Plan {
    * stages left (half of it while it has a `next`).
    */
   share?: number;
+  /**
+   * How the stage's encode splits into parts, for an encode that maps the input's frames one to one (a re-encode,
+   * burned-in text, an overlay): given, and the input long enough, the engine runs these instead of `commands`
+   * (docs/fanout.md). The parts are encoded at once, by this process's slots or by any worker, and joined by
+   * stream copy; the audio is encoded once, whole.
+   */
+  fanout?: FanoutSpec;
+}
+
+/**
+ * A frame-by-frame encode, as parts: one video-only command per part, one audio command, and the options of the join.
+ * Every part must be encoded with the same encoder options, into H.264 or HEVC: the join copies them.
+ */
+export interface FanoutSpec {
+  /** The video input whose frames the output's are, one to one. */
+  input: LocalInput;
+  /**
+   * The spans of the input the output holds, in order, when not the whole input (a trim, a cut): each from `start`
+   * to `end` on the input's own clock (its first frame at 0). The output's clock runs through them one after the
+   * other, from 0.
+   */
+  windows?: readonly TimeRange[];
+  /** The video-only command of one part (see FanoutPart), writing `part.output`, an mp4. */
+  video: (part: FanoutPart) => string[];
+  /** The command writing the output's audio, whole, into `output` (named `audio<audioExtension>`); none: no audio. */
+  audio?: (output: string) => string[];
+  /** The audio file's extension, a container for the audio codec the command writes (`.m4a` for AAC). */
+  audioExtension?: string;
+  /** Options of the join's output before its file name: the muxer's (`-f mp4 -movflags +faststart`). */
+  muxer: readonly string[];
+  /** The file the join writes: the plan's output. */
+  output: string;
+}
+
+/** One part of a split encode, as `FanoutSpec.video` gets it. */
+export interface FanoutPart {
+  /**
+   * The seek to the part's first frame, to put before the split input's options (`-ss <time>`): an accurate seek,
+   * which decodes from the keyframe at or before it: the part's first frame, a keyframe but for a window's first part.
+   */
+  seek: string[];
+  /** Where the part starts on the input's clock, in seconds. */
+  start: number;
+  /**
+   * The filter that puts the part's frames on the output's clock (the input's, or through the windows), before any
+   * filter that depends on time (subtitles, `enable=`, drawtext's `t`): `setpts=PTS+<seconds>/TB`. A chain that
+   * starts with it ends with `reset`.
+   */
+  shift: string;
+  /** The filter that ends a shifted chain: `setpts=PTS-STARTPTS`, so that the part's file starts at 0. */
+  reset: string;
+  /** Output options for the part's frames: one for each decoded frame, and no more (`-frames:v <n>`, passthrough). */
+  frames: string[];
+  /** The part's file name in the workspace. */
+  output: string;
 }
 
 /**

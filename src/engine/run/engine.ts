@@ -29,6 +29,7 @@ import {
   inputSpecOf,
   outputPaths,
   type BuildContext,
+  type FanoutSpec,
   type InputFacts,
   type InputSpec,
   type LocalInput,
@@ -43,6 +44,8 @@ import { subtitleAsAss } from '../subtitles/subtitle-ass.js';
 import { subtitleToUtf8 } from '../subtitles/subtitle-encoding.js';
 import { setTextWorkers } from '../subtitles/text-workers.js';
 import { publishAll, type OutputStore, type Workspaces } from '../storage/storage.js';
+import { LocalPartRunner, type PartRunner } from './fanout/part-runner.js';
+import { splitEncode } from './fanout/split-encode.js';
 
 /** Where a job is, for progress displays. */
 export interface JobProgress {
@@ -54,6 +57,8 @@ export interface JobProgress {
 export interface JobOptions {
   /** The output's identifier (`{id}` in its path); a job passes its output id, so a re-run writes to the same place. */
   id?: string;
+  /** The job record this run belongs to, when it runs as a job: its split encode's parts are that job's (fanout). */
+  owner?: string;
   /** Cancels the job: off the queue if waiting, ffmpeg killed if running. */
   signal?: AbortSignal;
   onProgress?: (progress: JobProgress) => void;
@@ -98,6 +103,8 @@ export interface JobResult {
    * absent when nothing did.
    */
   warnings?: string[];
+  /** The number of parts the encode was split into (docs/fanout.md); absent when it ran in one pass. */
+  parts?: number;
 }
 
 /** Stages a plan may chain with `next` before the job fails: more is a plugin going round in circles. */
@@ -158,6 +165,8 @@ export interface EngineDeps {
   observer?: EngineObserver;
   /** Keeps downloaded inputs for later jobs; none means every input is downloaded every time. */
   cache?: InputCache;
+  /** Where a split encode's parts run (docs/fanout.md); none: in this process's slots. */
+  parts?: PartRunner;
 }
 
 /** A file extension from a URL or path, if it is short and plain; generated names never carry user text otherwise. */
@@ -174,7 +183,10 @@ function safeExtension(source: string): string {
 
 /** The one way in: every front end (HTTP, CLI, pipelines) runs operations through `run`. */
 export class Engine {
+  private readonly parts: PartRunner;
+
   constructor(private readonly deps: EngineDeps) {
+    this.parts = deps.parts ?? new LocalPartRunner(deps.binaries.ffmpeg, deps.slots, deps.config.jobTimeoutMs);
     setLibvipsSlots(deps.config.concurrency);
     setSpeech({
       model: deps.config.whisperModel,
@@ -291,7 +303,9 @@ export class Engine {
         time,
       );
       options.onProgress?.({ stage: 'process' });
-      const { logged, answers } = await time('processMs', () => this.execStages(dir, plugin, plan, inputs, options));
+      const { logged, answers, parts } = await time('processMs', () =>
+        this.execStages(id, dir, plugin, plan, inputs, options),
+      );
       for (const name of outputNames) await this.ensureOutput(dir, name);
       const missing = missingGlyphs(logged);
       if (missing.length > 0)
@@ -324,6 +338,7 @@ export class Engine {
         ...(Object.keys(answers).length > 0 ? { answers } : {}),
         timings,
         ...(warnings.length > 0 ? { warnings } : {}),
+        ...(parts ? { parts } : {}),
       };
     } catch (error) {
       if (options.signal?.aborted) outcome = 'cancelled';
@@ -556,15 +571,17 @@ export class Engine {
    * the progress never goes back.
    */
   private async execStages(
+    id: string,
     dir: string,
     plugin: PluginDefinition,
     first: Plan,
     inputs: Record<string, LocalInput[]>,
     options: JobOptions,
-  ): Promise<{ logged: string; answers: Record<string, unknown> }> {
+  ): Promise<{ logged: string; answers: Record<string, unknown>; parts?: number }> {
     const locals = Object.values(inputs).flat();
     const answers: Record<string, unknown> = {};
     let logged = '';
+    let parts: number | undefined;
     let shown = 0;
     // The part of the progress earlier stages took.
     let before = 0;
@@ -575,12 +592,13 @@ export class Engine {
         shown = Math.max(shown, before + span * ratio);
         options.onProgress?.({ stage: 'process', ratio: shown });
       };
-      const { logs, answered } = await this.execPlan(dir, plugin, plan, inputs, options, onRatio);
-      logged += logs.join('');
-      Object.assign(answers, plan.answers, answered);
+      const ran = await this.execPlan(id, dir, plugin, plan, inputs, options, onRatio);
+      logged += ran.logs.join('');
+      Object.assign(answers, plan.answers, ran.answered);
+      parts ??= ran.parts;
       before += span;
       const next = plan.next;
-      if (!next) return { logged, answers };
+      if (!next) return { logged, answers, ...(parts ? { parts } : {}) };
       if (index + 1 >= MAX_STAGES) {
         throw pluginFailure(
           plugin.name,
@@ -589,7 +607,7 @@ export class Engine {
         );
       }
       plan = this.stage(
-        callPlugin(plugin, 'next', () => checkedPlan(plugin, next(logs), 'next')),
+        callPlugin(plugin, 'next', () => checkedPlan(plugin, next(ran.logs), 'next')),
         locals,
       );
       this.deps.observer?.planned?.(plugin.name, plan, locals);
@@ -602,13 +620,14 @@ export class Engine {
    * then the final command's position, or with `parts` each command's position within its part of the output.
    */
   private async execPlan(
+    id: string,
     dir: string,
     plugin: PluginDefinition,
     plan: Plan,
     inputs: Record<string, LocalInput[]>,
     options: JobOptions,
     onRatio: (ratio: number) => void,
-  ): Promise<{ logs: string[]; answered: Record<string, unknown> }> {
+  ): Promise<{ logs: string[]; answered: Record<string, unknown>; parts?: number }> {
     for (const [name, content] of Object.entries(plan.files ?? {})) {
       await writeFile(workspaceFile(dir, name), content, 'utf8');
     }
@@ -627,6 +646,8 @@ export class Engine {
         ...(options.signal ? { signal: options.signal } : {}),
       });
     }
+    const parts = plan.fanout && (await this.split(id, dir, plan, plan.fanout, inputs, options, onRatio));
+    if (parts) return { logs: [], answered, parts };
     const logs: string[] = [];
     for (const [index, args] of plan.commands.entries()) {
       const share = commandShare(plan, index);
@@ -646,6 +667,45 @@ export class Engine {
       );
     }
     return { logs, answered };
+  }
+
+  /**
+   * Runs a stage's encode in parts (docs/fanout.md) when fan-out is on and the input long enough; returns how many,
+   * or undefined when the stage is to run its commands instead.
+   */
+  private async split(
+    id: string,
+    dir: string,
+    plan: Plan,
+    spec: FanoutSpec,
+    inputs: Record<string, LocalInput[]>,
+    options: JobOptions,
+    onRatio: (ratio: number) => void,
+  ): Promise<number | undefined> {
+    const { config, binaries, slots, logger } = this.deps;
+    const seconds = spec.windows
+      ? spec.windows.reduce((sum, window) => sum + window.end - window.start, 0)
+      : (spec.input.facts.duration ?? 0);
+    if (!config.fanout || seconds * 1000 < config.fanoutMinMs) return undefined;
+    const reads = Object.values(inputs).flatMap((list) => list.map((input) => input.file));
+    reads.push(...Object.keys(plan.files ?? {}));
+    const deps = {
+      ffmpeg: binaries.ffmpeg,
+      ffprobe: binaries.ffprobe,
+      runner: this.parts,
+      slots,
+      logger,
+      timeoutMs: config.jobTimeoutMs,
+      partSeconds: config.partMs / 1000,
+    };
+    return splitEncode(deps, spec, {
+      id,
+      dir,
+      reads,
+      ...(options.owner !== undefined ? { owner: options.owner } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onProgress ? { onRatio } : {}),
+    });
   }
 
   private async ensureOutput(dir: string, name: string): Promise<void> {

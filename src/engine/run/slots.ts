@@ -46,4 +46,17 @@ export class Slots {
       signal?.removeEventListener('abort', onAbort);
     }
   }
+
+  /**
+   * Runs `work` from inside a running task, with that task's slot given back meanwhile: a split encode waits for its
+   * parts, which need slots of their own, and holding one would leave a process of one slot waiting for itself.
+   */
+  async lend<T>(work: () => Promise<T>): Promise<T> {
+    this.queue.concurrency += 1;
+    try {
+      return await work();
+    } finally {
+      this.queue.concurrency -= 1;
+    }
+  }
 }

@@ -1,0 +1,57 @@
+import type { TimeRange } from '../../plugins/times.js';
+import type { VideoPackets } from './video-packets.js';
+
+/** One part of a split encode: its first frame's time on the input's clock, the seek that reaches it, its frames. */
+export interface PartSpan {
+  start: number;
+  /** `-ss`'s value: the time as ffprobe printed it, else rounded down to the microsecond (never past the frame). */
+  seek: string;
+  /** Where the part starts on the output's clock. */
+  outputStart: number;
+  frames: number;
+  /** Seconds of input it covers. */
+  seconds: number;
+}
+
+/**
+ * Splits the frames of `windows` (the kept spans of the input, in order; the whole input when absent) into parts
+ * of about `partSeconds`. A window's first part starts at its start; each part after it at the first keyframe at
+ * least `partSeconds` after the one before, so it needs nothing of another part to decode, and a tail shorter than
+ * half a part stays with the part before it. The output's clock runs through the windows one after the other.
+ * Returns no part when no frame is kept.
+ */
+export function planParts(packets: VideoPackets, partSeconds: number, windows?: readonly TimeRange[]): PartSpan[] {
+  const spans: PartSpan[] = [];
+  let offset = 0;
+  for (const window of windows ?? [{ start: 0, end: Number.POSITIVE_INFINITY }]) {
+    const inWindow = packets.times.filter((time) => time >= window.start && time < window.end);
+    if (inWindow.length === 0) continue;
+    const first = inWindow[0]!;
+    const last = inWindow[inWindow.length - 1]!;
+    // A whole input starts at its first frame, whose time is the output's too; a window at its start.
+    const starts = [windows ? window.start : first];
+    for (const key of packets.keyframes) {
+      if (key <= first || key > last) continue;
+      const previous = starts[starts.length - 1]!;
+      // A split leaves each side at least half a part: no part of a few frames, which costs an encoder start.
+      if (key - previous >= partSeconds && last - key >= partSeconds / 2) starts.push(key);
+    }
+    const frameSeconds = inWindow.length > 1 ? (last - first) / (inWindow.length - 1) : 0;
+    const end = Math.min(window.end, last + frameSeconds);
+    starts.forEach((start, index) => {
+      const until = starts[index + 1] ?? end;
+      spans.push({
+        start,
+        seek: packets.printed.get(start) ?? floorMicros(start),
+        outputStart: offset + (windows ? start - window.start : start),
+        frames: inWindow.filter((time) => time >= start && time < until).length,
+        seconds: until - start,
+      });
+    });
+    if (windows) offset += window.end - window.start;
+  }
+  return spans;
+}
+
+/** Seconds as `-ss` takes them, rounded down to the microsecond: a seek rounded up would drop the keyframe. */
+const floorMicros = (seconds: number): string => (Math.floor(Math.max(0, seconds) * 1e6) / 1e6).toFixed(6);

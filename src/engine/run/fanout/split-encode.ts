@@ -1,0 +1,156 @@
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { concatList, concatListArgs, DEMUXERS, lockedInputOptions } from '../../inputs/input-policy.js';
+import type { Logger } from '../../logger.js';
+import { argv, type FanoutPart, type FanoutSpec } from '../../plugins/plugin.js';
+import { runFfmpeg, runFfprobe, type RunOptions } from '../ffmpeg.js';
+import type { Slots } from '../slots.js';
+import { planParts, type PartSpan } from './part-plan.js';
+import type { PartRunner, PartTask } from './part-runner.js';
+import { videoPackets } from './video-packets.js';
+
+/** What a split encode needs of the engine. */
+export interface SplitDeps {
+  ffmpeg: string;
+  ffprobe: string;
+  runner: PartRunner;
+  slots: Slots;
+  logger: Logger;
+  /** MEDIAFLOW_JOB_TIMEOUT, for the listing and the join. */
+  timeoutMs: number;
+  /** MEDIAFLOW_PART_SECONDS. */
+  partSeconds: number;
+}
+
+/** The job the encode is a stage of. */
+export interface SplitJob {
+  /** The engine run's id: its output id, unique to the run. */
+  id: string;
+  /** The job record the run belongs to, when it runs as a job (see PartJob.owner). */
+  owner?: string;
+  dir: string;
+  /** Every workspace file the plan's commands may read: its inputs and generated files. */
+  reads: string[];
+  signal?: AbortSignal;
+  /** The stage's progress, 0 to 1: the tasks' combined, weighed by their seconds; it never goes back. */
+  onRatio?: (ratio: number) => void;
+}
+
+/** The share of a split encode's progress the audio takes: it is encoded far faster than the picture. */
+const AUDIO_WEIGHT = 0.05;
+
+const partName = (index: number): string => `fanout-part-${String(index).padStart(3, '0')}`;
+const AUDIO_TASK = 'fanout-audio';
+
+/**
+ * Encodes `spec` in parts at the input's keyframes and joins them (docs/fanout.md): the parts' video and the whole
+ * audio run at once through the runner, then one stream copy joins the parts and adds the audio, and the joined
+ * frames are counted against the input's. Returns the number of parts; undefined, having written no output, when
+ * the input does not split into two or the join did not keep every frame once (the caller then runs its one pass).
+ * The caller's slot is given back while the tasks run, so that they can take it. The parts are removed at the end.
+ */
+export async function splitEncode(deps: SplitDeps, spec: FanoutSpec, job: SplitJob): Promise<number | undefined> {
+  const run: RunOptions = { cwd: job.dir, timeoutMs: deps.timeoutMs, ...(job.signal ? { signal: job.signal } : {}) };
+  const packets = await videoPackets(deps.ffprobe, spec.input.file, lockedInputOptions(DEMUXERS.video), run);
+  const spans = planParts(packets, deps.partSeconds, spec.windows);
+  if (spans.length < 2) return undefined;
+  const tasks = spans.map((span, index) => partTask(spec, span, index, job.reads));
+  const audio = spec.audio && `${AUDIO_TASK}${spec.audioExtension ?? '.m4a'}`;
+  const total = spans.reduce((sum, span) => sum + span.seconds, 0);
+  if (audio)
+    tasks.push({ name: AUDIO_TASK, args: spec.audio!(audio), reads: job.reads, output: audio, seconds: total });
+  const list = 'fanout-parts.txt';
+  try {
+    await deps.slots.lend(() => deps.runner.run(partJob(job, tasks, total), tasks));
+    await writeFile(
+      path.join(job.dir, list),
+      concatList(spans.map((_, index) => ({ file: `${partName(index)}.mp4` }))),
+    );
+    const lead = leadOf(packets.times, spec.windows);
+    await runFfmpeg(
+      deps.ffmpeg,
+      argv(
+        // The parts start at 0: a picture that starts after the sound starts as late in the output.
+        lead > 0 && ['-itsoffset', lead.toFixed(6)],
+        concatListArgs(list, 'video'),
+        audio ? [...lockedInputOptions(DEMUXERS.audio), '-i', audio] : null,
+        ['-map', '0:v:0'],
+        audio ? ['-map', '1:a:0'] : null,
+        ['-c', 'copy'],
+        spec.muxer,
+        [spec.output],
+      ),
+      run,
+    );
+    const expected = spans.reduce((sum, span) => sum + span.frames, 0);
+    const joined = await frameCount(deps.ffprobe, spec.output, run);
+    if (joined === expected) return spans.length;
+    // Frames a part could not decode, or timestamps the parts' muxer could not keep: the one pass is right.
+    deps.logger.warn(
+      { job: job.id, parts: spans.length, frames: joined, expected },
+      'the joined parts do not hold every frame of the input once; encoding it in one pass instead',
+    );
+    await rm(path.join(job.dir, spec.output), { force: true });
+    return undefined;
+  } finally {
+    await Promise.all(
+      [list, ...tasks.map((task) => task.output)].map((file) => rm(path.join(job.dir, file), { force: true })),
+    );
+  }
+}
+
+/** The runner's view of the job, with the tasks' progress combined by their weight into the stage's. */
+function partJob(job: SplitJob, tasks: readonly PartTask[], total: number) {
+  const weights = new Map(
+    tasks.map((task) => [task.name, task.name === AUDIO_TASK ? total * AUDIO_WEIGHT : task.seconds]),
+  );
+  const weight = [...weights.values()].reduce((sum, seconds) => sum + seconds, 0) || 1;
+  const done = new Map<string, number>();
+  let shown = 0;
+  return {
+    id: job.id,
+    dir: job.dir,
+    ...(job.owner !== undefined ? { owner: job.owner } : {}),
+    ...(job.signal ? { signal: job.signal } : {}),
+    ...(job.onRatio
+      ? {
+          onProgress: (name: string, ratio: number) => {
+            done.set(name, ratio * (weights.get(name) ?? 0));
+            shown = Math.max(shown, [...done.values()].reduce((sum, seconds) => sum + seconds, 0) / weight);
+            job.onRatio!(shown);
+          },
+        }
+      : {}),
+  };
+}
+
+/** The video command of part `index`, as the plugin builds it for the part's seek and frames. */
+function partTask(spec: FanoutSpec, span: PartSpan, index: number, reads: string[]): PartTask {
+  const output = `${partName(index)}.mp4`;
+  const part: FanoutPart = {
+    seek: ['-ss', span.seek],
+    start: span.start,
+    shift: `setpts=PTS+${span.outputStart.toFixed(6)}/TB`,
+    reset: 'setpts=PTS-STARTPTS',
+    frames: ['-frames:v', String(span.frames), '-fps_mode', 'passthrough'],
+    output,
+  };
+  return { name: partName(index), args: spec.video(part), reads, output, seconds: span.seconds };
+}
+
+/** How long after the output's start its first frame is: the first kept frame's time past where the output starts. */
+function leadOf(times: readonly number[], windows: FanoutSpec['windows']): number {
+  const from = windows?.[0]?.start ?? 0;
+  const first = times.find((time) => time >= from) ?? from;
+  return first - from > 1e-6 ? first - from : 0;
+}
+
+/** The video packets of a file, counted without decoding. */
+async function frameCount(ffprobe: string, file: string, run: RunOptions): Promise<number> {
+  const stdout = await runFfprobe(
+    ffprobe,
+    ['-select_streams', 'v:0', '-count_packets', '-show_entries', 'stream=nb_read_packets', '-of', 'csv=p=0', file],
+    run,
+  );
+  return Number(stdout.trim());
+}

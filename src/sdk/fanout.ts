@@ -1,0 +1,89 @@
+import { argv, Param, type FanoutSpec, type LocalInput, type TimeRange } from '../engine/plugins/plugin.js';
+
+/** The request field that keeps one encode in one pass: `fanout=false` (docs/fanout.md). */
+export const fanoutParam = () =>
+  Param.boolean({
+    default: true,
+    description:
+      'Split a long encode into parts encoded at once and joined seamlessly (MEDIAFLOW_FANOUT_MIN and longer); ' +
+      'false: one pass',
+  });
+
+/** A frame-by-frame encode of one video input, as `frameByFrame` makes its parts. */
+export interface FrameByFrame {
+  /** The video input, and its options as `BuildContext.input` gives them (`-i <file>` last). */
+  input: LocalInput;
+  opened: readonly string[];
+  /** Options of the other inputs every part reads whole (a picture to overlay), after the video's. */
+  others?: readonly string[];
+  /**
+   * The video's filter options, given the filter that puts a part's frames on the output's clock and the one that
+   * ends the chain (FanoutPart's `shift` and `reset`): `['-vf', `${shift},drawtext=...,${reset}`]`, or a graph and
+   * its `-map`. None: the video stream as it is.
+   */
+  filters?: (shift: string, reset: string) => string[];
+  /** The video encoder's options: the same for every part (the join copies them). */
+  videoArgs: readonly string[];
+  /** The audio encoder's options (the first audio stream, whole); none: the output has no audio. */
+  audioArgs?: readonly string[];
+  /** A container for what `audioArgs` write (default `.m4a`, for AAC). */
+  audioExtension?: string;
+  /** The spans of the input the output holds (FanoutSpec.windows); the whole input when absent. */
+  windows?: FanoutSpec['windows'];
+  muxer: readonly string[];
+  output: string;
+}
+
+/**
+ * The fan-out of an encode that maps its input's frames one to one (Plan.fanout): each part reads the input from its
+ * seek, filters on the output's clock, and writes its frames' video into an mp4; the audio is one command of its own.
+ */
+export function frameByFrame(encode: FrameByFrame): FanoutSpec {
+  const { input, opened, others, filters, videoArgs, audioArgs, windows, muxer, output } = encode;
+  return {
+    input,
+    output,
+    muxer,
+    ...(windows ? { windows } : {}),
+    video: (part) =>
+      argv(
+        part.seek,
+        opened,
+        others,
+        filters ? filters(part.shift, part.reset) : ['-map', '0:v:0', '-vf', part.reset],
+        videoArgs,
+        part.frames,
+        ['-an', '-sn', '-dn', '-f', 'mp4', part.output],
+      ),
+    ...(audioArgs
+      ? {
+          audio: (file: string) => windowedAudio(opened, windows, audioArgs, file),
+          audioExtension: encode.audioExtension ?? '.m4a',
+        }
+      : {}),
+  };
+}
+
+/**
+ * The command encoding the audio of `windows` (the whole input when absent) into `file`: one window is read from its
+ * start to its end; several are joined by the concat filter, sample-exact, so an encoder must be given.
+ */
+function windowedAudio(
+  opened: readonly string[],
+  windows: FanoutSpec['windows'],
+  audioArgs: readonly string[],
+  file: string,
+): string[] {
+  const span = (window: TimeRange) => argv(['-ss', String(window.start), '-to', String(window.end)], opened);
+  const joined = windows && windows.length > 1;
+  return argv(
+    windows ? windows.flatMap(span) : opened,
+    joined
+      ? ['-filter_complex', `${windows.map((_, i) => `[${i}:a:0]`).join('')}concat=n=${windows.length}:v=0:a=1[a]`]
+      : null,
+    joined ? ['-map', '[a]'] : ['-map', '0:a:0'],
+    ['-vn', '-sn', '-dn'],
+    audioArgs,
+    [file],
+  );
+}
