@@ -6,7 +6,9 @@ import { bucketStoreOf } from './engine/storage/bucket-store.js';
 import type { Config } from './engine/config.js';
 import { Engine, type EngineObserver } from './engine/run/engine.js';
 import { InputCache } from './engine/inputs/input-cache.js';
-import { createJobBackend, type Role } from './jobs/backend.js';
+import { createJobBackend, type JobBackend, type Role } from './jobs/backend.js';
+import { redisParts, type RedisPartsDeps } from './jobs/fanout/redis-parts.js';
+import type { PartRunner } from './engine/run/fanout/part-runner.js';
 import { jobHandlers } from './jobs/handlers.js';
 import { JobService, type JobObserver } from './jobs/service.js';
 import { silentLogger, type Logger } from './engine/logger.js';
@@ -32,6 +34,7 @@ export const TOKENS = {
   InputCache: token<InputCache>('InputCache'),
   Observer: token<EngineObserver>('EngineObserver'),
   Engine: token<Engine>('Engine'),
+  Parts: token<PartRunner>('PartRunner'),
   Jobs: token<JobService>('JobService'),
 } as const;
 
@@ -98,6 +101,8 @@ export function createRuntime(options: RuntimeOptions): DependencyContainer {
         ...(c.isRegistered(TOKENS.Observer, true) ? { observer: resolve(c, TOKENS.Observer) } : {}),
         // A cache size of 0 turns the cache off: every input is downloaded every time.
         ...(config.cacheBytes > 0 ? { cache: resolve(c, TOKENS.InputCache) } : {}),
+        // Redis mode's split encodes put their parts on the shared queue (wireJobs); else they run in this process.
+        ...(c.isRegistered(TOKENS.Parts, true) ? { parts: resolve(c, TOKENS.Parts) } : {}),
       }),
   );
   return c;
@@ -113,6 +118,9 @@ export async function wireJobs(c: DependencyContainer, role: Role, observer?: Jo
   const config = resolve(c, TOKENS.Config);
   const logger = resolve(c, TOKENS.Logger);
   const outputStore = resolve(c, TOKENS.Store);
+  let backend = await createJobBackend(config, role, logger);
+  if (backend.redis) backend = withParts(c, { ...backend, redis: backend.redis });
+  // After the parts are wired: the engine is made with their runner.
   const handlers = jobHandlers({
     engine: resolve(c, TOKENS.Engine),
     registry: resolve(c, TOKENS.Registry),
@@ -123,7 +131,7 @@ export async function wireJobs(c: DependencyContainer, role: Role, observer?: Jo
     handlers,
     outputStore,
     config,
-    backend: await createJobBackend(config, role, logger),
+    backend,
     logger,
     ...(observer ? { observer } : {}),
   });
@@ -131,6 +139,31 @@ export async function wireJobs(c: DependencyContainer, role: Role, observer?: Jo
   // Every process looks for jobs that a Redis outage or a crash left with no worker and no queue entry.
   jobs.watch(config.stalledIntervalMs);
   return jobs;
+}
+
+/**
+ * Redis mode's parts queue (docs/fanout.md): registered as the engine's part runner, shown on the dashboard, and
+ * closed with the backend.
+ */
+function withParts(c: DependencyContainer, backend: RedisPartsDeps['backend']): JobBackend {
+  const parts = redisParts({
+    config: resolve(c, TOKENS.Config),
+    backend,
+    store: resolve(c, TOKENS.Store),
+    slots: resolve(c, TOKENS.Slots),
+    workspaces: resolve(c, TOKENS.Workspaces),
+    ffmpeg: resolve(c, TOKENS.Binaries).ffmpeg,
+    logger: resolve(c, TOKENS.Logger),
+  });
+  c.register(TOKENS.Parts, { useValue: parts.runner });
+  return {
+    ...backend,
+    bullQueues: [...(backend.bullQueues ?? []), parts.queue],
+    close: async () => {
+      await parts.close();
+      await backend.close();
+    },
+  };
 }
 
 /**
@@ -152,9 +185,10 @@ export interface ServerServices {
  */
 export async function serverServices(options: RuntimeOptions, jobObserver?: JobObserver): Promise<ServerServices> {
   const c = createRuntime(options);
+  // The job stack first: in Redis mode it gives the engine its part runner.
+  const jobs = await wireJobs(c, 'api', jobObserver);
   const engine = resolve(c, TOKENS.Engine);
   const binaries = resolve(c, TOKENS.Binaries);
-  const jobs = await wireJobs(c, 'api', jobObserver);
   return { engine, store: resolve(c, TOKENS.Store), workspaces: resolve(c, TOKENS.Workspaces), binaries, jobs };
 }
 

@@ -4,7 +4,7 @@ import type { Config } from '../engine/config.js';
 import { paramError } from '../engine/errors.js';
 import type { Logger } from '../engine/logger.js';
 import { LocalDeliveryQueue, type DeliveryQueue } from './webhooks/deliveries.js';
-import { BullDeliveryQueue, BullJobQueue } from './bullmq-queue.js';
+import { BullDeliveryQueue, BullJobQueue, keepFinishedOf } from './bullmq-queue.js';
 import { LocalJobEvents, type JobEvents } from './events.js';
 import { FileJobStore, type JobStore } from './job-store.js';
 import { LocalJobQueue, type JobQueue } from './queue.js';
@@ -30,6 +30,8 @@ export interface JobBackend {
   close(): Promise<void>;
   /** The BullMQ queues, for the dashboard (Redis mode). */
   bullQueues?: Queue[];
+  /** Redis mode's address and jobs queue: a split encode's parts are child jobs of its job there (docs/fanout.md). */
+  redis?: { url: string; jobs: Queue };
 }
 
 /**
@@ -70,7 +72,7 @@ export async function createJobBackend(config: Config, role: Role, logger: Logge
   // ioredis reports every failed reconnect; one line per outage state is enough.
   for (const connection of [commands, subscriber])
     connection.on('error', (error: Error) => logger.debug({ err: error }, 'redis connection error'));
-  const keep = { count: config.dashboardKeepJobs, age: Math.ceil(config.dashboardKeepAgeMs / 1000) };
+  const keep = keepFinishedOf(config);
   const queue = new BullJobQueue({
     url,
     maxWaiting: config.maxQueue,
@@ -88,6 +90,7 @@ export async function createJobBackend(config: Config, role: Role, logger: Logge
     events: new RedisJobEvents(commands, subscriber, logger),
     deliveries,
     bullQueues: [queue.queue, deliveries.queue],
+    redis: { url, jobs: queue.queue },
     works: workers > 0,
     ping: async () => {
       await commands.ping();

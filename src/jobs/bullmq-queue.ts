@@ -1,4 +1,5 @@
 import { Queue, WaitingError, Worker } from 'bullmq';
+import type { Config } from '../engine/config.js';
 import { busyError } from '../engine/errors.js';
 import type { Logger } from '../engine/logger.js';
 import type { DeliveryQueue } from './webhooks/deliveries.js';
@@ -21,6 +22,12 @@ export interface KeepFinished {
   /** Seconds, as BullMQ counts them. */
   age: number;
 }
+
+/** The finished entries a queue keeps, as the configuration says. */
+export const keepFinishedOf = (config: Config): KeepFinished => ({
+  count: config.dashboardKeepJobs,
+  age: Math.ceil(config.dashboardKeepAgeMs / 1000),
+});
 
 export interface BullQueueOptions {
   url: string;

@@ -9,6 +9,8 @@ export interface ProgressReport {
 
 /** A job as its handler sees it: what to run, where its outputs go, which inputs are read locally. */
 export interface HandledJob {
+  /** The job record's id: the owner of the parts its split encodes make (docs/fanout.md). */
+  id: string;
   /** The operation's or pipeline's name. */
   name: string;
   fields: Record<string, unknown>;

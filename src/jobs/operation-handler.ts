@@ -17,6 +17,7 @@ export const operationHandler = (engine: Engine): JobHandler => ({
   async run(job, options) {
     const result = await engine.run(job.name, job.fields, {
       id: job.outputId,
+      owner: job.id,
       signal: options.signal,
       localFiles: job.localFiles,
       onProgress: (progress) => options.onProgress(operationProgress(progress)),

@@ -32,6 +32,7 @@ function ownUploads(store: OutputStore, bases: readonly string[], seen?: Set<str
 
 /** The job as its kind's handler sees it. */
 const handledJob = (job: JobSpec, localFiles: LocalFilePolicy): HandledJob => ({
+  id: job.id,
   name: job.name,
   fields: job.fields,
   outputId: outputIdOf(job),

@@ -21,6 +21,8 @@ export interface PipelineJobDeps {
  * out rather than imported: pipelines sit below jobs, and jobs/handlers.ts checks that it fits.
  */
 export interface PipelineJob {
+  /** The job record's id: the owner of the parts its steps' split encodes make. */
+  id: string;
   name: string;
   fields: Record<string, unknown>;
   outputId: string;
@@ -52,6 +54,7 @@ export function pipelineJobHandler(deps: PipelineJobDeps) {
         localFiles: job.localFiles,
         store,
         resultDir: job.outputId,
+        owner: job.id,
         signal: options.signal,
         onEvent: (event) => options.onProgress(progress.update(event)),
       });

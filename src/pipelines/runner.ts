@@ -29,6 +29,8 @@ export interface PipelineRunOptions {
   /** Where the results are published, and the folder inside it they go to (`''` for its top). */
   store: OutputStore;
   resultDir: string;
+  /** The job the run is (JobOptions.owner), when it runs as one. */
+  owner?: string;
   signal?: AbortSignal;
   onEvent?: (event: StepEvent) => void;
 }
@@ -264,6 +266,7 @@ export async function runPipeline(
       try {
         const result = await engine.run(step.op, raw, {
           signal,
+          ...(options.owner !== undefined ? { owner: options.owner } : {}),
           localFiles: policy,
           store: workStore,
           // Only with a listener: it makes ffmpeg report its position (`-progress`).

@@ -44,7 +44,7 @@ import { subtitleAsAss } from '../subtitles/subtitle-ass.js';
 import { subtitleToUtf8 } from '../subtitles/subtitle-encoding.js';
 import { setTextWorkers } from '../subtitles/text-workers.js';
 import { publishAll, type OutputStore, type Workspaces } from '../storage/storage.js';
-import { LocalPartRunner, type PartRunner } from './fanout/part-runner.js';
+import { LocalPartRunner, PartEncoder, type PartRunner } from './fanout/part-runner.js';
 import { splitEncode } from './fanout/split-encode.js';
 
 /** Where a job is, for progress displays. */
@@ -186,7 +186,8 @@ export class Engine {
   private readonly parts: PartRunner;
 
   constructor(private readonly deps: EngineDeps) {
-    this.parts = deps.parts ?? new LocalPartRunner(deps.binaries.ffmpeg, deps.slots, deps.config.jobTimeoutMs);
+    this.parts =
+      deps.parts ?? new LocalPartRunner(new PartEncoder(deps.binaries.ffmpeg, deps.slots, deps.config.jobTimeoutMs));
     setLibvipsSlots(deps.config.concurrency);
     setSpeech({
       model: deps.config.whisperModel,

@@ -6,7 +6,7 @@ import type { Slots } from '../slots.js';
  * another worker (Redis mode) and run in a workspace of its own there.
  */
 export interface PartTask {
-  /** The task's name within its job, and its file's stem: `part-000`, `audio`. */
+  /** The task's name within its job, and its file's stem: `fanout-part-000`, `fanout-audio`. */
   name: string;
   /** ffmpeg's arguments, file names relative to the workspace. */
   args: string[];
@@ -20,10 +20,7 @@ export interface PartTask {
 
 /** A split encode's job, as its tasks' runner sees it. */
 export interface PartJob {
-  /**
-   * The engine run's id (its output id): unique to the run, and the same on every run of a job's operation, so a
-   * run again (its worker died) may find parts already made.
-   */
+  /** The engine run's id (its output id). */
   id: string;
   /** The job record the run belongs to, when it runs as a job: in Redis mode, the parent of the parts' jobs. */
   owner?: string;
@@ -43,8 +40,8 @@ export interface PartRunner {
   run(job: PartJob, tasks: readonly PartTask[]): Promise<void>;
 }
 
-/** Runs every task in this process, each in an ffmpeg slot, in the job's own workspace. */
-export class LocalPartRunner implements PartRunner {
+/** Runs one task's ffmpeg in a workspace, in an ffmpeg slot of this process: the one way a part is encoded. */
+export class PartEncoder {
   constructor(
     private readonly ffmpeg: string,
     private readonly slots: Slots,
@@ -52,20 +49,33 @@ export class LocalPartRunner implements PartRunner {
     private readonly timeoutMs: number,
   ) {}
 
+  /** Runs `task` with `dir` as its workspace (its reads there, its output written there); `onRatio` hears 0 to 1. */
+  async encode(task: PartTask, dir: string, signal: AbortSignal, onRatio?: (ratio: number) => void): Promise<void> {
+    await this.slots.run(
+      () =>
+        runFfmpeg(this.ffmpeg, task.args, {
+          cwd: dir,
+          timeoutMs: this.timeoutMs,
+          signal,
+          expectedSeconds: task.seconds,
+          ...(onRatio ? { onProgress: (p) => p.ratio !== undefined && onRatio(p.ratio) } : {}),
+        }),
+      signal,
+    );
+  }
+}
+
+/** Runs every task in this process, in the job's own workspace. */
+export class LocalPartRunner implements PartRunner {
+  constructor(private readonly encoder: PartEncoder) {}
+
   async run(job: PartJob, tasks: readonly PartTask[]): Promise<void> {
     await allOrFirstFailure(job.signal, tasks, (task, signal) =>
-      this.slots.run(
-        () =>
-          runFfmpeg(this.ffmpeg, task.args, {
-            cwd: job.dir,
-            timeoutMs: this.timeoutMs,
-            signal,
-            expectedSeconds: task.seconds,
-            ...(job.onProgress
-              ? { onProgress: (p) => p.ratio !== undefined && job.onProgress!(task.name, p.ratio) }
-              : {}),
-          }),
+      this.encoder.encode(
+        task,
+        job.dir,
         signal,
+        job.onProgress && ((ratio) => job.onProgress!(task.name, ratio)),
       ),
     );
   }
