@@ -71,12 +71,7 @@ export class LocalPartRunner implements PartRunner {
 
   async run(job: PartJob, tasks: readonly PartTask[]): Promise<void> {
     await allOrFirstFailure(job.signal, tasks, (task, signal) =>
-      this.encoder.encode(
-        task,
-        job.dir,
-        signal,
-        job.onProgress && ((ratio) => job.onProgress!(task.name, ratio)),
-      ),
+      this.encoder.encode(task, job.dir, signal, job.onProgress && ((ratio) => job.onProgress!(task.name, ratio))),
     );
   }
 }
