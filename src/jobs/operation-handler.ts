@@ -5,7 +5,12 @@ import type { JobHandler, ProgressReport } from './handler.js';
 /** An operation's progress as a report. */
 const operationProgress = (progress: JobProgress): ProgressReport => ({
   // The engine's `queued` is the wait for an ffmpeg slot of this process: the job itself has started.
-  stage: progress.stage === 'queued' ? 'starting' : progress.stage,
+  stage:
+    progress.stage === 'queued'
+      ? 'starting'
+      : progress.parts
+        ? `${progress.stage} (in ${progress.parts} parts)`
+        : progress.stage,
   progress: Math.floor(operationShare(progress) * 100),
 });
 

@@ -52,6 +52,8 @@ export interface JobProgress {
   stage: 'queued' | 'download' | 'probe' | 'process' | 'publish';
   /** 0..1 within the processing stage, when ffmpeg's position and the expected duration are known. */
   ratio?: number;
+  /** The parts the processing's encode is split into, when it is (docs/fanout.md). */
+  parts?: number;
 }
 
 export interface JobOptions {
@@ -328,7 +330,7 @@ export class Engine {
           outputNames.map((name, index) => [path.join(dir, name), paths[index]!] as const),
         ),
       );
-      logger.info({ job: id, operation: plugin.name, timings }, 'job done');
+      logger.info({ job: id, operation: plugin.name, timings, ...(parts ? { parts } : {}) }, 'job done');
       outcome = 'ok';
       const message = callPlugin(plugin, 'message', () => checkedMessage(plugin, plugin.message(params)));
       return {
@@ -589,11 +591,17 @@ export class Engine {
     let plan = first;
     for (let index = 0; ; index++) {
       const span = Math.min(plan.share ?? (1 - before) / (plan.next ? 2 : 1), 1 - before);
+      // The parts the stage's encode is split into, once planned: the progress says so.
+      let split: number | undefined;
       const onRatio = (ratio: number) => {
         shown = Math.max(shown, before + span * ratio);
-        options.onProgress?.({ stage: 'process', ratio: shown });
+        options.onProgress?.({ stage: 'process', ratio: shown, ...(split ? { parts: split } : {}) });
       };
-      const ran = await this.execPlan(id, dir, plugin, plan, inputs, options, onRatio);
+      const onSplit = (count: number) => {
+        split = count;
+        onRatio(0);
+      };
+      const ran = await this.execPlan(id, dir, plugin, plan, inputs, options, onRatio, onSplit);
       logged += ran.logs.join('');
       Object.assign(answers, plan.answers, ran.answered);
       parts ??= ran.parts;
@@ -628,6 +636,7 @@ export class Engine {
     inputs: Record<string, LocalInput[]>,
     options: JobOptions,
     onRatio: (ratio: number) => void,
+    onSplit: (parts: number) => void,
   ): Promise<{ logs: string[]; answered: Record<string, unknown>; parts?: number }> {
     for (const [name, content] of Object.entries(plan.files ?? {})) {
       await writeFile(workspaceFile(dir, name), content, 'utf8');
@@ -647,7 +656,7 @@ export class Engine {
         ...(options.signal ? { signal: options.signal } : {}),
       });
     }
-    const parts = plan.fanout && (await this.split(id, dir, plan, plan.fanout, inputs, options, onRatio));
+    const parts = plan.fanout && (await this.split(id, dir, plan, plan.fanout, inputs, options, onRatio, onSplit));
     if (parts) return { logs: [], answered, parts };
     const logs: string[] = [];
     for (const [index, args] of plan.commands.entries()) {
@@ -682,6 +691,7 @@ export class Engine {
     inputs: Record<string, LocalInput[]>,
     options: JobOptions,
     onRatio: (ratio: number) => void,
+    onSplit: (parts: number) => void,
   ): Promise<number | undefined> {
     const { config, binaries, slots, logger } = this.deps;
     const seconds = spec.windows
@@ -705,7 +715,7 @@ export class Engine {
       reads,
       ...(options.owner !== undefined ? { owner: options.owner } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.onProgress ? { onRatio } : {}),
+      ...(options.onProgress ? { onRatio, onSplit } : {}),
     });
   }
 

@@ -34,6 +34,8 @@ export interface SplitJob {
   signal?: AbortSignal;
   /** The stage's progress, 0 to 1: the tasks' combined, weighed by their seconds; it never goes back. */
   onRatio?: (ratio: number) => void;
+  /** Told how many parts the encode is split into, before they run. */
+  onSplit?: (parts: number) => void;
 }
 
 /** The share of a split encode's progress the audio takes: it is encoded far faster than the picture. */
@@ -60,6 +62,7 @@ export async function splitEncode(deps: SplitDeps, spec: FanoutSpec, job: SplitJ
   if (audio)
     tasks.push({ name: AUDIO_TASK, args: spec.audio!(audio), reads: job.reads, output: audio, seconds: total });
   const list = 'fanout-parts.txt';
+  job.onSplit?.(spans.length);
   try {
     await deps.slots.lend(() => deps.runner.run(partJob(job, tasks, total), tasks));
     await writeFile(
