@@ -27,15 +27,13 @@
  * Options (environment): SCALE_JOBS (8), SCALE_REPEATS (4 batches of each worker count),
  * SCALE_REQUESTS (40 per set-up), SCALE_MEDIA_SECONDS (450), SCALE_MAX_OTHER_CORES (0.1).
  */
-import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { startRedis, type TestRedis } from '../test/helpers/redis.js';
 import { processSeconds, TICKS } from './cpu.js';
+import { idleMachine as idleFor, machineSeconds, post, serveFolder, waitAll } from './jobs-kit.js';
 import { startServeProcess, startWorkerProcess, type ServeProcess } from '../test/helpers/serve-process.js';
 
 const JOBS = Number(process.env.SCALE_JOBS ?? 8);
@@ -47,56 +45,6 @@ const MAX_OTHER_CORES = Number(process.env.SCALE_MAX_OTHER_CORES ?? 0.1);
 const WARM_UP_REQUESTS = 5;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const round = (x: number, digits = 3) => Number(x.toFixed(digits));
-
-/** Serves files of a folder on 127.0.0.1. */
-async function serveFolder(dir: string) {
-  const server = http.createServer((req, res) => {
-    const file = path.join(dir, path.basename(req.url ?? ''));
-    stat(file).then(
-      (info) => {
-        res.writeHead(200, { 'content-length': info.size });
-        createReadStream(file).pipe(res);
-      },
-      () => res.writeHead(404).end(),
-    );
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: (name: string) => `http://127.0.0.1:${port}/${name}`,
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
-
-async function post(base: string, route: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
-  const body = new FormData();
-  for (const [key, value] of Object.entries(fields)) body.append(key, value);
-  const res = await fetch(`${base}${route}`, { method: 'POST', body, headers });
-  const json = (await res.json()) as Record<string, string>;
-  if (res.status >= 300) throw new Error(`${route}: ${res.status} ${json.error}`);
-  return json;
-}
-
-/**
- * Waits for every job to succeed through its event stream, which closes after the terminal state:
- * no polling, whose requests would take CPU from the workers and round the times up.
- */
-async function waitAll(base: string, ids: string[]): Promise<Record<string, string>[]> {
-  return Promise.all(
-    ids.map(async (id) => {
-      const events = (await (await fetch(`${base}/jobs/${id}/events`)).text())
-        .split('\n')
-        .filter((line) => line.startsWith('data:'));
-      const job = JSON.parse(events.at(-1)?.slice('data:'.length) ?? '{}') as {
-        status?: string;
-        error?: unknown;
-        result: Record<string, string>;
-      };
-      if (job.status !== 'succeeded') throw new Error(`job ${id} ${job.status}: ${JSON.stringify(job.error)}`);
-      return job.result;
-    }),
-  );
-}
 
 /** What ffprobe says of an output URL: its streams' codecs, the first one's size, the duration. */
 async function probeOutput(url: string) {
@@ -121,25 +69,7 @@ async function probeOutput(url: string) {
   };
 }
 
-/** The machine's busy CPU time: user, nice, system, irq, softirq and steal of every core. */
-async function machineSeconds(): Promise<number> {
-  const [, user, nice, system, , , irq, softirq, steal] = (await readFile('/proc/stat', 'utf8'))
-    .split('\n')[0]!
-    .trim()
-    .split(/\s+/)
-    .map(Number);
-  return (user! + nice! + system! + irq! + softirq! + steal!) / TICKS!;
-}
-
-/** Waits, at most 30 s, for a second in which the whole machine is busy less than MAX_OTHER_CORES. */
-async function idleMachine(): Promise<void> {
-  if (!TICKS) return;
-  for (let second = 0; second < 30; second++) {
-    const before = await machineSeconds();
-    await new Promise((r) => setTimeout(r, 1000));
-    if ((await machineSeconds()) - before < MAX_OTHER_CORES) return;
-  }
-}
+const idleMachine = () => idleFor(MAX_OTHER_CORES);
 
 async function cpuNow(api: ServeProcess, workers: ServeProcess[]) {
   if (!TICKS) return undefined;
