@@ -13,8 +13,9 @@ RUN apt-get update \
   && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
-# The lock file names the workspaces (integrations/n8n, examples/plugin-thumbnail): npm ci needs their
-# package.json files, and the example plugin is then loadable (MEDIAFLOW_PLUGINS=mediaflow-plugin-thumbnail).
+# The workspaces the lock file names (integrations/n8n, examples/plugin-thumbnail), so that npm ci installs what
+# it installs in the fresh clone of scripts/check-production-install.sh; the example plugin is then loadable
+# (MEDIAFLOW_PLUGINS=mediaflow-plugin-thumbnail). The n8n node's own files are not needed: n8n loads it, not this.
 COPY package.json package-lock.json ./
 COPY integrations/n8n/package.json integrations/n8n/
 COPY examples/plugin-thumbnail/ examples/plugin-thumbnail/
