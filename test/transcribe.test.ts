@@ -5,9 +5,9 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
-import { isFinal, submitJob, waitForJob } from './helpers/jobs.js';
+import { getJob, isFinal, submitJob, waitForJob } from './helpers/jobs.js';
 import { runCli } from './helpers/mediaflow.js';
-import { eventually, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
+import { eventually, ffmpegChildren, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 import {
   bindingMissing,
   HELLO_SCRIPT,
@@ -605,16 +605,16 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     });
 
     /** Submits a job on the 65 s tone and waits until the recogniser's child runs. */
-    const started = async () => {
+    const started = async (on = random) => {
       const id = await submitJob(
-        random.base,
+        on.base,
         '/transcribe/',
         { media_url: files.url('/tone-65s.wav') },
         {
           Prefer: 'respond-async',
         },
       );
-      const pid = random.child.pid!;
+      const pid = on.child.pid!;
       assert.ok(await eventually(async () => (await whisperChildren(pid)).length > 0, 30_000, 50), 'the child runs');
       return id;
     };
@@ -634,6 +634,42 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
       assert.ok(await eventually(async () => (await filesUnder(path.join(random.dataDir, 'work'))).length === 0));
       assert.deepEqual(await filesUnder(path.join(random.dataDir, 'uploads')), []);
     });
+
+    it(
+      'holds a job slot: with MEDIAFLOW_CONCURRENCY=1 an ffmpeg operation waits until it ends',
+      slow,
+      async (context) => {
+        if (skipped(context)) return;
+        // Two jobs at once (MEDIAFLOW_WORKERS=2) but one slot: the second job waits for the slot, not in the job queue.
+        const one = await serve({
+          MEDIAFLOW_WHISPER_MODEL: file('random.bin'),
+          MEDIAFLOW_CONCURRENCY: '1',
+          MEDIAFLOW_WORKERS: '2',
+          MEDIAFLOW_JOB_TIMEOUT: '120s',
+        });
+        const recognition = await started(one);
+        const other = await submitJob(
+          one.base,
+          '/extract-audio/',
+          { video_url: files.url('/talk.mp4') },
+          { Prefer: 'respond-async' },
+        );
+        // With a slot, a job leaves `starting` for `download` at once; this one stays there while the recognition runs.
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+        const waiting = await getJob(one.base, other);
+        assert.deepEqual([waiting.status, waiting.stage], ['running', 'starting']);
+        assert.equal((await getJob(one.base, recognition)).status, 'running');
+        assert.equal((await whisperChildren(one.child.pid!)).length, 1, 'the recognition still runs');
+        assert.deepEqual(await ffmpegChildren(one.child.pid!), [], 'no ffmpeg beside it');
+
+        // The recognition cancelled, its slot goes to the waiting job, which then runs to the end.
+        const res = await fetch(`${one.base}/jobs/${recognition}`, { method: 'DELETE' });
+        assert.ok(res.status < 300, `DELETE answered ${res.status}`);
+        const done = await waitForJob(one.base, other, isFinal, { ms: 60_000 });
+        assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+        assert.equal((await getJob(one.base, recognition)).status, 'cancelled');
+      },
+    );
 
     it('the time limit (MEDIAFLOW_JOB_TIMEOUT) ends it with the timeout error', slow, async (context) => {
       if (skipped(context)) return;
