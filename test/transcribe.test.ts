@@ -101,6 +101,13 @@ const NAPI_TRANSCRIPT = {
   ],
 };
 
+/** Chinese, Arabic and Thai: words of scripts without spaces, and of one written right to left. */
+const SCRIPTS = [
+  { start: 0, end: 2, text: '你好，世界。' },
+  { start: 2.5, end: 4, text: 'مرحبا بالعالم.' },
+  { start: 4.5, end: 6, text: 'สวัสดี ชาวโลก' },
+];
+
 /** The 501's message when a binding is missing. */
 const notInstalled = (binding: BindingName) =>
   `Transcription is not available on this server: whisper.cpp's binding is not installed (${installCommand(binding)})`;
@@ -175,6 +182,7 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     if (missing) return;
     await writeScriptedModel(file('scripted.bin'), { segments: SCRIPT });
     await writeScriptedModel(file('multilingual.bin'), { multilingual: true, language: 2, segments: [SCRIPT[0]!] });
+    await writeScriptedModel(file('scripts.bin'), { multilingual: true, language: 1, segments: SCRIPTS });
     await writeScriptedModel(file('sentences.bin'), {
       segments: [
         { start: 0, end: 3, text: 'One two three four five.' },
@@ -451,6 +459,55 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     const answer = JSON.parse(result.stdout) as Record<string, string>;
     assert.equal(answer.language, 'de');
     assert.equal(answer.text, 'Hello world.');
+  });
+
+  it('transcribes Chinese, Arabic and Thai: the text as said, words without spaces cut apart', async (context) => {
+    if (skipped(context)) return;
+    const out = await mkdtemp(path.join(dir, 'cli-'));
+    const result = await runCli(['transcribe', '--media-url', file('tone-8s.mp3'), '--format', 'json'], {
+      cwd: out,
+      env: { ...FUGOOD, MEDIAFLOW_WHISPER_MODEL: file('scripts.bin') },
+    });
+    assert.equal(result.exitCode, 0, result.stderr);
+    const answer = JSON.parse(result.stdout) as Record<string, string>;
+    assert.equal(answer.language, 'zh');
+    assert.equal(answer.text, '你好，世界。 مرحبا بالعالم. สวัสดี ชาวโลก');
+    // whisper.cpp gives one token for 你好，世界。 and one for ชาวโลก: each is cut into two words, the token's time
+    // shared between them by length, as docs/operations.md says.
+    assert.deepEqual(JSON.parse(await readFile(path.resolve(out, answer.output_file!), 'utf8')), {
+      language: 'zh',
+      text: answer.text,
+      segments: [
+        {
+          start: 0,
+          end: 2,
+          text: '你好，世界。',
+          words: [
+            { start: 0, end: 1, word: '你好，' },
+            { start: 1, end: 2, word: '世界。' },
+          ],
+        },
+        {
+          start: 2.5,
+          end: 4,
+          text: 'مرحبا بالعالم.',
+          words: [
+            { start: 2.5, end: 3.26, word: 'مرحبا' },
+            { start: 3.26, end: 4, word: 'بالعالم.' },
+          ],
+        },
+        {
+          start: 4.5,
+          end: 6,
+          text: 'สวัสดี ชาวโลก',
+          words: [
+            { start: 4.5, end: 5.26, word: 'สวัสดี' },
+            { start: 5.26, end: 5.63, word: 'ชาว' },
+            { start: 5.63, end: 6, word: 'โลก' },
+          ],
+        },
+      ],
+    });
   });
 
   it('without the binding or a model: a 501 saying what to install or set, and /health says so', async (context) => {
