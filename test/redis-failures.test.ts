@@ -18,6 +18,14 @@ import {
 
 const ASYNC = { prefer: 'respond-async' };
 
+/** The finished jobs the queue dashboard shows for the `jobs` queue. */
+async function finishedOnBoard(base: string, headers: Record<string, string>) {
+  const board = (await (
+    await fetch(`${base}/admin/queues/api/queues?activeQueue=jobs&status=completed`, { headers })
+  ).json()) as { queues: Array<{ name: string; counts: { completed: number }; jobs: Array<{ id: string }> }> };
+  return board.queues.find((queue) => queue.name === 'jobs')!;
+}
+
 /** Processes of Redis mode on one shared data directory; each test file starts its own Redis. */
 describe('Redis mode across processes', () => {
   let files: FileServer;
@@ -154,14 +162,39 @@ describe('Redis mode across processes', () => {
       assert.equal((await waitForJob(front.base, id, undefined, { headers: key })).status, 'succeeded');
       ids.push(id);
     }
-    const board = (await (
-      await fetch(`${front.base}/admin/queues/api/queues?activeQueue=jobs&status=completed`, {
-        headers: key,
-      })
-    ).json()) as { queues: Array<{ name: string; counts: { completed: number }; jobs: Array<{ id: string }> }> };
-    const jobs = board.queues.find((queue) => queue.name === 'jobs')!;
+    const jobs = await finishedOnBoard(front.base, key);
     assert.equal(jobs.counts.completed, 2, 'the two newest finished jobs are kept, the oldest is gone');
     assert.deepEqual(jobs.jobs.map((job) => job.id).sort(), ids.slice(1).sort());
+    await Promise.all([front, w].map(stop));
+  });
+
+  it('and for as long as MEDIAFLOW_DASHBOARD_KEEP_AGE says: an older one is gone when the next finishes', async () => {
+    const { api, worker } = await cluster();
+    // BullMQ counts the age in whole seconds, and drops what is older when a job finishes.
+    const keep = { MEDIAFLOW_DASHBOARD_KEEP_AGE: '1s' };
+    const front = await api({ MEDIAFLOW_DASHBOARD: '1', MEDIAFLOW_API_KEY: 'dash-key', ...keep });
+    const w = await worker(keep);
+    const key = { 'x-api-key': 'dash-key' };
+    const finish = async (width: number) => {
+      const id = await submitJob(front.base, '/resize_image/', resize(width), { ...ASYNC, ...key });
+      assert.equal((await waitForJob(front.base, id, undefined, { headers: key })).status, 'succeeded');
+      return id;
+    };
+    const first = await finish(22);
+    assert.deepEqual(
+      (await finishedOnBoard(front.base, key)).jobs.map((job) => job.id),
+      [first],
+      'kept after it finished',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const second = await finish(23);
+    const jobs = await finishedOnBoard(front.base, key);
+    assert.deepEqual(
+      jobs.jobs.map((job) => job.id),
+      [second],
+      'the first, finished 2 s before, is gone by age: the count alone (1000) would have kept it',
+    );
+    assert.equal(jobs.counts.completed, 1);
     await Promise.all([front, w].map(stop));
   });
 

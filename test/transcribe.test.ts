@@ -5,9 +5,9 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
-import { isFinal, submitJob, waitForJob } from './helpers/jobs.js';
+import { getJob, isFinal, submitJob, waitForJob } from './helpers/jobs.js';
 import { runCli } from './helpers/mediaflow.js';
-import { eventually, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
+import { eventually, ffmpegChildren, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 import {
   bindingMissing,
   HELLO_SCRIPT,
@@ -101,6 +101,13 @@ const NAPI_TRANSCRIPT = {
   ],
 };
 
+/** Chinese, Arabic and Thai: words of scripts without spaces, and of one written right to left. */
+const SCRIPTS = [
+  { start: 0, end: 2, text: '你好，世界。' },
+  { start: 2.5, end: 4, text: 'مرحبا بالعالم.' },
+  { start: 4.5, end: 6, text: 'สวัสดี ชาวโลก' },
+];
+
 /** The 501's message when a binding is missing. */
 const notInstalled = (binding: BindingName) =>
   `Transcription is not available on this server: whisper.cpp's binding is not installed (${installCommand(binding)})`;
@@ -175,6 +182,7 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     if (missing) return;
     await writeScriptedModel(file('scripted.bin'), { segments: SCRIPT });
     await writeScriptedModel(file('multilingual.bin'), { multilingual: true, language: 2, segments: [SCRIPT[0]!] });
+    await writeScriptedModel(file('scripts.bin'), { multilingual: true, language: 1, segments: SCRIPTS });
     await writeScriptedModel(file('sentences.bin'), {
       segments: [
         { start: 0, end: 3, text: 'One two three four five.' },
@@ -453,6 +461,55 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     assert.equal(answer.text, 'Hello world.');
   });
 
+  it('transcribes Chinese, Arabic and Thai: the text as said, words without spaces cut apart', async (context) => {
+    if (skipped(context)) return;
+    const out = await mkdtemp(path.join(dir, 'cli-'));
+    const result = await runCli(['transcribe', '--media-url', file('tone-8s.mp3'), '--format', 'json'], {
+      cwd: out,
+      env: { ...FUGOOD, MEDIAFLOW_WHISPER_MODEL: file('scripts.bin') },
+    });
+    assert.equal(result.exitCode, 0, result.stderr);
+    const answer = JSON.parse(result.stdout) as Record<string, string>;
+    assert.equal(answer.language, 'zh');
+    assert.equal(answer.text, '你好，世界。 مرحبا بالعالم. สวัสดี ชาวโลก');
+    // whisper.cpp gives one token for 你好，世界。 and one for ชาวโลก: each is cut into two words, the token's time
+    // shared between them by length, as docs/operations.md says.
+    assert.deepEqual(JSON.parse(await readFile(path.resolve(out, answer.output_file!), 'utf8')), {
+      language: 'zh',
+      text: answer.text,
+      segments: [
+        {
+          start: 0,
+          end: 2,
+          text: '你好，世界。',
+          words: [
+            { start: 0, end: 1, word: '你好，' },
+            { start: 1, end: 2, word: '世界。' },
+          ],
+        },
+        {
+          start: 2.5,
+          end: 4,
+          text: 'مرحبا بالعالم.',
+          words: [
+            { start: 2.5, end: 3.26, word: 'مرحبا' },
+            { start: 3.26, end: 4, word: 'بالعالم.' },
+          ],
+        },
+        {
+          start: 4.5,
+          end: 6,
+          text: 'สวัสดี ชาวโลก',
+          words: [
+            { start: 4.5, end: 5.26, word: 'สวัสดี' },
+            { start: 5.26, end: 5.63, word: 'ชาว' },
+            { start: 5.63, end: 6, word: 'โลก' },
+          ],
+        },
+      ],
+    });
+  });
+
   it('without the binding or a model: a 501 saying what to install or set, and /health says so', async (context) => {
     if (skipped(context)) return;
     const media_url = files.url('/tone-8s.mp3');
@@ -605,16 +662,16 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     });
 
     /** Submits a job on the 65 s tone and waits until the recogniser's child runs. */
-    const started = async () => {
+    const started = async (on = random) => {
       const id = await submitJob(
-        random.base,
+        on.base,
         '/transcribe/',
         { media_url: files.url('/tone-65s.wav') },
         {
           Prefer: 'respond-async',
         },
       );
-      const pid = random.child.pid!;
+      const pid = on.child.pid!;
       assert.ok(await eventually(async () => (await whisperChildren(pid)).length > 0, 30_000, 50), 'the child runs');
       return id;
     };
@@ -634,6 +691,42 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
       assert.ok(await eventually(async () => (await filesUnder(path.join(random.dataDir, 'work'))).length === 0));
       assert.deepEqual(await filesUnder(path.join(random.dataDir, 'uploads')), []);
     });
+
+    it(
+      'holds a job slot: with MEDIAFLOW_CONCURRENCY=1 an ffmpeg operation waits until it ends',
+      slow,
+      async (context) => {
+        if (skipped(context)) return;
+        // Two jobs at once (MEDIAFLOW_WORKERS=2) but one slot: the second job waits for the slot, not in the job queue.
+        const one = await serve({
+          MEDIAFLOW_WHISPER_MODEL: file('random.bin'),
+          MEDIAFLOW_CONCURRENCY: '1',
+          MEDIAFLOW_WORKERS: '2',
+          MEDIAFLOW_JOB_TIMEOUT: '120s',
+        });
+        const recognition = await started(one);
+        const other = await submitJob(
+          one.base,
+          '/extract-audio/',
+          { video_url: files.url('/talk.mp4') },
+          { Prefer: 'respond-async' },
+        );
+        // With a slot, a job leaves `starting` for `download` at once; this one stays there while the recognition runs.
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+        const waiting = await getJob(one.base, other);
+        assert.deepEqual([waiting.status, waiting.stage], ['running', 'starting']);
+        assert.equal((await getJob(one.base, recognition)).status, 'running');
+        assert.equal((await whisperChildren(one.child.pid!)).length, 1, 'the recognition still runs');
+        assert.deepEqual(await ffmpegChildren(one.child.pid!), [], 'no ffmpeg beside it');
+
+        // The recognition cancelled, its slot goes to the waiting job, which then runs to the end.
+        const res = await fetch(`${one.base}/jobs/${recognition}`, { method: 'DELETE' });
+        assert.ok(res.status < 300, `DELETE answered ${res.status}`);
+        const done = await waitForJob(one.base, other, isFinal, { ms: 60_000 });
+        assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+        assert.equal((await getJob(one.base, recognition)).status, 'cancelled');
+      },
+    );
 
     it('the time limit (MEDIAFLOW_JOB_TIMEOUT) ends it with the timeout error', slow, async (context) => {
       if (skipped(context)) return;

@@ -87,7 +87,7 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     'retries a receiver that drops the connection, then answers 500, then 200: same id and body, doubling gaps, ' +
       'fresh signatures',
     async () => {
-      // 0.5 s: the two gaps (0.4-0.6 s, then 0.8-1.2 s) span more than a second, so the timestamps
+      // 0.5 s: the two gaps (at least 0.4 s, then at least 0.8 s) span more than a second, so the timestamps
       // (whole seconds) must move.
       const server = await serve({
         MEDIAFLOW_WEBHOOK_BACKOFF: '0.5s',
@@ -133,12 +133,15 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
       const verifier = new Webhook(SECRET);
       for (const d of deliveries) verifier.verify(d.body, d.headers as Record<string, string>);
 
-      // Back-off: 0.5 s (±20%) before the first retry, about twice that before the second. Jitter of
-      // ±20% alone allows a ratio of 0.8*2/1.2 = 1.33 at worst, so that is the bound checked.
+      // Back-off: 0.5 s (±20%) before the first retry, twice that before the second. Only lower bounds are
+      // checked: a loaded machine delays an attempt past its time (a first gap of 1.09 s was seen under load, which
+      // broke a check of the ratio between the gaps), but nothing sends one early. They still tell a doubling
+      // back-off from a constant one: the second wait's least, 0.8 s, is more than the most a repeated first wait
+      // could be, 0.6 s, so a back-off that did not grow fails here on a machine that is not busy. The ±20% spread
+      // of each wait is retryDelayMs's, tested on its own.
       const [first, second] = gaps(deliveries) as [number, number];
       assert.ok(first >= 0.39, `first gap ${first}s should be at least 0.4 s (0.5 s - 20%)`);
-      assert.ok(second >= 0.79, `second gap ${second}s should be at least 0.8 s (1 s - 20%)`);
-      assert.ok(second > 1.25 * first, `second gap ${second}s should be about twice the first ${first}s`);
+      assert.ok(second >= 0.79, `second gap ${second}s should be at least 0.8 s (1 s - 20%), twice the first wait`);
 
       // The body is the job as it ended; the record shows where the delivery stands.
       const body = deliveries[0]!.json as unknown as JobView;
@@ -204,8 +207,10 @@ describe('webhook delivery: retries, back-off and hostile receivers', () => {
     const refused = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 1);
     const { next_attempt_at: due, ...attempted } = refused.webhook!;
     assert.deepEqual(attempted, { url: receiver.url('/resume'), attempts: 1, last_status: 404, delivered_at: null });
-    const wait = Date.parse(due!) - Date.now();
-    assert.ok(wait > 0 && wait < 1300, `next attempt due in ${wait} ms`);
+    // Due 1 s (± 20%) after the refused attempt, counted from when the receiver had it rather than from when this
+    // poll saw it, which a loaded machine may make later than the attempt is due.
+    const wait = Date.parse(due!) - receiver.deliveries[0]!.at;
+    assert.ok(wait >= 790 && wait < 2200, `next attempt due ${wait} ms after the attempt`);
     const wrongMethod = await waitForJob(server.base, id, (j) => j.webhook?.attempts === 2);
     assert.equal(wrongMethod.webhook!.last_status, 405);
     assert.ok(Date.parse(wrongMethod.webhook!.next_attempt_at!) > Date.parse(due!), 'the next retry waits longer');
