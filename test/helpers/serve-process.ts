@@ -70,9 +70,14 @@ export async function startServeProcess(
   return { base, child, output: () => output };
 }
 
-/** Runs `mediaflow worker` as a real child process and waits until it says it is ready. */
-export async function startWorkerProcess(dataDir: string, env: Record<string, string> = {}): Promise<ServeProcess> {
-  const child = execa('node', [BIN, 'worker', '--data-dir', dataDir], {
+/** Runs `mediaflow worker` as a real child process and waits until it says it is ready (`launcher`: as serve's). */
+export async function startWorkerProcess(
+  dataDir: string,
+  env: Record<string, string> = {},
+  launcher: string[] = [],
+): Promise<ServeProcess> {
+  const [command, ...prefix] = [...launcher, 'node'];
+  const child = execa(command!, [...prefix, BIN, 'worker', '--data-dir', dataDir], {
     // Info at least: its "worker ready" line says when it takes jobs.
     env: {
       MEDIAFLOW_ALLOW_PRIVATE_URLS: '1',
