@@ -131,7 +131,9 @@ async function main() {
       format: 'mp4',
       fanout: String(fanout),
     });
+    /** Runs the job once on `api`; `workers` are the processes whose CPU counts (the API itself when embedded). */
     const measure = async (name: string, api: ServeProcess, workers: ServeProcess[], fanout: boolean): Promise<Run> => {
+      const queued = workers.some((worker) => worker !== api);
       await idleMachine(MAX_OTHER_CORES);
       const cpu = async () =>
         TICKS
@@ -155,7 +157,7 @@ async function main() {
           ? Math.max(0, (after.machine - before.machine - (after.ours - before.ours)) / seconds)
           : undefined;
       const outputId = /uploads\/([0-9a-f-]{36})_input_video/.exec(result!.output_file!)?.[1];
-      const parts = fanout && redis && outputId ? await partTimings(redis.url, outputId) : undefined;
+      const parts = fanout && queued && redis && outputId ? await partTimings(redis.url, outputId) : undefined;
       const run: Run = {
         name,
         workers: workers.length,
@@ -169,7 +171,7 @@ async function main() {
       };
       console.log(
         `${name}: ${run.seconds} s, worker CPU ${run.workerCpuSeconds ?? '?'} s, ${run.frames} frames` +
-          `${parts ? `, ${parts.length} parts` : ''}${run.disturbed ? ` (disturbed: ${run.otherCores} cores)` : ''}`,
+          `${parts ? `, ${parts.filter((part) => part.name !== 'audio').length} parts` : ''}${run.disturbed ? ` (disturbed: ${run.otherCores} cores)` : ''}`,
       );
       runs.push(run);
       return run;
