@@ -169,9 +169,11 @@ async function main() {
         frames: await frameCount(result!.output_file!),
         ...(parts && parts.length > 0 ? { parts } : {}),
       };
+      const videoParts = parts?.filter((part) => part.name !== 'audio').length;
       console.log(
         `${name}: ${run.seconds} s, worker CPU ${run.workerCpuSeconds ?? '?'} s, ${run.frames} frames` +
-          `${parts ? `, ${parts.filter((part) => part.name !== 'audio').length} parts` : ''}${run.disturbed ? ` (disturbed: ${run.otherCores} cores)` : ''}`,
+          (videoParts ? `, ${videoParts} parts` : '') +
+          (run.disturbed ? ` (disturbed: ${run.otherCores} cores)` : ''),
       );
       runs.push(run);
       return run;
