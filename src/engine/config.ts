@@ -41,7 +41,7 @@ export interface Config {
   fanout: boolean;
   /** Milliseconds of input each part covers, about: parts end at the first keyframe past it. */
   partMs: number;
-  /** Milliseconds of input below which an encode is never split. */
+  /** Only an encode of more input than this, in milliseconds, is split. */
   fanoutMinMs: number;
   /** pino level of the server's JSON logs. */
   logLevel: string;
@@ -300,7 +300,7 @@ export const SETTINGS: readonly Setting[] = [
     env: 'MEDIAFLOW_FANOUT_MIN',
     flag: 'fanout-min',
     kind: 'duration',
-    description: 'inputs shorter than this are encoded in one pass',
+    description: 'only encodes of more input than this are split',
   },
   {
     key: 'logLevel',

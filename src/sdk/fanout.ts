@@ -5,7 +5,7 @@ export const fanoutParam = () =>
   Param.boolean({
     default: true,
     description:
-      'Split a long encode into parts encoded at once and joined seamlessly (MEDIAFLOW_FANOUT_MIN and longer); ' +
+      'Split a long encode into parts encoded at once and joined seamlessly (longer than MEDIAFLOW_FANOUT_MIN); ' +
       'false: one pass',
   });
 

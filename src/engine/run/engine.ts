@@ -697,7 +697,7 @@ export class Engine {
     const seconds = spec.windows
       ? spec.windows.reduce((sum, window) => sum + window.end - window.start, 0)
       : (spec.input.facts.duration ?? 0);
-    if (!config.fanout || seconds * 1000 < config.fanoutMinMs) return undefined;
+    if (!config.fanout || seconds * 1000 <= config.fanoutMinMs) return undefined;
     const reads = Object.values(inputs).flatMap((list) => list.map((input) => input.file));
     reads.push(...Object.keys(plan.files ?? {}));
     const deps = {
