@@ -1,0 +1,279 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { after, before, describe, it } from './helpers/lifecycle.js';
+import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
+import { audioPacketHashes, probe, videoOf } from './helpers/media.js';
+import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
+
+/**
+ * Fan-out of the layer operations (docs/fanout.md): a caption, a text or a logo whose time span crosses a join
+ * between two parts is drawn on exactly the frames one pass draws it on, on both sides of the join.
+ */
+
+const [WIDTH, HEIGHT, FPS, SECONDS] = [320, 180, 25, 24];
+/** Keyframes every 2 s and parts of 6 s: parts start at 0, 6, 12 and 18 s. */
+const PARTS = 4;
+const JOINS = [6, 12, 18];
+type Rect = readonly [x: number, y: number, width: number, height: number];
+const TOP: Rect = [0, 0, WIDTH, HEIGHT / 2];
+const BOTTOM: Rect = [0, HEIGHT / 2, WIDTH, HEIGHT / 2];
+/** The logo's corner at the top right: 48 px wide (0.15 of 320), 10 px (0.03) from the edges. */
+const LOGO: Rect = [WIDTH - 10 - 48, 10, 48, 48];
+
+/** A case encodes the video twice and decodes it whole several times: more than a minute on a loaded machine. */
+const SLOW = { timeout: 180_000 } as never;
+
+type Rgb = readonly [number, number, number];
+const white = ([r, g, b]: Rgb) => r > 120 && g > 120 && b > 120;
+const red = ([r, g, b]: Rgb) => r > 180 && g < 90 && b < 90;
+
+/**
+ * For every frame of a file, in order, whether more than 20 pixels of `rect` pass `test`: where a layer is drawn.
+ * The background is grey and dim (no channel above 70), so anything whiter or redder is the layer.
+ */
+async function layerFrames(file: string, [x, y, width, height]: Rect, test: (rgb: Rgb) => boolean) {
+  const { stdout } = await execa(
+    'ffmpeg',
+    [
+      ...['-v', 'error', '-i', file, '-map', '0:v:0', '-fps_mode', 'passthrough'],
+      ...['-vf', `crop=${width}:${height}:${x}:${y}`, '-pix_fmt', 'rgb24', '-f', 'rawvideo', 'pipe:1'],
+    ],
+    { encoding: 'buffer', maxBuffer: 256 * 1024 * 1024 },
+  );
+  const data = stdout as unknown as Uint8Array;
+  const size = width * height * 3;
+  assert.equal(data.length % size, 0);
+  const shown: boolean[] = [];
+  for (let offset = 0; offset < data.length; offset += size) {
+    let count = 0;
+    for (let i = offset; i < offset + size; i += 3) if (test([data[i]!, data[i + 1]!, data[i + 2]!])) count++;
+    shown.push(count > 20);
+  }
+  return shown;
+}
+
+/** The indexes of the frames that are `true`, as [first, last] runs: `[[125, 174]]`. */
+function runs(shown: boolean[]): Array<[number, number]> {
+  const found: Array<[number, number]> = [];
+  shown.forEach((on, index) => {
+    if (!on) return;
+    const last = found[found.length - 1];
+    if (last && last[1] === index - 1) last[1] = index;
+    else found.push([index, index]);
+  });
+  return found;
+}
+
+/** Every decoded frame's time, in order. */
+async function frameTimes(file: string): Promise<number[]> {
+  const { stdout } = await execa('ffprobe', [
+    ...['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'frame=pts_time', '-of', 'csv=p=0', file],
+  ]);
+  // A frame with side data (x264's SEI) has more fields after its time.
+  return stdout
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => Number(line.split(',')[0]));
+}
+
+/** The times of a file's video keyframes, from its packets. */
+async function keyframeTimes(file: string): Promise<number[]> {
+  const { stdout } = await execa('ffprobe', [
+    ...['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,flags', '-of', 'csv=p=0', file],
+  ]);
+  return stdout
+    .split('\n')
+    .map((line) => line.split(','))
+    .filter(([, flags]) => flags?.includes('K'))
+    .map(([time]) => Number(time));
+}
+
+/** Each frame's SSIM (all planes) of one file against another of the same frames. */
+async function ssimByFrame(file: string, reference: string): Promise<number[]> {
+  const { stdout } = await execa('ffmpeg', [
+    ...['-v', 'error', '-i', file, '-i', reference],
+    ...['-lavfi', '[0:v:0][1:v:0]ssim=stats_file=-', '-f', 'null', '-'],
+  ]);
+  return [...stdout.matchAll(/All:([\d.]+)/g)].map((match) => Number(match[1]));
+}
+
+/** What a full decode reports at level error: nothing, for a clean file. */
+async function decodeErrors(file: string): Promise<string> {
+  const { stdout, stderr } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
+  return `${stdout}${stderr}`;
+}
+
+/**
+ * How many x264 runs wrote a file's video: each writes its version and options once, in its first frame, and a
+ * join by stream copy keeps them. One for a single pass, one per part for a split encode.
+ */
+async function x264Runs(file: string): Promise<number> {
+  return (await readFile(file)).toString('latin1').split('x264 - core').length - 1;
+}
+
+/** A stream's start and duration as ffprobe reads them. */
+async function streamSpans(file: string): Promise<Array<{ type: string; start: string; duration: string }>> {
+  const { stdout } = await execa('ffprobe', [
+    ...['-v', 'error', '-show_entries', 'stream=codec_type,start_time,duration', '-of', 'json', file],
+  ]);
+  const { streams } = JSON.parse(stdout) as {
+    streams: Array<{ codec_type: string; start_time: string; duration: string }>;
+  };
+  return streams.map((s) => ({ type: s.codec_type, start: s.start_time, duration: s.duration }));
+}
+
+describe('fan-out of add-subtitles, add-text and overlay-image', () => {
+  let files: FileServer;
+  let server: TestServer;
+  let scratch: string;
+  let long: string;
+
+  before(async () => {
+    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-fanout-layers-'));
+    long = path.join(scratch, 'long.mp4');
+    // A moving grey picture kept dim (luma at most a fifth of full, no colour) with a tone, keyframes every 2 s.
+    // prettier-ignore
+    await execa('ffmpeg', [
+      '-v', 'error',
+      '-f', 'lavfi', '-i', `testsrc2=s=${WIDTH}x${HEIGHT}:r=${FPS}:d=${SECONDS},lutyuv=y=16+(val-16)/5:u=128:v=128`,
+      '-f', 'lavfi', '-i', `sine=f=440:d=${SECONDS}:sample_rate=48000`,
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p',
+      '-g', String(2 * FPS), '-keyint_min', String(2 * FPS), '-sc_threshold', '0',
+      '-c:a', 'aac', '-shortest', long,
+    ]);
+    const srt = path.join(scratch, 'across.srt');
+    // One cue across the join at 6 s, and one inside the first part.
+    await writeFile(srt, '1\n00:00:01,000 --> 00:00:02,000\nINSIDE\n\n2\n00:00:05,000 --> 00:00:07,000\nACROSS\n');
+    const logo = path.join(scratch, 'red.png');
+    await execa('ffmpeg', [
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=red:s=100x100,format=rgba',
+      '-frames:v',
+      '1',
+      logo,
+    ]);
+    files = await startFileServer({
+      '/local/long.mp4': serveFile(long, 'video/mp4'),
+      '/local/across.srt': serveFile(srt, 'application/x-subrip'),
+      '/local/red.png': serveFile(logo, 'image/png'),
+    });
+    // Small settings, so that 24 s splits: inputs of 10 s and more, parts of about 6 s.
+    server = await startMediaflow({ MEDIAFLOW_FANOUT_MIN: '10', MEDIAFLOW_PART_SECONDS: '6' });
+  });
+  after(async () => {
+    await server?.close();
+    await files?.close();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  });
+
+  /** Runs an operation on the long video, split and in one pass (`fanout=false`); returns both outputs. */
+  async function bothWays(route: string, field: string, fields: Record<string, string>) {
+    const run = async (fanout: string) => {
+      const res = await server.post(route, { video_url: files.url('/local/long.mp4'), ...fields, fanout });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      return { file: server.pathOf(res.body[field]!), body: res.body };
+    };
+    const split = await run('true');
+    const single = await run('false');
+    assert.deepEqual(await server.workLeftovers(), [], 'no part file is left behind');
+    return { split, single };
+  }
+
+  /**
+   * What a split output must hold against the one pass's: it was split (one x264 run per part), every frame once at
+   * the one pass's times, the same streams' starts and lengths, the sound's packets as the input's, a clean decode.
+   */
+  async function assertSameAsOnePass(split: string, single: string): Promise<void> {
+    assert.equal(await x264Runs(split), PARTS, 'the split output is the parts joined');
+    assert.equal(await x264Runs(single), 1, 'fanout=false is one pass');
+    const times = await frameTimes(split);
+    assert.equal(times.length, FPS * SECONDS);
+    assert.deepEqual(times, await frameTimes(single), 'every frame at the one pass time');
+    assert.ok(
+      times.every((time, i) => i === 0 || time > times[i - 1]!),
+      'timestamps only go forward',
+    );
+    assert.deepEqual(await streamSpans(split), await streamSpans(single));
+    assert.equal((await probe(split)).format.duration, (await probe(single)).format.duration);
+    assert.deepEqual(await audioPacketHashes(split), await audioPacketHashes(long), 'the sound is copied whole');
+    assert.equal(await decodeErrors(split), '', 'a clean decode');
+    // The encoder starts afresh at each join: the frames there are close to the one pass's, not the same.
+    const ssim = await ssimByFrame(split, single);
+    for (const join of JOINS)
+      for (const frame of [join * FPS - 1, join * FPS])
+        assert.ok(ssim[frame]! >= 0.98, `SSIM ${ssim[frame]} at frame ${frame}, beside the join at ${join} s`);
+  }
+
+  it('burns a subtitle cue that spans a join into the frames on both sides of it, and no others', SLOW, async () => {
+    const { split, single } = await bothWays('/add-subtitles/', 'output_video', {
+      subtitle_url: files.url('/local/across.srt'),
+    });
+    await assertSameAsOnePass(split.file, single.file);
+    const shown = await layerFrames(split.file, BOTTOM, white);
+    // 1 to 2 s and 5 to 7 s at 25 fps; the join at 6 s is between frames 149 and 150.
+    assert.deepEqual(runs(shown), [
+      [25, 49],
+      [125, 174],
+    ]);
+    assert.deepEqual(shown, await layerFrames(single.file, BOTTOM, white));
+    assert.equal(runs(await layerFrames(split.file, TOP, white)).length, 0, 'nothing drawn elsewhere');
+  });
+
+  it('draws text whose span crosses a join on the frames on both sides of it, and no others', SLOW, async () => {
+    const { split, single } = await bothWays('/add-text/', 'output_file', {
+      text: 'ACROSS',
+      start: '11',
+      end: '13',
+      position: 'top',
+    });
+    await assertSameAsOnePass(split.file, single.file);
+    const shown = await layerFrames(split.file, TOP, white);
+    // The join at 12 s is between frames 299 and 300.
+    assert.deepEqual(runs(shown), [[275, 324]]);
+    assert.deepEqual(shown, await layerFrames(single.file, TOP, white));
+    assert.equal(runs(await layerFrames(split.file, BOTTOM, white)).length, 0, 'nothing drawn elsewhere');
+  });
+
+  it('lays a logo whose span crosses a join over the frames on both sides of it, and no others', SLOW, async () => {
+    const { split, single } = await bothWays('/overlay-image/', 'output_file', {
+      image_url: files.url('/local/red.png'),
+      start: '17',
+      end: '19',
+    });
+    await assertSameAsOnePass(split.file, single.file);
+    const shown = await layerFrames(split.file, LOGO, red);
+    // between(t,17,19) holds at both ends: frames 425 to 475; the join at 18 s is between frames 449 and 450.
+    assert.deepEqual(runs(shown), [[425, 475]]);
+    assert.deepEqual(shown, await layerFrames(single.file, LOGO, red));
+  });
+
+  it('encodes a webm (VP9) output in one pass, its layer in place', async () => {
+    const res = await server.post('/add-text/', {
+      video_url: files.url('/local/long.mp4'),
+      text: 'ACROSS',
+      start: '11',
+      end: '13',
+      format: 'webm',
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const file = server.pathOf(res.body.output_file!);
+    assert.equal(videoOf(await probe(file))!.codec_name, 'vp9');
+    const times = await frameTimes(file);
+    assert.equal(times.length, FPS * SECONDS);
+    assert.equal(await decodeErrors(file), '');
+    assert.deepEqual(runs(await layerFrames(file, BOTTOM, white)), [[275, 324]]);
+    // A part starts with a keyframe, so a split output has one at each join (6, 12 and 18 s); this one has them
+    // where libvpx puts them.
+    const keyframes = await keyframeTimes(file);
+    assert.ok(keyframes.length > 0);
+    for (const join of JOINS)
+      assert.ok(!keyframes.some((time) => Math.abs(time - join) < 0.02), `no keyframe at ${join} s: ${keyframes}`);
+  });
+});
