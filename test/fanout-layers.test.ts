@@ -276,4 +276,11 @@ describe('fan-out of add-subtitles, add-text and overlay-image', () => {
     for (const join of JOINS)
       assert.ok(!keyframes.some((time) => Math.abs(time - join) < 0.02), `no keyframe at ${join} s: ${keyframes}`);
   });
+
+  it("names characters no installed font has in the answer's warnings, split or not", SLOW, async () => {
+    const { split, single } = await bothWays('/add-text/', 'output_file', { text: 'A\uE000B', start: '5', end: '7' });
+    assert.equal(await x264Runs(split.file), PARTS);
+    assert.match(JSON.stringify(single.body.warnings), /U\+E000/i);
+    assert.deepEqual(split.body.warnings, single.body.warnings);
+  });
 });

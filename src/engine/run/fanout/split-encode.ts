@@ -36,6 +36,8 @@ export interface SplitJob {
   onRatio?: (ratio: number) => void;
   /** Told how many parts the encode is split into, before they run. */
   onSplit?: (parts: number) => void;
+  /** What each task logged (PartJob.onLog). */
+  onLog?: (task: string, log: string) => void;
 }
 
 /** The share of a split encode's progress the audio takes: it is encoded far faster than the picture. */
@@ -115,6 +117,7 @@ function partJob(job: SplitJob, tasks: readonly PartTask[], total: number) {
     dir: job.dir,
     ...(job.owner !== undefined ? { owner: job.owner } : {}),
     ...(job.signal ? { signal: job.signal } : {}),
+    ...(job.onLog ? { onLog: job.onLog } : {}),
     ...(job.onRatio
       ? {
           onProgress: (name: string, ratio: number) => {
