@@ -130,6 +130,7 @@ describe('fan-out of add-subtitles, add-text and overlay-image', () => {
   let server: TestServer;
   let scratch: string;
   let long: string;
+  let vfr: string;
 
   before(async () => {
     scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-fanout-layers-'));
@@ -144,23 +145,31 @@ describe('fan-out of add-subtitles, add-text and overlay-image', () => {
       '-g', String(2 * FPS), '-keyint_min', String(2 * FPS), '-sc_threshold', '0',
       '-c:a', 'aac', '-shortest', long,
     ]);
+    // 12 s at 25 fps then 12 s at 30 fps, on a 1/90000 clock: frames 1/30 s apart from 12 s on.
+    vfr = path.join(scratch, 'vfr.mp4');
+    // prettier-ignore
+    await execa('ffmpeg', [
+      '-v', 'error',
+      '-f', 'lavfi', '-i', `testsrc2=s=${WIDTH}x${HEIGHT}:r=25:d=12,lutyuv=y=16+(val-16)/5:u=128:v=128`,
+      '-f', 'lavfi', '-i', `testsrc2=s=${WIDTH}x${HEIGHT}:r=30:d=12,lutyuv=y=16+(val-16)/5:u=128:v=128`,
+      '-f', 'lavfi', '-i', `sine=f=440:d=${SECONDS}:sample_rate=48000`,
+      '-filter_complex', '[0:v]settb=1/90000[a];[1:v]settb=1/90000[b];[a][b]concat=n=2:v=1:a=0[v]',
+      '-map', '[v]', '-map', '2:a',
+      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-force_key_frames', 'expr:gte(t,n_forced*2)',
+      '-fps_mode', 'passthrough', '-enc_time_base:v', '1/90000', '-video_track_timescale', '90000',
+      '-c:a', 'aac', '-shortest', vfr,
+    ]);
     const srt = path.join(scratch, 'across.srt');
     // One cue across the join at 6 s, and one inside the first part.
     await writeFile(srt, '1\n00:00:01,000 --> 00:00:02,000\nINSIDE\n\n2\n00:00:05,000 --> 00:00:07,000\nACROSS\n');
     const logo = path.join(scratch, 'red.png');
     await execa('ffmpeg', [
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      'color=c=red:s=100x100,format=rgba',
-      '-frames:v',
-      '1',
-      logo,
+      ...['-v', 'error', '-f', 'lavfi', '-i', 'color=c=red:s=100x100,format=rgba'],
+      ...['-frames:v', '1', logo],
     ]);
     files = await startFileServer({
       '/local/long.mp4': serveFile(long, 'video/mp4'),
+      '/local/vfr.mp4': serveFile(vfr, 'video/mp4'),
       '/local/across.srt': serveFile(srt, 'application/x-subrip'),
       '/local/red.png': serveFile(logo, 'image/png'),
     });
@@ -275,6 +284,31 @@ describe('fan-out of add-subtitles, add-text and overlay-image', () => {
     assert.ok(keyframes.length > 0);
     for (const join of JOINS)
       assert.ok(!keyframes.some((time) => Math.abs(time - join) < 0.02), `no keyframe at ${join} s: ${keyframes}`);
+  });
+
+  it('keeps every frame of a variable frame rate at its own time across the joins', SLOW, async () => {
+    const input = await frameTimes(vfr);
+    assert.equal(input.length, 12 * 25 + 12 * 30);
+    const res = await server.post('/add-text/', {
+      video_url: files.url('/local/vfr.mp4'),
+      text: 'ACROSS',
+      start: '11',
+      end: '13',
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const file = server.pathOf(res.body.output_file!);
+    assert.equal(await x264Runs(file), PARTS);
+    const times = await frameTimes(file);
+    assert.equal(times.length, input.length);
+    const off = times.flatMap((time, i) =>
+      Math.abs(time - input[i]!) > 1e-4 ? [`${i}: ${time} for ${input[i]}`] : [],
+    );
+    assert.deepEqual(off.slice(0, 5), [], 'every frame at its own time');
+    // ffmpeg's null muxer puts the frames on a clock of the first frame rate unless told to keep the input's.
+    const { stderr } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-enc_time_base:v', '-1', '-f', 'null', '-']);
+    assert.equal(stderr, '', 'a clean decode');
+    // The text from 11 s (frame 275) to 13 s: 25 frames at 25 fps, then 30 at 30 fps, to frame 329.
+    assert.deepEqual(runs(await layerFrames(file, BOTTOM, white)), [[275, 329]]);
   });
 
   it("names characters no installed font has in the answer's warnings, split or not", SLOW, async () => {

@@ -229,7 +229,10 @@ export interface FanoutPart {
   shift: string;
   /** The filter that ends a shifted chain: `setpts=PTS-STARTPTS`, so that the part's file starts at 0. */
   reset: string;
-  /** Output options for the part's frames: one for each decoded frame, and no more (`-frames:v <n>`, passthrough). */
+  /**
+   * Output options for the part's frames: one for each decoded frame, and no more (`-frames:v <n>`, passthrough),
+   * each at its own time (`-enc_time_base:v -1`).
+   */
   frames: string[];
   /** The part's file name in the workspace. */
   output: string;
