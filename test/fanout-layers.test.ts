@@ -7,6 +7,9 @@ import { after, before, describe, it } from './helpers/lifecycle.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { audioPacketHashes, probe, videoOf } from './helpers/media.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { startRedis, type TestRedis } from './helpers/redis.js';
+import { startS3, type TestS3 } from './helpers/s3-server.js';
+import { ffmpegChildren, startServeProcess, startWorkerProcess, type ServeProcess } from './helpers/serve-process.js';
 
 /**
  * Fan-out of the layer operations (docs/fanout.md): a caption, a text or a logo whose time span crosses a join
@@ -22,6 +25,9 @@ const TOP: Rect = [0, 0, WIDTH, HEIGHT / 2];
 const BOTTOM: Rect = [0, HEIGHT / 2, WIDTH, HEIGHT / 2];
 /** The logo's corner at the top right: 48 px wide (0.15 of 320), 10 px (0.03) from the edges. */
 const LOGO: Rect = [WIDTH - 10 - 48, 10, 48, 48];
+
+/** Small settings, so that 24 s splits: inputs longer than 10 s, parts of about 6 s. */
+const SPLIT = { MEDIAFLOW_FANOUT_MIN: '10', MEDIAFLOW_PART_SECONDS: '6' };
 
 /** A case encodes the video twice and decodes it whole several times: more than a minute on a loaded machine. */
 const SLOW = { timeout: 180_000 } as never;
@@ -125,56 +131,75 @@ async function streamSpans(file: string): Promise<Array<{ type: string; start: s
   return streams.map((s) => ({ type: s.codec_type, start: s.start_time, duration: s.duration }));
 }
 
+interface Inputs {
+  /** 24 s at 25 fps with a tone, keyframes every 2 s. */
+  long: string;
+  /** 12 s at 25 fps, then 12 s at 30 fps, keyframes every 2 s. */
+  vfr: string;
+  /** Subtitles: a cue inside the first part, one across the join at 6 s. */
+  srt: string;
+  /** A red square. */
+  logo: string;
+}
+
+/** Makes the inputs in `scratch`. */
+async function makeInputs(scratch: string): Promise<Inputs> {
+  const long = path.join(scratch, 'long.mp4');
+  // A moving grey picture kept dim (luma at most a fifth of full, no colour) with a tone, keyframes every 2 s.
+  // prettier-ignore
+  await execa('ffmpeg', [
+    '-v', 'error',
+    '-f', 'lavfi', '-i', `testsrc2=s=${WIDTH}x${HEIGHT}:r=${FPS}:d=${SECONDS},lutyuv=y=16+(val-16)/5:u=128:v=128`,
+    '-f', 'lavfi', '-i', `sine=f=440:d=${SECONDS}:sample_rate=48000`,
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p',
+    '-g', String(2 * FPS), '-keyint_min', String(2 * FPS), '-sc_threshold', '0',
+    '-c:a', 'aac', '-shortest', long,
+  ]);
+  // 12 s at 25 fps then 12 s at 30 fps, on a 1/90000 clock: frames 1/30 s apart from 12 s on.
+  const vfr = path.join(scratch, 'vfr.mp4');
+  // prettier-ignore
+  await execa('ffmpeg', [
+    '-v', 'error',
+    '-f', 'lavfi', '-i', `testsrc2=s=${WIDTH}x${HEIGHT}:r=25:d=12,lutyuv=y=16+(val-16)/5:u=128:v=128`,
+    '-f', 'lavfi', '-i', `testsrc2=s=${WIDTH}x${HEIGHT}:r=30:d=12,lutyuv=y=16+(val-16)/5:u=128:v=128`,
+    '-f', 'lavfi', '-i', `sine=f=440:d=${SECONDS}:sample_rate=48000`,
+    '-filter_complex', '[0:v]settb=1/90000[a];[1:v]settb=1/90000[b];[a][b]concat=n=2:v=1:a=0[v]',
+    '-map', '[v]', '-map', '2:a',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-force_key_frames', 'expr:gte(t,n_forced*2)',
+    '-fps_mode', 'passthrough', '-enc_time_base:v', '1/90000', '-video_track_timescale', '90000',
+    '-c:a', 'aac', '-shortest', vfr,
+  ]);
+  const srt = path.join(scratch, 'across.srt');
+  // One cue across the join at 6 s, and one inside the first part.
+  await writeFile(srt, '1\n00:00:01,000 --> 00:00:02,000\nINSIDE\n\n2\n00:00:05,000 --> 00:00:07,000\nACROSS\n');
+  const logo = path.join(scratch, 'red.png');
+  await execa('ffmpeg', [
+    ...['-v', 'error', '-f', 'lavfi', '-i', 'color=c=red:s=100x100,format=rgba'],
+    ...['-frames:v', '1', logo],
+  ]);
+  return { long, vfr, srt, logo };
+}
+
+/** Serves the inputs on loopback, under /local/. */
+const serveInputs = (inputs: Inputs): Promise<FileServer> =>
+  startFileServer({
+    '/local/long.mp4': serveFile(inputs.long, 'video/mp4'),
+    '/local/vfr.mp4': serveFile(inputs.vfr, 'video/mp4'),
+    '/local/across.srt': serveFile(inputs.srt, 'application/x-subrip'),
+    '/local/red.png': serveFile(inputs.logo, 'image/png'),
+  });
+
 describe('fan-out of add-subtitles, add-text and overlay-image', () => {
   let files: FileServer;
   let server: TestServer;
   let scratch: string;
-  let long: string;
-  let vfr: string;
+  let inputs: Inputs;
 
   before(async () => {
     scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-fanout-layers-'));
-    long = path.join(scratch, 'long.mp4');
-    // A moving grey picture kept dim (luma at most a fifth of full, no colour) with a tone, keyframes every 2 s.
-    // prettier-ignore
-    await execa('ffmpeg', [
-      '-v', 'error',
-      '-f', 'lavfi', '-i', `testsrc2=s=${WIDTH}x${HEIGHT}:r=${FPS}:d=${SECONDS},lutyuv=y=16+(val-16)/5:u=128:v=128`,
-      '-f', 'lavfi', '-i', `sine=f=440:d=${SECONDS}:sample_rate=48000`,
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p',
-      '-g', String(2 * FPS), '-keyint_min', String(2 * FPS), '-sc_threshold', '0',
-      '-c:a', 'aac', '-shortest', long,
-    ]);
-    // 12 s at 25 fps then 12 s at 30 fps, on a 1/90000 clock: frames 1/30 s apart from 12 s on.
-    vfr = path.join(scratch, 'vfr.mp4');
-    // prettier-ignore
-    await execa('ffmpeg', [
-      '-v', 'error',
-      '-f', 'lavfi', '-i', `testsrc2=s=${WIDTH}x${HEIGHT}:r=25:d=12,lutyuv=y=16+(val-16)/5:u=128:v=128`,
-      '-f', 'lavfi', '-i', `testsrc2=s=${WIDTH}x${HEIGHT}:r=30:d=12,lutyuv=y=16+(val-16)/5:u=128:v=128`,
-      '-f', 'lavfi', '-i', `sine=f=440:d=${SECONDS}:sample_rate=48000`,
-      '-filter_complex', '[0:v]settb=1/90000[a];[1:v]settb=1/90000[b];[a][b]concat=n=2:v=1:a=0[v]',
-      '-map', '[v]', '-map', '2:a',
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-force_key_frames', 'expr:gte(t,n_forced*2)',
-      '-fps_mode', 'passthrough', '-enc_time_base:v', '1/90000', '-video_track_timescale', '90000',
-      '-c:a', 'aac', '-shortest', vfr,
-    ]);
-    const srt = path.join(scratch, 'across.srt');
-    // One cue across the join at 6 s, and one inside the first part.
-    await writeFile(srt, '1\n00:00:01,000 --> 00:00:02,000\nINSIDE\n\n2\n00:00:05,000 --> 00:00:07,000\nACROSS\n');
-    const logo = path.join(scratch, 'red.png');
-    await execa('ffmpeg', [
-      ...['-v', 'error', '-f', 'lavfi', '-i', 'color=c=red:s=100x100,format=rgba'],
-      ...['-frames:v', '1', logo],
-    ]);
-    files = await startFileServer({
-      '/local/long.mp4': serveFile(long, 'video/mp4'),
-      '/local/vfr.mp4': serveFile(vfr, 'video/mp4'),
-      '/local/across.srt': serveFile(srt, 'application/x-subrip'),
-      '/local/red.png': serveFile(logo, 'image/png'),
-    });
-    // Small settings, so that 24 s splits: inputs of 10 s and more, parts of about 6 s.
-    server = await startMediaflow({ MEDIAFLOW_FANOUT_MIN: '10', MEDIAFLOW_PART_SECONDS: '6' });
+    inputs = await makeInputs(scratch);
+    files = await serveInputs(inputs);
+    server = await startMediaflow(SPLIT);
   });
   after(async () => {
     await server?.close();
@@ -211,7 +236,7 @@ describe('fan-out of add-subtitles, add-text and overlay-image', () => {
     );
     assert.deepEqual(await streamSpans(split), await streamSpans(single));
     assert.equal((await probe(split)).format.duration, (await probe(single)).format.duration);
-    assert.deepEqual(await audioPacketHashes(split), await audioPacketHashes(long), 'the sound is copied whole');
+    assert.deepEqual(await audioPacketHashes(split), await audioPacketHashes(inputs.long), 'the sound is copied whole');
     assert.equal(await decodeErrors(split), '', 'a clean decode');
     // The encoder starts afresh at each join: the frames there are close to the one pass's, not the same.
     const ssim = await ssimByFrame(split, single);
@@ -287,7 +312,7 @@ describe('fan-out of add-subtitles, add-text and overlay-image', () => {
   });
 
   it('keeps every frame of a variable frame rate at its own time across the joins', SLOW, async () => {
-    const input = await frameTimes(vfr);
+    const input = await frameTimes(inputs.vfr);
     assert.equal(input.length, 12 * 25 + 12 * 30);
     const res = await server.post('/add-text/', {
       video_url: files.url('/local/vfr.mp4'),
@@ -316,5 +341,91 @@ describe('fan-out of add-subtitles, add-text and overlay-image', () => {
     assert.equal(await x264Runs(split.file), PARTS);
     assert.match(JSON.stringify(single.body.warnings), /U\+E000/i);
     assert.deepEqual(split.body.warnings, single.body.warnings);
+  });
+});
+
+/**
+ * Redis mode (docs/fanout.md): one API process with no workers, two worker processes of one ffmpeg slot each, Redis
+ * and an S3 server, all real and on loopback. A part another worker takes reads the job's files from the store.
+ */
+describe('fan-out of the layer operations in Redis mode, parts on both workers', () => {
+  let redis: TestRedis;
+  let s3: TestS3;
+  let files: FileServer;
+  let scratch: string;
+  let inputs: Inputs;
+  let api: ServeProcess;
+  const workers: ServeProcess[] = [];
+
+  before(async () => {
+    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-fanout-redis-'));
+    inputs = await makeInputs(scratch);
+    [redis, s3, files] = await Promise.all([startRedis(), startS3(), serveInputs(inputs)]);
+    const shared = { ...s3.env, ...SPLIT, MEDIAFLOW_REDIS_URL: redis.url, MEDIAFLOW_STALLED_INTERVAL: '3s' };
+    const dataDir = path.join(scratch, 'data');
+    for (let n = 0; n < 2; n++)
+      workers.push(await startWorkerProcess(dataDir, { ...shared, MEDIAFLOW_CONCURRENCY: '1' }));
+    api = await startServeProcess(dataDir, { ...shared, MEDIAFLOW_WORKERS: '0' });
+  }, 120_000);
+  after(async () => {
+    for (const proc of [api, ...workers]) if (proc && proc.child.exitCode === null) proc.child.kill('SIGKILL');
+    await Promise.all([api, ...workers].map((proc) => proc?.child));
+    await Promise.all([redis?.close(), s3?.close(), files?.close()]);
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  });
+
+  /**
+   * POSTs an operation on the long video to the API and downloads its output; says which workers ran ffmpeg
+   * meanwhile (only the job's own runs its probe and its join: the other one ran a part).
+   */
+  async function run(route: string, fields: Record<string, string>) {
+    const form = new FormData();
+    for (const [key, value] of Object.entries({ video_url: files.url('/local/long.mp4'), ...fields }))
+      form.append(key, value);
+    const busy = new Set<number>();
+    let done = false;
+    const watching = (async () => {
+      while (!done) {
+        for (const [n, worker] of workers.entries())
+          if ((await ffmpegChildren(worker.child.pid!)).length > 0) busy.add(n);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    const res = await fetch(`${api.base}${route}`, { method: 'POST', body: form }).finally(() => (done = true));
+    await watching;
+    const body = (await res.json()) as Record<string, string | string[]>;
+    assert.equal(res.status, 200, JSON.stringify(body));
+    const download = await fetch(String(body.output_file ?? body.output_video));
+    assert.equal(download.status, 200);
+    const file = path.join(scratch, `${route.replaceAll('/', '')}.mp4`);
+    await writeFile(file, Buffer.from(await download.arrayBuffer()));
+    assert.equal(await x264Runs(file), PARTS, 'the output is the parts joined');
+    assert.equal((await frameTimes(file)).length, FPS * SECONDS);
+    assert.equal(await decodeErrors(file), '', 'a clean decode');
+    return { file, body, workers: busy.size };
+  }
+
+  it(
+    'burns a cue across a join, with the subtitles the job restyled, whichever worker takes a part',
+    SLOW,
+    async () => {
+      const { file, workers } = await run('/add-subtitles/', { subtitle_url: files.url('/local/across.srt') });
+      assert.equal(workers, 2, 'both workers ran ffmpeg');
+      assert.deepEqual(runs(await layerFrames(file, BOTTOM, white)), [
+        [25, 49],
+        [125, 174],
+      ]);
+    },
+  );
+
+  it("draws text across a join and names the glyphs no font has, from the parts' logs", SLOW, async () => {
+    const { file, body } = await run('/add-text/', { text: 'A\uE000B', start: '11', end: '13', position: 'top' });
+    assert.deepEqual(runs(await layerFrames(file, TOP, white)), [[275, 324]]);
+    assert.match(JSON.stringify(body.warnings), /U\+E000/i);
+  });
+
+  it('lays a logo across a join, every part reading the logo', SLOW, async () => {
+    const { file } = await run('/overlay-image/', { image_url: files.url('/local/red.png'), start: '17', end: '19' });
+    assert.deepEqual(runs(await layerFrames(file, LOGO, red)), [[425, 475]]);
   });
 });

@@ -91,6 +91,8 @@ export default definePlugin({
                 '-vf',
                 `${shift},${burn}${pad},${reset}`,
               ],
+              // Written by the step below: a part on another worker fetches it with the inputs.
+              reads: [ASS_FILE],
               videoArgs: encoder,
               ...(audio ? { audioArgs: audio } : {}),
               muxer: muxerFor(params.format),

@@ -32,6 +32,8 @@ export interface FrameByFrame {
    * input), else `.mka` (Matroska takes any codec the video containers do, PCM and Opus included).
    */
   audioExtension?: string;
+  /** Files a step writes that the commands read (FanoutSpec.reads): a part on another worker gets them too. */
+  reads?: readonly string[];
   /** The spans of the input the output holds (FanoutSpec.windows); the whole input when absent. */
   windows?: FanoutSpec['windows'];
   muxer: readonly string[];
@@ -54,11 +56,12 @@ const audioExtensionFor = (audioArgs: readonly string[], facts: MediaFacts): str
  * seek, filters on the output's clock, and writes its frames' video into an mp4; the audio is one command of its own.
  */
 export function frameByFrame(encode: FrameByFrame): FanoutSpec {
-  const { input, opened, others, filters, videoArgs, audioArgs, windows, muxer, output } = encode;
+  const { input, opened, others, filters, videoArgs, audioArgs, reads, windows, muxer, output } = encode;
   return {
     input,
     output,
     muxer,
+    ...(reads ? { reads } : {}),
     ...(windows ? { windows } : {}),
     video: (part) =>
       argv(

@@ -101,6 +101,10 @@ describe('the layer operations plan their encode in parts', () => {
     assert.equal(plan.fanout!.audioExtension, '.mka');
   });
 
+  it('add-subtitles: the parts read the script its step restyles, wherever they run', () => {
+    assert.deepEqual(build(addSubtitles as unknown as PluginDefinition, {}, 'mp4').fanout!.reads, ['subtitles.ass']);
+  });
+
   it('overlay-image: every part reads the whole logo, after the video', () => {
     const command = build(overlayImage as unknown as PluginDefinition, { start: 59, end: 61 }).fanout!.video(PART);
     assert.deepEqual(command.slice(0, 6), ['-ss', '60.000000', '-i', 'in0.mp4', '-i', 'in2.png']);

@@ -704,7 +704,7 @@ export class Engine {
       : (spec.input.facts.duration ?? 0);
     if (!config.fanout || seconds * 1000 <= config.fanoutMinMs) return undefined;
     const reads = Object.values(inputs).flatMap((list) => list.map((input) => input.file));
-    reads.push(...Object.keys(plan.files ?? {}));
+    reads.push(...Object.keys(plan.files ?? {}), ...(spec.reads ?? []));
     const deps = {
       ffmpeg: binaries.ffmpeg,
       ffprobe: binaries.ffprobe,
