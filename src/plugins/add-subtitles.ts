@@ -8,8 +8,11 @@ import {
   definePlugin,
   escapeFilterValue,
   even,
+  fanoutParam,
+  frameByFrame,
   muxerFor,
   Param,
+  splitsInParts,
   Type,
   videoEncoder,
   VIDEO_CONTAINERS,
@@ -48,6 +51,7 @@ export default definePlugin({
     format: Param.format(VIDEO_CONTAINERS, { default: 'mp4', description: 'Output video format' }),
     quality: qualityParam(),
     ...captionStyleFields,
+    fanout: fanoutParam(),
   }),
   output: (p) => ({ field: 'output_video', path: `{id}/video_with_subtitles.${p.format}` }),
   build: ({ params, inputs, output, input }) => {
@@ -67,9 +71,35 @@ export default definePlugin({
     // x264 in 4:2:0 refuses odd sizes: a picture of odd width or height gets one black column or row.
     const encoder = videoEncoder(params.format, { quality: params.quality });
     const odd = encoder.includes('libx264') && size && (size.width % 2 !== 0 || size.height % 2 !== 0);
-    const filter = odd ? `${burn},pad=${even(size.width)}:${even(size.height)}:0:0:color=black` : burn;
+    const pad = odd ? `,pad=${even(size.width)}:${even(size.height)}:0:0:color=black` : '';
+    const audio = video.facts.audio ? audioCodecFor(params.format, video.facts) : undefined;
     return {
       ...(video.facts.duration ? { expectedSeconds: video.facts.duration } : {}),
+      // A long burn to H.264 in parts (docs/fanout.md): each part's frames are put on the whole input's clock
+      // before libass draws them, so a cue is drawn on the frames it is drawn on in one pass, across a join too.
+      ...(params.fanout && splitsInParts(encoder)
+        ? {
+            fanout: frameByFrame({
+              input: video,
+              opened: input(video),
+              // -loglevel is global: libass's warnings of each part, as the one pass logs them.
+              filters: (shift, reset) => [
+                '-loglevel',
+                'warning',
+                '-map',
+                '0:v:0',
+                '-vf',
+                `${shift},${burn}${pad},${reset}`,
+              ],
+              // Written by the step below: a part on another worker fetches it with the inputs.
+              reads: [ASS_FILE],
+              videoArgs: encoder,
+              ...(audio ? { audioArgs: audio } : {}),
+              muxer: muxerFor(params.format),
+              output,
+            }),
+          }
+        : {}),
       steps: [
         {
           label: `worker thread: ${subtitles.file} styled -> ${ASS_FILE}`,
@@ -83,9 +113,9 @@ export default definePlugin({
           // the answer's `warnings`.
           ['-loglevel', 'warning'],
           input(video),
-          ['-map', '0:v:0', '-map', '0:a:0?', '-vf', filter],
+          ['-map', '0:v:0', '-map', '0:a:0?', '-vf', `${burn}${pad}`],
           encoder,
-          video.facts.audio ? audioCodecFor(params.format, video.facts) : null,
+          audio ?? null,
           muxerFor(params.format),
           [output],
         ),

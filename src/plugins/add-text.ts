@@ -10,9 +10,12 @@ import {
   definePlugin,
   escapeFilterValue,
   evenPadFilter,
+  fanoutParam,
+  frameByFrame,
   muxerFor,
   Param,
   qualityParam,
+  splitsInParts,
   timeWithin,
   Type,
   videoEncoder,
@@ -44,6 +47,7 @@ export default definePlugin({
     format: keptFormatParam(),
     quality: qualityParam(),
     ...captionStyleFields,
+    fanout: fanoutParam(),
   }),
   output: (p, inputs) => ({
     field: 'output_file',
@@ -64,9 +68,26 @@ export default definePlugin({
     const encoder = videoEncoder(container, { quality: params.quality });
     const pad = evenPadFilter(encoder, facts.video);
     const burn = `ass=filename=${escapeFilterValue(ASS_FILE)}:shaping=complex${pad ? `,${pad}` : ''}`;
+    const audio = facts.audio ? audioCodecFor(container, facts) : undefined;
     return {
       ...(facts.duration ? { expectedSeconds: facts.duration } : {}),
       files: { [ASS_FILE]: script },
+      // A long video to H.264 in parts (docs/fanout.md): each part's frames are put on the whole input's clock
+      // before libass draws them, so the text's `start` and `end` hold across a join as in one pass.
+      ...(params.fanout && splitsInParts(encoder)
+        ? {
+            fanout: frameByFrame({
+              input: video,
+              opened: input(video),
+              // -loglevel is global: libass's warnings of each part, as the one pass logs them.
+              filters: (shift, reset) => ['-loglevel', 'warning', '-map', '0:v:0', '-vf', `${shift},${burn},${reset}`],
+              videoArgs: encoder,
+              ...(audio ? { audioArgs: audio } : {}),
+              muxer: muxerFor(container),
+              output,
+            }),
+          }
+        : {}),
       commands: [
         argv(
           // libass names each character no font has at warning level: the answer's `warnings`.
@@ -74,7 +95,7 @@ export default definePlugin({
           input(video),
           ['-map', '0:v:0', '-map', '0:a:0?', '-vf', burn],
           encoder,
-          facts.audio ? audioCodecFor(container, facts) : null,
+          audio ?? null,
           muxerFor(container),
           [output],
         ),

@@ -10,6 +10,7 @@ import {
   frameByFrame,
   muxerFor,
   Param,
+  splitsInParts,
   Type,
   videoCodecFor,
   videoEncoder,
@@ -42,10 +43,6 @@ function audioArgsFor(format: VideoContainer, facts: MediaFacts): string[] {
   return facts.audio && keep.audio.includes(facts.audio.codec) ? ['-c:a', 'copy'] : audioEncoder(format);
 }
 
-/** Whether the audio options write AAC (encoded, or copied from an AAC input), which an .m4a file holds. */
-const keepsAac = (audioArgs: readonly string[], facts: MediaFacts): boolean =>
-  audioArgs.includes('aac') || (audioArgs.includes('copy') && facts.audio?.codec === 'aac');
-
 export default definePlugin({
   contract: CONTRACT_VERSION,
   name: 'convert-video',
@@ -67,7 +64,7 @@ export default definePlugin({
     const videoArgs = videoArgsFor(params.format, video.facts, params.quality);
     const audioArgs = video.facts.audio ? audioArgsFor(params.format, video.facts) : undefined;
     // Parts are joined by stream copy into mp4 files first: H.264 and HEVC only (docs/fanout.md).
-    const splits = params.fanout && (videoArgs.includes('libx264') || videoArgs.includes('libx265'));
+    const splits = params.fanout && splitsInParts(videoArgs);
     const pad = evenPadFilter(videoArgs, video.facts.video);
     return {
       ...(video.facts.duration ? { expectedSeconds: video.facts.duration } : {}),
@@ -78,7 +75,7 @@ export default definePlugin({
               opened: input(video),
               ...(pad ? { filters: () => ['-map', '0:v:0', '-vf', pad] } : {}),
               videoArgs,
-              ...(audioArgs ? { audioArgs, audioExtension: keepsAac(audioArgs, video.facts) ? '.m4a' : '.mka' } : {}),
+              ...(audioArgs ? { audioArgs } : {}),
               muxer: muxerFor(params.format),
               output,
             }),

@@ -4,9 +4,12 @@ import {
   CONTRACT_VERSION,
   definePlugin,
   evenPadFilter,
+  fanoutParam,
+  frameByFrame,
   muxerFor,
   Param,
   qualityParam,
+  splitsInParts,
   timeWithin,
   Type,
   videoEncoder,
@@ -22,7 +25,7 @@ type Position = (typeof POSITIONS)[number];
  * The logo's top-left corner as overlay's expressions: `main_w`/`main_h` are the video's size and
  * `overlay_w`/`overlay_h` the scaled logo's, so only the margin, a number, comes from the fields.
  */
-function placement(position: Position, margin: number): string {
+function corner(position: Position, margin: number): [x: string, y: string] {
   const right = `main_w-overlay_w-${margin}`;
   const bottom = `main_h-overlay_h-${margin}`;
   const spots: Record<Position, [string, string]> = {
@@ -32,7 +35,12 @@ function placement(position: Position, margin: number): string {
     'bottom-right': [right, bottom],
     center: ['(main_w-overlay_w)/2', '(main_h-overlay_h)/2'],
   };
-  const [x, y] = spots[position];
+  return spots[position];
+}
+
+/** `corner` as overlay's options. */
+function placement(position: Position, margin: number): string {
+  const [x, y] = corner(position, margin);
   return `x=${x}:y=${y}`;
 }
 
@@ -70,6 +78,7 @@ export default definePlugin({
     ...layerTimeFields('the image'),
     format: keptFormatParam(),
     quality: qualityParam(),
+    fanout: fanoutParam(),
   }),
   output: (p, inputs) => ({
     field: 'output_file',
@@ -93,18 +102,47 @@ export default definePlugin({
     const span = end !== undefined ? `between(t,${start},${end})` : `gte(t,${start})`;
     const timed = start > 0 || end !== undefined ? `:enable='${span}'` : '';
     const pad = evenPadFilter(encoder, { ...facts.video!, ...size });
-    const graph =
-      `[1:v:0]scale=${logoWidth}:-1,format=rgba,colorchannelmixer=aa=${params.opacity}[logo];` +
-      `[0:v:0][logo]overlay=${placement(params.position, margin)}${timed}${pad ? `,${pad}` : ''}[v]`;
+    const logoChain = `[1:v:0]scale=${logoWidth}:-1,format=rgba,colorchannelmixer=aa=${params.opacity}[logo]`;
+    const padded = pad ? `,${pad}` : '';
+    const graph = `${logoChain};[0:v:0][logo]overlay=${placement(params.position, margin)}${timed}${padded}[v]`;
+    // In a part, `enable` would be judged on the logo's frame too, whose time is 0 where the part's first frame's is
+    // its start: that frame would go without the logo. The span moves the logo out of the picture instead (x at
+    // minus its width), judged on the video's frames alone (overlay's `t`, evaluated per frame).
+    const [x, y] = corner(params.position, margin);
+    const partOverlay = timed ? `overlay=x='if(${span},${x},-overlay_w)':y=${y}` : `overlay=x=${x}:y=${y}`;
+    const audio = facts.audio ? audioCodecFor(container, facts) : undefined;
     return {
       ...(facts.duration ? { expectedSeconds: facts.duration } : {}),
+      // A long video to H.264 in parts (docs/fanout.md): every part reads the whole logo, and its frames are put on
+      // the whole input's clock before the overlay reads `t`, so the logo shows on the frames it does in one pass,
+      // across a join too.
+      ...(params.fanout && splitsInParts(encoder)
+        ? {
+            fanout: frameByFrame({
+              input: video,
+              opened: input(video),
+              others: input(logo),
+              filters: (shift, reset) => [
+                ...[
+                  '-filter_complex',
+                  `[0:v:0]${shift}[main];${logoChain};[main][logo]${partOverlay}${padded},${reset}[v]`,
+                ],
+                ...['-map', '[v]'],
+              ],
+              videoArgs: encoder,
+              ...(audio ? { audioArgs: audio } : {}),
+              muxer: muxerFor(container),
+              output,
+            }),
+          }
+        : {}),
       commands: [
         argv(
           input(video),
           input(logo),
           ['-filter_complex', graph, '-map', '[v]', '-map', '0:a:0?'],
           encoder,
-          facts.audio ? audioCodecFor(container, facts) : null,
+          audio ?? null,
           muxerFor(container),
           [output],
         ),

@@ -1,4 +1,5 @@
 import { argv, Param, type FanoutSpec, type LocalInput, type TimeRange } from '../engine/plugins/plugin.js';
+import type { MediaFacts } from '../engine/probe/media-facts.js';
 
 /** The request field that keeps one encode in one pass: `fanout=false` (docs/fanout.md). */
 export const fanoutParam = () =>
@@ -26,8 +27,13 @@ export interface FrameByFrame {
   videoArgs: readonly string[];
   /** The audio encoder's options (the first audio stream, whole); none: the output has no audio. */
   audioArgs?: readonly string[];
-  /** A container for what `audioArgs` write (default `.m4a`, for AAC). */
+  /**
+   * A container for what `audioArgs` write; by default `.m4a` when they write AAC (encoded, or copied from an AAC
+   * input), else `.mka` (Matroska takes any codec the video containers do, PCM and Opus included).
+   */
   audioExtension?: string;
+  /** Files a step writes that the commands read (FanoutSpec.reads): a part on another worker gets them too. */
+  reads?: readonly string[];
   /** The spans of the input the output holds (FanoutSpec.windows); the whole input when absent. */
   windows?: FanoutSpec['windows'];
   muxer: readonly string[];
@@ -35,15 +41,27 @@ export interface FrameByFrame {
 }
 
 /**
+ * Whether an encode with these video options can be split (Plan.fanout): its parts are joined by stream copy out of
+ * mp4 files, so the encoder must be x264 or x265. VP9 (webm), MPEG-4 Part 2 (avi) and a copy run in one pass.
+ */
+export const splitsInParts = (videoArgs: readonly string[]): boolean =>
+  videoArgs.includes('libx264') || videoArgs.includes('libx265');
+
+/** `.m4a` for audio options that write AAC (an AAC encoder, or a copy of an AAC input), `.mka` for anything else. */
+const audioExtensionFor = (audioArgs: readonly string[], facts: MediaFacts): string =>
+  audioArgs.includes('aac') || (audioArgs.includes('copy') && facts.audio?.codec === 'aac') ? '.m4a' : '.mka';
+
+/**
  * The fan-out of an encode that maps its input's frames one to one (Plan.fanout): each part reads the input from its
  * seek, filters on the output's clock, and writes its frames' video into an mp4; the audio is one command of its own.
  */
 export function frameByFrame(encode: FrameByFrame): FanoutSpec {
-  const { input, opened, others, filters, videoArgs, audioArgs, windows, muxer, output } = encode;
+  const { input, opened, others, filters, videoArgs, audioArgs, reads, windows, muxer, output } = encode;
   return {
     input,
     output,
     muxer,
+    ...(reads ? { reads } : {}),
     ...(windows ? { windows } : {}),
     video: (part) =>
       argv(
@@ -58,7 +76,7 @@ export function frameByFrame(encode: FrameByFrame): FanoutSpec {
     ...(audioArgs
       ? {
           audio: (file: string) => windowedAudio(opened, windows, audioArgs, file),
-          audioExtension: encode.audioExtension ?? '.m4a',
+          audioExtension: encode.audioExtension ?? audioExtensionFor(audioArgs, input.facts),
         }
       : {}),
   };

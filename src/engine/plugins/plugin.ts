@@ -200,6 +200,11 @@ export interface FanoutSpec {
    * other, from 0.
    */
   windows?: readonly TimeRange[];
+  /**
+   * Workspace files the commands read besides the inputs and the plan's `files`: what a step writes (add-subtitles'
+   * restyled script). A part on another worker gets only these, the inputs and `files`.
+   */
+  reads?: readonly string[];
   /** The video-only command of one part (see FanoutPart), writing `part.output`, an mp4. */
   video: (part: FanoutPart) => string[];
   /** The command writing the output's audio, whole, into `output` (named `audio<audioExtension>`); none: no audio. */
@@ -229,7 +234,10 @@ export interface FanoutPart {
   shift: string;
   /** The filter that ends a shifted chain: `setpts=PTS-STARTPTS`, so that the part's file starts at 0. */
   reset: string;
-  /** Output options for the part's frames: one for each decoded frame, and no more (`-frames:v <n>`, passthrough). */
+  /**
+   * Output options for the part's frames: one for each decoded frame, and no more (`-frames:v <n>`, passthrough),
+   * each at its own time (`-enc_time_base:v -1`).
+   */
   frames: string[];
   /** The part's file name in the workspace. */
   output: string;

@@ -656,8 +656,11 @@ export class Engine {
         ...(options.signal ? { signal: options.signal } : {}),
       });
     }
-    const parts = plan.fanout && (await this.split(id, dir, plan, plan.fanout, inputs, options, onRatio, onSplit));
-    if (parts) return { logs: [], answered, parts };
+    // A split encode's logs are its parts', so that what libass warns of reaches the answer as in one pass.
+    const partLogs: string[] = [];
+    const parts =
+      plan.fanout && (await this.split(id, dir, plan, plan.fanout, inputs, options, onRatio, onSplit, partLogs));
+    if (parts) return { logs: partLogs, answered, parts };
     const logs: string[] = [];
     for (const [index, args] of plan.commands.entries()) {
       const share = commandShare(plan, index);
@@ -692,6 +695,8 @@ export class Engine {
     options: JobOptions,
     onRatio: (ratio: number) => void,
     onSplit: (parts: number) => void,
+    /** Where each part's log goes (PartJob.onLog). */
+    logs: string[],
   ): Promise<number | undefined> {
     const { config, binaries, slots, logger } = this.deps;
     const seconds = spec.windows
@@ -699,7 +704,7 @@ export class Engine {
       : (spec.input.facts.duration ?? 0);
     if (!config.fanout || seconds * 1000 <= config.fanoutMinMs) return undefined;
     const reads = Object.values(inputs).flatMap((list) => list.map((input) => input.file));
-    reads.push(...Object.keys(plan.files ?? {}));
+    reads.push(...Object.keys(plan.files ?? {}), ...(spec.reads ?? []));
     const deps = {
       ffmpeg: binaries.ffmpeg,
       ffprobe: binaries.ffprobe,
@@ -716,6 +721,7 @@ export class Engine {
       ...(options.owner !== undefined ? { owner: options.owner } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onProgress ? { onRatio, onSplit } : {}),
+      onLog: (_task, log) => logs.push(log),
     });
   }
 

@@ -114,6 +114,7 @@ export class BullPartRunner implements PartRunner {
           // Stopped by a cancel that was not this job's (its worker shutting down hands it back instead).
           if ('cancelled' in answer) throw partError(task, 'it was cancelled');
           answers.set(id, answer);
+          if (answer.log) job.onLog?.(task.name, answer.log);
           job.onProgress?.(task.name, 1);
         }
       } catch (error) {

@@ -18,7 +18,8 @@ export interface PartData {
  * the job's own workspace by its own process), failed with the error its job takes, or stopped by a cancel. A part
  * never throws: BullMQ fails it only when its worker kept dying (MEDIAFLOW_JOB_ATTEMPTS).
  */
-export type PartAnswer = { stored: boolean } | { error: JobError } | { cancelled: true };
+/** `log`: what the part's ffmpeg logged, when anything (libass's warnings: the answer's `warnings`). */
+export type PartAnswer = { stored: boolean; log?: string } | { error: JobError } | { cancelled: true };
 
 /**
  * A split encode's run as one name: its parts' job ids start with it, and a cancel of it tells every worker that the

@@ -80,14 +80,14 @@ export class PartWorker {
     try {
       const own = this.deps.local.get(id, run);
       if (own !== undefined) {
-        await this.deps.encoder.encode(task, own, controller.signal, onRatio);
-        return { stored: false };
+        const log = await this.deps.encoder.encode(task, own, controller.signal, onRatio);
+        return { stored: false, ...(log ? { log } : {}) };
       }
       const dir = await this.reads.acquire(id, run, task.reads);
       try {
-        await this.deps.encoder.encode(task, dir, controller.signal, onRatio);
+        const log = await this.deps.encoder.encode(task, dir, controller.signal, onRatio);
         await this.deps.store.publish(path.join(dir, task.output), partPath(id, run, task.output));
-        return { stored: true };
+        return { stored: true, ...(log ? { log } : {}) };
       } finally {
         await rm(path.join(dir, task.output), { force: true });
         this.reads.release(id, run);

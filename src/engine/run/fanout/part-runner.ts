@@ -29,6 +29,8 @@ export interface PartJob {
   signal?: AbortSignal;
   /** How far one task is, 0 to 1; a task run again (its worker died) starts again from 0. */
   onProgress?: (task: string, ratio: number) => void;
+  /** What a task's ffmpeg logged, once it has succeeded (libass's warnings of glyphs no font has: the answer's). */
+  onLog?: (task: string, log: string) => void;
 }
 
 /**
@@ -49,9 +51,12 @@ export class PartEncoder {
     private readonly timeoutMs: number,
   ) {}
 
-  /** Runs `task` with `dir` as its workspace (its reads there, its output written there); `onRatio` hears 0 to 1. */
-  async encode(task: PartTask, dir: string, signal: AbortSignal, onRatio?: (ratio: number) => void): Promise<void> {
-    await this.slots.run(
+  /**
+   * Runs `task` with `dir` as its workspace (its reads there, its output written there); `onRatio` hears 0 to 1.
+   * Resolves with what its ffmpeg logged (see runFfmpeg).
+   */
+  async encode(task: PartTask, dir: string, signal: AbortSignal, onRatio?: (ratio: number) => void): Promise<string> {
+    return this.slots.run(
       () =>
         runFfmpeg(this.ffmpeg, task.args, {
           cwd: dir,
@@ -70,9 +75,10 @@ export class LocalPartRunner implements PartRunner {
   constructor(private readonly encoder: PartEncoder) {}
 
   async run(job: PartJob, tasks: readonly PartTask[]): Promise<void> {
-    await allOrFirstFailure(job.signal, tasks, (task, signal) =>
-      this.encoder.encode(task, job.dir, signal, job.onProgress && ((ratio) => job.onProgress!(task.name, ratio))),
-    );
+    await allOrFirstFailure(job.signal, tasks, async (task, signal) => {
+      const onRatio = job.onProgress && ((ratio: number) => job.onProgress!(task.name, ratio));
+      job.onLog?.(task.name, await this.encoder.encode(task, job.dir, signal, onRatio));
+    });
   }
 }
 

@@ -36,6 +36,8 @@ export interface SplitJob {
   onRatio?: (ratio: number) => void;
   /** Told how many parts the encode is split into, before they run. */
   onSplit?: (parts: number) => void;
+  /** What each task logged (PartJob.onLog). */
+  onLog?: (task: string, log: string) => void;
 }
 
 /** The share of a split encode's progress the audio takes: it is encoded far faster than the picture. */
@@ -65,9 +67,11 @@ export async function splitEncode(deps: SplitDeps, spec: FanoutSpec, job: SplitJ
   job.onSplit?.(spans.length);
   try {
     await deps.slots.lend(() => deps.runner.run(partJob(job, tasks, total), tasks));
+    // Each part lasts until the next one starts: a part file's own length ends its last frame one nominal frame
+    // on, which at a variable frame rate is not where the next part's first frame is.
     await writeFile(
       path.join(job.dir, list),
-      concatList(spans.map((_, index) => ({ file: `${partName(index)}.mp4` }))),
+      concatList(spans.map((span, index) => ({ file: `${partName(index)}.mp4`, duration: span.seconds }))),
     );
     const lead = leadOf(packets.times, spec.windows);
     await runFfmpeg(
@@ -115,6 +119,7 @@ function partJob(job: SplitJob, tasks: readonly PartTask[], total: number) {
     dir: job.dir,
     ...(job.owner !== undefined ? { owner: job.owner } : {}),
     ...(job.signal ? { signal: job.signal } : {}),
+    ...(job.onLog ? { onLog: job.onLog } : {}),
     ...(job.onRatio
       ? {
           onProgress: (name: string, ratio: number) => {
@@ -135,7 +140,8 @@ function partTask(spec: FanoutSpec, span: PartSpan, index: number, reads: string
     start: span.start,
     shift: `setpts=PTS+${span.outputStart.toFixed(6)}/TB`,
     reset: 'setpts=PTS-STARTPTS',
-    frames: ['-frames:v', String(span.frames), '-fps_mode', 'passthrough'],
+    // The encoder's clock is the input's (ffmpeg 5.1's is 1/frame rate): frames of a variable rate keep their times.
+    frames: ['-frames:v', String(span.frames), '-fps_mode', 'passthrough', '-enc_time_base:v', '-1'],
     output,
   };
   return { name: partName(index), args: spec.video(part), reads, output, seconds: span.seconds };
