@@ -73,4 +73,4 @@ export {
   type AudioContainer,
 } from './sdk/audio-encoding.js';
 export { keyframeListing, keyframesIn } from './sdk/keyframes.js';
-export { fanoutParam, frameByFrame, splitsInParts, type FrameByFrame } from './sdk/fanout.js';
+export { fanoutParam, frameByFrame, keptFrameTimes, splitsInParts, type FrameByFrame } from './sdk/fanout.js';

@@ -1,4 +1,11 @@
-import { argv, Param, type FanoutSpec, type LocalInput, type TimeRange } from '../engine/plugins/plugin.js';
+import {
+  argv,
+  KEEP_FRAME_TIMES,
+  Param,
+  type FanoutSpec,
+  type LocalInput,
+  type TimeRange,
+} from '../engine/plugins/plugin.js';
 import type { MediaFacts } from '../engine/probe/media-facts.js';
 
 /** The request field that keeps one encode in one pass: `fanout=false` (docs/fanout.md). */
@@ -46,6 +53,14 @@ export interface FrameByFrame {
  */
 export const splitsInParts = (videoArgs: readonly string[]): boolean =>
   videoArgs.includes('libx264') || videoArgs.includes('libx265');
+
+/**
+ * The output options of an encode's one pass that keep the input's frames and times (KEEP_FRAME_TIMES) when it could
+ * be split, so that `fanout=false` and a split make the same frames; none for other encoders (AVI wants a constant
+ * rate).
+ */
+export const keptFrameTimes = (videoArgs: readonly string[]): readonly string[] =>
+  splitsInParts(videoArgs) ? KEEP_FRAME_TIMES : [];
 
 /** `.m4a` for audio options that write AAC (an AAC encoder, or a copy of an AAC input), `.mka` for anything else. */
 const audioExtensionFor = (audioArgs: readonly string[], facts: MediaFacts): string =>

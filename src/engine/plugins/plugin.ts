@@ -217,6 +217,13 @@ export interface FanoutSpec {
   output: string;
 }
 
+/**
+ * Output options that keep the input's frames and their times: one output frame for each decoded one, on the
+ * input's own clock. A split encode's parts have them, and so has the one pass of an encode that could be split, so
+ * that both make the same frames (an mp4's default would make the rate constant, repeating or dropping frames).
+ */
+export const KEEP_FRAME_TIMES: readonly string[] = ['-fps_mode', 'passthrough', '-enc_time_base:v', '-1'];
+
 /** One part of a split encode, as `FanoutSpec.video` gets it. */
 export interface FanoutPart {
   /**
@@ -235,8 +242,8 @@ export interface FanoutPart {
   /** The filter that ends a shifted chain: `setpts=PTS-STARTPTS`, so that the part's file starts at 0. */
   reset: string;
   /**
-   * Output options for the part's frames: one for each decoded frame, and no more (`-frames:v <n>`, passthrough),
-   * each at its own time (`-enc_time_base:v -1`).
+   * Output options for the part's frames: one for each decoded frame, and no more (`-frames:v <n>`), each at its own
+   * time (KEEP_FRAME_TIMES).
    */
   frames: string[];
   /** The part's file name in the workspace. */

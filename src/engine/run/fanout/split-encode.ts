@@ -2,7 +2,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { concatList, concatListArgs, DEMUXERS, lockedInputOptions } from '../../inputs/input-policy.js';
 import type { Logger } from '../../logger.js';
-import { argv, type FanoutPart, type FanoutSpec } from '../../plugins/plugin.js';
+import { argv, KEEP_FRAME_TIMES, type FanoutPart, type FanoutSpec } from '../../plugins/plugin.js';
 import { runFfmpeg, runFfprobe, type RunOptions } from '../ffmpeg.js';
 import type { Slots } from '../slots.js';
 import { planParts, type PartSpan } from './part-plan.js';
@@ -141,7 +141,7 @@ function partTask(spec: FanoutSpec, span: PartSpan, index: number, reads: string
     shift: `setpts=PTS+${span.outputStart.toFixed(6)}/TB`,
     reset: 'setpts=PTS-STARTPTS',
     // The encoder's clock is the input's (ffmpeg 5.1's is 1/frame rate): frames of a variable rate keep their times.
-    frames: ['-frames:v', String(span.frames), '-fps_mode', 'passthrough', '-enc_time_base:v', '-1'],
+    frames: ['-frames:v', String(span.frames), ...KEEP_FRAME_TIMES],
     output,
   };
   return { name: partName(index), args: spec.video(part), reads, output, seconds: span.seconds };
