@@ -1,0 +1,238 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { after, before, describe, it } from './helpers/lifecycle.js';
+import { audioOf, probe, videoOf, videoPacketHashes } from './helpers/media.js';
+import { countingClip, frameRuns, shownFrames, type ShownFrame } from './helpers/timed-media.js';
+import { loadConfig } from '../src/engine/config.js';
+import { anyLocalPath } from '../src/engine/run/engine.js';
+import { LocalOutputStore } from '../src/engine/storage/storage.js';
+import { builtinRegistry } from '../src/plugins/index.js';
+import { cliServices } from '../src/runtime.js';
+
+/**
+ * Fan-out of the encodes that keep spans of a video (docs/fanout.md): a precise trim and a cut that re-encode
+ * (MPEG-4 Part 2 in, H.264 out) are split at the input's keyframes into parts, joined by stream copy, with the
+ * sound of the kept spans encoded once. Small settings (parts of about 6 s, split from 10 s of kept input) keep
+ * the inputs short; every result is compared with the same request in one pass (`fanout=false`).
+ */
+
+const FPS = 25;
+const FRAME = 1 / FPS;
+
+const close = (actual: number, expected: number, tolerance: number, what: string) =>
+  assert.ok(Math.abs(actual - expected) <= tolerance, `${what} ${actual}, expected ${expected} ± ${tolerance}`);
+
+/** What ffmpeg reports decoding the whole file: the empty string when it decodes without a single error. */
+async function decodingErrors(file: string): Promise<string> {
+  const { stderr } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
+  return stderr;
+}
+
+/** Where each flash starts: the times of the frames that are flashes after one that is not. */
+const flashes = (frames: ShownFrame[]): number[] =>
+  frames.filter((frame, i) => frame.flash && !frames[i - 1]?.flash).map((frame) => frame.time);
+
+/** Where each beep starts: the first loud sample after a fifth of a second of quiet, on the stream's clock. */
+async function beeps(file: string): Promise<number[]> {
+  const { stdout: start } = await execa('ffprobe', [
+    ...['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=start_time', '-of', 'csv=p=0', file],
+  ]);
+  const { stdout } = await execa(
+    'ffmpeg',
+    ['-v', 'error', '-i', file, '-map', '0:a:0', '-ac', '1', '-ar', '48000', '-f', 'f32le', 'pipe:1'],
+    // A last byte of 10 is a sample's, not a newline execa may strip.
+    { encoding: 'buffer', stripFinalNewline: false },
+  );
+  const bytes = stdout as unknown as Uint8Array;
+  const samples = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  const starts: number[] = [];
+  let loud = Number.NEGATIVE_INFINITY;
+  samples.forEach((sample, i) => {
+    if (Math.abs(sample) <= 0.1) return;
+    if (i - loud > 0.2 * 48000) starts.push((Number(start) || 0) + i / 48000);
+    loud = i;
+  });
+  return starts;
+}
+
+/** The SSIM of each frame of `file` against the same frame of `reference` (ffmpeg's ssim filter, all planes). */
+async function ssimPerFrame(file: string, reference: string, stats: string): Promise<number[]> {
+  await execa('ffmpeg', [
+    '-v',
+    'error',
+    '-i',
+    file,
+    '-i',
+    reference,
+    '-lavfi',
+    `ssim=stats_file=${stats}`,
+    '-f',
+    'null',
+    '-',
+  ]);
+  return (await readFile(stats, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => Number(/All:([\d.]+)/.exec(line)![1]));
+}
+
+/** How many x264 stream headers (its version SEI) the file holds: one per encoder run, so one per part joined. */
+const x264Runs = async (file: string): Promise<number> =>
+  (await readFile(file)).toString('latin1').split('x264 - core').length - 1;
+
+/** A stream's duration, in seconds. */
+const durationOf = async (file: string, stream: 'v' | 'a') => {
+  const info = await probe(file);
+  return Number((stream === 'v' ? videoOf(info) : audioOf(info))!.duration);
+};
+
+describe('fan-out of trim-media and cut-media', () => {
+  let scratch: string;
+  let engine: ReturnType<typeof cliServices>['engine'];
+  /**
+   * 36 s of MPEG-4 Part 2 and AAC in MP4 whose frames carry their index (countingClip), a keyframe every 2 s,
+   * a pattern drifting below; a flash and a beep together every 6 s from 4 s (4, 10, 16, 22, 28, 34).
+   */
+  let counting: string;
+  /** 16 s of H.264/AAC MP4, a keyframe every 2 s: a precise trim of it is a smart cut. */
+  let h264: string;
+
+  before(async () => {
+    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-fanout-trim-'));
+    counting = path.join(scratch, 'counting.mp4');
+    h264 = path.join(scratch, 'h264.mp4');
+    const clip = { gop: 50, codec: 'mpeg4', moving: true } as const;
+    await Promise.all([
+      countingClip(counting, { ...clip, seconds: 36, flashAt: 4, flashEvery: 6 }),
+      countingClip(h264, { seconds: 16, gop: 50 }),
+    ]);
+    // The engine itself, as a library user runs it: its JobResult says how many parts the encode was split into.
+    ({ engine } = cliServices({
+      config: loadConfig({
+        MEDIAFLOW_DATA_DIR: scratch,
+        MEDIAFLOW_FANOUT_MIN: '10',
+        MEDIAFLOW_PART_SECONDS: '6',
+      }),
+      registry: builtinRegistry(),
+      store: new LocalOutputStore(path.join(scratch, 'out')),
+      workRoot: path.join(scratch, 'work'),
+    }));
+  }, 120_000);
+  after(async () => {
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  });
+
+  /** Runs an operation; returns its output file and the number of parts its encode was split into. */
+  const run = async (operation: string, fields: Record<string, string>) => {
+    const result = await engine.run(operation, fields, { localFiles: anyLocalPath });
+    const { path: output } = result.output as { path: string };
+    // Nothing of the parts is left behind: the job's workspace is gone.
+    assert.deepEqual(await readdir(path.join(scratch, 'work')).catch(() => []), []);
+    return { file: path.join(scratch, 'out', output), parts: result.parts };
+  };
+
+  /** Runs the request split and in one pass, and asserts what both must share; returns both outputs' frames. */
+  const bothWays = async (operation: string, fields: Record<string, string>, parts: number) => {
+    const split = await run(operation, fields);
+    const single = await run(operation, { ...fields, fanout: 'false' });
+    assert.equal(split.parts, parts, 'parts');
+    assert.equal(single.parts, undefined, 'fanout=false runs in one pass');
+    // Each part starts an encoder of its own, whose header is in the joined stream as it was written.
+    assert.equal(await x264Runs(split.file), parts, 'x264 runs in the joined file');
+    assert.equal(await decodingErrors(split.file), '', 'decoding errors');
+    const [splitFrames, singleFrames] = await Promise.all([shownFrames(split.file), shownFrames(single.file)]);
+    assert.deepEqual(
+      splitFrames.map((frame) => frame.index),
+      singleFrames.map((frame) => frame.index),
+      'the frames of the one pass, in its order',
+    );
+    assert.deepEqual(
+      splitFrames.map((frame) => frame.time),
+      singleFrames.map((frame) => frame.time),
+      'their times',
+    );
+    assert.equal(await durationOf(split.file, 'v'), await durationOf(single.file, 'v'), 'video duration');
+    return { split: split.file, single: single.file, frames: splitFrames };
+  };
+
+  /** Asserts the frames on either side of each join (the first frame after it, by index) look as the one pass's. */
+  const joinsMatch = async (split: string, single: string, joins: number[]) => {
+    const ssim = await ssimPerFrame(split, single, path.join(scratch, 'ssim.log'));
+    for (const join of joins)
+      for (const index of [join - 1, join])
+        assert.ok(ssim[index]! >= 0.98, `SSIM ${ssim[index]} at frame ${index}, by the join before frame ${join}`);
+  };
+
+  /** Asserts a beep starts within a frame of each flash, the flashes being where `expected` says. */
+  const inSync = async (file: string, frames: ShownFrame[], expected: number[]) => {
+    const shown = flashes(frames);
+    shown.forEach((time, i) => close(time, expected[i]!, 0.001, `flash ${i}`));
+    assert.equal(shown.length, expected.length, `flashes at ${shown.join(', ')}`);
+    const heard = await beeps(file);
+    assert.equal(heard.length, shown.length, `beeps at ${heard.join(', ')}`);
+    heard.forEach((time, i) => close(time, shown[i]!, FRAME, `beep ${i} against its flash`));
+  };
+
+  it('trim: a long precise trim is split at keyframes and joins into the frames of one pass, in sync', async () => {
+    // 3.3 s is in frame 82: the first kept frame is 83 (3.32 s); 29.7 s ends after frame 742 (29.68 s). The
+    // parts start at the window's start, then at the keyframes 10, 16 and 22 s (frames 250, 400, 550), each 6 s
+    // or more after the one before; 28 s would leave less than half a part after it.
+    const { split, single, frames } = await bothWays(
+      'trim-media',
+      { media_url: counting, start: '3.3', end: '29.7' },
+      4,
+    );
+    assert.deepEqual(frameRuns(frames), [[83, 742]]);
+    frames.forEach((frame, i) => close(frame.time, i * FRAME, 0.0001, `frame ${i}'s time`));
+    close(await durationOf(split, 'v'), 660 * FRAME, 0.0001, 'video duration');
+    close(await durationOf(split, 'a'), 29.7 - 3.32, 0.001, 'audio duration');
+    close(await durationOf(split, 'a'), await durationOf(single, 'a'), 0.001, 'audio duration against one pass');
+    await joinsMatch(split, single, [167, 317, 467]);
+    // The flashes at 4, 10, 16, 22 and 28 s of the input: those at 10, 16 and 22 s are the first frames of parts.
+    await inSync(split, frames, [0.68, 6.68, 12.68, 18.68, 24.68]);
+  });
+
+  it('cut: the kept spans are the windows of a split encode, frames and sound joined as one pass does', async () => {
+    // 8.3-12.7 takes out frames 208 to 317 (8.32 to 12.72 s), 25.1-27.9 frames 628 to 697 (25.12 to 27.92 s).
+    // Windows of 8.32, 12.4 and 8.08 s: the first and last have no keyframe 6 s in with 3 s after it, the second
+    // splits at its keyframe 20 s (frame 500).
+    const { split, single, frames } = await bothWays(
+      'cut-media',
+      { media_url: counting, remove: '8.3-12.7,25.1-27.9' },
+      4,
+    );
+    assert.deepEqual(frameRuns(frames), [
+      [0, 207],
+      [318, 627],
+      [698, 899],
+    ]);
+    frames.forEach((frame, i) => close(frame.time, i * FRAME, 0.0001, `frame ${i}'s time`));
+    close(await durationOf(split, 'v'), 720 * FRAME, 0.0001, 'video duration');
+    // The one pass reads the last span's sound to the input's end, with the AAC encoder's last 11 ms past it.
+    close(await durationOf(split, 'a'), 720 * FRAME, 0.001, 'audio duration');
+    close(await durationOf(split, 'a'), await durationOf(single, 'a'), FRAME, 'audio duration against one pass');
+    // Frames 208 and 518 start the second and third windows, frame 390 the second window's second part.
+    await joinsMatch(split, single, [208, 390, 518]);
+    // The flashes at 4, 16, 22, 28 and 34 s of the input (that at 10 s is cut out): 28 s is 2 frames into the
+    // third window, 22 s after the second window's part join.
+    await inSync(split, frames, [4, 11.6, 17.6, 20.8, 26.8]);
+  });
+
+  it('runs in one pass below MEDIAFLOW_FANOUT_MIN of kept input, and leaves the smart cut as it is', async () => {
+    // 6.68 s kept of 36: a split needs more than 10 s kept, whatever the input's length.
+    const short = await run('trim-media', { media_url: counting, start: '3.3', end: '10' });
+    assert.equal(short.parts, undefined);
+    assert.deepEqual(frameRuns(await shownFrames(short.file)), [[83, 249]]);
+    // 4.5 + 5 s kept.
+    const shortCut = await run('cut-media', { media_url: counting, remove: '4.5-31' });
+    assert.equal(shortCut.parts, undefined);
+    // 14.5 s of H.264 in MP4 kept: the GOPs between the first and last keyframes are copied, none encoded again.
+    const smart = await run('trim-media', { media_url: h264, start: '1.5' });
+    assert.equal(smart.parts, undefined);
+    const input = await videoPacketHashes(h264);
+    assert.ok((await videoPacketHashes(smart.file)).join().includes(input.slice(101, 150).join()), 'a copied GOP');
+  });
+});
