@@ -5,7 +5,7 @@ import type { Logger } from '../../logger.js';
 import { argv, type FanoutPart, type FanoutSpec } from '../../plugins/plugin.js';
 import { runFfmpeg, runFfprobe, type RunOptions } from '../ffmpeg.js';
 import type { Slots } from '../slots.js';
-import { planParts, type PartSpan } from './part-plan.js';
+import { BOUND_SLACK, planParts, type PartSpan } from './part-plan.js';
 import type { PartRunner, PartTask } from './part-runner.js';
 import { videoPackets } from './video-packets.js';
 
@@ -144,7 +144,7 @@ function partTask(spec: FanoutSpec, span: PartSpan, index: number, reads: string
 /** How long after the output's start its first frame is: the first kept frame's time past where the output starts. */
 function leadOf(times: readonly number[], windows: FanoutSpec['windows']): number {
   const from = windows?.[0]?.start ?? 0;
-  const first = times.find((time) => time >= from) ?? from;
+  const first = times.find((time) => time >= from - BOUND_SLACK) ?? from;
   return first - from > 1e-6 ? first - from : 0;
 }
 
