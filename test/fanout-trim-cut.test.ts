@@ -21,6 +21,7 @@ import { cliServices } from '../src/runtime.js';
 
 const FPS = 25;
 const FRAME = 1 / FPS;
+const NTSC = 30000 / 1001;
 
 const close = (actual: number, expected: number, tolerance: number, what: string) =>
   assert.ok(Math.abs(actual - expected) <= tolerance, `${what} ${actual}, expected ${expected} ± ${tolerance}`);
@@ -97,16 +98,20 @@ describe('fan-out of trim-media and cut-media', () => {
    * a pattern drifting below; a flash and a beep together every 6 s from 4 s (4, 10, 16, 22, 28, 34).
    */
   let counting: string;
+  /** 30 s of the same at 30000/1001 fps (a keyframe every 60 frames), no flash: frame starts off the millisecond. */
+  let ntsc: string;
   /** 16 s of H.264/AAC MP4, a keyframe every 2 s: a precise trim of it is a smart cut. */
   let h264: string;
 
   before(async () => {
     scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-fanout-trim-'));
     counting = path.join(scratch, 'counting.mp4');
+    ntsc = path.join(scratch, 'ntsc.mp4');
     h264 = path.join(scratch, 'h264.mp4');
     const clip = { gop: 50, codec: 'mpeg4', moving: true } as const;
     await Promise.all([
       countingClip(counting, { ...clip, seconds: 36, flashAt: 4, flashEvery: 6 }),
+      countingClip(ntsc, { ...clip, seconds: 30, fps: NTSC, gop: 60 }),
       countingClip(h264, { seconds: 16, gop: 50 }),
     ]);
     // The engine itself, as a library user runs it: its JobResult says how many parts the encode was split into.
@@ -219,6 +224,15 @@ describe('fan-out of trim-media and cut-media', () => {
     // The flashes at 4, 16, 22, 28 and 34 s of the input (that at 10 s is cut out): 28 s is 2 frames into the
     // third window, 22 s after the second window's part join.
     await inSync(split, frames, [4, 11.6, 17.6, 20.8, 26.8]);
+  });
+
+  it('at 30000/1001 fps, keeps every frame and its time across the joins, off the millisecond', async () => {
+    // 7.3 s is in frame 218: the first kept frame is 219, at 7.3073 s, which a bound computed as 219 / (30000 /
+    // 1001) puts a hair after the time ffprobe prints; parts at the keyframes 14.014 and 20.02 s (frames 420, 600).
+    // The first part lasts 6.7067 s, which its MP4 says as 6.707: bothWays compares every frame's time.
+    const trimmed = await bothWays('trim-media', { media_url: ntsc, start: '7.3', end: '25' }, 3);
+    assert.deepEqual(frameRuns(trimmed.frames), [[219, 749]]);
+    await joinsMatch(trimmed.split, trimmed.single, [420 - 219, 600 - 219]);
   });
 
   it('runs in one pass below MEDIAFLOW_FANOUT_MIN of kept input, and leaves the smart cut as it is', async () => {
