@@ -235,6 +235,18 @@ describe('fan-out of trim-media and cut-media', () => {
     await joinsMatch(trimmed.split, trimmed.single, [420 - 219, 600 - 219]);
   });
 
+  it('at 30000/1001 fps, cuts at frames whose starts are off the millisecond, as one pass does', async () => {
+    // 5.5 s is in frame 164, so frame 165 (5.5055 s) starts in the range and is out; 20.1 s in frame 602. The
+    // second window splits at its keyframe 14.014 s (frame 420).
+    const cut = await bothWays('cut-media', { media_url: ntsc, remove: '5.5-7.3,20.1-21' }, 4);
+    assert.deepEqual(frameRuns(cut.frames), [
+      [0, 164],
+      [219, 602],
+      [630, 899],
+    ]);
+    await joinsMatch(cut.split, cut.single, [165, 165 + 201, 165 + 384]);
+  });
+
   it('runs in one pass below MEDIAFLOW_FANOUT_MIN of kept input, and leaves the smart cut as it is', async () => {
     // 6.68 s kept of 36: a split needs more than 10 s kept, whatever the input's length.
     const short = await run('trim-media', { media_url: counting, start: '3.3', end: '10' });

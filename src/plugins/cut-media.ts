@@ -75,13 +75,19 @@ interface Cut {
 const keptSeconds = (spans: TimeRange[]) => spans.reduce((sum, span) => sum + span.end - span.start, 0);
 
 /**
+ * A cut's time as ffmpeg takes it: to the microsecond. A frame's start is not always a whole millisecond
+ * (5.5055 s at 30000/1001 fps): rounded to one, a span's end would move past the frame and keep it.
+ */
+const cutTime = (value: number): string => String(Math.round(value * 1e6) / 1e6);
+
+/**
  * ffmpeg's options that open the input from one span's start to its end, decoded from there, so exact
  * (a span that reaches the input's end is read to the end).
  */
 const spanInput = ({ media, input }: Cut, span: TimeRange) =>
   argv(
-    span.start > 0 ? ['-ss', seconds(span.start)] : null,
-    span.end < media.facts.duration! ? ['-to', seconds(span.end)] : null,
+    span.start > 0 ? ['-ss', cutTime(span.start)] : null,
+    span.end < media.facts.duration! ? ['-to', cutTime(span.end)] : null,
     input(media),
   );
 
