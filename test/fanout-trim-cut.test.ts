@@ -100,6 +100,8 @@ describe('fan-out of trim-media and cut-media', () => {
   let counting: string;
   /** 30 s of the same at 30000/1001 fps (a keyframe every 60 frames), no flash: frame starts off the millisecond. */
   let ntsc: string;
+  /** counting.mp4 with its picture 0.1 s after its sound, as some recorders write it. */
+  let late: string;
   /** 16 s of H.264/AAC MP4, a keyframe every 2 s: a precise trim of it is a smart cut. */
   let h264: string;
 
@@ -107,12 +109,17 @@ describe('fan-out of trim-media and cut-media', () => {
     scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-fanout-trim-'));
     counting = path.join(scratch, 'counting.mp4');
     ntsc = path.join(scratch, 'ntsc.mp4');
+    late = path.join(scratch, 'late.mp4');
     h264 = path.join(scratch, 'h264.mp4');
     const clip = { gop: 50, codec: 'mpeg4', moving: true } as const;
     await Promise.all([
       countingClip(counting, { ...clip, seconds: 36, flashAt: 4, flashEvery: 6 }),
       countingClip(ntsc, { ...clip, seconds: 30, fps: NTSC, gop: 60 }),
       countingClip(h264, { seconds: 16, gop: 50 }),
+    ]);
+    await execa('ffmpeg', [
+      ...['-v', 'error', '-itsoffset', '0.1', '-i', counting, '-i', counting],
+      ...['-map', '0:v', '-map', '1:a', '-c', 'copy', late],
     ]);
     // The engine itself, as a library user runs it: its JobResult says how many parts the encode was split into.
     ({ engine } = cliServices({
@@ -171,14 +178,17 @@ describe('fan-out of trim-media and cut-media', () => {
         assert.ok(ssim[index]! >= 0.98, `SSIM ${ssim[index]} at frame ${index}, by the join before frame ${join}`);
   };
 
-  /** Asserts a beep starts within a frame of each flash, the flashes being where `expected` says. */
-  const inSync = async (file: string, frames: ShownFrame[], expected: number[]) => {
+  /**
+   * Asserts a beep starts within a frame of each flash (`offset` seconds before it), the flashes being where
+   * `expected` says.
+   */
+  const inSync = async (file: string, frames: ShownFrame[], expected: number[], offset = 0) => {
     const shown = flashes(frames);
     shown.forEach((time, i) => close(time, expected[i]!, 0.001, `flash ${i}`));
     assert.equal(shown.length, expected.length, `flashes at ${shown.join(', ')}`);
     const heard = await beeps(file);
     assert.equal(heard.length, shown.length, `beeps at ${heard.join(', ')}`);
-    heard.forEach((time, i) => close(time, shown[i]!, FRAME, `beep ${i} against its flash`));
+    heard.forEach((time, i) => close(time + offset, shown[i]!, FRAME, `beep ${i} against its flash`));
   };
 
   it('trim: a long precise trim is split at keyframes and joins into the frames of one pass, in sync', async () => {
@@ -245,6 +255,19 @@ describe('fan-out of trim-media and cut-media', () => {
       [630, 899],
     ]);
     await joinsMatch(cut.split, cut.single, [165, 165 + 201, 165 + 384]);
+  });
+
+  it('keeps a picture that starts after the sound as far after it in every window', async () => {
+    // One pass fills the first 0.1 s with copies of the first frame; the split encode starts the picture late.
+    const { file, parts } = await run('cut-media', { media_url: late, remove: '8.3-12.7,25.1-27.9' });
+    assert.equal(parts, 4);
+    assert.equal(await decodingErrors(file), '');
+    const frames = await shownFrames(file);
+    close(frames[0]!.time, 0.1, 0.001, 'first frame');
+    // In the input, each flash is 0.1 s after its beep: so in the output, window after window. The first window's
+    // sound must be read from the start, not from a seek to 0, which the MP4 demuxer takes to the picture's first
+    // keyframe (0.1 s) and so starts the sound 64 ms late.
+    await inSync(file, frames, [4.1, 11.7, 17.7, 20.9, 26.9], 0.1);
   });
 
   it('runs in one pass below MEDIAFLOW_FANOUT_MIN of kept input, and leaves the smart cut as it is', async () => {
