@@ -146,7 +146,7 @@ describe('fan-out of trim-media and cut-media', () => {
     return { file: path.join(scratch, 'out', output), parts: result.parts };
   };
 
-  /** Runs the request split and in one pass, and asserts what both must share; returns both outputs' frames. */
+  /** Runs the request split and in one pass, and asserts what both must share; returns both files, the frames. */
   const bothWays = async (operation: string, fields: Record<string, string>, parts: number) => {
     const split = await run(operation, fields);
     const single = await run(operation, { ...fields, fanout: 'false' });
@@ -226,7 +226,7 @@ describe('fan-out of trim-media and cut-media', () => {
     ]);
     frames.forEach((frame, i) => close(frame.time, i * FRAME, 0.0001, `frame ${i}'s time`));
     close(await durationOf(split, 'v'), 720 * FRAME, 0.0001, 'video duration');
-    // The one pass reads the last span's sound to the input's end, with the AAC encoder's last 11 ms past it.
+    // The one pass reads the last span's sound to its very end: 11 ms of the input's AAC past its stated 36 s.
     close(await durationOf(split, 'a'), 720 * FRAME, 0.001, 'audio duration');
     close(await durationOf(split, 'a'), await durationOf(single, 'a'), FRAME, 'audio duration against one pass');
     // Frames 208 and 518 start the second and third windows, frame 390 the second window's second part.
