@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
@@ -84,6 +84,20 @@ async function ssimPerFrame(file: string, reference: string, stats: string): Pro
 const x264Runs = async (file: string): Promise<number> =>
   (await readFile(file)).toString('latin1').split('x264 - core').length - 1;
 
+/** The titles of a file's chapters. */
+async function chapters(file: string): Promise<string[]> {
+  const { stdout } = await execa('ffprobe', [
+    '-v',
+    'error',
+    '-show_entries',
+    'chapter_tags=title',
+    '-of',
+    'csv=p=0',
+    file,
+  ]);
+  return stdout.split('\n').filter(Boolean);
+}
+
 /** A stream's duration, in seconds. */
 const durationOf = async (file: string, stream: 'v' | 'a') => {
   const info = await probe(file);
@@ -95,7 +109,8 @@ describe('fan-out of trim-media and cut-media', () => {
   let engine: ReturnType<typeof cliServices>['engine'];
   /**
    * 36 s of MPEG-4 Part 2 and AAC in MP4 whose frames carry their index (countingClip), a keyframe every 2 s,
-   * a pattern drifting below; a flash and a beep together every 6 s from 4 s (4, 10, 16, 22, 28, 34).
+   * a pattern drifting below; a flash and a beep together every 6 s from 4 s (4, 10, 16, 22, 28, 34). Two chapters,
+   * 0-15 s and 15-36 s, which no trim or cut can keep as they are.
    */
   let counting: string;
   /** 30 s of the same at 30000/1001 fps (a keyframe every 60 frames), no flash: frame starts off the millisecond. */
@@ -112,11 +127,39 @@ describe('fan-out of trim-media and cut-media', () => {
     late = path.join(scratch, 'late.mp4');
     h264 = path.join(scratch, 'h264.mp4');
     const clip = { gop: 50, codec: 'mpeg4', moving: true } as const;
+    const unmarked = path.join(scratch, 'unmarked.mp4');
     await Promise.all([
-      countingClip(counting, { ...clip, seconds: 36, flashAt: 4, flashEvery: 6 }),
+      countingClip(unmarked, { ...clip, seconds: 36, flashAt: 4, flashEvery: 6 }),
       countingClip(ntsc, { ...clip, seconds: 30, fps: NTSC, gop: 60 }),
       countingClip(h264, { seconds: 16, gop: 50 }),
     ]);
+    const marks = path.join(scratch, 'chapters.txt');
+    await writeFile(
+      marks,
+      ';FFMETADATA1\n' +
+        [
+          [0, 15000, 'One'],
+          [15000, 36000, 'Two'],
+        ]
+          .map(([start, end, title]) => `[CHAPTER]\nTIMEBASE=1/1000\nSTART=${start}\nEND=${end}\ntitle=${title}\n`)
+          .join(''),
+    );
+    await execa('ffmpeg', [
+      '-v',
+      'error',
+      '-i',
+      unmarked,
+      '-i',
+      marks,
+      '-map',
+      '0',
+      '-map_chapters',
+      '1',
+      '-c',
+      'copy',
+      counting,
+    ]);
+    assert.deepEqual(await chapters(counting), ['One', 'Two']);
     await execa('ffmpeg', [
       ...['-v', 'error', '-itsoffset', '0.1', '-i', counting, '-i', counting],
       ...['-map', '0:v', '-map', '1:a', '-c', 'copy', late],
@@ -167,6 +210,8 @@ describe('fan-out of trim-media and cut-media', () => {
       'their times',
     );
     assert.equal(await durationOf(split.file, 'v'), await durationOf(single.file, 'v'), 'video duration');
+    // Chapters would point at the uncut times: neither keeps them.
+    assert.deepEqual([await chapters(split.file), await chapters(single.file)], [[], []], 'chapters');
     return { split: split.file, single: single.file, frames: splitFrames };
   };
 

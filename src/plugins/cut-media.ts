@@ -123,6 +123,8 @@ function encodePlan(cut: Cut): Plan {
         ['-filter_complex', graph],
         video ? ['-map', '[v]'] : null,
         audio ? ['-map', '[a]'] : null,
+        // Chapters would point at the uncut times (the split encode leaves them out too).
+        ['-map_chapters', '-1'],
         codecs,
         muxer,
         [cut.output],
@@ -170,6 +172,8 @@ function copyPlan(cut: Cut, container: VideoContainer, cuts: number[]): Plan {
         facts.audio ? ['-map', '[a]'] : null,
         ['-c:v', 'copy'],
         facts.audio ? audioEncoder(container) : null,
+        // Chapters would point at the uncut times.
+        ['-map_chapters', '-1'],
         containerMuxer(container),
         [cut.output],
       ),
