@@ -7,6 +7,7 @@ import {
   CONTRACT_VERSION,
   definePlugin,
   evenPadFilter,
+  fanoutParam,
   isVideoContainer,
   keyframeListing,
   keyframesIn,
@@ -25,6 +26,7 @@ import {
   type VideoContainer,
 } from '../sdk.js';
 import { containerMuxer, encodedOutput } from './shared/kept-container.js';
+import { keptSpansFanout } from './shared/kept-spans-fanout.js';
 import { segmentArgs, segmentName } from './shared/segments.js';
 import { frameEdge, halfFrame, seconds } from './shared/timeline.js';
 
@@ -66,9 +68,17 @@ interface Cut {
   output: string;
   input: (media: LocalInput) => string[];
   quality: Quality;
+  /** Whether a long re-encode may be split into parts (the `fanout` field). */
+  fanout: boolean;
 }
 
 const keptSeconds = (spans: TimeRange[]) => spans.reduce((sum, span) => sum + span.end - span.start, 0);
+
+/**
+ * A cut's time as ffmpeg takes it: to the microsecond. A frame's start is not always a whole millisecond
+ * (5.5055 s at 30000/1001 fps): rounded to one, a span's end would move past the frame and keep it.
+ */
+const cutTime = (value: number): string => String(Math.round(value * 1e6) / 1e6);
 
 /**
  * ffmpeg's options that open the input from one span's start to its end, decoded from there, so exact
@@ -76,8 +86,8 @@ const keptSeconds = (spans: TimeRange[]) => spans.reduce((sum, span) => sum + sp
  */
 const spanInput = ({ media, input }: Cut, span: TimeRange) =>
   argv(
-    span.start > 0 ? ['-ss', seconds(span.start)] : null,
-    span.end < media.facts.duration! ? ['-to', seconds(span.end)] : null,
+    span.start > 0 ? ['-ss', cutTime(span.start)] : null,
+    span.end < media.facts.duration! ? ['-to', cutTime(span.end)] : null,
     input(media),
   );
 
@@ -85,11 +95,19 @@ const spanInput = ({ media, input }: Cut, span: TimeRange) =>
  * The re-encode: each kept span is an input of its own, opened at its start (only its own packets
  * are read and decoded), and the concat filter joins them. The filter starts each part where the
  * longest stream of the part before ended, so picture and sound restart together at every join.
+ * When it is long, the same spans are the windows of a split encode (docs/fanout.md): every span
+ * starts and ends on a frame's start, so the picture's windows and the sound's are cut at the same
+ * instants and the output's clock runs through them as the concat filter's does.
  */
 function encodePlan(cut: Cut): Plan {
   const { media, spans } = cut;
   const { facts } = media;
-  const { videoArgs, codecs, muxer } = encodedOutput(facts, containerOf(facts), cut.quality);
+  const container = containerOf(facts);
+  const { videoArgs, codecs, muxer } = encodedOutput(facts, container, cut.quality);
+  const fanout =
+    cut.fanout && isVideoContainer(container)
+      ? keptSpansFanout({ media, input: cut.input, windows: spans, container, videoArgs, muxer, output: cut.output })
+      : undefined;
   const video = Boolean(facts.video);
   const audio = Boolean(facts.audio);
   const pads = spans.map((_, i) => `${video ? `[${i}:v:0]` : ''}${audio ? `[${i}:a:0]` : ''}`).join('');
@@ -98,12 +116,15 @@ function encodePlan(cut: Cut): Plan {
   const graph = `${join}${video ? (pad ? `[joined];[joined]${pad}[v]` : '[v]') : ''}${audio ? '[a]' : ''}`;
   return {
     expectedSeconds: keptSeconds(spans),
+    ...(fanout ? { fanout } : {}),
     commands: [
       argv(
         ...spans.map((span) => spanInput(cut, span)),
         ['-filter_complex', graph],
         video ? ['-map', '[v]'] : null,
         audio ? ['-map', '[a]'] : null,
+        // Chapters would point at the uncut times (the split encode leaves them out too).
+        ['-map_chapters', '-1'],
         codecs,
         muxer,
         [cut.output],
@@ -151,6 +172,8 @@ function copyPlan(cut: Cut, container: VideoContainer, cuts: number[]): Plan {
         facts.audio ? ['-map', '[a]'] : null,
         ['-c:v', 'copy'],
         facts.audio ? audioEncoder(container) : null,
+        // Chapters would point at the uncut times.
+        ['-map_chapters', '-1'],
         containerMuxer(container),
         [cut.output],
       ),
@@ -201,6 +224,7 @@ export default definePlugin({
     media_url: Param.url('media', 'URL of the audio or video'),
     remove: Param.ranges('What to take out'),
     quality: qualityParam(),
+    fanout: fanoutParam(),
   }),
   output: (_p, inputs) => {
     const facts = inputs?.media_url?.[0];
@@ -219,7 +243,8 @@ export default definePlugin({
   },
   build: ({ params, inputs, output, input }) => {
     const media = inputs.media_url![0]!;
-    return cutPlan({ media, spans: keptSpans(params.remove, media.facts), output, input, quality: params.quality });
+    const spans = keptSpans(params.remove, media.facts);
+    return cutPlan({ media, spans, output, input, quality: params.quality, fanout: params.fanout });
   },
   message: () => 'Media cut successfully',
 });

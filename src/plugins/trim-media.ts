@@ -1,4 +1,5 @@
 import { encodedOutput, keptContainer, keptFormatParam, type KeptContainer } from './shared/kept-container.js';
+import { keptSpansFanout } from './shared/kept-spans-fanout.js';
 import { type SmartCut, smartCutFits, smartCutPlan } from './shared/smart-cut.js';
 import {
   argv,
@@ -7,6 +8,7 @@ import {
   CONTRACT_VERSION,
   definePlugin,
   evenSizeArgs,
+  fanoutParam,
   isVideoContainer,
   keyframeListing,
   keyframesIn,
@@ -104,6 +106,7 @@ export default definePlugin({
     }),
     format: keptFormatParam(),
     quality: qualityParam(),
+    fanout: fanoutParam(),
   }),
   output: (p, inputs) => {
     const facts = inputs?.media_url?.[0];
@@ -133,8 +136,22 @@ export default definePlugin({
     const encoded = encodedOutput(facts, container, params.quality);
     const start = copied ? asked.start : firstFrameAt(asked.start, asked.end, facts);
     const length = asked.end !== undefined ? asked.end - start : undefined;
+    // An encoded kept part, in parts when it is long (docs/fanout.md): the one window from the first kept frame.
+    const fanout =
+      params.fanout && !copied && asked.end !== undefined && isVideoContainer(container)
+        ? keptSpansFanout({
+            media,
+            input,
+            windows: [{ start, end: asked.end }],
+            container,
+            videoArgs: encoded.videoArgs,
+            muxer: encoded.muxer,
+            output,
+          })
+        : undefined;
     const plan: Plan = {
       ...(length !== undefined ? { expectedSeconds: length } : {}),
+      ...(fanout ? { fanout } : {}),
       commands: [
         argv(
           // Seeking before the input: ffmpeg reads from the keyframe at or before `start`, not from the

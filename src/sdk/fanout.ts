@@ -107,7 +107,10 @@ function windowedAudio(
   audioArgs: readonly string[],
   file: string,
 ): string[] {
-  const span = (window: TimeRange) => argv(['-ss', String(window.start), '-to', String(window.end)], opened);
+  // No seek to 0, as the one passes do not: the MP4 demuxer takes every stream to the picture's keyframe at or
+  // before it, and for a picture that starts after the sound (0.1 s in) the sound lost its first 64 ms.
+  const span = (window: TimeRange) =>
+    argv(window.start > 0 && ['-ss', String(window.start)], ['-to', String(window.end)], opened);
   const joined = windows && windows.length > 1;
   return argv(
     windows ? windows.flatMap(span) : opened,

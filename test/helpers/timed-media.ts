@@ -22,20 +22,48 @@ export interface CountingClip {
   bframes?: number;
   /** When the bottom half turns white and a 1 kHz beep starts, for 0.4 s (none when absent). */
   flashAt?: number;
+  /** Seconds after which the flash and the beep come again, and again, from `flashAt` on (once when absent). */
+  flashEvery?: number;
   /** `mp4` (H.264/AAC), `mkv` (H.264/AAC) or `webm` (VP9/Opus). */
   container?: 'mp4' | 'mkv' | 'webm';
+  /**
+   * `mpeg4` writes the picture as MPEG-4 Part 2 (mp4 or mkv), which operations that keep H.264 must encode; its
+   * keyframes fall only where the GOP puts them too.
+   */
+  codec?: 'h264' | 'mpeg4';
+  /**
+   * A pattern drifting across the bottom half (dark enough to tell from the flash), so that an encoder has motion
+   * to predict: a cut where it starts afresh shows, which a still picture would hide.
+   */
+  moving?: boolean;
 }
 
 /** Writes a clip whose frames carry their index (see module comment) to `file`. */
 export async function countingClip(file: string, clip: CountingClip): Promise<void> {
-  const { seconds, fps = 25, gop = fps, bframes = 0, flashAt, container = 'mp4' } = clip;
-  const flash = flashAt === undefined ? '0' : `if(between(T,${flashAt},${flashAt + 0.39}),255,0)`;
+  const { seconds, fps = 25, gop = fps, bframes = 0, flashAt, flashEvery, container = 'mp4', codec = 'h264' } = clip;
+  const background = clip.moving ? `2*mod(X+Y+3*N,64)` : '0';
+  // Counted in frames (N), exact, where the time T would round: a flash then starts on the frame the beep does.
+  const [from, every, lasting] = [Math.round((flashAt ?? 0) * fps), Math.round((flashEvery ?? 0) * fps), 0.4 * fps];
+  const flash =
+    flashAt === undefined
+      ? background
+      : flashEvery === undefined
+        ? `if(between(T,${flashAt},${flashAt + 0.39}),255,${background})`
+        : `if(gte(N,${from})*lt(mod(N-${from},${every}),${lasting}),255,${background})`;
   const bits = `255*mod(floor(N/pow(2,floor(X/${BIT_WIDTH}))),2)`;
-  const beep = flashAt === undefined ? '0' : `if(between(t,${flashAt},${flashAt + 0.4}),0.8*sin(2*PI*1000*t),0)`;
+  const tone = '0.8*sin(2*PI*1000*t)';
+  const beep =
+    flashAt === undefined
+      ? '0'
+      : flashEvery === undefined
+        ? `if(between(t,${flashAt},${flashAt + 0.4}),${tone},0)`
+        : `if(gte(t,${flashAt})*lt(mod(t-${flashAt},${flashEvery}),0.4),${tone},0)`;
   const video =
     container === 'webm'
       ? ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8', '-g', String(gop), '-keyint_min', String(gop)]
-      : ['-c:v', 'libx264', '-preset', 'veryfast', '-bf', String(bframes), '-g', String(gop)];
+      : codec === 'mpeg4'
+        ? ['-c:v', 'mpeg4', '-q:v', '3', '-bf', String(bframes), '-g', String(gop)]
+        : ['-c:v', 'libx264', '-preset', 'veryfast', '-bf', String(bframes), '-g', String(gop)];
   await execa('ffmpeg', [
     '-v',
     'error',
@@ -89,7 +117,8 @@ export async function shownFrames(file: string): Promise<ShownFrame[]> {
   const { stdout } = await execa(
     'ffmpeg',
     ['-v', 'error', '-i', file, '-map', '0:v:0', '-fps_mode', 'passthrough', '-f', 'rawvideo', '-pix_fmt', 'gray', '-'],
-    { encoding: 'buffer' },
+    // A last pixel of 10 is a newline's byte, which execa would strip.
+    { encoding: 'buffer', stripFinalNewline: false },
   );
   const pixels = stdout as unknown as Uint8Array;
   const size = WIDTH * HEIGHT;

@@ -39,7 +39,12 @@ describe('cut-media plans', () => {
   const cut = (remove: Array<[number, number]>, facts = VIDEO) =>
     cutMedia.build(
       context(
-        { media_url: 'clip', remove: remove.map(([start, end]) => ({ start, end })), quality: 'balanced' },
+        {
+          media_url: 'clip',
+          remove: remove.map(([start, end]) => ({ start, end })),
+          quality: 'balanced',
+          fanout: true,
+        },
         facts,
       ),
     ) as Plan;

@@ -14,6 +14,14 @@ export interface PartSpan {
 }
 
 /**
+ * How far before a window's bound a frame's time may be and still count as at it: ffprobe prints times to the
+ * microsecond, and a bound that is a frame's start computed from the frame rate (`k / fps`) lands on either side of
+ * the printed time (7.3073000000000001 against 7.307300 at 30000/1001 fps). A frame at a window's start is its
+ * first frame, as the seek keeps it; one at its end is not in it.
+ */
+export const BOUND_SLACK = 1e-6;
+
+/**
  * Splits the frames of `windows` (the kept spans of the input, in order; the whole input when absent) into parts
  * of about `partSeconds`. A window's first part starts at its start; each part after it at the first keyframe at
  * least `partSeconds` after the one before, so it needs nothing of another part to decode, and a tail shorter than
@@ -24,7 +32,9 @@ export function planParts(packets: VideoPackets, partSeconds: number, windows?: 
   const spans: PartSpan[] = [];
   let offset = 0;
   for (const window of windows ?? [{ start: 0, end: Number.POSITIVE_INFINITY }]) {
-    const inWindow = packets.times.filter((time) => time >= window.start && time < window.end);
+    const inWindow = packets.times.filter(
+      (time) => time >= window.start - BOUND_SLACK && time < window.end - BOUND_SLACK,
+    );
     if (inWindow.length === 0) continue;
     const first = inWindow[0]!;
     const last = inWindow[inWindow.length - 1]!;
@@ -44,7 +54,7 @@ export function planParts(packets: VideoPackets, partSeconds: number, windows?: 
         start,
         seek: packets.printed.get(start) ?? floorMicros(start),
         outputStart: offset + (windows ? start - window.start : start),
-        frames: inWindow.filter((time) => time >= start && time < until).length,
+        frames: inWindow.filter((time) => time >= start - BOUND_SLACK && time < until - BOUND_SLACK).length,
         seconds: until - start,
       });
     });

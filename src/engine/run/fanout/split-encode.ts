@@ -5,7 +5,7 @@ import type { Logger } from '../../logger.js';
 import { argv, KEEP_FRAME_TIMES, type FanoutPart, type FanoutSpec } from '../../plugins/plugin.js';
 import { runFfmpeg, runFfprobe, type RunOptions } from '../ffmpeg.js';
 import type { Slots } from '../slots.js';
-import { planParts, type PartSpan } from './part-plan.js';
+import { BOUND_SLACK, planParts, type PartSpan } from './part-plan.js';
 import type { PartRunner, PartTask } from './part-runner.js';
 import { videoPackets } from './video-packets.js';
 
@@ -67,13 +67,9 @@ export async function splitEncode(deps: SplitDeps, spec: FanoutSpec, job: SplitJ
   job.onSplit?.(spans.length);
   try {
     await deps.slots.lend(() => deps.runner.run(partJob(job, tasks, total), tasks));
-    // Each part lasts until the next one starts: a part file's own length ends its last frame one nominal frame
-    // on, which at a variable frame rate is not where the next part's first frame is.
-    await writeFile(
-      path.join(job.dir, list),
-      concatList(spans.map((span, index) => ({ file: `${partName(index)}.mp4`, duration: span.seconds }))),
-    );
-    const lead = leadOf(packets.times, spec.windows);
+    const placed = placedAt(packets.times, spans);
+    await writeFile(path.join(job.dir, list), concatList(joinEntries(spans, placed)));
+    const lead = placed[0]!;
     await runFfmpeg(
       deps.ffmpeg,
       argv(
@@ -147,11 +143,33 @@ function partTask(spec: FanoutSpec, span: PartSpan, index: number, reads: string
   return { name: partName(index), args: spec.video(part), reads, output, seconds: span.seconds };
 }
 
-/** How long after the output's start its first frame is: the first kept frame's time past where the output starts. */
-function leadOf(times: readonly number[], windows: FanoutSpec['windows']): number {
-  const from = windows?.[0]?.start ?? 0;
-  const first = times.find((time) => time >= from) ?? from;
-  return first - from > 1e-6 ? first - from : 0;
+/**
+ * Where each part's first frame is on the output's clock: where its span starts there, plus how far after the span's
+ * start that frame is (a window's start may fall before its first frame; a picture may start after the sound).
+ */
+function placedAt(times: readonly number[], spans: readonly PartSpan[]): number[] {
+  return spans.map((span) => {
+    const first = times.find((time) => time >= span.start - BOUND_SLACK) ?? span.start;
+    const lead = first - span.start > BOUND_SLACK ? first - span.start : 0;
+    return span.outputStart + lead;
+  });
+}
+
+/**
+ * The join's list: each part but the last with the time from its first frame to the next part's, to the microsecond.
+ * Without it the concat demuxer takes a part's length from its MP4's movie header, which holds milliseconds: at
+ * 30000/1001 fps a part of 201 frames lasts 6.7067 s, read as 6.707, and every frame after it would be 0.3 ms late,
+ * a lateness that grows join after join while the sound, encoded whole, stays where it is.
+ */
+function joinEntries(
+  spans: readonly PartSpan[],
+  placed: readonly number[],
+): Array<{ file: string; duration?: number }> {
+  return spans.map((_, index) => {
+    const next = placed[index + 1];
+    const file = `${partName(index)}.mp4`;
+    return next === undefined ? { file } : { file, duration: Math.round((next - placed[index]!) * 1e6) / 1e6 };
+  });
 }
 
 /** The video packets of a file, counted without decoding. */
