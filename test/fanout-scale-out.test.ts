@@ -121,7 +121,7 @@ describe('fan-out on Redis workers: one long convert-video over two workers', ()
     const seen = new Map<number, Sighting>();
     const deadline = Date.now() + ms;
     for (;;) {
-      for (const sighting of await sightings()) seen.set(sighting.pid, sighting);
+      for (const sighting of await sightings()) if (!seen.has(sighting.pid)) seen.set(sighting.pid, sighting);
       const job = await getJob(api.base, id);
       views.push({ stage: job.stage, progress: job.progress });
       if (isFinal(job)) return { job, views, seen: [...seen.values()] };

@@ -65,7 +65,7 @@ describe('fan-out, embedded: a long convert-video in parts', () => {
     const ffmpegs = new Map<number, RunningFfmpeg>();
     const deadline = Date.now() + ms;
     for (;;) {
-      for (const ffmpeg of await ffmpegsIn(work())) ffmpegs.set(ffmpeg.pid, ffmpeg);
+      for (const ffmpeg of await ffmpegsIn(work())) if (!ffmpegs.has(ffmpeg.pid)) ffmpegs.set(ffmpeg.pid, ffmpeg);
       const job = await getJob(server.base, id);
       views.push({ stage: job.stage, progress: job.progress });
       if (isFinal(job)) return { job, views, ffmpegs };

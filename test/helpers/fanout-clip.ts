@@ -237,7 +237,10 @@ export async function ffmpegsIn(dir: string): Promise<RunningFfmpeg[]> {
   return found;
 }
 
-/** The part a split encode's ffmpeg writes (`fanout-part-001.mp4` is part 1), if it writes one. */
+/**
+ * The part a split encode's ffmpeg writes (`fanout-part-001.mp4` is part 1), if it writes one. An ffmpeg seen while
+ * it exits shows no arguments any more: keep each process's first sighting.
+ */
 export const partOf = (ffmpeg: RunningFfmpeg): number | undefined => {
   const file = ffmpeg.args.find((arg) => /^fanout-part-\d+\.mp4$/.test(arg));
   return file === undefined ? undefined : Number(/\d+/.exec(file)![0]);
