@@ -21,6 +21,8 @@ import {
   type ServeProcess,
 } from './helpers/serve-process.js';
 
+/** A plugin whose split encode fails in one part (see the file), on every process. */
+const BROKEN_PART = path.resolve(import.meta.dirname, 'fixtures/plugins/broken-part.js');
 const ASYNC = { Prefer: 'respond-async' };
 const slow = { timeout: 240_000 } as never;
 const JOINS = [0, 60, 120, 180];
@@ -53,8 +55,8 @@ interface Sighting {
  * processes of one ffmpeg slot each (each with a data directory of its own), a real Redis and an S3 server on
  * loopback. A 4-minute conversion to H.264 is split into four parts that both workers encode, the job's files
  * travelling through the bucket; the join must be the single pass's frames. A worker killed with -9 mid-part costs
- * that part one more run and nothing else; a cancel kills every part on every worker and leaves nothing in the
- * bucket.
+ * that part one more run and nothing else; a cancel, or a part that fails (a third-party plugin's), stops every part
+ * on every worker and leaves nothing in the bucket.
  */
 describe('fan-out on Redis workers: one long convert-video over two workers', () => {
   let tmp: string;
@@ -78,7 +80,12 @@ describe('fan-out on Redis workers: one long convert-video over two workers', ()
     clip = path.join(tmp, 'clock.mp4');
     [redis, s3] = await Promise.all([startRedis(), startS3(), clockClip(clip)]);
     files = await startFileServer({ '/clock.mp4': serveFile(clip, 'video/mp4') });
-    shared = { ...s3.env, MEDIAFLOW_REDIS_URL: redis.url, MEDIAFLOW_STALLED_INTERVAL: '3s' };
+    shared = {
+      ...s3.env,
+      MEDIAFLOW_REDIS_URL: redis.url,
+      MEDIAFLOW_STALLED_INTERVAL: '3s',
+      MEDIAFLOW_PLUGINS: BROKEN_PART,
+    };
     api = await startServeProcess(path.join(tmp, 'api'), { ...shared, MEDIAFLOW_WORKERS: '0' });
     for (const name of ['worker-a', 'worker-b']) {
       const dir = path.join(tmp, name);
@@ -292,4 +299,36 @@ describe('fan-out on Redis workers: one long convert-video over two workers', ()
       'no part waits or runs',
     );
   });
+
+  it(
+    'fails the job with the failing part’s error, stops the other parts, and leaves nothing behind',
+    slow,
+    async () => {
+      const published = await keys();
+      const id = await submitJob(api.base, '/broken-part/', { video_url: files.url('/clock.mp4') }, ASYNC);
+      const { job, seen } = await watch(id);
+      assert.equal(job.status, 'failed');
+      assert.deepEqual(job.error, {
+        status: 422,
+        code: 'MF_ERR_MEDIA',
+        error: "ffmpeg failed: Error when evaluating the expression 'if(between(t,100,110),0/0,iw)'.",
+      });
+      assert.ok(
+        seen.some((s) => s.part === 1),
+        `part 1 (60 s to 120 s, the one that fails) ran: ${JSON.stringify(seen)}`,
+      );
+      const left: RunningFfmpeg[] = [];
+      for (const worker of workers) left.push(...(await ffmpegsIn(work(worker))));
+      assert.deepEqual(left, [], 'no ffmpeg runs on either worker');
+      assert.deepEqual(await keys(), published, 'no part file and no output in the bucket');
+      assert.deepEqual(await workFiles(), [], 'no file left on either worker');
+      const record = JSON.parse((await records.get(`mediaflow:job:${id}`))!) as { output_id: string };
+      const unfinished = (await partJobs(record.output_id)).filter((run) => run.finishedOn === undefined);
+      assert.deepEqual(
+        unfinished.map((run) => run.name),
+        [],
+        'no part waits or runs',
+      );
+    },
+  );
 });
