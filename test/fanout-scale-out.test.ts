@@ -126,12 +126,15 @@ describe('fan-out on Redis workers: one long convert-video over two workers', ()
   async function watch(id: string, ms = 200_000) {
     const views: Array<{ stage: string; progress: number }> = [];
     const seen = new Map<number, Sighting>();
+    // The API process (MEDIAFLOW_WORKERS=0) takes no part: no ffmpeg of its own.
+    let apiRan = false;
     const deadline = Date.now() + ms;
     for (;;) {
       for (const sighting of await sightings()) if (!seen.has(sighting.pid)) seen.set(sighting.pid, sighting);
+      apiRan ||= (await ffmpegsIn(path.join(tmp, 'api'))).length > 0;
       const job = await getJob(api.base, id);
       views.push({ stage: job.stage, progress: job.progress });
-      if (isFinal(job)) return { job, views, seen: [...seen.values()] };
+      if (isFinal(job)) return { job, views, seen: [...seen.values()], apiRan };
       assert.ok(Date.now() < deadline, `job ${id} still ${job.status} after ${ms} ms`);
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -181,8 +184,9 @@ describe('fan-out on Redis workers: one long convert-video over two workers', ()
 
   it('encodes the parts on both workers and joins them into the single pass’s frames', slow, async () => {
     const id = await submitJob(api.base, '/convert-video/', { video_url: files.url('/clock.mp4') }, ASYNC);
-    const { job, views, seen } = await watch(id);
+    const { job, views, seen, apiRan } = await watch(id);
     assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+    assert.equal(apiRan, false, 'the API process ran no ffmpeg');
     assert.ok(
       views.some((view) => view.stage === 'process (in 4 parts)'),
       'it said it split',
