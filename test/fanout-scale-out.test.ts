@@ -1,0 +1,338 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { Queue, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { PARTS_QUEUE } from '../src/jobs/fanout/part-queue.js';
+import { REDIS_PREFIX } from '../src/jobs/redis.js';
+import { assertSeamless, clockClip, ffmpegsIn, partOf, type RunningFfmpeg } from './helpers/fanout-clip.js';
+import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
+import { getJob, isFinal, submitJob, type JobView } from './helpers/jobs.js';
+import { after, before, describe, it } from './helpers/lifecycle.js';
+import { startRedis, type TestRedis } from './helpers/redis.js';
+import { startS3, type TestS3 } from './helpers/s3-server.js';
+import {
+  eventually,
+  ffmpegChildren,
+  startServeProcess,
+  startWorkerProcess,
+  type ServeProcess,
+} from './helpers/serve-process.js';
+
+/** A plugin whose split encode fails in one part (see the file), on every process. */
+const BROKEN_PART = path.resolve(import.meta.dirname, 'fixtures/plugins/broken-part.js');
+const ASYNC = { Prefer: 'respond-async' };
+const slow = { timeout: 240_000 } as never;
+const JOINS = [0, 60, 120, 180];
+
+/** Kills a process that may be gone already. */
+const killQuietly = (pid: number) => {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+};
+
+/** A worker process with a data directory of its own: another machine, as far as files go. */
+interface Worker {
+  proc: ServeProcess;
+  dir: string;
+}
+
+/** A part's ffmpeg seen running: on which worker, and whether in the job's own workspace (its own worker's). */
+interface Sighting {
+  part: number;
+  worker: number;
+  pid: number;
+  own: boolean;
+}
+
+/**
+ * Issue 24's fan-out in Redis mode (docs/fanout.md): an API process that runs no jobs, two `mediaflow worker`
+ * processes of one ffmpeg slot each (each with a data directory of its own), a real Redis and an S3 server on
+ * loopback. A 4-minute conversion to H.264 is split into four parts that both workers encode, the job's files
+ * travelling through the bucket; the join must be the single pass's frames. A worker killed with -9 mid-part costs
+ * that part one more run and nothing else; a cancel, or a part that fails (a third-party plugin's), stops every part
+ * on every worker and leaves nothing in the bucket.
+ */
+describe('fan-out on Redis workers: one long convert-video over two workers', () => {
+  let tmp: string;
+  let clip: string;
+  let redis: TestRedis;
+  let s3: TestS3;
+  let files: FileServer;
+  let api: ServeProcess;
+  let bucket: S3Client;
+  let parts: Queue;
+  let records: Redis;
+  let shared: Record<string, string>;
+  const workers: Worker[] = [];
+  const orphans: number[] = [];
+  let singlePass: Promise<string> | undefined;
+
+  const startWorker = async (dir: string) => startWorkerProcess(dir, { ...shared, MEDIAFLOW_CONCURRENCY: '1' });
+
+  before(async () => {
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-fanout-redis-'));
+    clip = path.join(tmp, 'clock.mp4');
+    [redis, s3] = await Promise.all([startRedis(), startS3(), clockClip(clip)]);
+    files = await startFileServer({ '/clock.mp4': serveFile(clip, 'video/mp4') });
+    shared = {
+      ...s3.env,
+      MEDIAFLOW_REDIS_URL: redis.url,
+      MEDIAFLOW_STALLED_INTERVAL: '3s',
+      MEDIAFLOW_PLUGINS: BROKEN_PART,
+    };
+    api = await startServeProcess(path.join(tmp, 'api'), { ...shared, MEDIAFLOW_WORKERS: '0' });
+    for (const name of ['worker-a', 'worker-b']) {
+      const dir = path.join(tmp, name);
+      workers.push({ proc: await startWorker(dir), dir });
+    }
+    bucket = s3.client();
+    records = new Redis(redis.url, { maxRetriesPerRequest: null });
+    parts = new Queue(PARTS_QUEUE, { connection: records, prefix: REDIS_PREFIX });
+  }, 120_000);
+  after(async () => {
+    await parts?.close();
+    records?.disconnect();
+    bucket?.destroy();
+    const procs = [api, ...workers.map((w) => w.proc)].filter(Boolean);
+    for (const proc of procs) if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
+    await Promise.all(procs.map((proc) => proc.child));
+    for (const pid of orphans) killQuietly(pid);
+    await Promise.all([redis?.close(), s3?.close(), files?.close()]);
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  const work = (worker: Worker) => path.join(worker.dir, 'work');
+
+  /** Every part's ffmpeg running now, on either worker. */
+  async function sightings(): Promise<Sighting[]> {
+    const seen: Sighting[] = [];
+    for (const [index, worker] of workers.entries())
+      for (const ffmpeg of await ffmpegsIn(work(worker))) {
+        const part = partOf(ffmpeg);
+        // A part another worker takes runs in `fanout-<id>-<run>`; its own worker's, in the job's workspace.
+        if (part !== undefined)
+          seen.push({ part, worker: index, pid: ffmpeg.pid, own: !path.basename(ffmpeg.cwd).startsWith('fanout-') });
+      }
+    return seen;
+  }
+
+  /** Polls a job until it ends, keeping its views and every part's ffmpeg seen meanwhile. */
+  async function watch(id: string, ms = 200_000) {
+    const views: Array<{ stage: string; progress: number }> = [];
+    const seen = new Map<number, Sighting>();
+    // The API process (MEDIAFLOW_WORKERS=0) takes no part: no ffmpeg of its own.
+    let apiRan = false;
+    const deadline = Date.now() + ms;
+    for (;;) {
+      for (const sighting of await sightings()) if (!seen.has(sighting.pid)) seen.set(sighting.pid, sighting);
+      apiRan ||= (await ffmpegsIn(path.join(tmp, 'api'))).length > 0;
+      const job = await getJob(api.base, id);
+      views.push({ stage: job.stage, progress: job.progress });
+      if (isFinal(job)) return { job, views, seen: [...seen.values()], apiRan };
+      assert.ok(Date.now() < deadline, `job ${id} still ${job.status} after ${ms} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** The BullMQ jobs of the parts (and the sound) of an engine run: their ids start with its output id. */
+  async function partJobs(outputId: string): Promise<Job[]> {
+    const jobs = await parts.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed', 'prioritized']);
+    return jobs.filter((job) => job.id!.startsWith(`${outputId}-`)).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  async function keys(prefix = ''): Promise<string[]> {
+    const listed = await bucket.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: prefix }));
+    return (listed.Contents ?? []).map((object) => object.Key!).sort();
+  }
+
+  /** Files in the workers' work folders (their `pid-<pid>` folders are no files). */
+  const workFiles = async () =>
+    (await Promise.all(workers.map((w) => readdir(work(w), { recursive: true, withFileTypes: true }).catch(() => []))))
+      .flat()
+      .filter((entry) => !entry.isDirectory() || !/^pid-\d+$/.test(entry.name))
+      .map((entry) => path.join(entry.parentPath, entry.name));
+
+  async function download(url: string, name: string): Promise<string> {
+    const res = await fetch(url);
+    assert.equal(res.status, 200, `GET ${url}`);
+    const file = path.join(tmp, name);
+    await writeFile(file, Buffer.from(await res.arrayBuffer()));
+    return file;
+  }
+
+  /** The output id of a finished job, from its output's URL: `uploads/<output id>_input_video.mp4`. */
+  const outputIdOf = (job: JobView) =>
+    /\/uploads\/([0-9a-f-]{36})_input_video\.mp4/.exec(String(job.result!.output_file))![1]!;
+
+  /** The same request in one pass (fanout=false), run once for the file by a worker. */
+  const onePass = () =>
+    (singlePass ??= (async () => {
+      const body = new FormData();
+      body.append('video_url', files.url('/clock.mp4'));
+      body.append('fanout', 'false');
+      const res = await fetch(`${api.base}/convert-video/`, { method: 'POST', body });
+      const answer = (await res.json()) as Record<string, string>;
+      assert.equal(res.status, 200, JSON.stringify(answer));
+      return download(answer.output_file!, 'single.mp4');
+    })());
+
+  it('encodes the parts on both workers and joins them into the single pass’s frames', slow, async () => {
+    const id = await submitJob(api.base, '/convert-video/', { video_url: files.url('/clock.mp4') }, ASYNC);
+    const { job, views, seen, apiRan } = await watch(id);
+    assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+    assert.equal(apiRan, false, 'the API process ran no ffmpeg');
+    assert.ok(
+      views.some((view) => view.stage === 'process (in 4 parts)'),
+      'it said it split',
+    );
+    views.forEach((view, i) =>
+      assert.ok(i === 0 || view.progress >= views[i - 1]!.progress, `progress went down: ${JSON.stringify(views)}`),
+    );
+
+    // Each part ran once (BullMQ started it once), and ran where its ffmpeg was seen: on both workers.
+    const runs = await partJobs(outputIdOf(job));
+    assert.deepEqual(
+      runs.map((run) => [run.name, run.attemptsStarted, run.stalledCounter, run.finishedOn !== undefined]),
+      ['fanout-audio', 'fanout-part-000', 'fanout-part-001', 'fanout-part-002', 'fanout-part-003'].map((name) => [
+        name,
+        1,
+        0,
+        true,
+      ]),
+    );
+    const partsOn = (worker: number) => [...new Set(seen.filter((s) => s.worker === worker).map((s) => s.part))];
+    assert.deepEqual([...partsOn(0), ...partsOn(1)].sort(), [0, 1, 2, 3], `parts seen: ${JSON.stringify(seen)}`);
+    assert.ok(partsOn(0).length > 0 && partsOn(1).length > 0, `both workers ran parts: ${JSON.stringify(seen)}`);
+    const owner = seen.find((s) => s.own)?.worker;
+    assert.ok(owner !== undefined, 'the job’s own worker ran a part in the job’s workspace');
+    assert.ok(
+      seen.every((s) => s.own === (s.worker === owner)),
+      `the other worker ran its parts in a folder of its own: ${JSON.stringify(seen)}`,
+    );
+
+    const split = await download(String(job.result!.output_file), 'split.mp4');
+    await assertSeamless(split, await onePass(), JOINS);
+    assert.deepEqual(await keys('uploads/.fanout/'), [], 'no part file left in the bucket');
+    assert.deepEqual(await workFiles(), [], 'no file left on either worker');
+  });
+
+  it('runs a part again, alone, when a worker that is not the job’s own is killed with -9 in it', slow, async () => {
+    const id = await submitJob(api.base, '/convert-video/', { video_url: files.url('/clock.mp4') }, ASYNC);
+    // A part the other worker runs, caught a second into its encode.
+    let target: Sighting | undefined;
+    assert.ok(
+      await eventually(
+        async () => {
+          const other = (await sightings()).find((s) => !s.own);
+          if (!other) return false;
+          await new Promise((r) => setTimeout(r, 1000));
+          if (!(await sightings()).some((s) => s.pid === other.pid)) return false;
+          target = other;
+          return true;
+        },
+        120_000,
+        200,
+      ),
+      'a part runs on the worker that does not run the job',
+    );
+    const victim = workers[target!.worker]!;
+    orphans.push(...(await ffmpegChildren(victim.proc.child.pid!)));
+    victim.proc.child.kill('SIGKILL');
+    await victim.proc.child;
+    // Its ffmpeg would run on as an orphan; a machine that died takes its processes with it.
+    for (const pid of orphans) killQuietly(pid);
+
+    const { job, seen } = await watch(id);
+    assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+    const runs = await partJobs(outputIdOf(job));
+    const killed = `fanout-part-${String(target!.part).padStart(3, '0')}`;
+    assert.deepEqual(
+      runs.map((run) => [run.name, run.attemptsStarted, run.stalledCounter]),
+      ['fanout-audio', 'fanout-part-000', 'fanout-part-001', 'fanout-part-002', 'fanout-part-003'].map((name) =>
+        name === killed ? [name, 2, 1] : [name, 1, 0],
+      ),
+      `only ${killed} ran again`,
+    );
+    assert.ok(
+      seen.some((s) => s.part === target!.part && s.worker !== target!.worker),
+      `${killed} ran again on the job’s own worker: ${JSON.stringify(seen)}`,
+    );
+    const split = await download(String(job.result!.output_file), 'split-after-kill.mp4');
+    await assertSeamless(split, await onePass(), JOINS);
+    assert.deepEqual(await keys('uploads/.fanout/'), [], 'no part file left in the bucket');
+
+    // A new worker in the dead one's place, for the next test: it clears what the dead one left.
+    victim.proc = await startWorker(victim.dir);
+    assert.deepEqual(await workFiles(), [], 'no file left on either worker');
+  });
+
+  it('kills every part on every worker on a cancel, and leaves nothing in the bucket', slow, async () => {
+    const published = await keys();
+    const id = await submitJob(api.base, '/convert-video/', { video_url: files.url('/clock.mp4') }, ASYNC);
+    let running: Sighting[] = [];
+    assert.ok(
+      await eventually(
+        async () => new Set((running = await sightings()).map((s) => s.worker)).size === 2,
+        120_000,
+        200,
+      ),
+      'parts run on both workers',
+    );
+    const res = await fetch(`${api.base}/jobs/${id}`, { method: 'DELETE' });
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as JobView).status, 'cancelled');
+    // The answer comes once no part runs any more, on either worker.
+    const left: RunningFfmpeg[] = [];
+    for (const worker of workers) left.push(...(await ffmpegsIn(work(worker))));
+    assert.deepEqual(left, [], `no ffmpeg runs on either worker (parts were ${JSON.stringify(running)})`);
+    assert.deepEqual(await keys(), published, 'no part file and no output in the bucket');
+    assert.deepEqual(await workFiles(), [], 'no file left on either worker');
+    assert.equal((await getJob(api.base, id)).status, 'cancelled');
+    // Nor any part of it left in the queue to run later.
+    const record = JSON.parse((await records.get(`mediaflow:job:${id}`))!) as { output_id: string };
+    const unfinished = (await partJobs(record.output_id)).filter((run) => run.finishedOn === undefined);
+    assert.deepEqual(
+      unfinished.map((run) => run.name),
+      [],
+      'no part waits or runs',
+    );
+  });
+
+  it(
+    'fails the job with the failing part’s error, stops the other parts, and leaves nothing behind',
+    slow,
+    async () => {
+      const published = await keys();
+      const id = await submitJob(api.base, '/broken-part/', { video_url: files.url('/clock.mp4') }, ASYNC);
+      const { job, seen } = await watch(id);
+      assert.equal(job.status, 'failed');
+      assert.deepEqual(job.error, {
+        status: 422,
+        code: 'MF_ERR_MEDIA',
+        error: "ffmpeg failed: Error when evaluating the expression 'if(between(t,100,110),0/0,iw)'.",
+      });
+      assert.ok(
+        seen.some((s) => s.part === 1),
+        `part 1 (60 s to 120 s, the one that fails) ran: ${JSON.stringify(seen)}`,
+      );
+      const left: RunningFfmpeg[] = [];
+      for (const worker of workers) left.push(...(await ffmpegsIn(work(worker))));
+      assert.deepEqual(left, [], 'no ffmpeg runs on either worker');
+      assert.deepEqual(await keys(), published, 'no part file and no output in the bucket');
+      assert.deepEqual(await workFiles(), [], 'no file left on either worker');
+      const record = JSON.parse((await records.get(`mediaflow:job:${id}`))!) as { output_id: string };
+      const unfinished = (await partJobs(record.output_id)).filter((run) => run.finishedOn === undefined);
+      assert.deepEqual(
+        unfinished.map((run) => run.name),
+        [],
+        'no part waits or runs',
+      );
+    },
+  );
+});
