@@ -8,6 +8,7 @@ import {
   definePlugin,
   evenPadFilter,
   fanoutParam,
+  keptFrameTimes,
   isVideoContainer,
   keyframeListing,
   keyframesIn,
@@ -126,6 +127,8 @@ function encodePlan(cut: Cut): Plan {
         // Chapters would point at the uncut times (the split encode leaves them out too).
         ['-map_chapters', '-1'],
         codecs,
+        // The frames a split encode of the same cut would make (docs/fanout.md).
+        video ? keptFrameTimes(videoArgs) : null,
         muxer,
         [cut.output],
       ),

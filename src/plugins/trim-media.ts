@@ -9,6 +9,7 @@ import {
   definePlugin,
   evenSizeArgs,
   fanoutParam,
+  keptFrameTimes,
   isVideoContainer,
   keyframeListing,
   keyframesIn,
@@ -163,7 +164,13 @@ export default definePlugin({
           facts.audio && ['-map', '0:a:0'],
           // Chapters would point at the untrimmed times (and MP4 would write them as a text track).
           ['-map_chapters', '-1'],
-          copied ?? argv(encoded.codecs, facts.video && evenSizeArgs(encoded.videoArgs, facts.video)),
+          copied ??
+            argv(
+              encoded.codecs,
+              facts.video && evenSizeArgs(encoded.videoArgs, facts.video),
+              // The frames a split encode of the same cut would make (docs/fanout.md).
+              facts.video && keptFrameTimes(encoded.videoArgs),
+            ),
           // Copied packets from before `start` have negative times: shifted so the output starts at zero.
           copied && ['-avoid_negative_ts', 'make_zero'],
           encoded.muxer,
