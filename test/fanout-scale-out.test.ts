@@ -315,7 +315,9 @@ describe('fan-out on Redis workers: one long convert-video over two workers', ()
       assert.deepEqual(job.error, {
         status: 422,
         code: 'MF_ERR_MEDIA',
-        error: "ffmpeg failed: Error when evaluating the expression 'if(between(t,100,110),0/0,iw)'.",
+        error:
+          'Part 2 of 4 (60 to 120 s of the input): ffmpeg failed: Error when evaluating the expression ' +
+          "'if(between(t,100,110),0/0,iw)'.",
       });
       assert.ok(
         seen.some((s) => s.part === 1),

@@ -153,7 +153,9 @@ describe('fan-out, embedded: a long convert-video in parts', () => {
     assert.deepEqual(job.error, {
       status: 422,
       code: 'MF_ERR_MEDIA',
-      error: "ffmpeg failed: Error when evaluating the expression 'if(between(t,100,110),0/0,iw)'.",
+      error:
+        'Part 2 of 4 (60 to 120 s of the input): ffmpeg failed: Error when evaluating the expression ' +
+        "'if(between(t,100,110),0/0,iw)'.",
     });
     // Part 1 (60 s to 120 s) failed, with part 0 beside it in the other slot: nothing of either runs on.
     const parts = new Set([...ffmpegs.values()].map(partOf));

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, type Queue } from 'bullmq';
 import { errorOfJob, MediaflowError } from '../../engine/errors.js';
 import type { Logger } from '../../engine/logger.js';
-import type { PartJob, PartRunner, PartTask } from '../../engine/run/fanout/part-runner.js';
+import { partFailure, type PartJob, type PartRunner, type PartTask } from '../../engine/run/fanout/part-runner.js';
 import type { OutputStore } from '../../engine/storage/storage.js';
 import type { KeepFinished } from '../bullmq-queue.js';
 import type { JobEvents } from '../events.js';
@@ -110,7 +110,7 @@ export class BullPartRunner implements PartRunner {
             if (typeof progress === 'number') job.onProgress?.(task.name, progress);
             continue;
           }
-          if ('error' in answer) throw errorOfJob(answer.error);
+          if ('error' in answer) throw partFailure(task, errorOfJob(answer.error));
           // Stopped by a cancel that was not this job's (its worker shutting down hands it back instead).
           if ('cancelled' in answer) throw partError(task, 'it was cancelled');
           answers.set(id, answer);
@@ -173,7 +173,4 @@ export class BullPartRunner implements PartRunner {
 
 /** A part's failure as its job's: which part, and why. */
 const partError = (task: PartTask, why: string) =>
-  new MediaflowError(
-    'MF_ERR_INTERNAL',
-    `The ${task.name.replace('fanout-', '').replace('-', ' ')} of the split encode failed: ${why}`,
-  );
+  new MediaflowError('MF_ERR_INTERNAL', `${task.label} failed: ${why}`);

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { rm } from 'node:fs/promises';
 import { WaitingError, Worker, type Job } from 'bullmq';
@@ -50,6 +51,8 @@ export class PartWorker {
     this.worker = new Worker(PARTS_QUEUE, (job, token) => this.work(job, token), {
       connection: waitingConnection(deps.url),
       prefix: REDIS_PREFIX,
+      // A part's BullMQ job says which worker ran it (`processedBy`, shown by the dashboard).
+      name: `${os.hostname()}:${process.pid}`,
       concurrency: deps.concurrency,
       lockDuration: deps.stalledIntervalMs,
       stalledInterval: deps.stalledIntervalMs,

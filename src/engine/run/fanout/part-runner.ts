@@ -1,3 +1,4 @@
+import { isAbort, MediaflowError } from '../../errors.js';
 import { runFfmpeg } from '../ffmpeg.js';
 import type { Slots } from '../slots.js';
 
@@ -8,6 +9,8 @@ import type { Slots } from '../slots.js';
 export interface PartTask {
   /** The task's name within its job, and its file's stem: `fanout-part-000`, `fanout-audio`. */
   name: string;
+  /** What it is, as its failure names it: `Part 2 of 4 (60 to 120 s of the input)`, `The sound`. */
+  label: string;
   /** ffmpeg's arguments, file names relative to the workspace. */
   args: string[];
   /** The workspace files the command reads: inputs and generated files. */
@@ -77,9 +80,18 @@ export class LocalPartRunner implements PartRunner {
   async run(job: PartJob, tasks: readonly PartTask[]): Promise<void> {
     await allOrFirstFailure(job.signal, tasks, async (task, signal) => {
       const onRatio = job.onProgress && ((ratio: number) => job.onProgress!(task.name, ratio));
-      job.onLog?.(task.name, await this.encoder.encode(task, job.dir, signal, onRatio));
+      const log = await this.encoder.encode(task, job.dir, signal, onRatio).catch((error: unknown) => {
+        throw partFailure(task, error);
+      });
+      job.onLog?.(task.name, log);
     });
   }
+}
+
+/** A part's failure as its job's: the error's code and status kept, its text saying which part it was. */
+export function partFailure(task: PartTask, error: unknown): unknown {
+  if (!(error instanceof MediaflowError) || isAbort(error)) return error;
+  return new MediaflowError(error.code, `${task.label}: ${error.message}`, { cause: error });
 }
 
 /**

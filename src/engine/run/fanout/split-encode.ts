@@ -58,11 +58,18 @@ export async function splitEncode(deps: SplitDeps, spec: FanoutSpec, job: SplitJ
   const packets = await videoPackets(deps.ffprobe, spec.input.file, lockedInputOptions(DEMUXERS.video), run);
   const spans = planParts(packets, deps.partSeconds, spec.windows);
   if (spans.length < 2) return undefined;
-  const tasks = spans.map((span, index) => partTask(spec, span, index, job.reads));
+  const tasks = spans.map((span, index) => partTask(spec, span, index, spans.length, job.reads));
   const audio = spec.audio && `${AUDIO_TASK}${spec.audioExtension ?? '.m4a'}`;
   const total = spans.reduce((sum, span) => sum + span.seconds, 0);
   if (audio)
-    tasks.push({ name: AUDIO_TASK, args: spec.audio!(audio), reads: job.reads, output: audio, seconds: total });
+    tasks.push({
+      name: AUDIO_TASK,
+      label: 'The sound',
+      args: spec.audio!(audio),
+      reads: job.reads,
+      output: audio,
+      seconds: total,
+    });
   const list = 'fanout-parts.txt';
   job.onSplit?.(spans.length);
   try {
@@ -128,8 +135,11 @@ function partJob(job: SplitJob, tasks: readonly PartTask[], total: number) {
   };
 }
 
+/** Seconds as a message shows them: milliseconds at most. */
+const shown = (seconds: number): string => String(Math.round(seconds * 1000) / 1000);
+
 /** The video command of part `index`, as the plugin builds it for the part's seek and frames. */
-function partTask(spec: FanoutSpec, span: PartSpan, index: number, reads: string[]): PartTask {
+function partTask(spec: FanoutSpec, span: PartSpan, index: number, count: number, reads: string[]): PartTask {
   const output = `${partName(index)}.mp4`;
   const part: FanoutPart = {
     seek: ['-ss', span.seek],
@@ -140,7 +150,9 @@ function partTask(spec: FanoutSpec, span: PartSpan, index: number, reads: string
     frames: ['-frames:v', String(span.frames), ...KEEP_FRAME_TIMES],
     output,
   };
-  return { name: partName(index), args: spec.video(part), reads, output, seconds: span.seconds };
+  const range = `${shown(span.start)} to ${shown(span.start + span.seconds)} s`;
+  const label = `Part ${index + 1} of ${count} (${range} of the input)`;
+  return { name: partName(index), label, args: spec.video(part), reads, output, seconds: span.seconds };
 }
 
 /**
