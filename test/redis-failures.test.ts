@@ -129,7 +129,7 @@ describe('Redis mode across processes', () => {
       const queues = (await (
         await fetch(`${front.base}/admin/queues/api/queues`, { headers: { 'x-api-key': 'dash-key' } })
       ).json()) as { queues: Array<{ name: string }> };
-      assert.deepEqual(queues.queues.map((queue) => queue.name).sort(), ['jobs', 'webhooks']);
+      assert.deepEqual(queues.queues.map((queue) => queue.name).sort(), ['jobs', 'parts', 'webhooks']);
       assert.equal(
         (
           await fetch(`${front.base}/admin/queues/api/queues`, {

@@ -181,7 +181,7 @@ describe('pipeline podcast', () => {
     await copyFile(path.join(PIPELINES, 'podcast.yaml'), path.join(dir, 'podcast.yaml'));
     const expected =
       "broken.yaml:10: step 'convert', field 'with.formt': unknown parameter 'formt' of operation " +
-      "'convert-video' (parameters: video_url, format, quality)";
+      "'convert-video' (parameters: video_url, format, quality, fanout)";
     const other = await startMediaflow({ MEDIAFLOW_PIPELINES_DIR: dir, MEDIAFLOW_API_KEY: 'sesame' });
     try {
       const key = { headers: { 'x-api-key': 'sesame' } };

@@ -52,6 +52,8 @@ export class BullPartRunner implements PartRunner {
     try {
       await this.stopEarlierRuns(job, job.owner);
       for (const read of reads) await putCopy(store, path.join(job.dir, read), partPath(job.id, run, read));
+      // A cancel while the files went up: no part is queued.
+      job.signal?.throwIfAborted();
       const parent = { id: job.owner, queue: this.deps.jobs.qualifiedName };
       const { keep } = this.deps;
       for (const [id, task] of children) {

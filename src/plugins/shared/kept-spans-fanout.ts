@@ -3,6 +3,7 @@ import {
   type FanoutSpec,
   frameByFrame,
   type LocalInput,
+  splitsInParts,
   type TimeRange,
   type VideoContainer,
 } from '../../sdk.js';
@@ -23,15 +24,15 @@ export interface KeptSpans {
 }
 
 /**
- * The fan-out of such an encode (docs/fanout.md), or undefined when it cannot be joined by stream copy: the
- * picture must be encoded with x264, whose parts the concat demuxer joins as they are. Each part is the
- * one pass's picture (padded to an even size where it is odd), the sound is the kept spans' own, encoded once.
+ * The fan-out of such an encode (docs/fanout.md), or undefined when it cannot be joined by stream copy
+ * (`splitsInParts`). Each part is the one pass's picture (padded to an even size where it is odd), the sound is
+ * the kept spans' own, encoded once.
  * Chapters are left out of both, as the one pass leaves them out: they would point at the uncut times.
  */
 export function keptSpansFanout(kept: KeptSpans): FanoutSpec | undefined {
   const { media, videoArgs } = kept;
   const { video, audio } = media.facts;
-  if (!video || !videoArgs.includes('libx264') || kept.windows.length === 0) return undefined;
+  if (!video || !splitsInParts(videoArgs) || kept.windows.length === 0) return undefined;
   const pad = evenPadFilter(videoArgs, video);
   const noChapters = ['-map_chapters', '-1'];
   const audioArgs = audio ? [...soundEncoder(kept.container, media.facts), ...noChapters] : undefined;
@@ -41,7 +42,7 @@ export function keptSpansFanout(kept: KeptSpans): FanoutSpec | undefined {
     // No filter depends on time: the part's own clock, from 0, is all it needs.
     filters: (_shift, reset) => ['-map', '0:v:0', '-vf', pad ? `${pad},${reset}` : reset],
     videoArgs: [...videoArgs, ...noChapters],
-    ...(audioArgs ? { audioArgs, audioExtension: audioArgs.includes('aac') ? '.m4a' : '.mka' } : {}),
+    ...(audioArgs ? { audioArgs } : {}),
     windows: kept.windows,
     muxer: kept.muxer,
     output: kept.output,

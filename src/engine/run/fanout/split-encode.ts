@@ -6,7 +6,7 @@ import { argv, KEEP_FRAME_TIMES, type FanoutPart, type FanoutSpec } from '../../
 import { runFfmpeg, runFfprobe, type RunOptions } from '../ffmpeg.js';
 import type { Slots } from '../slots.js';
 import { BOUND_SLACK, planParts, type PartSpan } from './part-plan.js';
-import type { PartRunner, PartTask } from './part-runner.js';
+import type { PartJob, PartRunner, PartTask } from './part-runner.js';
 import { videoPackets } from './video-packets.js';
 
 /** What a split encode needs of the engine. */
@@ -110,7 +110,7 @@ export async function splitEncode(deps: SplitDeps, spec: FanoutSpec, job: SplitJ
 }
 
 /** The runner's view of the job, with the tasks' progress combined by their weight into the stage's. */
-function partJob(job: SplitJob, tasks: readonly PartTask[], total: number) {
+function partJob(job: SplitJob, tasks: readonly PartTask[], total: number): PartJob {
   const weights = new Map(
     tasks.map((task) => [task.name, task.name === AUDIO_TASK ? total * AUDIO_WEIGHT : task.seconds]),
   );
@@ -136,7 +136,7 @@ function partJob(job: SplitJob, tasks: readonly PartTask[], total: number) {
 }
 
 /** Seconds as a message shows them: milliseconds at most. */
-const shown = (seconds: number): string => String(Math.round(seconds * 1000) / 1000);
+const secondsText = (seconds: number): string => String(Math.round(seconds * 1000) / 1000);
 
 /** The video command of part `index`, as the plugin builds it for the part's seek and frames. */
 function partTask(spec: FanoutSpec, span: PartSpan, index: number, count: number, reads: string[]): PartTask {
@@ -150,7 +150,7 @@ function partTask(spec: FanoutSpec, span: PartSpan, index: number, count: number
     frames: ['-frames:v', String(span.frames), ...KEEP_FRAME_TIMES],
     output,
   };
-  const range = `${shown(span.start)} to ${shown(span.start + span.seconds)} s`;
+  const range = `${secondsText(span.start)} to ${secondsText(span.start + span.seconds)} s`;
   const label = `Part ${index + 1} of ${count} (${range} of the input)`;
   return { name: partName(index), label, args: spec.video(part), reads, output, seconds: span.seconds };
 }
