@@ -27,7 +27,8 @@ const BOTTOM: Rect = [0, HEIGHT / 2, WIDTH, HEIGHT / 2];
 const LOGO: Rect = [WIDTH - 10 - 48, 10, 48, 48];
 
 /** Small settings, so that 24 s splits: inputs longer than 10 s, parts of about 6 s. */
-const SPLIT = { MEDIAFLOW_FANOUT_MIN: '10', MEDIAFLOW_PART_SECONDS: '6' };
+// Two slots on any machine: the parts are planned in a multiple of them (docs/fanout.md), 4 here.
+const SPLIT = { MEDIAFLOW_FANOUT_MIN: '10', MEDIAFLOW_PART_SECONDS: '6', MEDIAFLOW_CONCURRENCY: '2' };
 
 /** A case encodes the video twice and decodes it whole several times: more than a minute on a loaded machine. */
 const SLOW = { timeout: 180_000 } as never;

@@ -170,6 +170,9 @@ describe('fan-out of trim-media and cut-media', () => {
         MEDIAFLOW_DATA_DIR: scratch,
         MEDIAFLOW_FANOUT_MIN: '10',
         MEDIAFLOW_PART_SECONDS: '6',
+        // One slot on any machine: the parts keep MEDIAFLOW_PART_SECONDS as it is, where more slots would round
+        // their count to a multiple of them (docs/fanout.md), and the joins below are at the keyframes it gives.
+        MEDIAFLOW_CONCURRENCY: '1',
       }),
       registry: builtinRegistry(),
       store: new LocalOutputStore(path.join(scratch, 'out')),

@@ -180,13 +180,18 @@ export async function encoderStarts(file: string): Promise<number[]> {
 }
 
 /**
- * Where the parts of the clip start, by docs/fanout.md's rule from the input's keyframes: a part ends at the first
- * keyframe at least `partSeconds` past its start, and a tail shorter than half a part stays with the part before.
+ * Where the parts of the clip start, by docs/fanout.md's rule from the input's keyframes: a part starts at the first
+ * keyframe at or past each multiple of `partSeconds` from the first frame, and a tail shorter than half a part stays
+ * with the part before.
  */
 export function partStarts(keyframes: readonly number[], last: number, partSeconds: number): number[] {
-  const starts = [keyframes[0] ?? 0];
-  for (const key of keyframes)
-    if (key - starts.at(-1)! >= partSeconds && last - key >= partSeconds / 2) starts.push(key);
+  const first = keyframes[0] ?? 0;
+  const starts = [first];
+  for (let k = 1; first + k * partSeconds <= last; k++) {
+    const key = keyframes.find((time) => time >= first + k * partSeconds - 1e-6);
+    if (key === undefined || last - key < partSeconds / 2) break;
+    if (key !== starts.at(-1)) starts.push(key);
+  }
   return starts;
 }
 

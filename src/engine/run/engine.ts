@@ -45,7 +45,7 @@ import { subtitleToUtf8 } from '../subtitles/subtitle-encoding.js';
 import { setTextWorkers } from '../subtitles/text-workers.js';
 import { publishAll, type OutputStore, type Workspaces } from '../storage/storage.js';
 import { LocalPartRunner, PartEncoder, type PartRunner } from './fanout/part-runner.js';
-import { splitEncode } from './fanout/split-encode.js';
+import { keptSeconds, splitEncode } from './fanout/split-encode.js';
 
 /** Where a job is, for progress displays. */
 export interface JobProgress {
@@ -699,10 +699,7 @@ export class Engine {
     logs: string[],
   ): Promise<number | undefined> {
     const { config, binaries, slots, logger } = this.deps;
-    const seconds = spec.windows
-      ? spec.windows.reduce((sum, window) => sum + window.end - window.start, 0)
-      : (spec.input.facts.duration ?? 0);
-    if (!config.fanout || seconds * 1000 <= config.fanoutMinMs) return undefined;
+    if (!config.fanout || keptSeconds(spec) * 1000 <= config.fanoutMinMs) return undefined;
     const reads = Object.values(inputs).flatMap((list) => list.map((input) => input.file));
     reads.push(...Object.keys(plan.files ?? {}), ...(spec.reads ?? []));
     const deps = {

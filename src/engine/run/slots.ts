@@ -8,8 +8,11 @@ import PQueue from 'p-queue';
 export class Slots {
   private readonly queue: PQueue;
 
-  constructor(concurrency: number) {
-    this.queue = new PQueue({ concurrency });
+  constructor(
+    /** Operations at once (MEDIAFLOW_CONCURRENCY), whatever a split encode lends meanwhile. */
+    readonly size: number,
+  ) {
+    this.queue = new PQueue({ concurrency: size });
   }
 
   /** Operations waiting for a slot. */

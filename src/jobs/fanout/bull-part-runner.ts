@@ -42,6 +42,14 @@ export interface BullPartRunnerDeps {
 export class BullPartRunner implements PartRunner {
   constructor(private readonly deps: BullPartRunnerDeps) {}
 
+  /** The slots of the workers that take parts now, from their names (part-worker.ts); 1 when they cannot be read. */
+  async capacity(owner?: string): Promise<number> {
+    if (owner === undefined) return this.deps.fallback.capacity();
+    const workers = await this.deps.parts.getWorkers().catch(() => []);
+    const slots = workers.reduce((sum, worker) => sum + slotsOfWorker(String(worker.rawname ?? '')), 0);
+    return Math.max(1, slots);
+  }
+
   async run(job: PartJob, tasks: readonly PartTask[]): Promise<void> {
     if (job.owner === undefined) return this.deps.fallback.run(job, tasks);
     const { store, local } = this.deps;
@@ -172,6 +180,9 @@ export class BullPartRunner implements PartRunner {
     if (earlier.length > 0) await this.stop(owner, earlier);
   }
 }
+
+/** The slots a part worker's name says it has (`<host>:<pid>/<slots>`); 1 for a name without them. */
+const slotsOfWorker = (name: string): number => Number(/\/(\d+)$/.exec(name)?.[1] ?? 1);
 
 /** A part's failure as its job's: which part, and why. */
 const partError = (task: PartTask, why: string) =>

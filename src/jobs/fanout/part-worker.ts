@@ -51,8 +51,9 @@ export class PartWorker {
     this.worker = new Worker(PARTS_QUEUE, (job, token) => this.work(job, token), {
       connection: waitingConnection(deps.url),
       prefix: REDIS_PREFIX,
-      // A part's BullMQ job says which worker ran it (`processedBy`, shown by the dashboard).
-      name: `${os.hostname()}:${process.pid}`,
+      // A part's BullMQ job says which worker ran it (`processedBy`, shown by the dashboard), and a split encode
+      // plans its parts for the slots the workers' names add up to (bull-part-runner.ts).
+      name: `${os.hostname()}:${process.pid}/${deps.concurrency}`,
       concurrency: deps.concurrency,
       lockDuration: deps.stalledIntervalMs,
       stalledInterval: deps.stalledIntervalMs,

@@ -22,11 +22,25 @@ export interface PartSpan {
 export const BOUND_SLACK = 1e-6;
 
 /**
+ * The length of the parts to plan for `seconds` of input: `partSeconds` (MEDIAFLOW_PART_SECONDS), made a little
+ * longer or shorter so that the parts come in a multiple of `capacity`, the parts that can run at once (the slots, or
+ * the workers' slots): they then end together, where ten parts on three workers would leave two workers idle while
+ * the third encodes the tenth. Kept as asked when that would take it below two thirds or past one and a half of it.
+ */
+export function partLength(seconds: number, partSeconds: number, capacity: number): number {
+  const asked = seconds / partSeconds;
+  if (capacity < 2 || asked < 2) return partSeconds;
+  const count = capacity * Math.max(1, Math.round(asked / capacity));
+  const ratio = count / asked;
+  return count >= 2 && ratio >= 2 / 3 && ratio <= 1.5 ? seconds / count : partSeconds;
+}
+
+/**
  * Splits the frames of `windows` (the kept spans of the input, in order; the whole input when absent) into parts
- * of about `partSeconds`. A window's first part starts at its start; each part after it at the first keyframe at
- * least `partSeconds` after the one before, so it needs nothing of another part to decode, and a tail shorter than
- * half a part stays with the part before it. The output's clock runs through the windows one after the other.
- * Returns no part when no frame is kept.
+ * of about `partSeconds`. A window's first part starts at its start; the next ones at the first keyframe at or past
+ * each multiple of `partSeconds` from there (so that small steps between keyframes do not add up), each needing
+ * nothing of another part to decode; a tail shorter than half a part stays with the part before it. The output's
+ * clock runs through the windows one after the other. Returns no part when no frame is kept.
  */
 export function planParts(packets: VideoPackets, partSeconds: number, windows?: readonly TimeRange[]): PartSpan[] {
   const spans: PartSpan[] = [];
@@ -39,12 +53,15 @@ export function planParts(packets: VideoPackets, partSeconds: number, windows?: 
     const first = inWindow[0]!;
     const last = inWindow[inWindow.length - 1]!;
     // A whole input starts at its first frame, whose time is the output's too; a window at its start.
-    const starts = [windows ? window.start : first];
+    const base = windows ? window.start : first;
+    const starts = [base];
+    let next = 1;
     for (const key of packets.keyframes) {
-      if (key <= first || key > last) continue;
-      const previous = starts[starts.length - 1]!;
+      if (key <= first || key > last || key - base < next * partSeconds - BOUND_SLACK) continue;
       // A split leaves each side at least half a part: no part of a few frames, which costs an encoder start.
-      if (key - previous >= partSeconds && last - key >= partSeconds / 2) starts.push(key);
+      if (last - key < partSeconds / 2) break;
+      starts.push(key);
+      next = Math.floor((key - base) / partSeconds + BOUND_SLACK) + 1;
     }
     const frameSeconds = inWindow.length > 1 ? (last - first) / (inWindow.length - 1) : 0;
     const end = Math.min(window.end, last + frameSeconds);

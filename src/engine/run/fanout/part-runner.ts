@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { isAbort, MediaflowError } from '../../errors.js';
 import { runFfmpeg } from '../ffmpeg.js';
 import type { Slots } from '../slots.js';
@@ -43,16 +44,27 @@ export interface PartJob {
  */
 export interface PartRunner {
   run(job: PartJob, tasks: readonly PartTask[]): Promise<void>;
+  /** How many parts of the job `owner` can run at once now (the parts are planned in a multiple of it). */
+  capacity(owner?: string): Promise<number>;
 }
 
 /** Runs one task's ffmpeg in a workspace, in an ffmpeg slot of this process: the one way a part is encoded. */
 export class PartEncoder {
+  /**
+   * The encoder threads of one part: this machine's cores shared among its slots. Parts run side by side, each
+   * encoding a picture; x264's own choice (one and a half threads a core, for one encode alone on the machine)
+   * spent a quarter more CPU on two parts at once on two cores than threads of their own did.
+   */
+  private readonly threads: string;
+
   constructor(
     private readonly ffmpeg: string,
-    private readonly slots: Slots,
+    readonly slots: Slots,
     /** MEDIAFLOW_JOB_TIMEOUT: one task is one ffmpeg run. */
     private readonly timeoutMs: number,
-  ) {}
+  ) {
+    this.threads = String(Math.max(1, Math.floor(os.availableParallelism() / slots.size)));
+  }
 
   /**
    * Runs `task` with `dir` as its workspace (its reads there, its output written there); `onRatio` hears 0 to 1.
@@ -61,7 +73,7 @@ export class PartEncoder {
   async encode(task: PartTask, dir: string, signal: AbortSignal, onRatio?: (ratio: number) => void): Promise<string> {
     return this.slots.run(
       () =>
-        runFfmpeg(this.ffmpeg, task.args, {
+        runFfmpeg(this.ffmpeg, withThreads(task.args, this.threads), {
           cwd: dir,
           timeoutMs: this.timeoutMs,
           signal,
@@ -73,9 +85,21 @@ export class PartEncoder {
   }
 }
 
+/** A task's ffmpeg arguments with the encoders' threads set, before the output file (the last argument). */
+const withThreads = (args: readonly string[], threads: string): string[] => [
+  ...args.slice(0, -1),
+  '-threads',
+  threads,
+  ...args.slice(-1),
+];
+
 /** Runs every task in this process, in the job's own workspace. */
 export class LocalPartRunner implements PartRunner {
   constructor(private readonly encoder: PartEncoder) {}
+
+  async capacity(): Promise<number> {
+    return this.encoder.slots.size;
+  }
 
   async run(job: PartJob, tasks: readonly PartTask[]): Promise<void> {
     await allOrFirstFailure(job.signal, tasks, async (task, signal) => {

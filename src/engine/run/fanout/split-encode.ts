@@ -5,7 +5,7 @@ import type { Logger } from '../../logger.js';
 import { argv, KEEP_FRAME_TIMES, type FanoutPart, type FanoutSpec } from '../../plugins/plugin.js';
 import { runFfmpeg, runFfprobe, type RunOptions } from '../ffmpeg.js';
 import type { Slots } from '../slots.js';
-import { BOUND_SLACK, planParts, type PartSpan } from './part-plan.js';
+import { BOUND_SLACK, partLength, planParts, type PartSpan } from './part-plan.js';
 import type { PartJob, PartRunner, PartTask } from './part-runner.js';
 import { videoPackets } from './video-packets.js';
 
@@ -56,7 +56,8 @@ const AUDIO_TASK = 'fanout-audio';
 export async function splitEncode(deps: SplitDeps, spec: FanoutSpec, job: SplitJob): Promise<number | undefined> {
   const run: RunOptions = { cwd: job.dir, timeoutMs: deps.timeoutMs, ...(job.signal ? { signal: job.signal } : {}) };
   const packets = await videoPackets(deps.ffprobe, spec.input.file, lockedInputOptions(DEMUXERS.video), run);
-  const spans = planParts(packets, deps.partSeconds, spec.windows);
+  const length = partLength(keptSeconds(spec), deps.partSeconds, await deps.runner.capacity(job.owner));
+  const spans = planParts(packets, length, spec.windows);
   if (spans.length < 2) return undefined;
   const tasks = spans.map((span, index) => partTask(spec, span, index, spans.length, job.reads));
   const audio = spec.audio && `${AUDIO_TASK}${spec.audioExtension ?? '.m4a'}`;
@@ -108,6 +109,12 @@ export async function splitEncode(deps: SplitDeps, spec: FanoutSpec, job: SplitJ
     );
   }
 }
+
+/** The seconds of input an encode keeps: its windows', or the whole input's. */
+export const keptSeconds = (spec: FanoutSpec): number =>
+  spec.windows
+    ? spec.windows.reduce((sum, window) => sum + window.end - window.start, 0)
+    : (spec.input.facts.duration ?? 0);
 
 /** The runner's view of the job, with the tasks' progress combined by their weight into the stage's. */
 function partJob(job: SplitJob, tasks: readonly PartTask[], total: number): PartJob {
