@@ -7,8 +7,10 @@
  *   `mediaflow worker` processes at concurrency 1, each pinned to a core of its own with taskset, standing in for
  *   separate machines. Targets: 2 workers at least 1.8 times as fast as one, 3 at least 2.5 times. With fewer
  *   cores than 3, the 3-worker time is projected from the 2-worker run's part timings (read from the parts'
- *   BullMQ jobs): its time outside the parts, plus the parts scheduled in queue order on 3 workers. The same
- *   projection for 2 workers is printed beside the measured time, to show how far the model is off.
+ *   BullMQ jobs): its time outside the parts, plus the parts the engine would plan for 3 workers (part-plan.ts,
+ *   on the fixture's keyframes), each taking the measured encode time per second of input, scheduled in queue
+ *   order on 3 workers. The same projection for 2 workers is printed beside the measured time, to show how far
+ *   the model is off.
  * - Cost on one machine: the same job on one pinned worker in one pass (fanout=false) against fan-out with no
  *   spare worker (its parts one after another on the same core); and an embedded `serve` on the whole machine,
  *   fan-out on against off. Target: fan-out costs at most 5% more.
@@ -28,6 +30,7 @@ import { startRedis, type TestRedis } from '../test/helpers/redis.js';
 import { startS3, type TestS3 } from '../test/helpers/s3-server.js';
 import { startServeProcess, startWorkerProcess, type ServeProcess } from '../test/helpers/serve-process.js';
 import { processSeconds, TICKS } from './cpu.js';
+import { partLength, planParts } from '../src/engine/run/fanout/part-plan.js';
 import { CACHE } from './fixtures.js';
 import { idleMachine, machineSeconds, post, serveFolder, waitAll } from './jobs-kit.js';
 
@@ -36,6 +39,8 @@ const SIZE = process.env.FANOUT_SIZE ?? '1920x1080';
 const RUNS = new Set((process.env.FANOUT_RUNS ?? 'single,one,two,three,embedded').split(','));
 const MAX_OTHER_CORES = Number(process.env.FANOUT_MAX_OTHER_CORES ?? 0.15);
 const CORES = os.cpus().length;
+/** MEDIAFLOW_PART_SECONDS as the workers have it (the default). */
+const PART_SECONDS = 60;
 const round = (x: number, digits = 3) => Number(x.toFixed(digits));
 
 /** The input, made once and cached: MPEG-4 Part 2 (so an mp4 output re-encodes it), a keyframe every 2 s, AAC. */
@@ -103,6 +108,26 @@ function makespan(parts: ReadonlyArray<{ seconds: number }>, workers: number): n
     free[next]! += part.seconds;
   }
   return Math.max(...free);
+}
+
+/**
+ * A run's time for `workers` workers: its time outside its parts (planning, files to and from the store, the join,
+ * publishing), plus the parts the engine plans for that many slots on the fixture's keyframes (a keyframe every
+ * 2 s at 30 fps), each taking the run's measured encode time per second of input, and the sound as it took,
+ * scheduled in queue order.
+ */
+function projected(run: Run, workers: number): number {
+  const parts = run.parts ?? [];
+  const video = parts.filter((part) => part.name !== 'audio');
+  const perSecond = video.reduce((sum, part) => sum + part.seconds, 0) / MEDIA_SECONDS;
+  const frames = Array.from({ length: MEDIA_SECONDS * 30 }, (_, i) => i / 30);
+  const packets = { times: frames, keyframes: frames.filter((_, i) => i % 60 === 0), printed: new Map() };
+  const planned = planParts(packets, partLength(MEDIA_SECONDS, PART_SECONDS, workers)).map((span) => ({
+    seconds: span.seconds * perSecond,
+  }));
+  const sound = parts.filter((part) => part.name === 'audio');
+  const outside = run.seconds - makespan(parts, run.workers);
+  return round(outside + makespan([...planned, ...sound], workers), 1);
 }
 
 async function main() {
@@ -228,10 +253,7 @@ async function main() {
       await stop(serve);
     }
 
-    /** A run's time outside its parts: planning, files to and from the store, the join, publishing. */
-    const outside = (run: Run) => run.seconds - makespan(run.parts ?? [], run.workers);
-    const project = (run: Run | undefined, workers: number) =>
-      run?.parts ? round(outside(run) + makespan(run.parts, workers), 1) : undefined;
+    const project = (run: Run | undefined, workers: number) => (run?.parts ? projected(run, workers) : undefined);
     const result = {
       date: new Date().toISOString(),
       machine: {
@@ -252,7 +274,8 @@ async function main() {
       },
       projection: {
         method:
-          "the 2-worker run's time outside its parts, plus its parts' times scheduled in queue order on N workers",
+          "the 2-worker run's time outside its parts, plus the parts planned for N workers, each taking the run's " +
+          'encode time per second of input, scheduled in queue order on N workers',
         twoWorkers: project(two, 2),
         twoWorkersMeasured: two?.seconds ?? null,
         threeWorkers: project(two, 3),
