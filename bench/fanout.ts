@@ -14,11 +14,15 @@
  * - Cost on one machine: the same job on one pinned worker in one pass (fanout=false) against fan-out with no
  *   spare worker (its parts one after another on the same core); and an embedded `serve` on the whole machine,
  *   fan-out on against off. Target: fan-out costs at most 5% more.
+ * - The set-ups run there and back (one pass, fan-out on 1, 2 (3) workers, then back to one pass; embedded: one
+ *   pass, fan-out, one pass), the middle one once, and each is taken at its mean: this VM's speed drifts by a tenth
+ *   between runs minutes apart (the same one-pass job took 549 s, 623 s and 664 s in three runs of this bench),
+ *   which one run of each would read as a cost or a gain of fan-out. A linear drift weighs on every set-up alike.
  * Each run waits (at most 30 s) for an idle second first; a run during which other processes took more than
  * FANOUT_MAX_OTHER_CORES of a core is marked disturbed.
  *
  * Options (environment): FANOUT_MEDIA_SECONDS (600), FANOUT_SIZE (1920x1080), FANOUT_RUNS (all of
- * `single,one,two,three,embedded`), FANOUT_MAX_OTHER_CORES (0.15).
+ * `single,one,two,three,embedded`), FANOUT_MAX_OTHER_CORES (0.15), FANOUT_ONCE (1: each set-up once, no way back).
  */
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
@@ -38,6 +42,7 @@ const MEDIA_SECONDS = Number(process.env.FANOUT_MEDIA_SECONDS ?? 600);
 const SIZE = process.env.FANOUT_SIZE ?? '1920x1080';
 const RUNS = new Set((process.env.FANOUT_RUNS ?? 'single,one,two,three,embedded').split(','));
 const MAX_OTHER_CORES = Number(process.env.FANOUT_MAX_OTHER_CORES ?? 0.15);
+const THERE_AND_BACK = process.env.FANOUT_ONCE !== '1';
 const CORES = os.cpus().length;
 /** MEDIAFLOW_PART_SECONDS as the workers have it (the default). */
 const PART_SECONDS = 60;
@@ -71,6 +76,33 @@ interface Run {
   frames: number;
   /** Each part's time on its worker, in queue order (audio last), from its BullMQ job; none in one pass. */
   parts?: Array<{ name: string; seconds: number }>;
+}
+
+/** The mean of runs of one set-up: their mean time and CPU (the first run's parts); disturbed if any was. */
+function meanOf(runs: readonly Run[]): Run {
+  const mean = (pick: (run: Run) => number | undefined) => {
+    const values = runs.map(pick);
+    return values.every((value) => value !== undefined)
+      ? round(values.reduce((a, b) => a + b, 0) / values.length, 1)
+      : undefined;
+  };
+  const cpu = mean((run) => run.workerCpuSeconds);
+  return {
+    ...runs[0]!,
+    seconds: mean((run) => run.seconds)!,
+    ...(cpu !== undefined ? { workerCpuSeconds: cpu } : {}),
+    disturbed: runs.some((run) => run.disturbed),
+  };
+}
+
+/** Runs the set-ups in order and back again (A B C B A; THERE_AND_BACK), and gives each one's mean run. */
+async function thereAndBack<K extends string>(
+  setups: ReadonlyArray<readonly [K, () => Promise<Run>]>,
+): Promise<Map<K, Run>> {
+  const order = THERE_AND_BACK ? [...setups, ...setups.slice(0, -1).reverse()] : setups;
+  const runs = new Map<K, Run[]>();
+  for (const [name, run] of order) runs.set(name, [...(runs.get(name) ?? []), await run()]);
+  return new Map([...runs].map(([name, list]) => [name, meanOf(list)]));
 }
 
 /** The video frames of an output, counted from its packets. */
@@ -213,30 +245,35 @@ async function main() {
     const api = await startServeProcess(dataDir, { ...env, MEDIAFLOW_WORKERS: '0' });
     procs.add(api);
     const workers: ServeProcess[] = [];
-    const addWorker = async () => {
-      const core = workers.length;
-      const worker = await startWorkerProcess(dataDir, { ...env, MEDIAFLOW_CONCURRENCY: '1' }, [
-        'taskset',
-        '-c',
-        String(core),
-      ]);
-      procs.add(worker);
-      workers.push(worker);
+    /** Starts or stops pinned workers until `count` run, the first on core 0, the next on core 1, ... */
+    const pinnedWorkers = async (count: number) => {
+      while (workers.length > count) await stop(workers.pop()!);
+      while (workers.length < count) {
+        const worker = await startWorkerProcess(dataDir, { ...env, MEDIAFLOW_CONCURRENCY: '1' }, [
+          'taskset',
+          '-c',
+          String(workers.length),
+        ]);
+        procs.add(worker);
+        workers.push(worker);
+      }
     };
-    await addWorker();
-    const single = RUNS.has('single') ? await measure('one pinned worker, one pass', api, workers, false) : undefined;
-    const one = RUNS.has('one') ? await measure('one pinned worker, fan-out', api, workers, true) : undefined;
-    let two: Run | undefined;
-    let three: Run | undefined;
-    if (RUNS.has('two') && CORES >= 2) {
-      await addWorker();
-      two = await measure('two pinned workers, fan-out', api, workers, true);
-    }
-    if (RUNS.has('three') && CORES >= 3) {
-      if (workers.length < 2) await addWorker();
-      await addWorker();
-      three = await measure('three pinned workers, fan-out', api, workers, true);
-    }
+    const onPinned = (count: number, name: string, fanout: boolean) => async () => {
+      await pinnedWorkers(count);
+      return measure(name, api, workers, fanout);
+    };
+    const pinned = await thereAndBack(
+      [
+        ['single', onPinned(1, 'one pinned worker, one pass', false)] as const,
+        ['one', onPinned(1, 'one pinned worker, fan-out', true)] as const,
+        ['two', onPinned(2, 'two pinned workers, fan-out', true)] as const,
+        ['three', onPinned(3, 'three pinned workers, fan-out', true)] as const,
+      ].filter(([name]) => RUNS.has(name) && (name !== 'two' || CORES >= 2) && (name !== 'three' || CORES >= 3)),
+    );
+    const single = pinned.get('single');
+    const one = pinned.get('one');
+    const two = pinned.get('two');
+    const three = pinned.get('three');
     await stop(...procs);
 
     // One machine, embedded: the whole machine's cores, fan-out on and off.
@@ -247,9 +284,11 @@ async function main() {
       const serve = await startServeProcess(dir, quiet);
       procs.add(serve);
       // The server's own process runs the ffmpeg: it counts as the worker.
-      const off = await measure('embedded, one pass', serve, [serve], false);
-      const on = await measure('embedded, fan-out', serve, [serve], true);
-      embedded = { on, off };
+      const both = await thereAndBack([
+        ['off', () => measure('embedded, one pass', serve, [serve], false)],
+        ['on', () => measure('embedded, fan-out', serve, [serve], true)],
+      ]);
+      embedded = { on: both.get('on')!, off: both.get('off')! };
       await stop(serve);
     }
 
@@ -281,6 +320,10 @@ async function main() {
         threeWorkers: project(two, 3),
         threeWorkersSpeedup: one && project(two, 3) ? round(one.seconds / project(two, 3)!, 2) : null,
       },
+      order: THERE_AND_BACK
+        ? 'each set-up there and back (one pass, fan-out on 1, 2 workers, back to one pass; embedded: one pass, ' +
+          'fan-out, one pass), taken at its mean'
+        : 'each set-up once',
       costOnOneMachine: {
         pinnedWorker: single && one ? round(one.seconds / single.seconds, 3) : null,
         pinnedWorkerCpu:
@@ -297,8 +340,8 @@ async function main() {
       runs,
     };
     console.table([
-      { measure: '1 pinned worker, one pass (s)', value: single?.seconds ?? '-', target: '' },
-      { measure: '1 pinned worker, fan-out (s)', value: one?.seconds ?? '-', target: '' },
+      { measure: '1 pinned worker, one pass (s, mean)', value: single?.seconds ?? '-', target: '' },
+      { measure: '1 pinned worker, fan-out (s, mean)', value: one?.seconds ?? '-', target: '' },
       { measure: '2 pinned workers, fan-out (s)', value: two?.seconds ?? '-', target: '' },
       { measure: 'speed-up, 2 workers', value: result.speedup.twoWorkers ?? '-', target: '>= 1.8' },
       { measure: 'speed-up, 3 workers', value: result.speedup.threeWorkers ?? '-', target: '>= 2.5' },
