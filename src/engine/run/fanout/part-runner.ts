@@ -52,8 +52,8 @@ export interface PartRunner {
 export class PartEncoder {
   /**
    * The encoder threads of one part: this machine's cores shared among its slots. Parts run side by side, each
-   * encoding a picture; x264's own choice (one and a half threads a core, for one encode alone on the machine)
-   * spent a quarter more CPU on two parts at once on two cores than threads of their own did.
+   * encoding a picture; x264's own choice is made for one encode alone on the machine (one and a half threads a
+   * core), so two parts at once would run three times the threads of two cores.
    */
   private readonly threads: string;
 
