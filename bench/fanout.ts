@@ -16,7 +16,7 @@
  *   fan-out on against off. Target: fan-out costs at most 5% more.
  * - The set-ups run there and back (one pass, fan-out on 1, 2 (3) workers, then back to one pass; embedded: one
  *   pass, fan-out, one pass), the middle one once, and each is taken at its mean: this VM's speed drifts by a tenth
- *   between runs minutes apart (the same one-pass job took 549 s, 623 s and 664 s in three runs of this bench),
+ *   between runs minutes apart (the same one-pass job took from 541 to 664 s in five runs of this bench),
  *   which one run of each would read as a cost or a gain of fan-out. A linear drift weighs on every set-up alike.
  * Each run waits (at most 30 s) for an idle second first; a run during which other processes took more than
  * FANOUT_MAX_OTHER_CORES of a core is marked disturbed.
@@ -44,6 +44,9 @@ const RUNS = new Set((process.env.FANOUT_RUNS ?? 'single,one,two,three,embedded'
 const MAX_OTHER_CORES = Number(process.env.FANOUT_MAX_OTHER_CORES ?? 0.15);
 const THERE_AND_BACK = process.env.FANOUT_ONCE !== '1';
 const CORES = os.cpus().length;
+/** The fixture's frame rate and keyframe interval, which the projection plans its parts on. */
+const FPS = 30;
+const GOP = 60;
 /** MEDIAFLOW_PART_SECONDS as the workers have it (the default). */
 const PART_SECONDS = 60;
 const round = (x: number, digits = 3) => Number(x.toFixed(digits));
@@ -56,9 +59,9 @@ async function fixture(): Promise<string> {
   const partial = `${file}.partial.mp4`;
   console.log(`making ${path.relative(process.cwd(), file)} (once; minutes for 10 minutes of 1080p)`);
   await execa('ffmpeg', [
-    ...['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${SIZE}:rate=30:duration=${MEDIA_SECONDS}`],
+    ...['-v', 'error', '-y', '-f', 'lavfi', '-i', `testsrc2=size=${SIZE}:rate=${FPS}:duration=${MEDIA_SECONDS}`],
     ...['-f', 'lavfi', '-i', `sine=frequency=440:duration=${MEDIA_SECONDS}:sample_rate=48000`],
-    ...['-c:v', 'mpeg4', '-q:v', '8', '-g', '60', '-c:a', 'aac', '-ac', '2', '-shortest', partial],
+    ...['-c:v', 'mpeg4', '-q:v', '8', '-g', String(GOP), '-c:a', 'aac', '-ac', '2', '-shortest', partial],
   ]);
   await rename(partial, file);
   return file;
@@ -144,16 +147,15 @@ function makespan(parts: ReadonlyArray<{ seconds: number }>, workers: number): n
 
 /**
  * A run's time for `workers` workers: its time outside its parts (planning, files to and from the store, the join,
- * publishing), plus the parts the engine plans for that many slots on the fixture's keyframes (a keyframe every
- * 2 s at 30 fps), each taking the run's measured encode time per second of input, and the sound as it took,
- * scheduled in queue order.
+ * publishing), plus the parts the engine plans for that many slots on the fixture's keyframes (FPS, GOP), each
+ * taking the run's measured encode time per second of input, and the sound as it took, scheduled in queue order.
  */
 function projected(run: Run, workers: number): number {
   const parts = run.parts ?? [];
   const video = parts.filter((part) => part.name !== 'audio');
   const perSecond = video.reduce((sum, part) => sum + part.seconds, 0) / MEDIA_SECONDS;
-  const frames = Array.from({ length: MEDIA_SECONDS * 30 }, (_, i) => i / 30);
-  const packets = { times: frames, keyframes: frames.filter((_, i) => i % 60 === 0), printed: new Map() };
+  const frames = Array.from({ length: MEDIA_SECONDS * FPS }, (_, i) => i / FPS);
+  const packets = { times: frames, keyframes: frames.filter((_, i) => i % GOP === 0), printed: new Map() };
   const planned = planParts(packets, partLength(MEDIA_SECONDS, PART_SECONDS, workers)).map((span) => ({
     seconds: span.seconds * perSecond,
   }));

@@ -10,6 +10,8 @@ import { execa } from 'execa';
  * its time (a drawn clock, for a person looking at it); the bottom band flashes white, and a 1 kHz beep sounds, for
  * 0.2 s from every tenth second, so a join's frames can be named and picture and sound compared at each.
  */
+export const CLIP = { seconds: 240, fps: 25, gop: 50, width: 320, height: 180, flashEvery: 10 } as const;
+
 /** A fixture plugin whose split encode fails in one part of the clip (see the file): MEDIAFLOW_PLUGINS names it. */
 export const BROKEN_PART = path.resolve(import.meta.dirname, '../fixtures/plugins/broken-part.js');
 
@@ -21,8 +23,6 @@ export const BROKEN_PART_ERROR = {
     'Part 2 of 4 (60 to 120 s of the input): ffmpeg failed: Error when evaluating the expression ' +
     "'if(between(t,100,110),0/0,iw)'.",
 };
-
-export const CLIP = { seconds: 240, fps: 25, gop: 50, width: 320, height: 180, flashEvery: 10 } as const;
 
 /** Frames in the clip. */
 export const CLIP_FRAMES = CLIP.seconds * CLIP.fps;

@@ -32,7 +32,7 @@ export function partLength(seconds: number, partSeconds: number, capacity: numbe
   if (capacity < 2 || asked < 2) return partSeconds;
   const count = capacity * Math.max(1, Math.round(asked / capacity));
   const ratio = count / asked;
-  return count >= 2 && ratio >= 2 / 3 && ratio <= 1.5 ? seconds / count : partSeconds;
+  return ratio >= 2 / 3 && ratio <= 1.5 ? seconds / count : partSeconds;
 }
 
 /**
