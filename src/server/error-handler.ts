@@ -49,8 +49,12 @@ function fromFramework(error: FastifyError, limits: BodyLimits): MediaflowError 
 /** The code of another client error (a 416 of @fastify/static, ...): its status's, else a malformed request. */
 const clientCode = (status: number): ErrorCode => codeOfStatus(status) ?? 'MF_ERR_BAD_REQUEST';
 
-/** The `{error, code}` body every error answers with. */
-const body = (error: MediaflowError) => ({ error: error.message, code: error.code });
+/** The `{error, code}` body every error answers with, and `errors` when it told several problems. */
+const body = (error: MediaflowError) => ({
+  error: error.message,
+  code: error.code,
+  ...(error.errors ? { errors: error.errors } : {}),
+});
 
 /**
  * Fastify's `frameworkErrors` option: errors its router raises before any route or error handler

@@ -1,4 +1,4 @@
-import { isErrorCode, MediaflowError } from '../errors.js';
+import { isErrorCode, MediaflowError, type Problem } from '../errors.js';
 import { outputProblem } from './plugin-check.js';
 import type { OutputSpec, Plan, PluginDefinition } from './plugin.js';
 import { shortMessage } from '../run/short-message.js';
@@ -32,12 +32,19 @@ export class PluginHookError extends Error {
  */
 function asMediaflowError(error: unknown): MediaflowError | undefined {
   if (error instanceof MediaflowError) return error;
-  const candidate = error as { name?: unknown; code?: unknown; message?: unknown; retryAfter?: unknown } | null;
+  const candidate = error as {
+    name?: unknown;
+    code?: unknown;
+    message?: unknown;
+    retryAfter?: unknown;
+    errors?: unknown;
+  } | null;
   if (typeof candidate !== 'object' || candidate === null || candidate.name !== 'MediaflowError') return undefined;
   if (!isErrorCode(candidate.code) || typeof candidate.message !== 'string') return undefined;
   return new MediaflowError(candidate.code, candidate.message, {
     cause: error,
     ...(typeof candidate.retryAfter === 'number' ? { retryAfter: candidate.retryAfter } : {}),
+    ...(Array.isArray(candidate.errors) ? { errors: candidate.errors as Problem[] } : {}),
   });
 }
 
