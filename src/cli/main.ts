@@ -1,10 +1,19 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { resolveBinaries } from '../engine/run/binaries.js';
 import { loadConfig } from '../engine/config.js';
 import { anyLocalPath } from '../engine/run/engine.js';
 import { binaryVersion } from '../engine/run/ffmpeg.js';
-import { answerFiles, inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
+import { paramError } from '../engine/errors.js';
+import {
+  answerFiles,
+  DOCUMENT_KEYWORD,
+  inputSpecOf,
+  paramMarked,
+  VALUES_KEYWORD,
+  type PluginDefinition,
+} from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { pluginFlags } from '../engine/plugins/plugin-loader.js';
 import { CLI_COMMANDS, dashed, type CliCommand } from '../engine/plugins/reserved.js';
@@ -38,19 +47,42 @@ function describeParam(schema: Record<string, unknown>, required = false): strin
   return parts.join(' ');
 }
 
+/** The text of a document argument: a file's, or standard input's for `-`. */
+async function readDocument(file: string): Promise<string> {
+  if (file !== '-') {
+    return readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw paramError(`Cannot read ${file}: ${error.code === 'ENOENT' ? 'no such file' : error.code}`);
+    });
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** A subcommand for one operation, with flags generated from its schema. */
 function operationCommand(plugin: PluginDefinition, registry: Registry): Command {
   const command = new Command(dashed(plugin.name))
     .summary(plugin.summary)
     .description(`${plugin.summary}.${plugin.description ? `\n\n${plugin.description}` : ''}`);
+  // A document parameter (Param.document) is also the command's argument: a JSON file, or `-` for standard input.
+  const document = paramMarked(plugin.params, DOCUMENT_KEYWORD);
+  if (document)
+    command.argument(
+      `[${document}]`,
+      `${describeParam(plugin.params.properties[document] as never)}: a JSON file, or - to read it from standard input`,
+    );
   for (const [key, schema] of Object.entries(plugin.params.properties) as Array<[string, Record<string, unknown>]>) {
     // A boolean is a bare flag with its negation (`--mono`, `--no-mono`); `--mono false` still works.
     const boolean = schema.type === 'boolean';
+    // Named values (Param.values) are one flag given once per value: `--merge TITLE="Episode 12"`.
+    const values = Boolean(schema[VALUES_KEYWORD]);
+    const valueForm = boolean ? '[true|false]' : values ? '<NAME=value>' : key === document ? '<json>' : '<value>';
     const option = new Option(
-      `--${dashed(key)} ${boolean ? '[true|false]' : '<value>'}`,
+      `--${dashed(key)} ${valueForm}`,
       describeParam(schema, plugin.params.required?.includes(key)),
     );
     if (schema.default !== undefined) option.default(String(schema.default));
+    if (values) option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
     command.addOption(option);
     if (boolean) command.addOption(new Option(`--no-${dashed(key)}`, `the same as --${dashed(key)} false`));
   }
@@ -61,7 +93,9 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
       "the file to write the result to, replacing any there; its extension must be the result's (instead of --out-dir)",
     )
     .option('--allow-private-urls', 'allow input URLs on loopback/private addresses')
-    .action(async (flags: Record<string, string | boolean>) => {
+    .action(async (...args: unknown[]) => {
+      const flags = (args.at(-1) as Command).opts<Record<string, string | boolean>>();
+      const [file] = (args.at(-1) as Command).processedArgs as Array<string | undefined>;
       const raw: Record<string, unknown> = {};
       for (const key of Object.keys(plugin.params.properties)) {
         const value = flags[flagKey(dashed(key))];
@@ -74,6 +108,11 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
       process.once('SIGINT', onSigint);
       const progress = createProgressReporter(plugin.name);
       try {
+        if (document && file !== undefined) {
+          if (raw[document] !== undefined)
+            throw paramError(`Give \`${document}\` once: as the argument (a file) or as --${dashed(document)}`);
+          raw[document] = await readDocument(file);
+        }
         const config = loadConfig(process.env, flags.allowPrivateUrls ? { allowPrivateUrls: true } : {});
         if (output === undefined) await ensureWritableDir(outDir, '--out-dir');
         const cli = await cliRuntime(config, registry, outDir);
