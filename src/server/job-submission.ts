@@ -93,7 +93,8 @@ export interface SubmitContext {
  * either answers 202 at once (asynchronous) or waits for the job and answers its result exactly
  * as the synchronous interface does. A synchronous client that hangs up cancels its job; an
  * asynchronous job is not tied to its connection. A file part named after one of `inputFields`
- * is that input: it is kept in the output store and the job reads it there, as an own output.
+ * is that input: it is kept in the output store and the job reads it there, as an own output; with
+ * `anyFileBut`, so is a part of any other name but those (inputFileParts).
  */
 export async function submitJob(
   request: FastifyRequest,
@@ -102,6 +103,7 @@ export async function submitJob(
   name: string,
   context: SubmitContext,
   inputFields: readonly string[] = [],
+  anyFileBut?: readonly string[],
 ) {
   const { jobs, config } = context;
   const base = context.baseUrl(request);
@@ -109,7 +111,7 @@ export async function submitJob(
   let submitted: { record: JobRecord; created: boolean };
   let options: JobOptions;
   try {
-    const raw = await readFields(request, inputFileParts(files, inputFields));
+    const raw = await readFields(request, inputFileParts(files, inputFields, anyFileBut));
     // Read first, so the answer never races an unread body.
     await requireDiskSpace(config.dataDir, config.minFreeDiskBytes);
     const read = await readJobOptions(request, raw, config);
