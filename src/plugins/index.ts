@@ -21,6 +21,7 @@ import mixAudio from './mix-audio.js';
 import normalizeAudio from './normalize-audio.js';
 import overlayImage from './overlay-image.js';
 import removeSilence from './remove-silence.js';
+import render from './render/index.js';
 import resizeImage from './resize-image.js';
 import splitMedia from './split-media.js';
 import transcribe from './transcribe.js';
@@ -60,6 +61,8 @@ export const builtinPlugins = [
   addText,
   // Speech to captions (docs/operations.md#speech-to-captions).
   transcribe,
+  // One edit document, one encode (docs/render.md).
+  render,
 ] as unknown as PluginDefinition[];
 
 /** A registry holding the built-ins; third-party plugins are registered after them. */

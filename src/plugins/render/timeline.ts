@@ -1,4 +1,4 @@
-import type { LocalInput, MediaFacts, Quality } from '../../sdk.js';
+import type { LocalInput, Quality } from '../../sdk.js';
 import type { CaptionStyle } from '../shared/caption-style.js';
 
 /**
@@ -65,15 +65,7 @@ export interface Overlay {
 }
 
 export type TransitionType =
-  | 'fade'
-  | 'wipeleft'
-  | 'wiperight'
-  | 'slideup'
-  | 'slidedown'
-  | 'slideleft'
-  | 'slideright'
-  | 'circleopen'
-  | 'dissolve';
+  'fade' | 'wipeleft' | 'wiperight' | 'slideup' | 'slidedown' | 'slideleft' | 'slideright' | 'circleopen' | 'dissolve';
 
 /**
  * The passage from the clip before this one on its track: the two overlap by `duration` seconds, from this
@@ -137,8 +129,8 @@ export interface AudioClip extends ClipBase {
 export interface VoiceClip extends ClipBase {
   type: 'voice';
   text: string;
-  /** `<engine>:<name>`. */
-  voice: string;
+  /** `<engine>:<name>`; absent: the server's default voice. */
+  voice?: string;
   speed: number;
   volume: number;
   media: LocalInput;
@@ -193,5 +185,13 @@ export const isMediaVisual = (clip: Clip): clip is VideoClip | ImageClip =>
 export const isSound = (clip: Clip): clip is SoundClip =>
   clip.type === 'audio' || clip.type === 'voice' || (clip.type === 'video' && clip.volume !== 'mute');
 
-/** The facts the dry run shows of a clip's media. */
-export type ClipFacts = Pick<MediaFacts, 'duration'> & Partial<MediaFacts>;
+/** The facts the dry run shows of a clip's media, in the answer's snake_case. */
+export interface ClipFacts {
+  /** Seconds, when the file says (a picture has none). */
+  duration: number | null;
+  /** A still picture rather than a video. */
+  image: boolean;
+  video?: { width: number; height: number; fps: number };
+  audio?: { sample_rate: number; channels: number };
+  subtitles?: boolean;
+}
