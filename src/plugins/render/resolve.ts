@@ -80,7 +80,7 @@ export function mediaSources(document: EditDocument): {
         path: `${path}.src`,
         error: 'this file is used as subtitles and as media: one file is one of them',
       });
-    kinds.set(src, set.add(kind));
+    else kinds.set(src, set.add(kind));
   }
   const sources = [...kinds].map(([src, set]) => ({
     src,
@@ -210,6 +210,8 @@ function layOut(document: EditDocument, media: MediaOf | undefined, limits: Limi
       const end = spanOf(followed).end;
       return end === undefined || start === undefined ? undefined : end - start;
     }
+    // Only media have a length of their own (captions without a file follow a clip, or are refused already).
+    if (srcOf(clip) === undefined && clip.type !== 'voice') return undefined;
     if (clip.type !== 'video' && clip.type !== 'audio' && clip.type !== 'voice' && clip.type !== 'captions')
       return undefined;
     if (clip.type === 'audio' && clip.loop) return undefined;
@@ -306,9 +308,8 @@ function overlaps(
       if (a.track !== b.track || early.start === undefined || early.end === undefined) continue;
       const overlap = Math.min(early.end, late.end) - Math.max(early.start, late.start);
       if (overlap <= EPSILON) continue;
-      // The passage of a transition: the later clip from the one before it, by exactly its duration.
-      if (previous(b) === a && transitionOf(b.clip) > 0 && Math.abs(overlap - transitionOf(b.clip)) <= EPSILON)
-        continue;
+      // The passage of a transition from the clip before: its own checks above tell what is wrong with it.
+      if (previous(b) === a && transitionOf(b.clip) > 0) continue;
       problem(
         `${b.path}.start`,
         `the clip (${shown(late.start)} to ${shown(late.end)}) overlaps ${a.path} (${shown(early.start)} to ` +

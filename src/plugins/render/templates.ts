@@ -106,6 +106,12 @@ export function templateInfo(name: string, document: Record<string, unknown>): T
   };
 }
 
-/** Every template of a folder as the list of templates shows it. */
+/** Every template of a folder as the list of templates shows it; one that cannot be read is left out. */
 export const listTemplates = (dir: string): TemplateInfo[] =>
-  templateNames(dir).map((name) => templateInfo(name, loadTemplate(dir, name)));
+  templateNames(dir).flatMap((name) => {
+    try {
+      return [templateInfo(name, loadTemplate(dir, name))];
+    } catch {
+      return [];
+    }
+  });
