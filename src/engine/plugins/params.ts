@@ -153,9 +153,7 @@ const kindOf = (value: unknown) => (value === null ? 'null' : Array.isArray(valu
 function documentOf(key: string, value: unknown): Record<string, unknown> {
   if (isObject(value)) return value;
   if (Array.isArray(value))
-    throw paramError(
-      `Expected \`${key}\` to be one JSON object, got ${value.length} (the field was sent more than once)`,
-    );
+    throw paramError(`Expected \`${key}\` to be one JSON object, got a list of ${value.length}`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(String(value));
