@@ -247,6 +247,27 @@ describe('POST /render/ with dry_run', () => {
     assert.equal(plain.body.timeline.clips[0].src, url(RED));
   });
 
+  it('keeps no uploaded file of a refused request, and takes no file in its own fields', async () => {
+    const before = await uploads(server);
+    const photo = new Blob([await readFile(await fixture(GREEN))], { type: 'image/png' });
+    const refused = new FormData();
+    refused.append('edit', JSON.stringify({ tracks: [{ clips: [{ type: 'image', src: '{{PHOTO}}' }] }] }));
+    refused.append('PHOTO', photo, 'cover.png');
+    const res = await postForm(server.base, refused);
+    assert.equal(res.status, 400);
+    assert.deepEqual(
+      res.body.errors.map((problem: Json) => problem.path),
+      ['tracks[0].clips[0].duration'],
+    );
+    const asFile = new FormData();
+    asFile.append('edit', photo, 'edit.json');
+    const own = await postForm(server.base, asFile);
+    assert.equal(own.status, 400);
+    assert.equal(own.body.error, 'File part `edit` is not an input: that field of this route takes no file');
+    assert.deepEqual(await uploads(server), before);
+    assert.deepEqual(await server.workLeftovers(), []);
+  });
+
   it('renders a template by name with merge values, and names the known ones for an unknown name', async () => {
     const res = await postJson(server.base, {
       template: 'card',
