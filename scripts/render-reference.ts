@@ -4,25 +4,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TIME_PATTERN } from '../src/sdk.js';
+import type { JsonSchema as Schema } from '../src/plugins/render/document-check.js';
 import { CLIP_TYPES, EDIT_SCHEMA, OUTPUT } from '../src/plugins/render/schema.js';
-
-interface Schema {
-  type?: string;
-  title?: string;
-  description?: string;
-  enum?: unknown[];
-  const?: unknown;
-  anyOf?: Schema[];
-  properties?: Record<string, Schema>;
-  required?: string[];
-  default?: unknown;
-  minimum?: number;
-  maximum?: number;
-  multipleOf?: number;
-  maxLength?: number;
-  pattern?: string;
-  items?: Schema;
-}
 
 export const START = '<!-- reference: made from the schema by scripts/render-reference.ts -->';
 export const END = '<!-- end of reference -->';

@@ -9,18 +9,20 @@ import { childPath } from './json-path.js';
  * `maxLength`, `pattern`; `title` names a schema in messages.
  */
 
-interface Schema {
+/** The JSON Schema keywords the edit document's schema uses (and its reference in docs/render.md reads). */
+export interface JsonSchema {
   type?: string;
   title?: string;
   description?: string;
+  default?: unknown;
   enum?: unknown[];
   const?: unknown;
-  anyOf?: Schema[];
+  anyOf?: JsonSchema[];
   discriminator?: { propertyName: string };
-  properties?: Record<string, Schema>;
+  properties?: Record<string, JsonSchema>;
   required?: string[];
-  additionalProperties?: boolean | Schema;
-  items?: Schema;
+  additionalProperties?: boolean | JsonSchema;
+  items?: JsonSchema;
   minItems?: number;
   maxItems?: number;
   minimum?: number;
@@ -44,7 +46,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** What a schema expects, in words: its title, else its type with its bounds. */
-function expected(schema: Schema): string {
+function expected(schema: JsonSchema): string {
   if (schema.title) return schema.title;
   if (schema.enum) return `one of ${schema.enum.join(', ')}`;
   if (schema.const !== undefined) return `'${String(schema.const)}'`;
@@ -98,14 +100,14 @@ function isType(value: unknown, type: string): boolean {
 }
 
 /** The scalars a schema takes, for reading a merged string as one (`"{{VOLUME}}"` as -6). */
-function scalarTypes(schema: Schema): string[] {
+function scalarTypes(schema: JsonSchema): string[] {
   return [schema.type, ...(schema.anyOf ?? []).map((branch) => branch.type)].filter(
     (type): type is string => type === 'number' || type === 'integer' || type === 'boolean',
   );
 }
 
 /** A merged string read as the number or boolean its schema takes, else as it is. */
-function coerced(schema: Schema, value: string): unknown {
+function coerced(schema: JsonSchema, value: string): unknown {
   const types = scalarTypes(schema);
   const text = value.trim();
   if ((types.includes('number') || types.includes('integer')) && /^[+-]?(\d+\.?\d*|\.\d+)$/.test(text))
@@ -126,7 +128,7 @@ export interface Checked {
  */
 export function checkDocument(schema: object, value: unknown, merged: ReadonlySet<string> = new Set()): Checked {
   const problems: Problem[] = [];
-  const walk = (s: Schema, given: unknown, path: string): unknown => {
+  const walk = (s: JsonSchema, given: unknown, path: string): unknown => {
     const v = typeof given === 'string' && merged.has(path) ? coerced(s, given) : given;
     const fail = (error: string) => {
       problems.push({ path, error });
@@ -162,7 +164,7 @@ export function checkDocument(schema: object, value: unknown, merged: ReadonlySe
     if (isObject(v)) return walkObject(s, v, path);
     return v;
   };
-  const walkObject = (s: Schema, v: Record<string, unknown>, path: string): unknown => {
+  const walkObject = (s: JsonSchema, v: Record<string, unknown>, path: string): unknown => {
     const properties = s.properties ?? {};
     const what = s.title ?? 'this object';
     const out: Record<string, unknown> = {};
@@ -182,7 +184,7 @@ export function checkDocument(schema: object, value: unknown, merged: ReadonlySe
     }
     return out;
   };
-  const walkUnion = (s: Schema, v: unknown, path: string, fail: (error: string) => unknown): unknown => {
+  const walkUnion = (s: JsonSchema, v: unknown, path: string, fail: (error: string) => unknown): unknown => {
     const key = s.discriminator?.propertyName;
     if (key !== undefined && isObject(v)) {
       // One branch by its tag (a clip by its `type`), so that its own problems are told, not "matches none".
@@ -205,5 +207,5 @@ export function checkDocument(schema: object, value: unknown, merged: ReadonlySe
     }
     return fail(`expected ${expected(s)}, got ${show(v)}`);
   };
-  return { value: walk(schema as Schema, value, ''), problems };
+  return { value: walk(schema as JsonSchema, value, ''), problems };
 }

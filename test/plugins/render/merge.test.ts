@@ -9,7 +9,10 @@ import { EDIT_SCHEMA, EXAMPLE } from '../../../src/plugins/render/schema.js';
 import { listTemplates, loadTemplate } from '../../../src/plugins/render/templates.js';
 import { MediaflowError } from '../../../src/engine/errors.js';
 
-const DOCUMENT = {
+/** A document as the tests read it back: tracks of clips of any fields. */
+type Clips = { merge?: unknown; tracks: Array<{ clips: Array<Record<string, unknown>> }> };
+
+const DOCUMENT: Clips = {
   merge: { TITLE: 'Default title', SECONDS: 4 },
   tracks: [
     {
@@ -47,7 +50,7 @@ describe('merge fields', () => {
       UNUSED: 'ignored',
     });
     assert.deepEqual(merged.problems, []);
-    const clips = (merged.document as typeof DOCUMENT).tracks;
+    const clips = (merged.document as Clips).tracks;
     assert.equal(clips[0]!.clips[0]!.src, 'https://example.com/a.jpg');
     assert.equal(clips[0]!.clips[0]!.duration, '4', "the document's default, as text");
     assert.equal(clips[0]!.clips[1]!.text, 'Now: Episode 12 (Episode 12, part 2)');
@@ -62,13 +65,13 @@ describe('merge fields', () => {
       LOOP: 'true',
     });
     // The defaults stay as they were; the original document is not changed.
-    assert.deepEqual((merged.document as typeof DOCUMENT).merge, DOCUMENT.merge);
+    assert.deepEqual((merged.document as Clips).merge, DOCUMENT.merge);
     assert.equal(DOCUMENT.tracks[0]!.clips[0]!.src, '{{PHOTO}}');
   });
 
   it('puts a value in once: braces in a value are not read again', () => {
     const merged = mergeFields(DOCUMENT, { PHOTO: '{{TITLE}}', PART: '{{PART}}', MUSIC: 'm', DB: '0', LOOP: 'false' });
-    const clips = (merged.document as typeof DOCUMENT).tracks[0]!.clips;
+    const clips = (merged.document as Clips).tracks[0]!.clips;
     assert.equal(clips[0]!.src, '{{TITLE}}');
     assert.equal(clips[1]!.text, 'Now: Default title (Default title, part {{PART}})');
   });

@@ -113,8 +113,8 @@ describe('resolve: auto starts and durations', () => {
       ['tracks[0].clips[2]', 3, 4],
     ]);
     const [, second, third] = resolve(document, {}, media, LIMITS).clips;
-    assert.deepEqual(second!.type === 'image' && second.transition, { type: 'fade', duration: 0.5 });
-    assert.deepEqual(third!.type === 'video' && third.transition, { type: 'wipeleft', duration: 0.5 });
+    assert.deepEqual(second?.type === 'image' && second.transition, { type: 'fade', duration: 0.5 });
+    assert.deepEqual(third?.type === 'video' && third.transition, { type: 'wipeleft', duration: 0.5 });
     // A start of its own that keeps the overlap is taken too.
     const given = doc([
       {
@@ -194,11 +194,11 @@ describe('resolve: auto starts and durations', () => {
     assert.deepEqual(timeline.merge, { TITLE: 'x' });
     const [overlay, filled, text] = timeline.clips;
     assert.equal(overlay!.path, 'tracks[0].clips[1]');
-    assert.deepEqual(overlay!.type === 'image' && overlay.layout, {
+    assert.deepEqual(overlay?.type === 'image' && overlay.layout, {
       overlay: { position: 'top-left', width: 0.15, opacity: 0.5, margin: 0.03 },
     });
-    assert.deepEqual(filled!.type === 'image' && [filled.layout, filled.motion], [{ fit: 'contain-blur' }, 'none']);
-    assert.deepEqual(text!.type === 'text' && [text.text, text.style], ['Hi', { color: '#FF0000', position: 'top' }]);
+    assert.deepEqual(filled?.type === 'image' && [filled.layout, filled.motion], [{ fit: 'contain-blur' }, 'none']);
+    assert.deepEqual(text?.type === 'text' && [text.text, text.style], ['Hi', { color: '#FF0000', position: 'top' }]);
   });
 });
 
