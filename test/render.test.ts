@@ -412,6 +412,11 @@ describe('POST /render/ refusals', () => {
       [{ edit: '{"tracks": [', dry_run: true }, 'Expected `edit` to be a JSON object, but it is not valid JSON:'],
       [{ edit: [1], dry_run: true }, 'Expected `edit` to be one JSON object, got a list of 1'],
       [{ template: 'card', merge: { PHOTO: url(RED) }, storyboard: true }, 'Expected `dry_run` to be true'],
+      // In a JSON body the values are in `merge`: other fields are ignored, as unknown fields are.
+      [
+        { edit: { tracks: [{ clips: [{ type: 'text', text: '{{T}}', duration: 1 }] }] }, T: 'x', dry_run: true },
+        'tracks[0].clips[0].text: merge field {{T}} has no value',
+      ],
     ];
     for (const [body, message] of cases) {
       const res = await postJson(server.base, body);

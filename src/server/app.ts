@@ -195,12 +195,12 @@ export async function buildServer(
     const inputFields = Object.entries(plugin.params.properties).flatMap(([key, schema]) =>
       inputSpecOf(schema) ? [key] : [],
     );
-    // An operation of named values takes a file part of any other name as the input that value names.
-    const anyFileBut = paramMarked(plugin.params, VALUES_KEYWORD)
+    // An operation of named values takes a form's other fields as values, and a file part of another name as one.
+    const ownFields = paramMarked(plugin.params, VALUES_KEYWORD)
       ? [...Object.keys(plugin.params.properties), ...JOB_FIELD_NAMES]
       : undefined;
     app.post(plugin.path, { onRequest: checkKey }, (request, reply) =>
-      submitJob(request, reply, 'operation', plugin.name, submit, inputFields, anyFileBut),
+      submitJob(request, reply, 'operation', plugin.name, submit, inputFields, ownFields),
     );
     // Another method on an operation's path is the wrong method, not a missing route (HEAD comes with GET).
     app.route({
