@@ -101,7 +101,7 @@ export const Param = {
    * Named text values (`{ "TITLE": "Episode 12" }`): an object of them in a JSON body, its JSON text in a form
    * field, `--<name> NAME=value` (repeated) on the CLI. In a form, every field that is none of the plugin's
    * parameters (nor `webhook_url` or `metadata`) is one more value, and a file part of such a name is an input
-   * whose URL is its value. A plugin has at most one.
+   * whose URL is its value (a JSON body's other fields stay ignored). A plugin has at most one.
    */
   values: (options: { description: string }) =>
     Type.Unsafe<Record<string, string>>({
