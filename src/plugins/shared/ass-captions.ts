@@ -44,11 +44,29 @@ const fill = (hex: string): string => {
 };
 
 /**
- * A cue's words with karaoke timing: each word's `\k` lasts its share of the cue, in proportion to
- * its weight (by default its length in characters; spoken words weigh the time until the next one
- * starts, so each lights up when it is said); the word is drawn in `highlight` during that share and
- * in `base` before (the secondary colour `\k` shows) and after (a `\t` back to `base` at its end), so
- * the highlight moves from word to word rather than filling the line.
+ * Karaoke tags for the words of a cue, one for each, to put before it: each word's `\k` lasts its share of the cue,
+ * in proportion to its weight; the word is drawn in `highlight` during that share and in `base` before (the secondary
+ * colour `\k` shows) and after (a `\t` back to `base` at its end), so the highlight moves from word to word rather
+ * than filling the line.
+ */
+export function karaokeTags(weights: readonly number[], seconds: number, highlight: string, base: string): string[] {
+  const total = weights.reduce((sum, weight) => sum + weight, 0);
+  const centiseconds = Math.round(seconds * 100);
+  let before = 0;
+  let done = 0;
+  return weights.map((weight) => {
+    done += weight;
+    // Ends rounded from the running total, so the shares add up to the cue exactly.
+    const end = Math.round((centiseconds * done) / total);
+    const tags = `{\\k${end - before}${fill(highlight)}\\t(${end * 10},${end * 10},${fill(base)})}`;
+    before = end;
+    return tags;
+  });
+}
+
+/**
+ * A cue's words with karaoke timing (`karaokeTags`): a word weighs its length in characters by default; spoken words
+ * weigh the time until the next one starts, so each lights up when it is said.
  */
 export function karaokeText(
   words: readonly CueWord[],
@@ -59,21 +77,8 @@ export function karaokeText(
 ): string {
   const byLength = words.map((word) => Array.from(word.text).length);
   const weighed = weights && weights.reduce((sum, weight) => sum + weight, 0) > 0;
-  const lengths = weighed ? weights : byLength;
-  const total = lengths.reduce((sum, length) => sum + length, 0);
-  const centiseconds = Math.round(seconds * 100);
-  let before = 0;
-  let done = 0;
-  return words
-    .map((word, i) => {
-      done += lengths[i]!;
-      // Ends rounded from the running total, so the shares add up to the cue exactly.
-      const end = Math.round((centiseconds * done) / total);
-      const tags = `{\\k${end - before}${fill(highlight)}\\t(${end * 10},${end * 10},${fill(base)})}`;
-      before = end;
-      return `${i > 0 && word.spaced ? ' ' : ''}${tags}${assText(word.text)}`;
-    })
-    .join('');
+  const tags = karaokeTags(weighed ? weights : byLength, seconds, highlight, base);
+  return words.map((word, i) => `${i > 0 && word.spaced ? ' ' : ''}${tags[i]}${assText(word.text)}`).join('');
 }
 
 /** The plain text of a cue, escaped for ASS. */
