@@ -7,7 +7,7 @@ import { FilterGraph } from './graph.js';
 import type { InputList } from './input-list.js';
 import { isSeeThrough, mediaStream, type Placed } from './media.js';
 import { speechToTranscribe, textScript, type SpokenClip } from './text-script.js';
-import type { Overlay, RenderFormat, SoundClip, Timeline, TransitionType, WaveformClip } from './timeline.js';
+import type { Clip, Overlay, RenderFormat, SoundClip, Timeline, TransitionType, WaveformClip } from './timeline.js';
 import { isMediaVisual } from './timeline.js';
 import { joinRun, type Piece } from './transitions.js';
 import { waveformStream } from './waveform.js';
@@ -24,7 +24,7 @@ import { waveformStream } from './waveform.js';
  */
 
 export type { Span } from './clock.js';
-export { highlightWords, speechToTranscribe, textScript, type HeardSpeech, type SpokenClip } from './text-script.js';
+export { speechToTranscribe, textScript, type HeardSpeech, type SpokenClip } from './text-script.js';
 
 /** The label of the picture's stream in the graph. */
 export const PICTURE_OUTPUT = 'vout';
@@ -46,7 +46,7 @@ export interface Picture {
 /** The pixel format of the picture: 4:2:0 for the video codecs, RGB for a GIF's palette to be made from. */
 export const picturePixelFormat = (format: RenderFormat): string => (format === 'gif' ? 'rgb24' : 'yuv420p');
 
-/** An overlay's and a waveform's margin from the frame's edges when none is given: overlay-image's default share. */
+/** A waveform's margin from the frame's edges (it has no field for one): overlay-image's default share. */
 const WAVEFORM_MARGIN = 0.03;
 
 /** Something a track draws, in the order it does. */
@@ -217,11 +217,11 @@ export function pictureGraph(timeline: Timeline, inputs: InputList, span: Span):
     ]);
   }
   const script = textLayer(timeline, span);
-  // The text is drawn above the highest track that holds some, below the tracks above it.
+  // The text is drawn above the highest track that holds some in the span (and above the bottom layer, whatever its
+  // track), below the tracks above it.
+  const shows = (clip: Clip) => place(clip, clock).to > place(clip, clock).from;
   const textTracks = timeline.clips
-    .filter(
-      (clip) => (clip.type === 'text' || clip.type === 'captions') && place(clip, clock).to > place(clip, clock).from,
-    )
+    .filter((clip) => (clip.type === 'text' || clip.type === 'captions') && shows(clip))
     .map((clip) => clip.track);
   const textTrack = Math.max(-1, ...textTracks);
   let textDrawn = false;
@@ -253,7 +253,26 @@ function textLayer(timeline: Timeline, span: Span) {
   return content === undefined ? undefined : { file, content };
 }
 
-/** `item` drawn over `picture`, from its first frame, and nothing drawn once its stream ends. */
+/** The stream of something a track draws over what is below it, its first frame, and its top-left corner. */
+function layerOf(graph: FilterGraph, inputs: InputList, clock: FrameClock, frame: FrameSize, item: Drawn) {
+  switch (item.kind) {
+    case 'run': {
+      const stream = runStream(graph, inputs, clock, frame, item.pieces);
+      return { stream, from: item.pieces[0]!.placed.from, at: ['0', '0'] };
+    }
+    case 'overlay': {
+      const { placed, overlay, fadeIn, fadeOut } = item;
+      const stream = mediaStream(graph, inputs, clock, frame, placed, { alpha: false, fadeIn, fadeOut });
+      return { stream, from: placed.from, at: corner(overlay.position, Math.round(overlay.margin * frame.width)) };
+    }
+    case 'waveform': {
+      const stream = waveformStream(graph, inputs, clock, frame, item.clip, item.sound, [item.from, item.to]);
+      return { stream, from: item.from, at: corner(item.clip.position, Math.round(WAVEFORM_MARGIN * frame.width)) };
+    }
+  }
+}
+
+/** `item` drawn over `picture` from its first frame on, and nothing drawn once its stream ends. */
 function overlay(
   graph: FilterGraph,
   inputs: InputList,
@@ -262,20 +281,7 @@ function overlay(
   picture: string,
   item: Drawn,
 ): string {
-  const [stream, from, [x, y]] =
-    item.kind === 'run'
-      ? [runStream(graph, inputs, clock, frame, item.pieces), item.pieces[0]!.placed.from, ['0', '0']]
-      : item.kind === 'overlay'
-        ? [
-            mediaStream(graph, inputs, clock, frame, item.placed, { alpha: false, ...item }),
-            item.placed.from,
-            corner(item.overlay.position, Math.round(item.overlay.margin * frame.width)),
-          ]
-        : [
-            waveformStream(graph, inputs, clock, frame, item.clip, item.sound, [item.from, item.to]),
-            item.from,
-            corner(item.clip.position, Math.round(WAVEFORM_MARGIN * frame.width)),
-          ];
+  const { stream, from, at } = layerOf(graph, inputs, clock, frame, item);
   const placed = graph.chain(stream, [from > 0 && `setpts=N+${from}`]);
-  return graph.chain([picture, placed], [`overlay=x=${x}:y=${y}:eof_action=pass`]);
+  return graph.chain([picture, placed], [`overlay=x=${at[0]}:y=${at[1]}:eof_action=pass`]);
 }

@@ -4,6 +4,7 @@ import type { LocalInput } from '../../../src/engine/plugins/plugin.js';
 import { mergeScripts } from '../../../src/plugins/render/ass-merge.js';
 import { InputList } from '../../../src/plugins/render/input-list.js';
 import { pictureGraph, type Span } from '../../../src/plugins/render/picture.js';
+import { highlightWords } from '../../../src/plugins/render/text-script.js';
 import type { Clip, Timeline } from '../../../src/plugins/render/timeline.js';
 import { timelineOf } from './picture-helpers.js';
 
@@ -189,5 +190,16 @@ describe('the combined ASS script', () => {
         'Dialogue: 100,0:00:04.00,0:00:06.00,t1c0-Title,,0,0,0,,Hello, {\\b1}world',
       ],
     );
+  });
+
+  it("highlights a subtitle cue's words in turn, around its own tags and line breaks", () => {
+    // Three words of 5, 5 and 6 characters share the 1.5 s cue: lit until 0.47, 0.94 and 1.5 s.
+    const lit = (centiseconds: number, until: number) =>
+      `{\\k${centiseconds}\\1c&H0000FF&\\t(${until},${until},\\1c&HFFFFFF&)}`;
+    assert.equal(
+      highlightWords('Hello {\\i1}there{\\i0}\\Nfriend', 1.5, '#FF0000', '#FFFFFF'),
+      `${lit(47, 470)}Hello {\\i1}${lit(47, 940)}there{\\i0}\\N${lit(56, 1500)}friend`,
+    );
+    assert.equal(highlightWords('{\\an8}', 1, '#FF0000', '#FFFFFF'), '{\\an8}', 'no words, nothing to light');
   });
 });

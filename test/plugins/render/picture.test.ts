@@ -222,4 +222,28 @@ describe("a render's picture", () => {
     assert.ok(greens[0]! < 200 && greens[2]! < 200, `at most a flat line in silence: ${greens}`);
     assert.equal(pixelsNear(await frameRgb(file, 1), GREEN, [0, 0, 160, 45]), 0, 'nothing above the box');
   });
+
+  it('draws a span of the timeline (a scene) as the whole timeline draws it there', async () => {
+    const timeline = timelineOf([
+      still(media.bar!, 0, 0, 2, { motion: 'pan-right' }),
+      {
+        ...{ type: 'video', track: 1, start: 0.5, end: 2, media: media.green!, trim: 0.2, speed: 1, volume: 'mute' },
+        layout: { overlay: { position: 'bottom-right', width: 0.25, opacity: 1, margin: 0 } },
+      } as Clip,
+    ]);
+    const whole = await work.render('whole.mp4', timeline);
+    const scene = await work.render('scene.mp4', timeline, { start: 1.2, end: 2 });
+    assert.deepEqual(await decodedFrames(scene.file), { frames: 20, errors: '' });
+    for (const [time, inScene] of [
+      [1.3, 0.1],
+      [1.9, 0.7],
+    ]) {
+      const [a, b] = [await frameRgb(whole.file, time!), await frameRgb(scene.file, inScene!)];
+      assert.ok(
+        Math.abs(brightX(a, 20) - brightX(b, 20)) < 0.5,
+        `the bar at ${time} s: ${brightX(a, 20)}, ${brightX(b, 20)}`,
+      );
+      assertNearRgb(b.pixel(150, 80), GREEN, 20, `the video at ${time} s`);
+    }
+  });
 });
