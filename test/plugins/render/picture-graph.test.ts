@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'vitest';
+import { describe, it } from '../../helpers/lifecycle.js';
 import type { LocalInput } from '../../../src/engine/plugins/plugin.js';
 import { mergeScripts } from '../../../src/plugins/render/ass-merge.js';
 import { InputList } from '../../../src/plugins/render/input-list.js';

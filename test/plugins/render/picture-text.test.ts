@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { after, before, describe, it } from '../../helpers/lifecycle.js';
 import { captionPixels, meanX } from '../../helpers/caption-pixels.js';
 import { brightPixels, frameRgb } from '../../helpers/media.js';
 import type { LocalInput } from '../../../src/engine/plugins/plugin.js';
@@ -17,12 +17,12 @@ describe("a render's text and captions", () => {
   let srt: LocalInput;
   let tone: LocalInput;
 
-  beforeAll(async () => {
+  before(async () => {
     work = await Workspace.create();
     srt = await work.subtitles('cues.srt', '1\n00:00:00,200 --> 00:00:00,600\nAB\n');
     tone = await work.media('tone.wav', ['sine=frequency=440:duration=1:sample_rate=48000']);
   });
-  afterAll(() => work.remove());
+  after(() => work.remove());
 
   const bright = async (file: string, time: number) => brightPixels(await frameRgb(file, time), 0, 0, 320, 180, 150);
 

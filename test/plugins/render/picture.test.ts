@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { after, before, describe, it } from '../../helpers/lifecycle.js';
 import { assertNearRgb, brightPixels, durationOf, frameRgb, probe, videoOf, type Rgb } from '../../helpers/media.js';
 import type { LocalInput } from '../../../src/engine/plugins/plugin.js';
 import type { Clip } from '../../../src/plugins/render/timeline.js';
@@ -38,7 +38,7 @@ describe("a render's picture", () => {
   let work: Workspace;
   const media: Record<string, LocalInput> = {};
 
-  beforeAll(async () => {
+  before(async () => {
     work = await Workspace.create();
     media.red = await work.image('red.png', 'color=c=red:s=320x180');
     media.blue = await work.image('blue.jpg', 'color=c=blue:s=180x320');
@@ -61,7 +61,7 @@ describe("a render's picture", () => {
     );
     media.tone = await work.media('tone.wav', ['aevalsrc=0.8*sin(2*PI*440*t):s=48000:d=1']);
   });
-  afterAll(() => work.remove());
+  after(() => work.remove());
 
   it("draws each clip at its times on the background, at the output's size, rate and length", async () => {
     const timeline = timelineOf(
