@@ -65,7 +65,15 @@ export interface Overlay {
 }
 
 export type TransitionType =
-  'fade' | 'wipeleft' | 'wiperight' | 'slideup' | 'slidedown' | 'slideleft' | 'slideright' | 'circleopen' | 'dissolve';
+  | 'fade'
+  | 'wipeleft'
+  | 'wiperight'
+  | 'slideup'
+  | 'slidedown'
+  | 'slideleft'
+  | 'slideright'
+  | 'circleopen'
+  | 'dissolve';
 
 /**
  * The passage from the clip before this one on its track: the two overlap by `duration` seconds, from this
