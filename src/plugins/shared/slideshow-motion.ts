@@ -1,7 +1,7 @@
 import { argv, type LocalInput } from '../../sdk.js';
 import { flattenOntoBlack, letterbox } from './still-image.js';
 
-/** How far the Ken Burns zoom goes over an image's time on screen: 1 to 1.2 times. */
+/** How far the Ken Burns zoom goes over an image's time on screen: 1 to 1.2 times; a pan shows 1/1.2 of it. */
 const ZOOM_GROWTH = 0.2;
 
 export interface SlideshowMotion {
@@ -21,17 +21,33 @@ export interface SlideshowMotion {
   extension: string;
 }
 
+/** How a still picture moves over its time on screen (images-to-video's zoom, a render's `motion`). */
+export type PictureMotion = 'zoom-in' | 'zoom-out' | 'pan-left' | 'pan-right' | 'pan-up' | 'pan-down';
+
 /**
- * The zoom of frame `in` (perspective's input frame number) of frames `from` on, in an image's `span` frames:
- * the picture's centre part of 1/zoom its size is spread over the frame. perspective samples it at
- * sub-pixel positions (1/256 pixel), so the picture grows by even steps however slowly; zoompan's crop
- * window moves by whole pixels and jitters (a fraction of a pixel on a picture scaled up first, at
- * several times the cost).
+ * The motion of frame `in` (perspective's input frame number) of frames `from` on, in a picture's `span` frames: a
+ * part of the picture 1/zoom its size is spread over the frame. A zoom grows or shrinks that part around the centre
+ * (1 to 1.2 times or back); a pan keeps it at 1/1.2 and slides it across the picture, so the picture moves the way
+ * the pan names (pan-left: it moves left, as xfade's slideleft does). perspective samples the picture at sub-pixel
+ * positions (1/256 pixel), so it moves by even steps however slowly; zoompan's crop window moves by whole pixels and
+ * jitters (a fraction of a pixel on a picture scaled up first, at several times the cost).
  */
-function zoomIn(from: number, span: number): string {
-  const zoom = `(1+${ZOOM_GROWTH}*(in+${from})/${span})`;
-  const [left, top] = [`W*(1-1/${zoom})/2`, `H*(1-1/${zoom})/2`];
-  const [right, bottom] = [`W-${left}`, `H-${top}`];
+export function motionFilter(motion: PictureMotion, from: number, span: number): string {
+  const progress = `(in+${from})/${span}`;
+  const zoom =
+    motion === 'zoom-in'
+      ? `(1+${ZOOM_GROWTH}*${progress})`
+      : motion === 'zoom-out'
+        ? `(1+${ZOOM_GROWTH}*(1-${progress}))`
+        : String(1 + ZOOM_GROWTH);
+  // The picture's width and height left out of the part shown, and where the part's top-left corner is in them.
+  const [spareX, spareY] = [`W*(1-1/${zoom})`, `H*(1-1/${zoom})`];
+  const slide = (towards: boolean, back: boolean, spare: string) =>
+    towards ? `${spare}*${progress}` : back ? `${spare}*(1-${progress})` : `${spare}/2`;
+  const left = slide(motion === 'pan-left', motion === 'pan-right', spareX);
+  const top = slide(motion === 'pan-up', motion === 'pan-down', spareY);
+  const centred = motion === 'zoom-in' || motion === 'zoom-out';
+  const [right, bottom] = centred ? [`W-${left}`, `H-${top}`] : [`${left}+W/${zoom}`, `${top}+H/${zoom}`];
   // The points of the picture sent to the frame's corners: top left, top right, bottom left, bottom right.
   const corners =
     `x0='${left}':y0='${top}':x1='${right}':y1='${top}':` + `x2='${left}':y2='${bottom}':x3='${right}':y3='${bottom}'`;
@@ -46,7 +62,7 @@ function zoomIn(from: number, span: number): string {
 function imageFrames(m: SlideshowMotion, stream: number, from: number, count: number, span: number): string {
   const picture = flattenOntoBlack(letterbox(m.width, m.height), m.width, m.height, stream);
   const frames = `format=yuv420p,loop=loop=${count - 1}:size=1,settb=1/${m.fps},setpts=N`;
-  return [picture, frames, ...(m.zoom ? [zoomIn(from, span)] : []), 'setsar=1'].join(',');
+  return [picture, frames, ...(m.zoom ? [motionFilter('zoom-in', from, span)] : []), 'setsar=1'].join(',');
 }
 
 /**
