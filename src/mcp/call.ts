@@ -19,6 +19,8 @@ export interface CallContext {
   ownBases: string[];
   /** The job owner (auth.ts keyOwner), with several API keys. */
   owner?: string;
+  /** Told as a tool call starts; what it answers, once the call has ended (the HTTP sessions count their calls). */
+  onCall?: (extra: CallExtra) => () => void;
 }
 
 export type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -71,6 +73,21 @@ async function outcome(record: JobRecord, jobs: JobService): Promise<CallToolRes
  * request's signal) cancels the job: off the queue, or its ffmpeg or whisper child killed.
  */
 export async function callTool(
+  context: CallContext,
+  tool: Tool,
+  args: Record<string, unknown>,
+  extra: CallExtra,
+): Promise<CallToolResult> {
+  const ended = context.onCall?.(extra);
+  try {
+    return await runTool(context, tool, args, extra);
+  } finally {
+    ended?.();
+  }
+}
+
+/** The call itself: the job submitted, waited for, and its outcome as a tool result. */
+async function runTool(
   context: CallContext,
   tool: Tool,
   args: Record<string, unknown>,
