@@ -589,11 +589,15 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     await writeFile(file('no-weights.bin'), model.subarray(0, firstTensorAt(model)));
     await copyFile(file('scripted.bin'), file('cut.bin'));
     await truncate(file('cut.bin'), 100_000);
+    // Cut inside its last tensor: its header and every tensor's header but the last are whole.
+    await copyFile(file('scripted.bin'), file('cut-in-tensors.bin'));
+    await truncate(file('cut-in-tensors.bin'), model.length - 1000);
     const cases: Array<[string, RegExp]> = [
       [file('absent.bin'), /the file cannot be read \(ENOENT\)/],
       [file('tone-61s.wav'), /the file is not a ggml model/],
-      [file('cut.bin'), /the file ends inside its header \(cut short\?\)/],
-      [file('no-weights.bin'), /the file holds no weights \(cut short\?\)/],
+      [file('cut.bin'), /the file is cut short: it ends at byte 100000, inside its vocabulary/],
+      [file('no-weights.bin'), /the file is cut short: it holds 0 of the 50 tensors its hyper-parameters call for/],
+      [file('cut-in-tensors.bin'), /the file is cut short: it ends at byte \d+, inside its tensor \d+ of 50/],
     ];
     for (const [model, message] of cases) {
       const result = await runCli(['transcribe', '--media-url', file('tone-8s.mp3')], {
@@ -610,12 +614,28 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     for (let i = 0; i < 2; i++) {
       const res = await post(bad.base, '/transcribe/', { media_url: files.url('/tone-8s.mp3') });
       assert.equal(res.status, 500, JSON.stringify(res.body));
-      assert.match(res.body.error as string, /holds no weights/);
+      assert.match(res.body.error as string, /holds 0 of the 50 tensors/);
     }
     const health = (await (await fetch(`${bad.base}/health`)).json()) as { transcription: Record<string, unknown> };
     assert.equal(health.transcription.available, false);
     assert.equal(health.transcription.model, 'no-weights.bin');
-    assert.match(health.transcription.error as string, /holds no weights/);
+    assert.match(health.transcription.error as string, /holds 0 of the 50 tensors/);
+
+    // Cut inside its tensors: refused by the request's own check, before its input is fetched, synchronous or not.
+    const cut = await serve({ MEDIAFLOW_WHISPER_MODEL: file('cut-in-tensors.bin') });
+    const fetched = () => files.hits.get('/tone-8s.mp3') ?? 0;
+    const before = fetched();
+    for (const headers of [{}, { Prefer: 'respond-async' }] as Array<Record<string, string>>) {
+      const form = new FormData();
+      form.append('media_url', files.url('/tone-8s.mp3'));
+      const res = await fetch(`${cut.base}/transcribe/`, { method: 'POST', body: form, headers });
+      const body = (await res.json()) as Record<string, string>;
+      assert.equal(res.status, 500, JSON.stringify(body));
+      assert.equal(body.code, 'MF_ERR_INTERNAL');
+      assert.match(body.error!, /^MEDIAFLOW_WHISPER_MODEL is not a usable whisper\.cpp model: the file is cut short/);
+      assert.match(body.error!, /inside its tensor \d+ of 50/);
+    }
+    assert.equal(fetched(), before, 'the input was not fetched');
   });
 
   describe('with a real model, where MEDIAFLOW_WHISPER_MODEL names one', () => {
