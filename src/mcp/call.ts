@@ -3,6 +3,7 @@ import type { CallToolResult, ServerNotification, ServerRequest } from '@modelco
 import type { Config } from '../engine/config.js';
 import { errorOfJob, MediaflowError } from '../engine/errors.js';
 import type { Logger } from '../engine/logger.js';
+import { publicText } from '../engine/safe-text.js';
 import { requireDiskSpace } from '../engine/storage/disk-space.js';
 import type { JobRecord } from '../jobs/job.js';
 import type { JobService } from '../jobs/service.js';
@@ -25,12 +26,13 @@ export interface CallContext {
 
 export type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-/** A tool error result: mediaflow's code and message, as a client shows them. */
+/** A tool error result: mediaflow's code and message (no credentials, no server path), as a client shows them. */
 function errorResult(error: MediaflowError): CallToolResult {
+  const message = publicText(error.message);
   return {
     isError: true,
-    content: [{ type: 'text', text: `${error.code}: ${error.message}` }],
-    structuredContent: { error: error.message, code: error.code },
+    content: [{ type: 'text', text: `${error.code}: ${message}` }],
+    structuredContent: { error: message, code: error.code },
   };
 }
 
