@@ -151,9 +151,12 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     }
     // The transport writes the answer (JSON or an SSE stream) on the raw response itself.
     reply.hijack();
-    await session.transport.handleRequest(request.raw, reply.raw, request.body);
-    // An initialize the transport refused opened nothing.
-    if (id === undefined && session.transport.sessionId === undefined) close(session);
+    try {
+      await session.transport.handleRequest(request.raw, reply.raw, request.body);
+    } finally {
+      // An initialize the transport refused opened nothing.
+      if (id === undefined && session.transport.sessionId === undefined) close(session);
+    }
   }
 
   app.route({
