@@ -65,6 +65,8 @@ export interface Config {
   minFreeDiskBytes: number;
   /** Mean event-loop delay, in ms, above which requests get a 503; 0 turns the check off. */
   maxEventLoopDelayMs: number;
+  /** MCP sessions over HTTP one API key may hold; past it, its least recently used idle one is closed. 0: no limit. */
+  mcpSessionsPerKey: number;
   /** Folder of pipeline definitions (`POST /pipelines/<name>/`, `mediaflow run <name>`). */
   pipelinesDir: string;
   /** Operation plugins to load after the built-ins: package names or paths (MEDIAFLOW_PLUGINS, --plugin). */
@@ -339,6 +341,15 @@ export const SETTINGS: readonly Setting[] = [
     description: 'event-loop delay (ms) above which requests get a 503; 0 turns it off',
   },
   {
+    key: 'mcpSessionsPerKey',
+    env: 'MEDIAFLOW_MCP_SESSIONS_PER_KEY',
+    flag: 'mcp-sessions-per-key',
+    kind: 'int',
+    description:
+      "MCP sessions one API key may hold open over HTTP; past it, the key's least recently used idle one is closed " +
+      '(0: no limit but the server-wide 1000)',
+  },
+  {
     key: 'headersTimeoutMs',
     env: 'MEDIAFLOW_HEADERS_TIMEOUT',
     flag: 'headers-timeout',
@@ -596,6 +607,7 @@ export function defaultConfig(): Config {
     retentionMs: 24 * 3_600_000,
     bodyLimit: 1024 * 1024,
     maxEventLoopDelayMs: 1000,
+    mcpSessionsPerKey: 100,
     headersTimeoutMs: 20_000,
     requestTimeoutMs: 60_000,
     keepAliveTimeoutMs: 5000,
