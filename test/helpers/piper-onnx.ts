@@ -9,10 +9,12 @@
  *   scales         float [3]     noise, length (1 / speed) and noise_w scales
  *   output         float [1, 1, N × floor(samplesPerToken × length scale)]
  *
- * and speaks a known waveform: every token a tone of `baseHz + stepHz × id` for floor(samplesPerToken × length scale)
+ * (Kokoro's model, writeToneKokoro, takes `input`, a `style` vector and the `speed` instead of the scales) and
+ * speaks a known waveform: every token a tone of `baseHz + stepHz × id` for floor(samplesPerToken × length scale)
  * samples, starting at phase 0. Its length follows the input and the speed, and a token is told from its pitch.
  */
 import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { bytesField, intField, message } from '../../src/engine/voice/protobuf.js';
 
 /** ONNX's TensorProto.DataType values used here. */
@@ -109,8 +111,43 @@ const valueInfo = (field: number, name: string, type: number, dims: Array<number
     ),
   );
 
-/** The model's bytes: a ModelProto of IR version 8 and opset 13, without metadata (Piper exports none). */
-export function toneModel(voice: ToneVoice = TONE_VOICE): Buffer {
+/**
+ * How many samples each token speaks, as a graph's nodes ending in `span` (int64): Piper's model takes the length
+ * scale (1 / speed) as its scales' second value, Kokoro's the speed itself.
+ */
+const SPAN: Record<ToneKind, Buffer[]> = {
+  piper: [
+    node('Gather', ['scales', 'one'], ['length_scale'], [intAttribute('axis', 0)]),
+    node('Mul', ['length_scale', 'per_token'], ['span_float']),
+  ],
+  kokoro: [
+    node('Gather', ['speed', 'zero'], ['speed_value'], [intAttribute('axis', 0)]),
+    node('Div', ['per_token', 'speed_value'], ['span_float']),
+  ],
+};
+
+/** The inputs sherpa-onnx feeds each kind of model, in its order (the names are the models' own). */
+const INPUTS: Record<ToneKind, Buffer[]> = {
+  piper: [
+    valueInfo(11, 'input', INT64, [1, 'phonemes']),
+    valueInfo(11, 'input_lengths', INT64, [1]),
+    valueInfo(11, 'scales', FLOAT, [3]),
+  ],
+  kokoro: [
+    valueInfo(11, 'input', INT64, [1, 'phonemes']),
+    valueInfo(11, 'style', FLOAT, [1, 'style_dim']),
+    valueInfo(11, 'speed', FLOAT, [1]),
+  ],
+};
+
+/** A tone model's kind: Piper's VITS inputs, or Kokoro's. */
+export type ToneKind = 'piper' | 'kokoro';
+
+/**
+ * The model's bytes: a ModelProto of IR version 8 and opset 13, with `metadata` (Piper exports none; a Kokoro model
+ * as sherpa-onnx publishes it has its own).
+ */
+export function toneModel(voice: ToneVoice = TONE_VOICE, kind: ToneKind = 'piper', metadata: Buffer[] = []): Buffer {
   const graph = [
     tensor('one', INT64, [], int64s([1])),
     tensor('zero', INT64, [], int64s([0])),
@@ -121,11 +158,10 @@ export function toneModel(voice: ToneVoice = TONE_VOICE): Buffer {
     tensor('step_hz', FLOAT, [], floats([voice.stepHz])),
     tensor('radians_per_sample', FLOAT, [], floats([(2 * Math.PI) / voice.sampleRate])),
     tensor('amplitude', FLOAT, [], floats([0.5])),
-    // Samples per token: floor(samplesPerToken × length scale).
+    // Samples per token: floor(samplesPerToken / speed).
     node('Shape', ['input'], ['input_shape']),
     node('Gather', ['input_shape', 'one'], ['tokens'], [intAttribute('axis', 0)]),
-    node('Gather', ['scales', 'one'], ['length_scale'], [intAttribute('axis', 0)]),
-    node('Mul', ['length_scale', 'per_token'], ['span_float']),
+    ...SPAN[kind],
     node('Floor', ['span_float'], ['span_floor']),
     node('Cast', ['span_floor'], ['span'], [intAttribute('to', INT64)]),
     // Each sample's token, and its index within the token.
@@ -147,9 +183,7 @@ export function toneModel(voice: ToneVoice = TONE_VOICE): Buffer {
     node('Mul', ['wave', 'amplitude'], ['loud']),
     node('Reshape', ['loud', 'audio_shape'], ['output']),
     bytesField(2, 'tone_per_token'),
-    valueInfo(11, 'input', INT64, [1, 'phonemes']),
-    valueInfo(11, 'input_lengths', INT64, [1]),
-    valueInfo(11, 'scales', FLOAT, [3]),
+    ...INPUTS[kind],
     valueInfo(12, 'output', FLOAT, [1, 1, 'samples']),
   ];
   return Buffer.concat([
@@ -157,6 +191,7 @@ export function toneModel(voice: ToneVoice = TONE_VOICE): Buffer {
     bytesField(2, 'mediaflow-tests'),
     message(7, ...graph),
     message(8, bytesField(1, ''), intField(2, 13)),
+    ...metadata,
   ]);
 }
 
@@ -183,3 +218,34 @@ export async function writeToneVoice(file: string, voice: ToneVoice = TONE_VOICE
   await writeFile(file, toneModel(voice));
   await writeFile(`${file}.json`, `${JSON.stringify(toneConfig(voice), null, 2)}\n`);
 }
+
+/** A Kokoro model's speakers here, and the style vectors' shape its metadata gives (510 phonemes, 8 values). */
+export const KOKORO_SPEAKERS = ['af_tone', 'bm_tone'];
+const STYLE = [510, 1, 8];
+
+/**
+ * A Kokoro model folder as sherpa-onnx publishes one: `model.onnx` with its metadata (sample_rate, n_speakers,
+ * has_espeak, voice, style_dim, speaker_names), `voices.bin` (a style vector per speaker and length, zeros here:
+ * the tone model ignores them) and `tokens.txt`.
+ */
+export async function writeToneKokoro(dir: string, voice: ToneVoice = TONE_VOICE): Promise<void> {
+  const metadata = {
+    model_type: 'kokoro',
+    sample_rate: voice.sampleRate,
+    n_speakers: KOKORO_SPEAKERS.length,
+    has_espeak: 1,
+    voice: voice.espeakVoice,
+    version: 1,
+    style_dim: STYLE.join(','),
+    speaker_names: KOKORO_SPEAKERS.join(','),
+  };
+  const entries = Object.entries(metadata).map(([key, value]) =>
+    message(14, bytesField(1, key), bytesField(2, String(value))),
+  );
+  await writeFile(path.join(dir, 'model.onnx'), toneModel(voice, 'kokoro', entries));
+  await writeFile(path.join(dir, 'voices.bin'), Buffer.alloc(KOKORO_SPEAKERS.length * STYLE[0]! * STYLE[2]! * 4));
+  await writeFile(path.join(dir, 'tokens.txt'), tokensText());
+}
+
+/** tokens.txt's text for the phonemes above: `<phoneme> <id>` a line. */
+export const tokensText = (): string => PHONEMES.map((symbol, id) => `${symbol} ${id}`).join('\n') + '\n';

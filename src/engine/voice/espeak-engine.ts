@@ -56,12 +56,11 @@ export function wordStartsOf(
 export class EspeakEngine implements VoiceEngine {
   readonly name = 'espeak' as const;
   private found?: Promise<{ status: EngineStatus; voices: Voice[] }>;
-  /** Whether to speak through the library: koffi is installed, and the library loaded when last tried. */
-  private library: boolean;
-
-  constructor(private readonly command = 'espeak-ng') {
-    this.library = packageResolves('koffi');
-  }
+  constructor(
+    private readonly command = 'espeak-ng',
+    /** Whether to speak through the library: koffi is installed (and the library loaded when last tried). */
+    private library = packageResolves('koffi'),
+  ) {}
 
   status(): Promise<{ status: EngineStatus; voices: Voice[] }> {
     this.found ??= this.lookUp();

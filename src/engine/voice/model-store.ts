@@ -236,6 +236,14 @@ export class ModelStore {
     return this.load(entry, dir);
   }
 
+  /**
+   * Forgets the copy a path's model was prepared into (after sherpa-onnx could not load it): it is made again from
+   * the file when next needed. A URL's model stays: it is the file the setting names, checked.
+   */
+  async discardPrepared(entry: ModelEntry): Promise<void> {
+    if (!entry.files) await rm(this.dirOf(entry), { recursive: true, force: true });
+  }
+
   /** A Piper folder's config, or a 500 saying what is wrong with it. */
   private async piperConfig(entry: ModelEntry, dir: string) {
     try {

@@ -118,12 +118,15 @@ export class NeuralEngine implements VoiceEngine {
       if (/^\{"sentence":\d+\}$/.test(line)) run.progress?.(++done / sentences.length);
     });
     if (child.exitCode === PACKAGE_MISSING) throw sherpaMissing(this.name);
-    if (child.exitCode !== 0 || done !== sentences.length)
+    if (child.exitCode !== 0 || done !== sentences.length) {
+      // It failed before speaking anything: the model does not load, and a copy made of it is no use.
+      if (done === 0) await this.store.discardPrepared(model.entry);
       throw new MediaflowError(
         'MF_ERR_INTERNAL',
         `The ${this.name} voice ${voice.id} failed: ` +
           `${tidyStderr(child.stderr, 2) || `sherpa-onnx exited with ${child.exitCode ?? child.signal}`}`,
       );
+    }
     return outs.map((file) => ({ file }));
   }
 }

@@ -41,9 +41,11 @@ export async function onnxMetadata(file: string): Promise<Map<string, string>> {
       } catch (error) {
         if (error instanceof WireError)
           throw new ModelFileError(
-            at === 0 || !seen.has(GRAPH)
+            at === 0
               ? 'the file is not an ONNX model'
-              : `the file is cut short, or damaged, at byte ${at} of ${size}`,
+              : error.pastTheEnd
+                ? `the file is cut short (a field at byte ${at} runs past its ${size} bytes)`
+                : `the file is damaged at byte ${at}`,
           );
         throw error;
       }

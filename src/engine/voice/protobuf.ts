@@ -54,8 +54,16 @@ export interface FieldAt {
   value?: bigint;
 }
 
-/** Why a message cannot be read: it ends inside a field, or holds a wire type protobuf does not have. */
-export class WireError extends Error {}
+/** Why a message cannot be read: a field runs past its end, or it holds a tag protobuf does not have. */
+export class WireError extends Error {
+  constructor(
+    message: string,
+    /** The message ends inside a field: cut short. */
+    readonly pastTheEnd = false,
+  ) {
+    super(message);
+  }
+}
 
 /** Reads a varint at `at` of `bytes`; undefined when `bytes` ends inside it. */
 export function readVarint(bytes: Uint8Array, at: number): { value: bigint; next: number } | undefined {
@@ -90,7 +98,7 @@ export function fieldAt(bytes: Uint8Array, at: number, size = bytes.length): Fie
   } else if (wire === WIRE_FIXED64) end = start + 8;
   else if (wire === WIRE_FIXED32) end = start + 4;
   else throw new WireError(`wire type ${wire} at byte ${at}`);
-  if (end > size) throw new WireError(`a field runs ${end - size} bytes past the end`);
+  if (end > size) throw new WireError(`a field runs ${end - size} bytes past the end`, true);
   return { field, wire, start, end, ...(value !== undefined ? { value } : {}) };
 }
 
