@@ -5,6 +5,7 @@ import { resolveBinaries } from '../engine/run/binaries.js';
 import type { Voices } from '../engine/voice/voices.js';
 import type { Voice } from '../engine/voice/voice-types.js';
 import { fail } from './fail.js';
+import { columns, usageErrorsExitTwo } from './subcommands.js';
 
 /** The flags every `voices` subcommand takes: where models are kept and which are configured. */
 interface VoiceFlags {
@@ -42,15 +43,12 @@ const withSettings = (command: Command) =>
       ),
     );
 
-/** Rows as aligned columns under a header. */
-function table(voices: Voice[]): string {
-  const rows = voices.map((voice) => [voice.id, voice.engine, voice.language]);
-  const header = ['ID', 'ENGINE', 'LANGUAGE'];
-  const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) =>
-    cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
-  return [line(header), ...rows.map(line)].join('\n');
-}
+/** Voices as rows of `mediaflow voices`' table. */
+const table = (voices: Voice[]): string =>
+  columns(
+    ['ID', 'ENGINE', 'LANGUAGE'],
+    voices.map((voice) => [voice.id, voice.engine, voice.language]),
+  );
 
 function listCommand(): Command {
   return withSettings(
@@ -156,11 +154,5 @@ export function voicesCommand(): Command {
     .addCommand(listCommand(), { isDefault: true })
     .addCommand(fetchCommand())
     .addCommand(verifyCommand());
-  // As main.ts does for the top-level commands: commander's own errors exit 2, not 1.
-  for (const sub of command.commands) {
-    sub.exitOverride((error) => {
-      throw error;
-    });
-  }
-  return command;
+  return usageErrorsExitTwo(command);
 }

@@ -5,7 +5,16 @@ import { MediaflowError } from '../errors.js';
 import { tidyStderr } from '../run/ffmpeg.js';
 import { spawnChild } from '../run/child-process.js';
 import { PACKAGE_MISSING, packageResolves, runNodeChild } from './node-child.js';
-import type { EngineStatus, SentenceText, SpokenSentence, SynthesisRun, Voice, VoiceEngine } from './voice-types.js';
+import {
+  engineFound,
+  engineMissing,
+  type EngineFound,
+  type SentenceText,
+  type SpokenSentence,
+  type SynthesisRun,
+  type Voice,
+  type VoiceEngine,
+} from './voice-types.js';
 
 /**
  * espeak-ng (Debian's `espeak-ng` on PATH): about a hundred languages, each its own voice (`espeak:de`,
@@ -55,14 +64,14 @@ export function wordStartsOf(
 
 export class EspeakEngine implements VoiceEngine {
   readonly name = 'espeak' as const;
-  private found?: Promise<{ status: EngineStatus; voices: Voice[] }>;
+  private found?: Promise<EngineFound>;
   constructor(
     private readonly command = 'espeak-ng',
     /** Whether to speak through the library: koffi is installed (and the library loaded when last tried). */
     private library = packageResolves('koffi'),
   ) {}
 
-  status(): Promise<{ status: EngineStatus; voices: Voice[] }> {
+  status(): Promise<EngineFound> {
     this.found ??= this.lookUp();
     return this.found;
   }
@@ -72,22 +81,14 @@ export class EspeakEngine implements VoiceEngine {
     return this.library ? 'engine' : 'proportional';
   }
 
-  private async lookUp(): Promise<{ status: EngineStatus; voices: Voice[] }> {
+  private async lookUp(): Promise<EngineFound> {
     const run = await execa(this.command, ['--voices'], { reject: false, timeout: LIST_TIMEOUT_MS, stdin: 'ignore' });
     const found = run.exitCode === 0 ? espeakVoicesOf(String(run.stdout)) : [];
     if (found.length === 0) {
-      return {
-        status: {
-          engine: this.name,
-          available: false,
-          voices: 0,
-          error: 'espeak-ng is not installed (apt-get install espeak-ng)',
-        },
-        voices: [],
-      };
+      return engineMissing(this.name, 'espeak-ng is not installed (apt-get install espeak-ng)');
     }
     const voices = found.map(({ name, language }) => ({ id: `espeak:${name}`, engine: this.name, language, name }));
-    return { status: { engine: this.name, available: true, voices: voices.length }, voices };
+    return engineFound(this.name, voices);
   }
 
   async speak(

@@ -2,7 +2,16 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { runFfmpeg } from '../run/ffmpeg.js';
-import type { EngineStatus, SentenceText, SpokenSentence, SynthesisRun, Voice, VoiceEngine } from './voice-types.js';
+import {
+  engineFound,
+  engineMissing,
+  type EngineFound,
+  type SentenceText,
+  type SpokenSentence,
+  type SynthesisRun,
+  type Voice,
+  type VoiceEngine,
+} from './voice-types.js';
 
 /**
  * flite, the voice inside ffmpeg where it is built with libflite (Debian's is): the `flite` source filter, reading
@@ -23,7 +32,7 @@ export function fliteVoicesOf(stderr: string): string[] {
 
 export class FliteEngine implements VoiceEngine {
   readonly name = 'flite' as const;
-  private found?: Promise<{ status: EngineStatus; voices: Voice[] }>;
+  private found?: Promise<EngineFound>;
 
   constructor(
     private readonly ffmpeg: string,
@@ -31,12 +40,12 @@ export class FliteEngine implements VoiceEngine {
     private readonly timeoutMs: number,
   ) {}
 
-  status(): Promise<{ status: EngineStatus; voices: Voice[] }> {
+  status(): Promise<EngineFound> {
     this.found ??= this.lookUp();
     return this.found;
   }
 
-  private async lookUp(): Promise<{ status: EngineStatus; voices: Voice[] }> {
+  private async lookUp(): Promise<EngineFound> {
     const run = await execa(
       this.ffmpeg,
       ['-hide_banner', '-f', 'lavfi', '-i', 'flite=list_voices=1', '-f', 'null', '-'],
@@ -48,18 +57,10 @@ export class FliteEngine implements VoiceEngine {
     );
     const names = fliteVoicesOf(String(run.stderr));
     if (names.length === 0) {
-      return {
-        status: {
-          engine: this.name,
-          available: false,
-          voices: 0,
-          error: 'ffmpeg here is built without libflite (Debian and Ubuntu build theirs with it)',
-        },
-        voices: [],
-      };
+      return engineMissing(this.name, 'ffmpeg here is built without libflite (Debian and Ubuntu build theirs with it)');
     }
     const voices = names.map((name) => ({ id: `flite:${name}`, engine: this.name, language: 'en-US', name }));
-    return { status: { engine: this.name, available: true, voices: voices.length }, voices };
+    return engineFound(this.name, voices);
   }
 
   async speak(

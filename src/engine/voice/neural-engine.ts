@@ -6,7 +6,16 @@ import { tidyStderr } from '../run/ffmpeg.js';
 import type { ModelStore, ReadyModel } from './model-store.js';
 import { PACKAGE_MISSING, packageResolves, runNodeChild } from './node-child.js';
 import type { ModelEngine, ModelEntry } from './tts-models.js';
-import type { EngineStatus, SentenceText, SpokenSentence, SynthesisRun, Voice, VoiceEngine } from './voice-types.js';
+import {
+  engineFound,
+  engineMissing,
+  type EngineFound,
+  type SentenceText,
+  type SpokenSentence,
+  type SynthesisRun,
+  type Voice,
+  type VoiceEngine,
+} from './voice-types.js';
 
 /**
  * Piper and Kokoro, the neural voices: models the operator names in MEDIAFLOW_TTS_MODELS, spoken by sherpa-onnx in
@@ -52,14 +61,10 @@ export class NeuralEngine implements VoiceEngine {
     return this.entries.length > 0 && !this.installed() ? sherpaMissing(this.name) : undefined;
   }
 
-  async status(): Promise<{ status: EngineStatus; voices: Voice[] }> {
-    const unavailable = (error: string) => ({
-      status: { engine: this.name, available: false, voices: 0, error },
-      voices: [],
-    });
+  async status(): Promise<EngineFound> {
     if (this.entries.length === 0)
-      return unavailable(`no ${this.name} model is configured (MEDIAFLOW_TTS_MODELS; docs/voice.md)`);
-    if (!this.installed()) return unavailable(sherpaMissing(this.name).message);
+      return engineMissing(this.name, `no ${this.name} model is configured (MEDIAFLOW_TTS_MODELS; docs/voice.md)`);
+    if (!this.installed()) return engineMissing(this.name, sherpaMissing(this.name).message);
     const voices: Voice[] = [];
     const problems: string[] = [];
     for (const entry of this.entries) {
@@ -77,9 +82,7 @@ export class NeuralEngine implements VoiceEngine {
         problems.push((error as Error).message);
       }
     }
-    const status: EngineStatus = { engine: this.name, available: voices.length > 0, voices: voices.length };
-    if (problems.length > 0) status.error = problems.join('; ');
-    return { status, voices };
+    return engineFound(this.name, voices, problems.join('; '));
   }
 
   /** The model and speaker a voice of this engine stands for: fetched first when it is a URL's not fetched yet. */

@@ -88,11 +88,26 @@ export interface SpokenSentence {
   wordStarts?: Array<number | null>;
 }
 
+/** What an engine's look-up found: whether it speaks here, and its voices. */
+export interface EngineFound {
+  status: EngineStatus;
+  voices: Voice[];
+}
+
+/** An engine that speaks here with `voices` (`error`: what some of its models lack). */
+export const engineFound = (engine: EngineName, voices: Voice[], error?: string): EngineFound => ({
+  status: { engine, available: voices.length > 0, voices: voices.length, ...(error ? { error } : {}) },
+  voices,
+});
+
+/** An engine that cannot speak here, and why. */
+export const engineMissing = (engine: EngineName, error: string): EngineFound => engineFound(engine, [], error);
+
 /** One engine of text to speech. */
 export interface VoiceEngine {
   readonly name: EngineName;
   /** Whether it can speak here (looked up once per engine object), with its voices. */
-  status(): Promise<{ status: EngineStatus; voices: Voice[] }>;
+  status(): Promise<EngineFound>;
   /** Speaks each sentence with `voice` at `speed` (0.5 to 2) into a WAV of its own under `run.dir`, in order. */
   speak(voice: Voice, sentences: readonly SentenceText[], speed: number, run: SynthesisRun): Promise<SpokenSentence[]>;
 }
