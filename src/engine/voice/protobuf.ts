@@ -4,10 +4,10 @@
  * follow each other, each a tag (field number and wire type) and a value.
  */
 
-export const WIRE_VARINT = 0;
-export const WIRE_FIXED64 = 1;
+const WIRE_VARINT = 0;
+const WIRE_FIXED64 = 1;
 export const WIRE_BYTES = 2;
-export const WIRE_FIXED32 = 5;
+const WIRE_FIXED32 = 5;
 
 /** A varint's bytes: seven bits a byte, the lowest first; a negative int64 takes ten bytes (two's complement). */
 export function varint(value: number | bigint): Buffer {
@@ -31,13 +31,6 @@ export const intField = (field: number, value: number | bigint): Buffer =>
 export const bytesField = (field: number, value: Buffer | string): Buffer => {
   const body = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
   return Buffer.concat([tag(field, WIRE_BYTES), varint(body.length), body]);
-};
-
-/** A field holding a 32-bit float. */
-export const floatField = (field: number, value: number): Buffer => {
-  const body = Buffer.alloc(4);
-  body.writeFloatLE(value);
-  return Buffer.concat([tag(field, WIRE_FIXED32), body]);
 };
 
 /** A nested message: its fields, one after the other. */

@@ -16,7 +16,7 @@ const SPEECH_LEVEL = Math.round(32767 * 10 ** (-50 / 20));
 /** Kept before the first and after the last loud sample, and faded over: the soft edge of a consonant. */
 const EDGE_SECONDS = 0.01;
 /** The pause between two sentences at speed 1; a faster voice pauses for less. */
-export const SENTENCE_PAUSE_SECONDS = 0.4;
+const SENTENCE_PAUSE_SECONDS = 0.4;
 
 export interface JoinOptions {
   /** The voice's speed: the pause between sentences is SENTENCE_PAUSE_SECONDS / speed. */
