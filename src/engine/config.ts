@@ -119,6 +119,8 @@ export interface Config {
   whisperModel?: string;
   /** Which whisper.cpp binding recognises: `auto` (the AVX2 build where it can run, else the CPU build) or one. */
   whisperBinding: BindingSetting;
+  /** The neural voices' models, `<engine>:<name>=<path or URL>` each (src/engine/voice/tts-models.ts). */
+  ttsModels: string[];
 }
 
 /** A variable, its `serve` flag, and how to read it: the single description behind env, flags and docs. */
@@ -417,6 +419,16 @@ export const SETTINGS: readonly Setting[] = [
       'AVX2, else @fugood), fugood or napi',
   },
   {
+    key: 'ttsModels',
+    env: 'MEDIAFLOW_TTS_MODELS',
+    flag: 'tts-models',
+    kind: 'list',
+    keepCase: true,
+    description:
+      'the neural voices (Piper, Kokoro): <engine>:<name>=<path or URL> each, comma list; a URL ends with ' +
+      '#sha256=<hex>+<hex>..., one per file, and is fetched once into <data-dir>/voices',
+  },
+  {
     key: 'jobAttempts',
     env: 'MEDIAFLOW_JOB_ATTEMPTS',
     flag: 'job-attempts',
@@ -636,6 +648,7 @@ export function defaultConfig(): Config {
     // whisper.cpp's own published models.
     whisperModelUrl: 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main',
     whisperBinding: 'auto',
+    ttsModels: [],
   };
 }
 
