@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { watch as watchFolder } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
@@ -128,6 +129,28 @@ describe('fan-out on Redis workers: one long convert-video over two workers', ()
     return seen;
   }
 
+  /**
+   * Watches the workers' folders for the sound of a split encode (`fanout-audio.*`) being written: by which worker,
+   * and whether in the job's own workspace (not a `fanout-<id>-<run>` folder of another worker's). Its ffmpeg may
+   * copy the sound in a fraction of a second, too quick to be caught in /proc; its file is always seen.
+   */
+  async function watchSound() {
+    const writers = new Set<string>();
+    // A worker makes its work folder with its first job's.
+    for (const worker of workers) await mkdir(work(worker), { recursive: true });
+    const watchers = workers.map((worker, index) =>
+      watchFolder(work(worker), { recursive: true }, (_event, name) => {
+        const folders = String(name ?? '').split('/');
+        if (!/^fanout-audio\.\w+$/.test(folders.pop()!)) return;
+        writers.add(JSON.stringify({ worker: index, own: !folders.some((folder) => folder.startsWith('fanout-')) }));
+      }),
+    );
+    return {
+      writers: () => [...writers].map((writer) => JSON.parse(writer) as { worker: number; own: boolean }),
+      close: () => watchers.forEach((watcher) => watcher.close()),
+    };
+  }
+
   /** Polls a job until it ends, keeping its views and every part's ffmpeg seen meanwhile. */
   async function watch(id: string, ms = 200_000) {
     const views: Array<{ stage: string; progress: number }> = [];
@@ -146,7 +169,7 @@ describe('fan-out on Redis workers: one long convert-video over two workers', ()
     }
   }
 
-  /** The BullMQ jobs of the parts (and the sound) of an engine run: their ids start with its output id. */
+  /** The BullMQ jobs of the parts of an engine run: their ids start with its output id. */
   async function partJobs(outputId: string): Promise<Job[]> {
     const jobs = await parts.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed', 'prioritized']);
     return jobs.filter((job) => job.id!.startsWith(`${outputId}-`)).sort((a, b) => a.name.localeCompare(b.name));
@@ -189,8 +212,9 @@ describe('fan-out on Redis workers: one long convert-video over two workers', ()
     })());
 
   it('encodes the parts on both workers and joins them into the single pass’s frames', slow, async () => {
+    const sound = await watchSound();
     const id = await submitJob(api.base, '/convert-video/', { video_url: files.url('/clock.mp4') }, ASYNC);
-    const { job, views, seen, apiRan } = await watch(id);
+    const { job, views, seen, apiRan } = await watch(id).finally(sound.close);
     assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
     assert.equal(apiRan, false, 'the API process ran no ffmpeg');
     assert.ok(
@@ -201,16 +225,12 @@ describe('fan-out on Redis workers: one long convert-video over two workers', ()
       assert.ok(i === 0 || view.progress >= views[i - 1]!.progress, `progress went down: ${JSON.stringify(views)}`),
     );
 
-    // Each part ran once (BullMQ started it once), and ran where its ffmpeg was seen: on both workers.
+    // Each part ran once (BullMQ started it once), and ran where its ffmpeg was seen: on both workers. The sound is
+    // no part any worker may take.
     const runs = await partJobs(outputIdOf(job));
     assert.deepEqual(
       runs.map((run) => [run.name, run.attemptsStarted, run.stalledCounter, run.finishedOn !== undefined]),
-      ['fanout-audio', 'fanout-part-000', 'fanout-part-001', 'fanout-part-002', 'fanout-part-003'].map((name) => [
-        name,
-        1,
-        0,
-        true,
-      ]),
+      ['fanout-part-000', 'fanout-part-001', 'fanout-part-002', 'fanout-part-003'].map((name) => [name, 1, 0, true]),
     );
     const partsOn = (worker: number) => [...new Set(seen.filter((s) => s.worker === worker).map((s) => s.part))];
     assert.deepEqual([...partsOn(0), ...partsOn(1)].sort(), [0, 1, 2, 3], `parts seen: ${JSON.stringify(seen)}`);
@@ -221,6 +241,8 @@ describe('fan-out on Redis workers: one long convert-video over two workers', ()
       seen.every((s) => s.own === (s.worker === owner)),
       `the other worker ran its parts in a folder of its own: ${JSON.stringify(seen)}`,
     );
+    // The sound was made by the job's own worker, which holds the input, in the job's workspace.
+    assert.deepEqual(sound.writers(), [{ worker: owner, own: true }], 'the sound ran on the job’s own worker');
 
     const split = await download(String(job.result!.output_file), 'split.mp4');
     await assertSeamless(split, await onePass(), JOINS);
@@ -260,7 +282,7 @@ describe('fan-out on Redis workers: one long convert-video over two workers', ()
     const killed = `fanout-part-${String(target!.part).padStart(3, '0')}`;
     assert.deepEqual(
       runs.map((run) => [run.name, run.attemptsStarted, run.stalledCounter]),
-      ['fanout-audio', 'fanout-part-000', 'fanout-part-001', 'fanout-part-002', 'fanout-part-003'].map((name) =>
+      ['fanout-part-000', 'fanout-part-001', 'fanout-part-002', 'fanout-part-003'].map((name) =>
         name === killed ? [name, 2, 1] : [name, 1, 0],
       ),
       `only ${killed} ran again`,

@@ -292,5 +292,98 @@ describe('the MCP server', () => {
       assert.equal(none.status, 400);
       assert.match(((await none.json()) as { error: string }).error, /Mcp-Session-Id/);
     });
+
+    it('answers a tool name of a megabyte as fast as a short one: the closest-name search is capped', async () => {
+      const mcp = await overHttp(server);
+      try {
+        const megabyte = 'x'.repeat(1_000_000);
+        /** The quickest of three calls (the least disturbed by the rest of the machine), in ms. */
+        let message = '';
+        const quickest = async (name: string, pad: string) => {
+          let best = Infinity;
+          for (let i = 0; i < 3; i++) {
+            const start = performance.now();
+            await assert.rejects(mcp.client.callTool({ name, arguments: { pad } }), (error: Error) => {
+              message = error.message;
+              return /Unknown tool '/.test(message);
+            });
+            best = Math.min(best, performance.now() - start);
+          }
+          return best;
+        };
+        // The same megabyte on the wire either way: as an argument of a short misspelt name, then as the name.
+        const reference = await quickest('convert-vidoe', megabyte);
+        const huge = await quickest(megabyte, '');
+        assert.ok(
+          huge < 5 * reference,
+          `a 1 MB name took ${huge.toFixed(0)} ms, a short one ${reference.toFixed(0)} ms`,
+        );
+        // The name is quoted shortened: a huge name makes no huge answer.
+        assert.match(message, /Unknown tool 'x{57}\.\.\.'$/);
+      } finally {
+        await mcp.close();
+      }
+    });
+  });
+
+  describe('sessions per API key (MEDIAFLOW_MCP_SESSIONS_PER_KEY)', () => {
+    let keyed: TestServer;
+    before(async () => {
+      keyed = await startMediaflow({ MEDIAFLOW_API_KEYS: 'key-a,key-b', MEDIAFLOW_MCP_SESSIONS_PER_KEY: '2' });
+    });
+    after(() => keyed?.close());
+
+    const connect = async (key: string) => {
+      const client = newClient();
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${keyed.base}/mcp`), {
+          requestInit: { headers: { 'x-api-key': key } },
+        }),
+      );
+      return client;
+    };
+    const expired = (error: { code?: unknown }) => error.code === 404;
+
+    it("evicts a key's oldest idle session past its limit; another key still gets one", async () => {
+      const clients: Client[] = [];
+      try {
+        const [a1, a2] = [await connect('key-a'), await connect('key-a')];
+        const b = await connect('key-b');
+        clients.push(a1, a2, b);
+        // A call in flight keeps its session: a download that never gets its first byte.
+        const stalled = await startFileServer({ '/stall.mp4': () => new Promise(() => undefined) });
+        const controller = new AbortController();
+        let a3: Client;
+        try {
+          const call = a1.callTool(
+            { name: 'trim-media', arguments: { media_url: stalled.url('/stall.mp4'), start: '1' } },
+            undefined,
+            { signal: controller.signal },
+          );
+          call.catch(() => undefined);
+          assert.ok(await eventually(() => stalled.hits.get('/stall.mp4') === 1), 'the call is under way');
+          // key-a's third session: a1 is the oldest, but busy, so a2 (idle) goes.
+          a3 = await connect('key-a');
+          clients.push(a3);
+          await assert.rejects(a2.listTools(), expired);
+          await a3.listTools();
+          controller.abort();
+          await assert.rejects(call);
+        } finally {
+          await stalled.close();
+        }
+        // The call cancelled, a1 is idle too, but used after a3: a3 goes first, then a1.
+        clients.push(await connect('key-a'));
+        await assert.rejects(a3.listTools(), expired);
+        for (let i = 0; i < 5; i++) clients.push(await connect('key-a'));
+        await assert.rejects(a1.listTools(), expired);
+        // key-b's session was never touched, and key-b opens another.
+        assert.ok((await b.listTools()).tools.length > 0);
+        clients.push(await connect('key-b'));
+        assert.ok((await b.listTools()).tools.length > 0);
+      } finally {
+        await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+      }
+    });
   });
 });

@@ -589,11 +589,15 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     await writeFile(file('no-weights.bin'), model.subarray(0, firstTensorAt(model)));
     await copyFile(file('scripted.bin'), file('cut.bin'));
     await truncate(file('cut.bin'), 100_000);
+    // Cut inside its last tensor: its header and every tensor's header but the last are whole.
+    await copyFile(file('scripted.bin'), file('cut-in-tensors.bin'));
+    await truncate(file('cut-in-tensors.bin'), model.length - 1000);
     const cases: Array<[string, RegExp]> = [
       [file('absent.bin'), /the file cannot be read \(ENOENT\)/],
       [file('tone-61s.wav'), /the file is not a ggml model/],
-      [file('cut.bin'), /the file ends inside its header \(cut short\?\)/],
-      [file('no-weights.bin'), /the file holds no weights \(cut short\?\)/],
+      [file('cut.bin'), /the file is cut short: it ends at byte 100000, inside its vocabulary/],
+      [file('no-weights.bin'), /the file is cut short: it holds 0 of the 50 tensors its hyper-parameters call for/],
+      [file('cut-in-tensors.bin'), /the file is cut short: it ends at byte \d+, inside its tensor \d+ of 50/],
     ];
     for (const [model, message] of cases) {
       const result = await runCli(['transcribe', '--media-url', file('tone-8s.mp3')], {
@@ -610,12 +614,101 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
     for (let i = 0; i < 2; i++) {
       const res = await post(bad.base, '/transcribe/', { media_url: files.url('/tone-8s.mp3') });
       assert.equal(res.status, 500, JSON.stringify(res.body));
-      assert.match(res.body.error as string, /holds no weights/);
+      assert.match(res.body.error as string, /holds 0 of the 50 tensors/);
     }
     const health = (await (await fetch(`${bad.base}/health`)).json()) as { transcription: Record<string, unknown> };
     assert.equal(health.transcription.available, false);
     assert.equal(health.transcription.model, 'no-weights.bin');
-    assert.match(health.transcription.error as string, /holds no weights/);
+    assert.match(health.transcription.error as string, /holds 0 of the 50 tensors/);
+
+    // Cut inside its tensors: refused by the request's own check, before its input is fetched, synchronous or not.
+    const cut = await serve({ MEDIAFLOW_WHISPER_MODEL: file('cut-in-tensors.bin') });
+    const fetched = () => files.hits.get('/tone-8s.mp3') ?? 0;
+    const before = fetched();
+    for (const headers of [{}, { Prefer: 'respond-async' }] as Array<Record<string, string>>) {
+      const form = new FormData();
+      form.append('media_url', files.url('/tone-8s.mp3'));
+      const res = await fetch(`${cut.base}/transcribe/`, { method: 'POST', body: form, headers });
+      const body = (await res.json()) as Record<string, string>;
+      assert.equal(res.status, 500, JSON.stringify(body));
+      assert.equal(body.code, 'MF_ERR_INTERNAL');
+      assert.match(body.error!, /^MEDIAFLOW_WHISPER_MODEL is not a usable whisper\.cpp model: the file is cut short/);
+      assert.match(body.error!, /inside its tensor \d+ of 50/);
+    }
+    assert.equal(fetched(), before, 'the input was not fetched');
+  });
+
+  it("never shows a model URL's credentials or a server path in an answer or a job record", async (context) => {
+    if (skipped(context)) return;
+    const escaped = (text: string) => new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    /** Asserts that a text shows neither the credentials nor the tests' folder (every data directory is in it). */
+    const clean = (text: string) => {
+      assert.doesNotMatch(text, /secret|user:/, 'no credentials');
+      assert.doesNotMatch(text, escaped(dir), 'no server path');
+    };
+    const records = async (dataDir: string) =>
+      Promise.all(
+        (await readdir(path.join(dataDir, 'jobs'))).map((name) => readFile(path.join(dataDir, 'jobs', name), 'utf8')),
+      );
+    // The scripted model served as tiny.en: not the published file, so its download is refused.
+    const models = await startFileServer({
+      '/models/ggml-tiny.en.bin': serveFile(file('scripted.bin'), 'application/octet-stream'),
+    });
+    try {
+      const modelUrl = models.url('/models/ggml-tiny.en.bin');
+      const withSecret = {
+        MEDIAFLOW_WHISPER_MODEL: 'tiny.en',
+        MEDIAFLOW_WHISPER_MODEL_URL: models.url('/models').replace('://', '://user:secret@'),
+      };
+
+      // Fetched from 127.0.0.1, private addresses being allowed: a 502 naming the URL without its credentials.
+      const allowed = await serve(withSecret);
+      const sync = await post(allowed.base, '/transcribe/', { media_url: files.url('/tone-8s.mp3') });
+      assert.equal(sync.status, 502, JSON.stringify(sync.body));
+      assert.match(sync.body.error as string, new RegExp(`^Failed to download ${escaped(modelUrl).source}: it sent `));
+      clean(JSON.stringify(sync.body));
+      const id = await submitJob(
+        allowed.base,
+        '/transcribe/',
+        { media_url: files.url('/tone-8s.mp3') },
+        { Prefer: 'respond-async' },
+      );
+      const job = await waitForJob(allowed.base, id);
+      assert.equal(job.status, 'failed');
+      assert.match(job.error!.error, /^Failed to download http:\/\/127\.0\.0\.1:\d+\/models\/ggml-tiny\.en\.bin: /);
+      clean(JSON.stringify(job));
+      for (const record of await records(allowed.dataDir)) clean(record);
+
+      // Refused by the address guard (private addresses not allowed; the input uploaded as a file): a 400 naming the
+      // URL without its credentials, nothing fetched.
+      const guarded = await serve({ ...withSecret, MEDIAFLOW_ALLOW_PRIVATE_URLS: '0' });
+      const served = models.hits.get('/models/ggml-tiny.en.bin');
+      const form = new FormData();
+      form.append('media_url', new Blob([await readFile(file('tone-8s.mp3'))], { type: 'audio/mpeg' }), 'tone.mp3');
+      const res = await fetch(`${guarded.base}/transcribe/`, { method: 'POST', body: form });
+      const refused = (await res.json()) as { error: string };
+      assert.equal(res.status, 400, JSON.stringify(refused));
+      assert.match(refused.error, new RegExp(`^URL '${escaped(modelUrl).source}' is not allowed: .*loopback`));
+      clean(JSON.stringify(refused));
+      for (const record of await records(guarded.dataDir)) clean(record);
+      assert.equal(models.hits.get('/models/ggml-tiny.en.bin'), served);
+    } finally {
+      await models.close();
+    }
+
+    // A fetched model of the wrong size: refused before the input is fetched, naming the setting and the file's name.
+    const sized = await serve({ MEDIAFLOW_WHISPER_MODEL: 'tiny.en' });
+    await mkdir(path.join(sized.dataDir, 'models'));
+    await writeFile(path.join(sized.dataDir, 'models', 'ggml-tiny.en.bin'), 'not a model');
+    const fetched = files.hits.get('/tone-8s.mp3');
+    const wrong = await post(sized.base, '/transcribe/', { media_url: files.url('/tone-8s.mp3') });
+    assert.equal(wrong.status, 500, JSON.stringify(wrong.body));
+    assert.match(
+      wrong.body.error as string,
+      /^MEDIAFLOW_WHISPER_MODEL is not usable: the data directory's models\/ggml-tiny\.en\.bin is not the published one \(11 bytes, not 77704715\)/,
+    );
+    clean(JSON.stringify(wrong.body));
+    assert.equal(files.hits.get('/tone-8s.mp3'), fetched, 'the input was not fetched');
   });
 
   describe('with a real model, where MEDIAFLOW_WHISPER_MODEL names one', () => {

@@ -33,6 +33,7 @@ import { quickstartCommand } from './quickstart-command.js';
 import { createProgressReporter } from './progress.js';
 import { runCommand } from './run-command.js';
 import { settingsCommand } from './setting-flags.js';
+import { voicesCommand } from './voices-command.js';
 import { workerCommand } from './worker-command.js';
 
 /** The text `--help` shows for one parameter: its description, choices and default. */
@@ -155,6 +156,7 @@ const BUILT_IN_COMMANDS: { readonly [name in CliCommand]: (registry: Registry) =
   plugins: pluginsCommand,
   fonts: fontsCommand,
   models: modelsCommand,
+  voices: voicesCommand,
   quickstart: quickstartCommand,
 };
 

@@ -26,6 +26,7 @@ const HTTP_ONLY = new Set<keyof Config>([
   'keepAliveTimeoutMs',
   'maxConnections',
   'maxConnectionsPerClient',
+  'mcpSessionsPerKey',
 ]);
 
 /**

@@ -14,6 +14,7 @@ import {
   type ModelListing,
 } from '../engine/speech/models.js';
 import { fail } from './fail.js';
+import { columns, usageErrorsExitTwo } from './subcommands.js';
 
 /** The settings `models` reads, from the environment and its flags. */
 function modelConfig(flags: { dataDir?: string; whisperModelUrl?: string; allowPrivateUrls?: boolean }): Config {
@@ -27,21 +28,18 @@ function modelConfig(flags: { dataDir?: string; whisperModelUrl?: string; allowP
 const dataDirOption = () =>
   new Option('--data-dir <dir>', 'where models are kept, in <dir>/models [env MEDIAFLOW_DATA_DIR]');
 
-/** Rows as aligned columns under a header. */
-function table(models: ModelListing[]): string {
-  const rows = models.map((model) => [
-    model.name,
-    formatBytes(model.bytes),
-    isEnglishOnly(model.name) ? 'English' : 'multilingual',
-    model.present ? 'yes' : 'no',
-    model.path,
-  ]);
-  const header = ['NAME', 'SIZE', 'LANGUAGES', 'PRESENT', 'PATH'];
-  const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) =>
-    cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
-  return [line(header), ...rows.map(line)].join('\n');
-}
+/** The known models as rows of `mediaflow models`' table. */
+const table = (models: ModelListing[]): string =>
+  columns(
+    ['NAME', 'SIZE', 'LANGUAGES', 'PRESENT', 'PATH'],
+    models.map((model) => [
+      model.name,
+      formatBytes(model.bytes),
+      isEnglishOnly(model.name) ? 'English' : 'multilingual',
+      model.present ? 'yes' : 'no',
+      model.path,
+    ]),
+  );
 
 function listCommand(): Command {
   return new Command('list')
@@ -139,11 +137,5 @@ export function modelsCommand(): Command {
     .addCommand(listCommand(), { isDefault: true })
     .addCommand(fetchCommand())
     .addCommand(verifyCommand());
-  // As main.ts does for the top-level commands: commander's own errors exit 2, not 1.
-  for (const sub of command.commands) {
-    sub.exitOverride((error) => {
-      throw error;
-    });
-  }
-  return command;
+  return usageErrorsExitTwo(command);
 }

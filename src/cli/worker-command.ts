@@ -23,6 +23,7 @@ const API_ONLY = new Set<keyof Config>([
   'keepAliveTimeoutMs',
   'maxConnections',
   'maxConnectionsPerClient',
+  'mcpSessionsPerKey',
 ]);
 
 /**

@@ -68,6 +68,8 @@ export interface Config {
   minFreeDiskBytes: number;
   /** Mean event-loop delay, in ms, above which requests get a 503; 0 turns the check off. */
   maxEventLoopDelayMs: number;
+  /** MCP sessions over HTTP one API key may hold; past it, its least recently used idle one is closed. 0: no limit. */
+  mcpSessionsPerKey: number;
   /** Folder of pipeline definitions (`POST /pipelines/<name>/`, `mediaflow run <name>`). */
   pipelinesDir: string;
   /** Folder of render templates (`template` of /render/, docs/render.md); default: the ones shipped with mediaflow. */
@@ -122,6 +124,8 @@ export interface Config {
   whisperModel?: string;
   /** Which whisper.cpp binding recognises: `auto` (the AVX2 build where it can run, else the CPU build) or one. */
   whisperBinding: BindingSetting;
+  /** The neural voices' models, `<engine>:<name>=<path or URL>` each (src/engine/voice/tts-models.ts). */
+  ttsModels: string[];
 }
 
 /** A variable, its `serve` flag, and how to read it: the single description behind env, flags and docs. */
@@ -351,6 +355,15 @@ export const SETTINGS: readonly Setting[] = [
     description: 'event-loop delay (ms) above which requests get a 503; 0 turns it off',
   },
   {
+    key: 'mcpSessionsPerKey',
+    env: 'MEDIAFLOW_MCP_SESSIONS_PER_KEY',
+    flag: 'mcp-sessions-per-key',
+    kind: 'int',
+    description:
+      "MCP sessions one API key may hold open over HTTP; past it, the key's least recently used idle one is closed " +
+      '(0: no limit but the server-wide 1000)',
+  },
+  {
     key: 'headersTimeoutMs',
     env: 'MEDIAFLOW_HEADERS_TIMEOUT',
     flag: 'headers-timeout',
@@ -423,6 +436,16 @@ export const SETTINGS: readonly Setting[] = [
     description:
       'which whisper.cpp binding recognises speech: auto (@napi-rs/whisper where it is installed and the CPU has ' +
       'AVX2, else @fugood), fugood or napi',
+  },
+  {
+    key: 'ttsModels',
+    env: 'MEDIAFLOW_TTS_MODELS',
+    flag: 'tts-models',
+    kind: 'list',
+    keepCase: true,
+    description:
+      'the neural voices (Piper, Kokoro): <engine>:<name>=<path or URL> each, comma list; a URL ends with ' +
+      '#sha256=<hex>+<hex>..., one per file, and is fetched once into <data-dir>/voices',
   },
   {
     key: 'jobAttempts',
@@ -619,6 +642,7 @@ export function defaultConfig(): Config {
     retentionMs: 24 * 3_600_000,
     bodyLimit: 1024 * 1024,
     maxEventLoopDelayMs: 1000,
+    mcpSessionsPerKey: 100,
     headersTimeoutMs: 20_000,
     requestTimeoutMs: 60_000,
     keepAliveTimeoutMs: 5000,
@@ -648,6 +672,7 @@ export function defaultConfig(): Config {
     // whisper.cpp's own published models.
     whisperModelUrl: 'https://huggingface.co/ggerganov/whisper.cpp/resolve/main',
     whisperBinding: 'auto',
+    ttsModels: [],
   };
 }
 

@@ -3,6 +3,7 @@
  * the README's Errors table gives the condition, and a message that is safe to show (no server paths).
  * Front ends map these to responses and exit codes; anything else is a 500 with details logged.
  */
+import { publicText } from './safe-text.js';
 
 /** What the registry says of one code: its HTTP status, a short title and when it is answered. */
 export interface ErrorDefinition {
@@ -245,10 +246,10 @@ export interface JobError {
   errors?: Problem[];
 }
 
-/** The error a job keeps for `error`. */
+/** The error a job keeps for `error`: its message as a client may see it (no credentials, no server path). */
 export const jobErrorOf = (error: MediaflowError): JobError => ({
   status: error.status,
-  error: error.message,
+  error: publicText(error.message),
   code: error.code,
   ...(error.errors ? { errors: [...error.errors] } : {}),
 });

@@ -3,6 +3,7 @@ import type { CallToolResult, ServerNotification, ServerRequest } from '@modelco
 import type { Config } from '../engine/config.js';
 import { errorOfJob, MediaflowError } from '../engine/errors.js';
 import type { Logger } from '../engine/logger.js';
+import { publicText } from '../engine/safe-text.js';
 import { requireDiskSpace } from '../engine/storage/disk-space.js';
 import type { JobRecord } from '../jobs/job.js';
 import type { JobService } from '../jobs/service.js';
@@ -19,16 +20,19 @@ export interface CallContext {
   ownBases: string[];
   /** The job owner (auth.ts keyOwner), with several API keys. */
   owner?: string;
+  /** Told as a tool call starts; what it answers, once the call has ended (the HTTP sessions count their calls). */
+  onCall?: (extra: CallExtra) => () => void;
 }
 
 export type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-/** A tool error result: mediaflow's code and message, as a client shows them. */
+/** A tool error result: mediaflow's code and message (no credentials, no server path), as a client shows them. */
 function errorResult(error: MediaflowError): CallToolResult {
+  const message = publicText(error.message);
   return {
     isError: true,
-    content: [{ type: 'text', text: `${error.code}: ${error.message}` }],
-    structuredContent: { error: error.message, code: error.code },
+    content: [{ type: 'text', text: `${error.code}: ${message}` }],
+    structuredContent: { error: message, code: error.code },
   };
 }
 
@@ -71,6 +75,21 @@ async function outcome(record: JobRecord, jobs: JobService): Promise<CallToolRes
  * request's signal) cancels the job: off the queue, or its ffmpeg or whisper child killed.
  */
 export async function callTool(
+  context: CallContext,
+  tool: Tool,
+  args: Record<string, unknown>,
+  extra: CallExtra,
+): Promise<CallToolResult> {
+  const ended = context.onCall?.(extra);
+  try {
+    return await runTool(context, tool, args, extra);
+  } finally {
+    ended?.();
+  }
+}
+
+/** The call itself: the job submitted, waited for, and its outcome as a tool result. */
+async function runTool(
   context: CallContext,
   tool: Tool,
   args: Record<string, unknown>,

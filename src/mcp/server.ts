@@ -1,20 +1,24 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { distance } from '../engine/edit-distance.js';
+import { closest } from '../engine/edit-distance.js';
+import { shortened } from '../engine/errors.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { VERSION } from '../engine/version.js';
 import { callTool, type CallContext } from './call.js';
 import { listTools, type Tool } from './tools.js';
 
-/** The protocol error for a tool that does not exist, naming the closest one when a name was misspelt. */
+/**
+ * The protocol error for a tool that does not exist, naming the closest one when a name was misspelt. The name is
+ * any length a body allows: the search skips what it cannot be near, and the message quotes it shortened.
+ */
 function unknownTool(name: string, tools: readonly Tool[]): McpError {
-  const closest = tools
-    .map((tool) => ({ tool: tool.name, d: distance(name.toLowerCase(), tool.name.toLowerCase()) }))
-    .filter(({ d }) => d <= 2)
-    .sort((a, b) => a.d - b.d)[0];
+  const near = closest(
+    name,
+    tools.map((tool) => tool.name),
+  );
   return new McpError(
     ErrorCode.InvalidParams,
-    `Unknown tool '${name}'${closest ? ` (did you mean '${closest.tool}'?)` : ''}`,
+    `Unknown tool '${shortened(name)}'${near ? ` (did you mean '${near}'?)` : ''}`,
   );
 }
 

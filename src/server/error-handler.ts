@@ -4,6 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Config } from '../engine/config.js';
 import { inputTooLarge } from '../engine/inputs/fetcher.js';
 import { codeOfStatus, diskFullError, ERRORS, isAbort, MediaflowError, type ErrorCode } from '../engine/errors.js';
+import { publicText } from '../engine/safe-text.js';
 
 /** The limits the framework's own 413s name. */
 export type BodyLimits = Pick<Config, 'bodyLimit' | 'maxInputBytes' | 'maxInputs'>;
@@ -49,11 +50,14 @@ function fromFramework(error: FastifyError, limits: BodyLimits): MediaflowError 
 /** The code of another client error (a 416 of @fastify/static, ...): its status's, else a malformed request. */
 const clientCode = (status: number): ErrorCode => codeOfStatus(status) ?? 'MF_ERR_BAD_REQUEST';
 
-/** The `{error, code}` body every error answers with, and `errors` when it told several problems. */
+/**
+ * The `{error, code}` body every error answers with, and `errors` when it told several problems: no credentials
+ * and no server path, whatever the messages held.
+ */
 const body = (error: MediaflowError) => ({
-  error: error.message,
+  error: publicText(error.message),
   code: error.code,
-  ...(error.errors ? { errors: error.errors } : {}),
+  ...(error.errors ? { errors: error.errors.map((problem) => ({ ...problem, error: publicText(problem.error) })) } : {}),
 });
 
 /**

@@ -3,23 +3,28 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../engine/config.js';
-import { busyError, MediaflowError, paramError } from '../engine/errors.js';
+import { busyError, MediaflowError, paramError, shortened } from '../engine/errors.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import type { JobService } from '../jobs/service.js';
+import type { CallExtra } from '../mcp/call.js';
 import { createMcpServer } from '../mcp/server.js';
 import type { SubmitContext } from './job-submission.js';
 
-/** Sessions at once; a client past it gets a 503 until idle ones are closed. */
+/** Sessions at once, whatever their keys; past it, the server's least recently used idle session is closed. */
 const MAX_SESSIONS = 1000;
 /** A session with no request open and none for this long is closed (its client is gone, or forgot DELETE). */
 const IDLE_MS = 30 * 60_000;
 
-/** One client's session: its transport and server, whose key opened it, and its open requests. */
+/** One client's session: its transport and server, whose key opened it, and what it has under way. */
 interface Session {
+  id: string;
   transport: StreamableHTTPServerTransport;
   owner: string | undefined;
+  /** Its HTTP requests open, GET streams included: the idle sweep leaves a session with any alone. */
   open: number;
+  /** Its tool calls under way: a session with none is idle, and may be closed to make room for another. */
+  calls: number;
   lastSeen: number;
 }
 
@@ -43,17 +48,72 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
   const { config, registry, jobs, submit } = options;
   const sessions = new Map<string, Session>();
 
-  async function open(request: FastifyRequest): Promise<StreamableHTTPServerTransport> {
+  /** Closes a session at once: its slot is free from now, its client's next request a 404. */
+  function close(session: Session): void {
+    sessions.delete(session.id);
+    void session.transport.close();
+  }
+
+  /**
+   * Room for another session of `owner`: its least recently used idle session is closed when it holds its limit
+   * (MEDIAFLOW_MCP_SESSIONS_PER_KEY), the server's when the server holds MAX_SESSIONS; a 503 when none is idle. So one
+   * key that opens sessions without end closes its own, never another key's.
+   */
+  function makeRoom(owner: string | undefined): void {
+    const all = [...sessions.values()];
+    const own = all.filter((session) => session.owner === owner);
+    if (config.mcpSessionsPerKey > 0 && own.length >= config.mcpSessionsPerKey)
+      closeLeastUsed(own, 'Every MCP session of this API key is busy; retry later');
+    if (sessions.size >= MAX_SESSIONS) closeLeastUsed(all, 'Too many MCP sessions are busy; retry later');
+  }
+
+  function closeLeastUsed(candidates: readonly Session[], busy: string): void {
+    const idle = candidates.filter((session) => session.calls === 0);
+    if (idle.length === 0) throw busyError(busy);
+    close(idle.reduce((least, session) => (session.lastSeen < least.lastSeen ? session : least)));
+  }
+
+  /** Counts a request against its session while it is open. */
+  function track(session: Session, reply: FastifyReply): void {
+    session.open += 1;
+    session.lastSeen = Date.now();
+    reply.raw.once('close', () => {
+      session.open -= 1;
+      session.lastSeen = Date.now();
+    });
+  }
+
+  /**
+   * Counts a tool call against its session while it runs. A call the client cancelled gets no answer (MCP), so its
+   * SSE stream would stay open until the client hung up: it is closed once the job has stopped.
+   */
+  function callOf(session: Session) {
+    return (extra: CallExtra) => {
+      session.calls += 1;
+      return () => {
+        session.calls -= 1;
+        session.lastSeen = Date.now();
+        if (extra.signal.aborted) session.transport.closeSSEStream(extra.requestId);
+      };
+    };
+  }
+
+  /**
+   * A new session for an initialize request, counted at once (its id chosen here rather than by the transport), so
+   * that initializes sent together cannot pass the limits side by side.
+   */
+  async function open(request: FastifyRequest, reply: FastifyReply): Promise<Session> {
     if (!isInitializeRequest(request.body))
       throw paramError('Expected an Mcp-Session-Id header, or an initialize request to open a session');
-    if (sessions.size >= MAX_SESSIONS) throw busyError('Too many MCP sessions are open; retry later');
-    const base = submit.baseUrl(request);
     const owner = submit.ownerOf(request);
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, { transport, owner, open: 0, lastSeen: Date.now() }),
-    });
-    transport.onclose = () => transport.sessionId && sessions.delete(transport.sessionId);
+    makeRoom(owner);
+    const base = submit.baseUrl(request);
+    const id = randomUUID();
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id });
+    const session: Session = { id, transport, owner, open: 0, calls: 0, lastSeen: Date.now() };
+    sessions.set(id, session);
+    track(session, reply);
+    transport.onclose = () => sessions.get(id) === session && sessions.delete(id);
     const server = createMcpServer(registry, {
       jobs,
       config,
@@ -61,9 +121,10 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       baseUrl: base,
       ownBases: [...new Set([base, `${request.protocol}://${request.host}`])],
       ...(owner === undefined ? {} : { owner }),
+      onCall: callOf(session),
     });
     await server.connect(transport);
-    return transport;
+    return session;
   }
 
   /** The session a request names, or a 404 (unknown, closed, expired or another key's). */
@@ -72,7 +133,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     if (!session || session.owner !== submit.ownerOf(request))
       throw new MediaflowError(
         'MF_ERR_NOT_FOUND',
-        `Unknown MCP session '${id}' (it may have expired): initialize again`,
+        `Unknown MCP session '${shortened(id)}' (it may have expired): initialize again`,
       );
     return session;
   }
@@ -80,23 +141,22 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
   async function handle(request: FastifyRequest, reply: FastifyReply) {
     const id = request.headers['mcp-session-id'];
     if (Array.isArray(id)) throw paramError('Expected one Mcp-Session-Id header');
-    let transport: StreamableHTTPServerTransport;
+    let session: Session;
     if (id === undefined) {
       if (request.method !== 'POST') throw paramError('Expected an Mcp-Session-Id header');
-      transport = await open(request);
+      session = await open(request, reply);
     } else {
-      const session = sessionOf(request, id);
-      session.open += 1;
-      session.lastSeen = Date.now();
-      reply.raw.once('close', () => {
-        session.open -= 1;
-        session.lastSeen = Date.now();
-      });
-      transport = session.transport;
+      session = sessionOf(request, id);
+      track(session, reply);
     }
     // The transport writes the answer (JSON or an SSE stream) on the raw response itself.
     reply.hijack();
-    await transport.handleRequest(request.raw, reply.raw, request.body);
+    try {
+      await session.transport.handleRequest(request.raw, reply.raw, request.body);
+    } finally {
+      // An initialize the transport refused opened nothing.
+      if (id === undefined && session.transport.sessionId === undefined) close(session);
+    }
   }
 
   app.route({
@@ -108,8 +168,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
 
   const sweeper = setInterval(() => {
     const now = Date.now();
-    for (const session of sessions.values())
-      if (session.open === 0 && now - session.lastSeen > IDLE_MS) void session.transport.close();
+    for (const session of sessions.values()) if (session.open === 0 && now - session.lastSeen > IDLE_MS) close(session);
   }, 60_000).unref();
   app.addHook('onClose', async () => {
     clearInterval(sweeper);

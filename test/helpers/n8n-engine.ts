@@ -100,16 +100,8 @@ function assertOwnUserFolder(): void {
 /** A run under way: awaited for its IRun, or stopped with cancel() as the editor's "Stop" button does. */
 export type WorkflowRun = ReturnType<WorkflowExecute['run']>;
 
-/**
- * Runs the nodes, each feeding the next, in n8n-core's WorkflowExecute ('manual' mode, as "Execute workflow"
- * in the editor), with the given credential for every node that asks for its type.
- */
-export function runWorkflow(
-  nodes: WorkflowNode[],
-  credentialType: ICredentialType,
-  credentialData: ICredentialDataDecryptedObject,
-): WorkflowRun {
-  assertOwnUserFolder();
+/** The nodes as an n8n Workflow, each feeding the next, with the given credential on the nodes that take it. */
+function buildWorkflow(nodes: WorkflowNode[], credentialType?: ICredentialType) {
   const typeName = (node: WorkflowNode) => `test.${node.type.description.name}`;
   const nodeTypes: INodeTypes = {
     getByName: (type) => nodes.find((node) => typeName(node) === type)!.type,
@@ -123,7 +115,8 @@ export function runWorkflow(
     typeVersion: 1,
     position: [index * 200, 0],
     parameters: node.parameters,
-    ...(node.type.description.credentials?.some((credential) => credential.name === credentialType.name)
+    ...(credentialType &&
+    node.type.description.credentials?.some((credential) => credential.name === credentialType.name)
       ? { credentials: { [credentialType.name]: { id: '1', name: credentialType.displayName } } }
       : {}),
   }));
@@ -143,6 +136,34 @@ export function runWorkflow(
     active: false,
     nodeTypes,
   });
+  return { workflow, workflowNodes, connections };
+}
+
+/**
+ * A node's subtitle as n8n's editor shows it under the node on the canvas: its type's `subtitle` expression
+ * resolved against the node's parameters, as the editor resolves it.
+ */
+export function nodeSubtitle(type: INodeType, parameters: INodeParameters): unknown {
+  const { workflow } = buildWorkflow([{ name: 'Node', type, parameters }]);
+  return workflow.expression.getSimpleParameterValue(
+    workflow.getNode('Node')!,
+    type.description.subtitle ?? '',
+    'internal',
+    {},
+  );
+}
+
+/**
+ * Runs the nodes, each feeding the next, in n8n-core's WorkflowExecute ('manual' mode, as "Execute workflow"
+ * in the editor), with the given credential for every node that asks for its type.
+ */
+export function runWorkflow(
+  nodes: WorkflowNode[],
+  credentialType: ICredentialType,
+  credentialData: ICredentialDataDecryptedObject,
+): WorkflowRun {
+  assertOwnUserFolder();
+  const { workflow, workflowNodes, connections } = buildWorkflow(nodes, credentialType);
   const workflowData = {
     id: 'w1',
     name: 'test',

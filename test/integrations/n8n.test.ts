@@ -22,7 +22,7 @@ import { after, before, describe, it } from '../helpers/lifecycle.js';
 import { fixture, fixtures } from '../helpers/fixtures.js';
 import { startFileServer, type FileServer } from '../helpers/file-server.js';
 import { audioOf, durationOf, probe, videoOf } from '../helpers/media.js';
-import { runWorkflow, type WorkflowRun } from '../helpers/n8n-engine.js';
+import { nodeSubtitle, runWorkflow, type WorkflowRun } from '../helpers/n8n-engine.js';
 import { startServeProcess, type ServeProcess } from '../helpers/serve-process.js';
 import { PackageDirectoryLoader } from 'n8n-core';
 import { readCatalogue, type Catalogue } from '../../integrations/n8n/nodes/Mediaflow/catalogue.js';
@@ -174,6 +174,52 @@ describe('the n8n node, in n8n-core, against mediaflow serve', () => {
     ].sort();
     assert.ok(listed.length > 25, `the server lists its operations and pipelines (${listed.length})`);
     assert.deepEqual(offered, listed);
+  });
+
+  it('labels fields as n8n spells them: URL, URLs and FPS in capitals, short words in lower case', () => {
+    const labels = (prefix: string) =>
+      mediaflow.description.properties
+        .filter((property) => property.name.startsWith(prefix))
+        .flatMap((property) => [
+          property.displayName,
+          ...((property.options ?? []) as Array<{ displayName?: string }>).flatMap((option) =>
+            option.displayName ? [option.displayName] : [],
+          ),
+        ]);
+    assert.deepEqual(labels('merge_audios__'), [
+      'Audio URLs Source',
+      'Audio URLs',
+      'Audio URLs: Input Binary Fields',
+      'Additional Fields',
+      'Format',
+    ]);
+    assert.deepEqual(labels('resize_image__image_url'), [
+      'Image URL Source',
+      'Image URL',
+      'Image URL: Input Binary Field',
+    ]);
+    assert.ok(labels('images_to_video__more').includes('FPS'));
+    assert.ok(labels('images_to_video__more').includes('Seconds per Image'));
+    const everyLabel = labels('');
+    assert.deepEqual(
+      everyLabel.filter((label) => /\b(Url|Urls|Fps)\b/.test(label)),
+      [],
+      'no label spells URL or FPS in lower case',
+    );
+  });
+
+  it('shows the chosen operation on the canvas by its name in the Operation list, not its value', () => {
+    const operation = mediaflow.description.properties.find((property) => property.name === 'operation')!;
+    const options = operation.options as Array<{ name: string; value: string }>;
+    const named = (value: string) => options.find((option) => option.value === value)!.name;
+    assert.equal(named('merge-audios'), 'Merge Audios');
+    assert.equal(named('pipeline:text-to-short'), 'Pipeline: Text to Short');
+    assert.equal(named('convert_image_from_url'), 'Convert Image from URL');
+    for (const option of options) {
+      assert.equal(nodeSubtitle(mediaflow, { operation: option.value }), option.name, option.value);
+    }
+    // A workflow made with an operation this catalogue no longer has still shows what it holds.
+    assert.equal(nodeSubtitle(mediaflow, { operation: 'retired-operation' }), 'retired-operation');
   });
 
   it('runs an operation on a URL and outputs its result URL', async () => {

@@ -1,4 +1,4 @@
-import { distance } from '../edit-distance.js';
+import { closest } from '../edit-distance.js';
 import {
   CONTRACT_VERSION,
   DOCUMENT_KEYWORD,
@@ -88,13 +88,7 @@ interface PropertyFields {
 function keywordProblem(key: string, property: object): string | undefined {
   const unknown = Object.keys(property).find((keyword) => !KNOWN_KEYWORDS.includes(keyword));
   if (unknown === undefined) return undefined;
-  const [near] = KNOWN_KEYWORDS.map((keyword) => ({
-    keyword,
-    d: distance(unknown.toLowerCase(), keyword.toLowerCase()),
-  }))
-    .filter(({ d }) => d <= 2)
-    .sort((a, b) => a.d - b.d)
-    .map(({ keyword }) => keyword);
+  const near = closest(unknown, KNOWN_KEYWORDS);
   const hint = near ? `did you mean '${near}'?` : `mediaflow reads ${KNOWN_KEYWORDS.join(', ')}`;
   return `parameter '${key}' has unknown schema keyword '${unknown}' (${hint})`;
 }

@@ -14,7 +14,17 @@
 export const dashed = (name: string): string => name.replace(/_/g, '-');
 
 /** The CLI's own subcommands, in the order `--help` lists them. */
-export const CLI_COMMANDS = ['serve', 'worker', 'mcp', 'run', 'plugins', 'fonts', 'models', 'quickstart'] as const;
+export const CLI_COMMANDS = [
+  'serve',
+  'worker',
+  'mcp',
+  'run',
+  'plugins',
+  'fonts',
+  'models',
+  'voices',
+  'quickstart',
+] as const;
 export type CliCommand = (typeof CLI_COMMANDS)[number];
 
 /** The names no plugin may take: the CLI's own commands and commander's `help`. */

@@ -1,8 +1,9 @@
+import { readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { mediaError } from '../errors.js';
 
 /** `ggml` as whisper.cpp writes it: the first four bytes of a model, little-endian. */
-export const GGML_MAGIC = 0x67676d6c;
+const GGML_MAGIC = 0x67676d6c;
 /** English-only models have 51864 tokens; the multilingual ones 51865 and more (language tokens). */
 export const MULTILINGUAL_VOCABULARY = 51865;
 
@@ -19,22 +20,39 @@ const TENSOR_TYPES: Record<number, { name: string; block: number; bytes: number 
 
 class Truncated extends Error {}
 
-/** Reads a file forward through a window, so the vocabulary's ~50,000 small entries cost a few reads, not one each. */
+/** Why a file is no whole ggml model: cut short (`cut`), or not laid out as one. `detail` is a clause about "it". */
+export class ModelProblem extends Error {
+  constructor(
+    readonly detail: string,
+    readonly cut = false,
+  ) {
+    super(detail);
+  }
+}
+
+/** Bytes read ahead through the header: the mel filters and the vocabulary's ~50,000 small entries in a few reads. */
+const HEADER_AHEAD = 1 << 20;
+/** A tensor's header whole (three numbers, at most four dimensions): one small read per tensor, its data skipped. */
+const TENSOR_AHEAD = 28;
+
+/** Reads a file forward through a window, synchronously: the per-request check cannot wait on a promise. */
 class Reader {
   private window = Buffer.alloc(0);
   private start = 0;
   position = 0;
+  /** Bytes a read takes at least, past what it needs: the next small reads come from the window. */
+  ahead = HEADER_AHEAD;
   constructor(
-    private readonly handle: FileHandle,
+    private readonly fd: number,
     readonly size: number,
   ) {}
 
-  async bytes(n: number): Promise<Buffer> {
+  bytes(n: number): Buffer {
     if (this.position + n > this.size) throw new Truncated();
     const offset = this.position - this.start;
     if (offset < 0 || offset + n > this.window.length) {
-      this.window = Buffer.alloc(Math.min(Math.max(n, 1 << 20), this.size - this.position));
-      await this.handle.read(this.window, 0, this.window.length, this.position);
+      this.window = Buffer.alloc(Math.min(Math.max(n, this.ahead), this.size - this.position));
+      readSync(this.fd, this.window, 0, this.window.length, this.position);
       this.start = this.position;
     }
     const at = this.position - this.start;
@@ -42,8 +60,8 @@ class Reader {
     return this.window.subarray(at, at + n);
   }
 
-  async int32s(n: number): Promise<number[]> {
-    const buffer = await this.bytes(4 * n);
+  int32s(n: number): number[] {
+    const buffer = this.bytes(4 * n);
     return Array.from({ length: n }, (_, i) => buffer.readInt32LE(4 * i));
   }
 
@@ -63,10 +81,64 @@ export interface ModelFacts {
 }
 
 /**
- * Checks that a file is a whole whisper.cpp model in the legacy ggml format, walking its layout without reading the
- * weights: the magic, the hyper-parameters, the mel filters, the vocabulary, then every tensor's header and the size
- * of its data, up to the last byte. A model cut short matters: cut before its first tensor, whisper.cpp loads it as
- * an "empty model for testing" that recognises nothing, with success. Throws a 422 naming `source` and the reason.
+ * Walks the layout of the whisper.cpp model open at `fd` (`size` bytes) without reading the weights: the magic, the
+ * hyper-parameters, the mel filters, the vocabulary, then every tensor's header and the size of its data, up to the
+ * last byte, which must be the last tensor's. A model cut short matters: cut before its first tensor, whisper.cpp
+ * loads it as an "empty model for testing" that recognises nothing, with success; cut inside them, it fails only
+ * once an input has been fetched and decoded. Synchronous, with one small read per tensor (1,259 for large-v3).
+ * Throws a ModelProblem.
+ */
+export function walkModel(fd: number, size: number): ModelFacts & { tensors: number } {
+  if (size < 4) throw new ModelProblem(`it is ${size} bytes long`);
+  const reader = new Reader(fd, size);
+  // The part being read, for the message when the file ends inside it.
+  let part = 'header';
+  try {
+    const [magic] = reader.int32s(1);
+    if (magic !== GGML_MAGIC) throw new ModelProblem('it does not start with the ggml magic number 0x67676d6c');
+    const [nVocab, , , , audioLayers, , , , textLayers, nMels] = reader.int32s(11) as number[];
+    if (!(nVocab! > 0 && audioLayers! > 0 && audioLayers! <= 256 && textLayers! > 0 && textLayers! <= 256))
+      throw new ModelProblem('its hyper-parameters are out of range');
+    const [melCount, fftCount] = reader.int32s(2) as [number, number];
+    if (melCount !== nMels || fftCount <= 0 || fftCount > 4096) throw new ModelProblem('its mel filters are malformed');
+    part = 'mel filters';
+    reader.skip(4 * melCount * fftCount);
+    part = 'vocabulary';
+    const [words] = reader.int32s(1) as [number];
+    if (words < 0 || words > nVocab!) throw new ModelProblem(`its vocabulary has ${words} entries`);
+    for (let i = 0; i < words; i++) {
+      const [length] = reader.int32s(1) as [number];
+      if (length < 0 || length > 1024) throw new ModelProblem(`vocabulary entry ${i} is ${length} bytes long`);
+      reader.skip(length);
+    }
+    const expected = expectedTensors(audioLayers!, textLayers!);
+    reader.ahead = TENSOR_AHEAD;
+    let tensors = 0;
+    while (reader.position < size) {
+      part = `tensor ${tensors + 1} of ${expected}`;
+      const [dims, nameLength, type] = reader.int32s(3) as [number, number, number];
+      const kind = TENSOR_TYPES[type];
+      if (dims < 1 || dims > 4 || nameLength < 1 || nameLength > 256 || !kind)
+        throw new ModelProblem(`tensor ${tensors + 1}'s header is malformed`);
+      const shape = reader.int32s(dims);
+      if (shape.some((n) => n < 1) || shape[0]! % kind.block !== 0)
+        throw new ModelProblem(`tensor ${tensors + 1} has an impossible shape`);
+      reader.skip(nameLength);
+      reader.skip((shape.reduce((product, n) => product * n, 1) / kind.block) * kind.bytes);
+      tensors++;
+    }
+    if (tensors !== expected)
+      throw new ModelProblem(`it holds ${tensors} of the ${expected} tensors its hyper-parameters call for`, true);
+    return { vocabulary: nVocab!, multilingual: nVocab! >= MULTILINGUAL_VOCABULARY, tensors };
+  } catch (error) {
+    if (error instanceof Truncated) throw new ModelProblem(`it ends at byte ${size}, inside its ${part}`, true);
+    throw error;
+  }
+}
+
+/**
+ * Checks that a file is a whole whisper.cpp model in the legacy ggml format (walkModel), for downloads and `mediaflow
+ * models verify`. Throws a 422 naming `source` and the reason.
  */
 export async function checkModelFile(file: string, source = file): Promise<ModelFacts & { tensors: number }> {
   const refuse = (reason: string) => mediaError(`${source} is not a whisper.cpp ggml model: ${reason}`);
@@ -80,54 +152,10 @@ export async function checkModelFile(file: string, source = file): Promise<Model
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) throw refuse('it is not a regular file');
-    const size = stats.size;
-    if (size < 4) throw refuse(`it is ${size} bytes long`);
-    const reader = new Reader(handle, size);
-    // The part being read, for the message when the file ends inside it.
-    let part = 'header';
-    try {
-      const [magic] = await reader.int32s(1);
-      if (magic !== GGML_MAGIC) throw refuse('it does not start with the ggml magic number 0x67676d6c');
-      const [nVocab, , , , audioLayers, , , , textLayers, nMels] = (await reader.int32s(11)) as number[];
-      if (!(nVocab! > 0 && audioLayers! > 0 && audioLayers! <= 256 && textLayers! > 0 && textLayers! <= 256))
-        throw refuse('its hyper-parameters are out of range');
-      const [melCount, fftCount] = (await reader.int32s(2)) as [number, number];
-      if (melCount !== nMels || fftCount <= 0 || fftCount > 4096) throw refuse('its mel filters are malformed');
-      part = 'mel filters';
-      reader.skip(4 * melCount * fftCount);
-      part = 'vocabulary';
-      const [words] = (await reader.int32s(1)) as [number];
-      if (words < 0 || words > nVocab!) throw refuse(`its vocabulary has ${words} entries`);
-      for (let i = 0; i < words; i++) {
-        const [length] = (await reader.int32s(1)) as [number];
-        if (length < 0 || length > 1024) throw refuse(`vocabulary entry ${i} is ${length} bytes long`);
-        reader.skip(length);
-      }
-      const expected = expectedTensors(audioLayers!, textLayers!);
-      let tensors = 0;
-      while (reader.position < size) {
-        part = `tensor ${tensors + 1} of ${expected}`;
-        const [dims, nameLength, type] = (await reader.int32s(3)) as [number, number, number];
-        const kind = TENSOR_TYPES[type];
-        if (dims < 1 || dims > 4 || nameLength < 1 || nameLength > 256 || !kind)
-          throw refuse(`tensor ${tensors + 1}'s header is malformed`);
-        const shape = await reader.int32s(dims);
-        if (shape.some((n) => n < 1) || shape[0]! % kind.block !== 0)
-          throw refuse(`tensor ${tensors + 1} has an impossible shape`);
-        reader.skip(nameLength);
-        reader.skip((shape.reduce((product, n) => product * n, 1) / kind.block) * kind.bytes);
-        tensors++;
-      }
-      if (tensors !== expected)
-        throw mediaError(
-          `${source} is cut short: it holds ${tensors} of the ${expected} tensors its hyper-parameters call for`,
-        );
-      return { vocabulary: nVocab!, multilingual: nVocab! >= MULTILINGUAL_VOCABULARY, tensors };
-    } catch (error) {
-      if (error instanceof Truncated)
-        throw mediaError(`${source} is cut short: it ends at byte ${size}, inside its ${part}`);
-      throw error;
-    }
+    return walkModel(handle.fd, stats.size);
+  } catch (error) {
+    if (!(error instanceof ModelProblem)) throw error;
+    throw error.cut ? mediaError(`${source} is cut short: ${error.detail}`) : refuse(error.detail);
   } finally {
     await handle.close();
   }

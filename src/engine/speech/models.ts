@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config.js';
-import { downloadError, mediaError, paramError } from '../errors.js';
+import { downloadError, MediaflowError, mediaError, paramError } from '../errors.js';
 import { download, formatBytes, type FetchLimits } from '../inputs/fetcher.js';
+import { withoutUserinfo } from '../safe-text.js';
 import { isAbandonedTemp, tempName } from '../storage/storage.js';
 import { checkModelFile } from './ggml-check.js';
 import { isEnglishOnly, modelFileName, WHISPER_MODELS, type WhisperModel } from './model-table.js';
@@ -90,13 +91,38 @@ export async function ensureWhisperModel(
   if (size === undefined) {
     await sharedFetch(model, file, settings, options);
   } else if (size !== model.bytes) {
-    // Only a whole, checked download is ever renamed here: another size is a file put here by hand.
-    throw mediaError(
-      `${file} is not the published ${modelFileName(model.name)} (${size} bytes, not ${model.bytes}): ` +
-        `delete it, or run \`mediaflow models fetch ${model.name}\` to fetch it again`,
-    );
+    throw wrongSize(model, size);
   }
   return { path: file, name: model.name, multilingual: !isEnglishOnly(model.name) };
+}
+
+/**
+ * The 500 for a known model's file of another size than the published one. Only a whole, checked download is ever
+ * renamed into place: another size is a file put there by hand. The message names the setting and the file, not
+ * the data directory's path.
+ */
+const wrongSize = (model: WhisperModel, size: number) =>
+  new MediaflowError(
+    'MF_ERR_INTERNAL',
+    `MEDIAFLOW_WHISPER_MODEL is not usable: the data directory's models/${modelFileName(model.name)} is not the ` +
+      `published one (${size} bytes, not ${model.bytes}): delete it, or run \`mediaflow models fetch ${model.name}\` ` +
+      'to fetch it again',
+  );
+
+/**
+ * The request's own check of a known model (synchronous, a stat): a 500 when its file is there with another size than
+ * the published one. A file not there yet is fetched when a recognition needs it.
+ */
+export function checkFetchedModel(name: string, dataDir: string): void {
+  const model = knownModel(name);
+  if (!model) return;
+  let stats;
+  try {
+    stats = statSync(modelPath(dataDir, model.name));
+  } catch {
+    return;
+  }
+  if (stats.isFile() && stats.size !== model.bytes) throw wrongSize(model, stats.size);
 }
 
 const unknownSpec = (spec: string, models: readonly WhisperModel[]) =>
@@ -183,6 +209,8 @@ async function fetchModel(
     if (isAbandonedTemp(name)) await rm(path.join(dir, name), { force: true, recursive: true });
   }
   const url = `${settings.whisperModelUrl}/${modelFileName(model.name)}`;
+  // The URL as messages and the CLI show it: the operator's credentials in it are for the fetch alone.
+  const shown = withoutUserinfo(url);
   const limits: FetchLimits = {
     allowPrivate: settings.allowPrivateUrls,
     // The URL is the operator's, not a request's: MEDIAFLOW_ALLOWED_HOSTS (made for inputs) does not apply, and the
@@ -195,18 +223,18 @@ async function fetchModel(
     maxRedirects: 5,
   };
   const temp = path.join(dir, tempName());
-  onFetch?.(model, url);
+  onFetch?.(model, shown);
   try {
     const { bytes } = await download(url, temp, limits, { signal });
     if (bytes !== model.bytes)
       throw downloadError(
-        url,
+        shown,
         `it sent ${bytes} bytes, not the ${model.bytes} (${formatBytes(model.bytes)}) published`,
       );
     const sha256 = await sha256Of(temp);
     if (sha256 !== model.sha256)
       throw downloadError(
-        url,
+        shown,
         `its SHA-256 is ${sha256}, not the ${model.sha256} published for ${modelFileName(model.name)}: refused`,
       );
     await rename(temp, file);

@@ -4,9 +4,10 @@ import { fileURLToPath } from 'node:url';
 import { MediaflowError, paramError } from '../errors.js';
 import type { StepContext } from '../plugins/plugin.js';
 import { tidyStderr } from '../run/ffmpeg.js';
+import { publicText } from '../safe-text.js';
 import { type BindingName, type BindingSetting, chooseBinding } from './binding.js';
 import { modelFacts } from './model-file.js';
-import { ensureWhisperModel, isEnglishOnly, knownModel, type ModelSettings } from './models.js';
+import { checkFetchedModel, ensureWhisperModel, isEnglishOnly, knownModel, type ModelSettings } from './models.js';
 
 /**
  * Speech recognition as plugins use it: whisper.cpp run in a child process (whisper-child.ts) by a plan's step,
@@ -61,7 +62,8 @@ type SpeechModel = { multilingual: boolean; binding: BindingName } & ({ file: st
 
 /**
  * The model to recognise with and whether it is multilingual: a 501 when transcription is not set up here, a 500 for
- * a bad file. A name's file is not looked at here: it is fetched, or found fetched, by the recognition.
+ * a bad file. A name's file is only stat'ed here (a size other than the published one is a 500): it is fetched, or
+ * found fetched, by the recognition.
  */
 export function speechModel(): SpeechModel {
   const binding = speechBinding();
@@ -73,7 +75,10 @@ export function speechModel(): SpeechModel {
     );
   }
   const known = knownModel(model);
-  if (known) return { name: known.name, multilingual: !isEnglishOnly(known.name), binding };
+  if (known) {
+    if (fetching) checkFetchedModel(known.name, fetching.dataDir);
+    return { name: known.name, multilingual: !isEnglishOnly(known.name), binding };
+  }
   return { file: model, multilingual: modelFacts(model).multilingual, binding };
 }
 
@@ -94,7 +99,7 @@ export function speechStatus(): {
     speechModel();
     return { available: true, model: name, binding };
   } catch (error) {
-    return { available: false, model: name, binding, error: (error as Error).message };
+    return { available: false, model: name, binding, error: publicText((error as Error).message) };
   }
 }
 

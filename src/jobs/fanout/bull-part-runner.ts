@@ -4,7 +4,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Job, type Queue } from 'bullmq';
 import { errorOfJob, MediaflowError } from '../../engine/errors.js';
 import type { Logger } from '../../engine/logger.js';
-import { partFailure, type PartJob, type PartRunner, type PartTask } from '../../engine/run/fanout/part-runner.js';
+import {
+  allOrFirstFailure,
+  partFailure,
+  type PartJob,
+  type PartRunner,
+  type PartTask,
+} from '../../engine/run/fanout/part-runner.js';
 import type { OutputStore } from '../../engine/storage/storage.js';
 import type { KeepFinished } from '../bullmq-queue.js';
 import type { JobEvents } from '../events.js';
@@ -35,9 +41,9 @@ export interface BullPartRunnerDeps {
 /**
  * Runs a split encode's parts as BullMQ child jobs of the job's own BullMQ job (a flow: the dashboard shows them
  * under it), which any worker takes. The job's files are put in the store for the workers on other machines; a part
- * its own process takes runs in the job's workspace as it is. A part whose worker dies is taken back by BullMQ and
- * runs again, alone. A failure or a cancel stops every other part, wherever it runs, and nothing of the parts stays
- * in the store.
+ * its own process takes runs in the job's workspace as it is. A task bound to the job's worker (the sound) runs here,
+ * in that workspace, beside them. A part whose worker dies is taken back by BullMQ and runs again, alone. A failure
+ * or a cancel stops every other part, wherever it runs, and nothing of the parts stays in the store.
  */
 export class BullPartRunner implements PartRunner {
   constructor(private readonly deps: BullPartRunnerDeps) {}
@@ -51,18 +57,32 @@ export class BullPartRunner implements PartRunner {
   }
 
   async run(job: PartJob, tasks: readonly PartTask[]): Promise<void> {
-    if (job.owner === undefined) return this.deps.fallback.run(job, tasks);
+    const { owner } = job;
+    if (owner === undefined) return this.deps.fallback.run(job, tasks);
+    const here = tasks.filter((task) => task.onJobWorker);
+    const anywhere = tasks.filter((task) => !task.onJobWorker);
+    // Both at once; the first failure (or the job's cancel) stops the other.
+    const batches = [
+      (signal: AbortSignal) => this.deps.fallback.run({ ...job, signal }, here),
+      (signal: AbortSignal) => this.queue({ ...job, signal }, owner, anywhere),
+    ];
+    await allOrFirstFailure(job.signal, batches, (batch, signal) => batch(signal));
+  }
+
+  /** Runs `tasks` as child jobs that any worker takes, and brings their files back into the job's workspace. */
+  private async queue(job: PartJob, owner: string, tasks: readonly PartTask[]): Promise<void> {
+    if (tasks.length === 0) return;
     const { store, local } = this.deps;
     const run = randomUUID().slice(0, 8);
     const reads = [...new Set(tasks.flatMap((task) => task.reads))];
     const children = new Map(tasks.map((task) => [partJobId({ job: job.id, run }, task.name), task]));
     local.set(job.id, run, job.dir);
     try {
-      await this.stopEarlierRuns(job, job.owner);
+      await this.stopEarlierRuns(job, owner);
       for (const read of reads) await putCopy(store, path.join(job.dir, read), partPath(job.id, run, read));
       // A cancel while the files went up: no part is queued.
       job.signal?.throwIfAborted();
-      const parent = { id: job.owner, queue: this.deps.jobs.qualifiedName };
+      const parent = { id: owner, queue: this.deps.jobs.qualifiedName };
       const { keep } = this.deps;
       for (const [id, task] of children) {
         const data: PartData = { job: job.id, run, task };
@@ -75,14 +95,14 @@ export class BullPartRunner implements PartRunner {
           removeOnFail: keep,
         });
       }
-      const answers = await this.watch(job, job.owner, children);
+      const answers = await this.watch(job, owner, children);
       for (const [id, task] of children) {
         const answer = answers.get(id);
         if (answer && 'stored' in answer && answer.stored)
           await store.copyTo(partPath(job.id, run, task.output), path.join(job.dir, task.output));
       }
     } catch (error) {
-      await this.stop(job.owner, [...children.keys()]);
+      await this.stop(owner, [...children.keys()]);
       throw error;
     } finally {
       local.delete(job.id, run);
@@ -92,7 +112,7 @@ export class BullPartRunner implements PartRunner {
       await store
         .remove(files)
         .catch((error: unknown) =>
-          this.deps.logger.warn({ err: error, job: job.owner }, 'removing the parts of a split encode failed'),
+          this.deps.logger.warn({ err: error, job: owner }, 'removing the parts of a split encode failed'),
         );
     }
   }

@@ -192,13 +192,17 @@ describe('whisper model names', () => {
     assert.equal(server.hits.get(FILE), 1);
   });
 
-  it('refuse a file of another size put in their place by hand, saying how to fetch it again', async () => {
+  it('refuse a file of another size put in their place by hand (a 500, no path), saying what to do', async () => {
     await mkdir(path.join(dataDir, 'models'));
     await writeFile(path.join(dataDir, 'models', 'ggml-scripted.en.bin'), 'not a model');
     await refused(
       ensureWhisperModel('scripted.en', settings, { models: table }),
-      422,
-      /\(11 bytes, not \d+\): delete it, or run `mediaflow models fetch scripted\.en` to fetch it again$/,
+      500,
+      new RegExp(
+        "^MEDIAFLOW_WHISPER_MODEL is not usable: the data directory's models/ggml-scripted\\.en\\.bin is not the " +
+          'published one \\(11 bytes, not \\d+\\): delete it, or run `mediaflow models fetch scripted\\.en` to fetch ' +
+          'it again$',
+      ),
     );
     assert.equal(server.hits.get(FILE), undefined);
   });

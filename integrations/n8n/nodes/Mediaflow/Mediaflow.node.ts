@@ -12,7 +12,7 @@ import {
 import type { Catalogue } from './catalogue';
 import { buildForm } from './request';
 import { call, CREDENTIALS, resultUrls, waitForJob, type Job } from './jobs';
-import { nodeProperties, operationValue } from './properties';
+import { nodeProperties, operationSubtitle, operationValue } from './properties';
 import catalogueFile from './operations.json';
 
 const catalogue = catalogueFile as Catalogue;
@@ -29,7 +29,7 @@ export class Mediaflow implements INodeType {
     icon: 'file:mediaflow.svg',
     group: ['transform'],
     version: 1,
-    subtitle: '={{$parameter["operation"]}}',
+    subtitle: operationSubtitle(catalogue),
     description: `Process video, audio and images with mediaflow (generated from mediaflow ${catalogue.version})`,
     defaults: { name: 'Mediaflow' },
     inputs: [NodeConnectionTypes.Main],

@@ -23,19 +23,47 @@ export function fieldNames(entry: CatalogueEntry, field: CatalogueField) {
   return { value: base, source: `${base}__source`, binary: `${base}__binary`, more: `${propertyKey(entry)}__more` };
 }
 
-/** "merge-audios" and "crop_image_to_short" as n8n shows names: "Merge Audios", "Crop Image To Short". */
+/** Words of field names n8n's labels spell in capitals, as its own nodes do ("Image URL"). */
+const ACRONYMS: Record<string, string> = { url: 'URL', urls: 'URLs', fps: 'FPS' };
+
+/** Words a title keeps in lower case after its first word ("Put Output File in Field", in n8n's nodes). */
+const MINOR_WORDS = new Set(['and', 'for', 'from', 'of', 'or', 'per', 'to']);
+
+/**
+ * A field's or operation's name as n8n shows names: "audio_urls" as "Audio URLs", "crop_image_to_short" as
+ * "Crop Image to Short".
+ */
 function title(name: string): string {
   return name
     .split(/[-_\s]+/)
     .filter(Boolean)
-    .map((word) => word[0]!.toUpperCase() + word.slice(1))
+    .map((word, index) => {
+      const lower = word.toLowerCase();
+      if (ACRONYMS[lower]) return ACRONYMS[lower];
+      if (index > 0 && MINOR_WORDS.has(lower)) return lower;
+      return word[0]!.toUpperCase() + word.slice(1);
+    })
     .join(' ');
 }
 
+/** An entry's name in the Operation list: "Merge Audios", "Pipeline: Text to Short". */
+function operationName(entry: CatalogueEntry): string {
+  return entry.kind === 'pipeline' ? `Pipeline: ${title(entry.name)}` : title(entry.name);
+}
+
+/**
+ * The node's subtitle on the canvas: the chosen operation's name as the Operation list shows it, not its value
+ * (`merge-audios`). n8n evaluates it as an expression with the node's `$parameter`; an operation the catalogue no
+ * longer has shows its value.
+ */
+export function operationSubtitle(catalogue: Catalogue): string {
+  const names = Object.fromEntries(catalogue.entries.map((entry) => [operationValue(entry), operationName(entry)]));
+  return `={{ ${JSON.stringify(names)}[$parameter["operation"]] ?? $parameter["operation"] }}`;
+}
+
 function operationOption(entry: CatalogueEntry): INodePropertyOptions {
-  const name = entry.kind === 'pipeline' ? `Pipeline: ${title(entry.name)}` : title(entry.name);
   return {
-    name,
+    name: operationName(entry),
     value: operationValue(entry),
     description: entry.description || entry.summary,
     action: entry.kind === 'pipeline' ? `Run the ${entry.name} pipeline` : entry.summary,

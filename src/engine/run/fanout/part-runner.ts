@@ -20,6 +20,11 @@ export interface PartTask {
   output: string;
   /** Seconds of output it writes, which its progress is a ratio of. */
   seconds: number;
+  /**
+   * Runs on the job's own worker, in its workspace, never on another (Redis mode): the sound, whose whole input is
+   * there, where another worker would first fetch that input from the store for a small output.
+   */
+  onJobWorker?: boolean;
 }
 
 /** A split encode's job, as its tasks' runner sees it. */

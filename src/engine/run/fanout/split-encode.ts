@@ -70,6 +70,7 @@ export async function splitEncode(deps: SplitDeps, spec: FanoutSpec, job: SplitJ
       reads: job.reads,
       output: audio,
       seconds: total,
+      onJobWorker: true,
     });
   const list = 'fanout-parts.txt';
   job.onSplit?.(spans.length);

@@ -1,0 +1,96 @@
+/**
+ * What the voice tests measure of speech: where it is heard (ffmpeg's silencedetect), how loud it is, its
+ * duration, and which of the engines' programs are still running.
+ */
+import assert from 'node:assert/strict';
+import { readdir, readFile } from 'node:fs/promises';
+import { execa } from 'execa';
+import type { TimedSentence } from '../../src/engine/voice/voice-types.js';
+import { durationOf, probe } from './media.js';
+
+/** A span of a file where sound is heard, in seconds. */
+export interface Heard {
+  start: number;
+  end: number;
+}
+
+/**
+ * The spans of `file` that are not silence to silencedetect (below `noise` dB for at least `minimum` seconds is
+ * silence), and the file's duration.
+ */
+export async function heardSpans(
+  file: string,
+  noise = -45,
+  minimum = 0.25,
+): Promise<{ spans: Heard[]; duration: number }> {
+  const duration = durationOf(await probe(file));
+  const { stderr } = await execa('ffmpeg', [
+    ...['-hide_banner', '-nostats', '-loglevel', 'info', '-i', file],
+    ...['-af', `silencedetect=noise=${noise}dB:d=${minimum}`, '-f', 'null', '-'],
+  ]);
+  const spans: Heard[] = [];
+  let start = 0;
+  for (const line of stderr.split('\n')) {
+    const silenceStart = /silence_start: (-?[\d.]+)/.exec(line);
+    const silenceEnd = /silence_end: ([\d.]+)/.exec(line);
+    if (silenceStart) {
+      const end = Math.max(0, Number(silenceStart[1]));
+      if (end > start) spans.push({ start, end });
+      start = Infinity;
+    }
+    if (silenceEnd) start = Number(silenceEnd[1]);
+  }
+  if (start < duration) spans.push({ start, end: duration });
+  return { spans, duration };
+}
+
+/**
+ * Each sentence's cue against where the speech is heard: the sentences are separated by pauses (at least `pause`
+ * seconds long), so silencedetect finds one span of sound per sentence. Each starts within 0.15 s of its span's
+ * onset, and none ends after the audio.
+ */
+export async function assertCuesOnSpeech(file: string, sentences: TimedSentence[], pause = 0.25): Promise<void> {
+  const { spans, duration } = await heardSpans(file, -45, pause);
+  assert.equal(spans.length, sentences.length, `one span of sound per sentence: ${JSON.stringify(spans)}`);
+  for (const [i, sentence] of sentences.entries()) {
+    const onset = spans[i]!.start;
+    assert.ok(Math.abs(sentence.start - onset) <= 0.15, `sentence ${i} starts at ${sentence.start}, heard at ${onset}`);
+    assert.ok(sentence.end <= duration + 0.001, `sentence ${i} ends at ${sentence.end}, after the audio's ${duration}`);
+    assert.ok(sentence.end >= spans[i]!.end - 0.15, `sentence ${i} ends at ${sentence.end}, heard to ${spans[i]!.end}`);
+    assert.equal(sentence.words[0]!.start, sentence.start);
+    assert.equal(sentence.words.at(-1)!.end, sentence.end);
+    for (const [k, word] of sentence.words.entries()) {
+      assert.ok(word.start <= word.end, JSON.stringify(word));
+      if (k > 0) assert.equal(word.start, sentence.words[k - 1]!.end);
+    }
+  }
+}
+
+/** The loudest sample of a file's sound, in dBFS (volumedetect's max_volume). */
+export async function peakDb(file: string): Promise<number> {
+  const { stderr } = await execa('ffmpeg', [
+    '-hide_banner',
+    '-nostats',
+    '-i',
+    file,
+    '-af',
+    'volumedetect',
+    '-f',
+    'null',
+    '-',
+  ]);
+  return Number(/max_volume: (-?[\d.]+|-inf) dB/.exec(stderr)?.[1] ?? -Infinity);
+}
+
+/** Pids of running processes (not zombies) whose command line mentions `text`, this test runner aside. */
+export async function processesMentioning(text: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    if (/^\d+ \(.*\) Z/s.test(stat)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(text) && !cmdline.includes('vitest')) pids.push(Number(entry));
+  }
+  return pids;
+}
