@@ -246,13 +246,20 @@ export interface JobError {
   errors?: Problem[];
 }
 
-/** The error a job keeps for `error`: its message as a client may see it (no credentials, no server path). */
-export const jobErrorOf = (error: MediaflowError): JobError => ({
-  status: error.status,
+/**
+ * The `{error, code}` an error answers with, and `errors` when it told several problems: as a client may see it,
+ * with no credentials and no server path, whatever the messages held.
+ */
+export const publicError = (error: MediaflowError): Omit<JobError, 'status'> => ({
   error: publicText(error.message),
   code: error.code,
-  ...(error.errors ? { errors: [...error.errors] } : {}),
+  ...(error.errors
+    ? { errors: error.errors.map((problem) => ({ ...problem, error: publicText(problem.error) })) }
+    : {}),
 });
+
+/** The error a job keeps for `error`: its status and its public answer. */
+export const jobErrorOf = (error: MediaflowError): JobError => ({ status: error.status, ...publicError(error) });
 
 /**
  * A job's stored failure, answered to the synchronous request that waited for it with its own

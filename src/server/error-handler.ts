@@ -3,8 +3,15 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../engine/config.js';
 import { inputTooLarge } from '../engine/inputs/fetcher.js';
-import { codeOfStatus, diskFullError, ERRORS, isAbort, MediaflowError, type ErrorCode } from '../engine/errors.js';
-import { publicText } from '../engine/safe-text.js';
+import {
+  codeOfStatus,
+  diskFullError,
+  ERRORS,
+  isAbort,
+  MediaflowError,
+  publicError,
+  type ErrorCode,
+} from '../engine/errors.js';
 
 /** The limits the framework's own 413s name. */
 export type BodyLimits = Pick<Config, 'bodyLimit' | 'maxInputBytes' | 'maxInputs'>;
@@ -51,23 +58,13 @@ function fromFramework(error: FastifyError, limits: BodyLimits): MediaflowError 
 const clientCode = (status: number): ErrorCode => codeOfStatus(status) ?? 'MF_ERR_BAD_REQUEST';
 
 /**
- * The `{error, code}` body every error answers with, and `errors` when it told several problems: no credentials
- * and no server path, whatever the messages held.
- */
-const body = (error: MediaflowError) => ({
-  error: publicText(error.message),
-  code: error.code,
-  ...(error.errors ? { errors: error.errors.map((problem) => ({ ...problem, error: publicText(problem.error) })) } : {}),
-});
-
-/**
  * Fastify's `frameworkErrors` option: errors its router raises before any route or error handler
  * runs (a URL that does not decode, ...), answered in the same `{error, code}` shape.
  */
 export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const code = error.statusCode && error.statusCode < 500 ? clientCode(error.statusCode) : 'MF_ERR_BAD_REQUEST';
   const known = new MediaflowError(code, error.message || 'Bad request');
-  void reply.status(known.status).send(body(known));
+  void reply.status(known.status).send(publicError(known));
 }
 
 /** What Node's parser reports before any request exists, as registry codes (Fastify's own answer has no code). */
@@ -108,25 +105,25 @@ export function installErrorHandler(app: FastifyInstance, limits: BodyLimits): v
     if (isAbort(thrown)) {
       // The client went away; nobody reads this answer.
       const cancelled = new MediaflowError('MF_ERR_CANCELLED', 'Request cancelled');
-      return reply.status(cancelled.status).send(body(cancelled));
+      return reply.status(cancelled.status).send(publicError(cancelled));
     }
     // A full disk on any route (a job record, an upload being read) says so with a 507, not a bare 500.
     const error = diskFullError(thrown) ?? (thrown instanceof MediaflowError ? thrown : fromFramework(thrown, limits));
     if (!error) {
       request.log.error({ err: thrown, code: 'MF_ERR_INTERNAL' }, 'unexpected error');
       const internal = new MediaflowError('MF_ERR_INTERNAL', 'Internal server error');
-      return reply.status(internal.status).send(body(internal));
+      return reply.status(internal.status).send(publicError(internal));
     }
     if (error.retryAfter !== undefined) void reply.header('Retry-After', String(error.retryAfter));
     const level = error.status >= 500 ? 'error' : 'info';
     request.log[level]({ code: error.code, err: error }, error.message);
-    return reply.status(error.status).send(body(error));
+    return reply.status(error.status).send(publicError(error));
   });
   app.setNotFoundHandler((request, reply) => {
     const notFound = new MediaflowError(
       'MF_ERR_NOT_FOUND',
       `Not found: ${request.method} ${request.url.split('?')[0]}`,
     );
-    return reply.status(notFound.status).send(body(notFound));
+    return reply.status(notFound.status).send(publicError(notFound));
   });
 }
