@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises';
 import path from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { mediaError } from '../errors.js';
 import { runFfprobe, type RunOptions } from '../run/ffmpeg.js';
 import { factsFromMovie, movieExtent, readTopLevel } from './iso-media.js';
@@ -408,7 +409,10 @@ async function isoMediaFacts(input: string, file: string): Promise<{ facts?: Med
   if ('truncatedIn' in top)
     throw mediaError(`${input} is truncated: the file ends inside its '${top.truncatedIn}' box`);
   if (!top.moov) return {};
+  // Each reading walks at most MAX_BOXES boxes, synchronously; other requests get the loop in between.
+  await yieldToLoop();
   const extent = movieExtent(top.moov);
+  await yieldToLoop();
   const facts = factsFromMovie(top.moov, top.ftyp);
   return { ...(facts ? { facts: withExtent(facts, extent) } : {}), ...(extent !== undefined ? { extent } : {}) };
 }
