@@ -73,6 +73,8 @@ export interface Config {
   plugins: string[];
   /** Runs a job may start before it is failed: a run cut short by a crash or kill -9 counts. */
   jobAttempts: number;
+  /** Largest job record, bytes of its JSON: a job whose result would make a larger one fails (docs/jobs.md). */
+  maxRecordBytes: number;
   /** `whsec_` + base64: signs webhooks (Standard Webhooks) when set. */
   webhookSecret?: string;
   /** Milliseconds before the first webhook retry; each later one waits about twice the one before. */
@@ -436,6 +438,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'runs a job may start; a run cut short by a restart counts',
   },
   {
+    key: 'maxRecordBytes',
+    env: 'MEDIAFLOW_MAX_RECORD_BYTES',
+    flag: 'max-record-bytes',
+    kind: 'int',
+    description: 'largest job record, bytes of JSON; a job whose result is larger fails',
+  },
+  {
     key: 'webhookSecret',
     env: 'MEDIAFLOW_WEBHOOK_SECRET',
     flag: 'webhook-secret',
@@ -630,6 +639,8 @@ export function defaultConfig(): Config {
     pipelinesDir: './pipelines',
     plugins: [],
     jobAttempts: 2,
+    // The request's fields (a body of MEDIAFLOW_BODY_LIMIT, 1 MiB) with room for the result and its webhook copy.
+    maxRecordBytes: 4 * 1024 ** 2,
     fanout: true,
     partMs: 60_000,
     fanoutMinMs: 180_000,

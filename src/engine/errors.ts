@@ -74,7 +74,9 @@ export const ERRORS = {
   MF_ERR_TOO_LARGE: {
     status: 413,
     title: 'Too large',
-    description: 'A request body, its number of parts, or an input (downloaded or uploaded) is larger than its limit.',
+    description:
+      'A request body, its number of parts, or an input (downloaded or uploaded) is larger than its limit; or a ' +
+      "job's result would make its record larger than `MEDIAFLOW_MAX_RECORD_BYTES`.",
   },
   MF_ERR_MEDIA_TYPE: {
     status: 415,
