@@ -130,7 +130,9 @@ export const ERRORS = {
   MF_ERR_BUSY: {
     status: 503,
     title: 'Busy',
-    description: 'The queue is full, the server is under pressure or shutting down; retry after `Retry-After` seconds.',
+    description:
+      'The queue is full, the server is under pressure or shutting down, or it cannot start ffmpeg for want of ' +
+      'file descriptors; retry after `Retry-After` seconds.',
   },
   MF_ERR_TIMEOUT: {
     status: 504,
