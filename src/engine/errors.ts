@@ -36,8 +36,8 @@ export const ERRORS = {
     status: 400,
     title: 'Malformed request',
     description:
-      'The request itself cannot be read: a body that is not valid JSON or multipart, a path that does not ' +
-      'decode, or a broken HTTP request.',
+      'The request itself cannot be read: a body that is not valid JSON or multipart (one that ends before its ' +
+      'closing boundary), a path that does not decode, or a broken HTTP request.',
   },
   MF_ERR_AUTH: {
     status: 401,
@@ -61,7 +61,8 @@ export const ERRORS = {
     title: 'Request timeout',
     description:
       "The request's headers or body were not received in time (`MEDIAFLOW_HEADERS_TIMEOUT`, " +
-      '`MEDIAFLOW_REQUEST_TIMEOUT`); the connection is then closed.',
+      '`MEDIAFLOW_REQUEST_TIMEOUT`), or a multipart body stopped arriving (`MEDIAFLOW_BODY_IDLE_TIMEOUT`); the ' +
+      'connection is then closed.',
   },
   MF_ERR_JOB_STATE: {
     status: 409,

@@ -110,6 +110,8 @@ export function installErrorHandler(app: FastifyInstance, limits: BodyLimits): v
       return reply.status(internal.status).send(body(internal));
     }
     if (error.retryAfter !== undefined) void reply.header('Retry-After', String(error.retryAfter));
+    // A body that stopped arriving is not waited for: the connection closes once the 408 is sent.
+    if (error.code === 'MF_ERR_REQUEST_TIMEOUT') void reply.header('connection', 'close');
     const level = error.status >= 500 ? 'error' : 'info';
     request.log[level]({ code: error.code, err: error }, error.message);
     return reply.status(error.status).send(body(error));

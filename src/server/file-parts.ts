@@ -34,6 +34,13 @@ interface Received {
   path: string;
 }
 
+/** The 400 of a body that ended before its closing boundary, inside or just after the file part `source`. */
+const cutShort = (source: string) =>
+  new MediaflowError(
+    'MF_ERR_BAD_REQUEST',
+    `Malformed request body: it ends without its closing boundary (cut at ${source})`,
+  );
+
 /** A client's file name as a message may quote it: no control characters, at most 60 characters. */
 const printable = (name: string) => shortened(name.replace(/[\p{Cc}\p{Cf}]/gu, ''));
 
@@ -66,11 +73,17 @@ export class FileParts {
     return this.received.length;
   }
 
-  /** Receives one file part; returns the URL it will have once published (the field's value). */
-  async receive(part: MultipartFile): Promise<string> {
+  /**
+   * Receives one file part; returns the URL it will have once published (the field's value).
+   * `stalled` aborts when the body stops arriving (MEDIAFLOW_BODY_IDLE_TIMEOUT).
+   */
+  async receive(part: MultipartFile, stalled: AbortSignal): Promise<string> {
     const { config, workspaces } = this.context;
     const name = part.filename ?? '';
     const source = `'${printable(name || part.fieldname)}' (file part \`${printable(part.fieldname)}\`)`;
+    // What the parser reports on the part: the body cut inside it (busboy's "terminated early").
+    let cut: Error | undefined;
+    part.file.on('error', (error: Error) => (cut ??= error));
     try {
       if (this.dir === undefined) {
         this.request.raw.once('close', this.onClose);
@@ -80,6 +93,10 @@ export class FileParts {
       // Gone before this part: its 'close' may have passed before the listener was there.
       if (this.request.raw.destroyed) this.onClose();
       this.gone.signal.throwIfAborted();
+      stalled.throwIfAborted();
+      // The body ended while the part waited (no closing boundary): the parser has dropped the
+      // part, and a stream ended that way would never finish the copy below.
+      if (part.file.destroyed && !part.file.readableEnded) throw cutShort(source);
       const storePath = uploadPath(name, part.mimetype);
       const file = path.join(this.dir, `${this.received.length}${path.extname(storePath)}`);
       const { bytes, sha256 } = await receiveFile(
@@ -90,7 +107,7 @@ export class FileParts {
           maxBytes: config.maxInputBytes,
           budget: this.budget,
         },
-        this.gone.signal,
+        AbortSignal.any([this.gone.signal, stalled]),
       );
       this.received.push({
         field: part.fieldname,
@@ -106,22 +123,25 @@ export class FileParts {
     } catch (error) {
       // What is left of the part is read and dropped, so the answer is not held up by an unread body.
       part.file.resume();
-      throw this.explained(error);
+      throw this.explained(error, source, stalled, cut);
     }
   }
 
   /**
-   * An error as the client is told it: its own limits and checks, a full disk, its going away, a
-   * body cut inside a part (busboy's "terminated early"); anything else is ours, told without its
+   * An error as the client is told it: its own limits and checks, a full disk, a body that stopped
+   * arriving (408), its going away, a body cut inside a part (`cut`: busboy's "terminated early",
+   * whether or not the rest of the request arrived); anything else is ours, told without its
    * details (a system error names paths of the server).
    */
-  private explained(error: unknown): Error {
+  private explained(error: unknown, source: string, stalled: AbortSignal, cut: Error | undefined): Error {
     if (error instanceof MediaflowError) return error;
     const full = diskFullError(error);
     if (full) return full;
+    if (stalled.aborted) return stalled.reason as Error;
     const { complete, destroyed } = this.request.raw;
     // A request is destroyed once read, too: only one that did not arrive whole is a client gone.
     if (isAbort(error) || (destroyed && !complete)) return clientGone();
+    if (cut) return cutShort(source);
     if (!complete && (error as NodeJS.ErrnoException).syscall === undefined)
       return paramError(`Malformed request body: ${(error as Error).message}`);
     return new MediaflowError('MF_ERR_INTERNAL', 'Storing an uploaded file failed', { cause: error });
@@ -188,8 +208,8 @@ export class FileParts {
  */
 export const inputFileParts =
   (parts: FileParts, inputFields: readonly string[]): FilePartHandler =>
-  async (part) => {
-    if (inputFields.includes(part.fieldname)) return parts.receive(part);
+  async (part, stalled) => {
+    if (inputFields.includes(part.fieldname)) return parts.receive(part, stalled);
     part.file.resume();
     const named = inputFields.map((name) => `\`${name}\``).join(', ');
     throw paramError(
