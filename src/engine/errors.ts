@@ -146,8 +146,8 @@ export const ERRORS = {
     // 507 Insufficient Storage (RFC 4918): the request was fine and may be sent again once space is freed.
     description:
       "The server's disk or quota is full (a job record, a download or an output could not be written), or " +
-      'below `MEDIAFLOW_MIN_FREE_DISK` when a job is submitted; nothing half-written is kept: send the same request ' +
-      'again later.',
+      'below `MEDIAFLOW_MIN_FREE_DISK` when a job is submitted or an upload reserves its space; nothing ' +
+      'half-written is kept: send the same request again later.',
   },
 } as const satisfies Record<`MF_ERR_${string}`, ErrorDefinition>;
 

@@ -7,7 +7,7 @@ import { diskFullError, isAbort, MediaflowError, paramError, shortened } from '.
 import { ByteBudget } from '../engine/inputs/fetcher.js';
 import { checkUploadedFile, receiveFile, uploadPath } from '../engine/inputs/uploaded-file.js';
 import { SERVER_PATHS } from '../engine/plugins/reserved.js';
-import { requireDiskSpace } from '../engine/storage/disk-space.js';
+import { SpaceReservation } from '../engine/storage/disk-space.js';
 import { clientGone } from './disconnect.js';
 import { publishAll, type OutputStore, type Workspaces } from '../engine/storage/storage.js';
 
@@ -41,6 +41,9 @@ const cutShort = (source: string) =>
     `Malformed request body: it ends without its closing boundary (cut at ${source})`,
   );
 
+/** Disk space an upload of unknown length reserves at a time (a chunked body, or one longer than it said). */
+const RESERVE_STEP = 16 * 1024 * 1024;
+
 /** A client's file name as a message may quote it: no control characters, at most 60 characters. */
 const printable = (name: string) => shortened(name.replace(/[\p{Cc}\p{Cf}]/gu, ''));
 
@@ -53,6 +56,7 @@ const printable = (name: string) => shortened(name.replace(/[\p{Cc}\p{Cf}]/gu, '
 export class FileParts {
   private readonly received: Received[] = [];
   private readonly budget: ByteBudget;
+  private readonly space: SpaceReservation;
   private dir: string | undefined;
   private published = false;
   /** Fires when the client goes away before its body has all arrived. */
@@ -66,7 +70,20 @@ export class FileParts {
     private readonly request: FastifyRequest,
     private readonly base: string,
   ) {
-    this.budget = new ByteBudget(context.config.maxRequestBytes, context.config.maxRequestBytes);
+    const { config } = context;
+    this.budget = new ByteBudget(config.maxRequestBytes, config.maxRequestBytes);
+    this.space = new SpaceReservation(config.dataDir, config.minFreeDiskBytes, RESERVE_STEP);
+  }
+
+  /**
+   * Reserves the disk space of the files before the first is stored: all the body says it holds
+   * (its Content-Length, within the request limit), or, for a body of unknown length, a first step
+   * of it (none needed yet: its chunks are reserved as they come).
+   */
+  private reserveSpace(): Promise<void> {
+    const declared = Number(this.request.headers['content-length']);
+    if (!Number.isSafeInteger(declared) || declared <= 0) return this.space.reserve(RESERVE_STEP, 0);
+    return this.space.reserve(Math.min(declared, this.context.config.maxRequestBytes));
   }
 
   get count(): number {
@@ -87,7 +104,7 @@ export class FileParts {
     try {
       if (this.dir === undefined) {
         this.request.raw.once('close', this.onClose);
-        await requireDiskSpace(config.dataDir, config.minFreeDiskBytes);
+        await this.reserveSpace();
         this.dir = await workspaces.create(`upload-${this.request.id}`);
       }
       // Gone before this part: its 'close' may have passed before the listener was there.
@@ -106,6 +123,7 @@ export class FileParts {
         {
           maxBytes: config.maxInputBytes,
           budget: this.budget,
+          space: this.space.stage(),
         },
         AbortSignal.any([this.gone.signal, stalled]),
       );
@@ -195,9 +213,15 @@ export class FileParts {
     await this.context.store.remove(this.received.map((file) => file.path));
   }
 
+  /** Called once the body has all been read: the disk space reserved for it and not written is given back. */
+  bodyRead(): void {
+    this.space.release();
+  }
+
   /** Removes the request's work folder, with whatever was received and not published. */
   async close(): Promise<void> {
     this.request.raw.off('close', this.onClose);
+    this.space.release();
     if (this.dir !== undefined) await this.context.workspaces.remove(this.dir);
   }
 }

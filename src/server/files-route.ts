@@ -28,6 +28,7 @@ export function registerFilesRoute(app: FastifyInstance, options: FilesRouteOpti
     try {
       const { bodyIdleTimeoutMs } = options.uploads.config;
       await readFields(request, (part, stalled) => files.receive(part, stalled), bodyIdleTimeoutMs);
+      files.bodyRead();
       if (files.count === 0)
         throw paramError(
           'Expected one or more file parts (Content-Disposition: form-data; name="<any>"; filename="<name>")',
