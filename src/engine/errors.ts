@@ -132,8 +132,8 @@ export const ERRORS = {
     status: 503,
     title: 'Busy',
     description:
-      'The queue is full, the server is under pressure or shutting down, or it cannot start ffmpeg for want of ' +
-      'file descriptors; retry after `Retry-After` seconds.',
+      'The queue is full, the server is under pressure or shutting down, too many uploads are arriving at once, ' +
+      'or it is out of file descriptors (to start ffmpeg, to store a file); retry after `Retry-After` seconds.',
   },
   MF_ERR_TIMEOUT: {
     status: 504,
@@ -203,6 +203,19 @@ export function diskFullError(error: unknown): MediaflowError | undefined {
     if (cause instanceof MediaflowError && cause.code === 'MF_ERR_STORAGE') return cause;
     const reason = DISK_FULL_CODES[(cause as NodeJS.ErrnoException).code ?? ''];
     if (reason) return storageError(reason, error);
+  }
+  return undefined;
+}
+
+/**
+ * The 503 for a thrown value that is, or was caused by, the process (EMFILE) or the system (ENFILE)
+ * running out of file descriptors: a moment's shortage, worth retrying; undefined for any other.
+ */
+export function descriptorsError(error: unknown): MediaflowError | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code === 'EMFILE' || code === 'ENFILE')
+      return busyError(`The server has too many files open (${code}); retry later`);
   }
   return undefined;
 }

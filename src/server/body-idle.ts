@@ -41,3 +41,8 @@ export function watchIdleBody(raw: IncomingMessage, idleMs: number): IdleWatch {
   raw.once('close', stop);
   return { signal: controller.signal, stop };
 }
+
+/** Reads and drops the rest of a body already answered, closing its connection if it stops arriving. */
+export function dropWhenIdle(raw: IncomingMessage, idleMs: number): void {
+  watchIdleBody(raw, idleMs).signal.addEventListener('abort', () => raw.socket.destroy(), { once: true });
+}

@@ -1,7 +1,7 @@
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { isAbort, MediaflowError, paramError, tooLargeError } from '../engine/errors.js';
-import { watchIdleBody } from './body-idle.js';
+import { dropWhenIdle, watchIdleBody } from './body-idle.js';
 import { clientGone } from './disconnect.js';
 
 /**
@@ -75,12 +75,14 @@ export async function readFields(
     // whole is a client that went away, and nothing of it is kept.
     if (!request.raw.complete) throw clientGone();
   } catch (error) {
-    // Answered before the body has all arrived: the rest is read and dropped (within MEDIAFLOW_REQUEST_TIMEOUT),
-    // so that the client gets the answer and the connection stays usable; a stalled parser would hold it.
-    // A body that stopped arriving is not waited for: its 408 closes the connection (error-handler.ts).
+    // Answered before the body has all arrived: the rest is read and dropped, so that the client gets
+    // the answer and the connection stays usable; a stalled parser would hold it. A body that stops
+    // arriving meanwhile is not waited for (its connection is closed), nor is one that already had
+    // (its 408 closes the connection: error-handler.ts).
     if (!request.raw.complete) {
       request.raw.unpipe();
       request.raw.resume();
+      if (!idle.signal.aborted) dropWhenIdle(request.raw, idleMs);
     }
     if (
       error instanceof MediaflowError ||

@@ -3,7 +3,15 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../engine/config.js';
 import { inputTooLarge } from '../engine/inputs/fetcher.js';
-import { codeOfStatus, diskFullError, ERRORS, isAbort, MediaflowError, type ErrorCode } from '../engine/errors.js';
+import {
+  codeOfStatus,
+  descriptorsError,
+  diskFullError,
+  ERRORS,
+  isAbort,
+  MediaflowError,
+  type ErrorCode,
+} from '../engine/errors.js';
 
 /** The limits the framework's own 413s name. */
 export type BodyLimits = Pick<Config, 'bodyLimit' | 'maxInputBytes' | 'maxInputs'>;
@@ -102,8 +110,12 @@ export function installErrorHandler(app: FastifyInstance, limits: BodyLimits): v
       const cancelled = new MediaflowError('MF_ERR_CANCELLED', 'Request cancelled');
       return reply.status(cancelled.status).send(body(cancelled));
     }
-    // A full disk on any route (a job record, an upload being read) says so with a 507, not a bare 500.
-    const error = diskFullError(thrown) ?? (thrown instanceof MediaflowError ? thrown : fromFramework(thrown, limits));
+    // A full disk on any route (a job record, an upload being read) says so with a 507, not a bare 500;
+    // running out of descriptors (a flood of connections) with a 503 to retry.
+    const error =
+      diskFullError(thrown) ??
+      descriptorsError(thrown) ??
+      (thrown instanceof MediaflowError ? thrown : fromFramework(thrown, limits));
     if (!error) {
       request.log.error({ err: thrown, code: 'MF_ERR_INTERNAL' }, 'unexpected error');
       const internal = new MediaflowError('MF_ERR_INTERNAL', 'Internal server error');

@@ -3,7 +3,15 @@ import type { MultipartFile } from '@fastify/multipart';
 import type { FilePartHandler } from './body.js';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../engine/config.js';
-import { diskFullError, isAbort, MediaflowError, paramError, shortened } from '../engine/errors.js';
+import {
+  busyError,
+  descriptorsError,
+  diskFullError,
+  isAbort,
+  MediaflowError,
+  paramError,
+  shortened,
+} from '../engine/errors.js';
 import { ByteBudget } from '../engine/inputs/fetcher.js';
 import { checkUploadedFile, receiveFile, uploadPath } from '../engine/inputs/uploaded-file.js';
 import { SERVER_PATHS } from '../engine/plugins/reserved.js';
@@ -17,6 +25,30 @@ export interface UploadContext {
   store: OutputStore;
   workspaces: Workspaces;
   ffprobe: string;
+  gate: UploadGate;
+}
+
+/**
+ * Counts the requests whose files are being received, each holding a file open, and refuses more
+ * than `limit` at once with a 503 (src/server/connections.ts: uploadsAtOnce).
+ */
+export class UploadGate {
+  private open = 0;
+
+  constructor(readonly limit: number) {}
+
+  /** Takes a place, or refuses; returns the function that gives it back (once, however often called). */
+  enter(): () => void {
+    if (this.open >= this.limit)
+      throw busyError(`${this.limit} uploads are arriving at once, the most this server takes; retry later`);
+    this.open++;
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.open--;
+    };
+  }
 }
 
 /** One file received, as `POST /files/` describes it. */
@@ -59,6 +91,8 @@ export class FileParts {
   private readonly space: SpaceReservation;
   private dir: string | undefined;
   private published = false;
+  /** Gives back the request's place among the uploads arriving (UploadGate). */
+  private leave = () => {};
   /** Fires when the client goes away before its body has all arrived. */
   private readonly gone = new AbortController();
   private readonly onClose = () => {
@@ -104,6 +138,7 @@ export class FileParts {
     try {
       if (this.dir === undefined) {
         this.request.raw.once('close', this.onClose);
+        this.leave = this.context.gate.enter();
         await this.reserveSpace();
         this.dir = await workspaces.create(`upload-${this.request.id}`);
       }
@@ -153,7 +188,7 @@ export class FileParts {
    */
   private explained(error: unknown, source: string, stalled: AbortSignal, cut: Error | undefined): Error {
     if (error instanceof MediaflowError) return error;
-    const full = diskFullError(error);
+    const full = diskFullError(error) ?? descriptorsError(error);
     if (full) return full;
     if (stalled.aborted) return stalled.reason as Error;
     const { complete, destroyed } = this.request.raw;
@@ -215,12 +250,14 @@ export class FileParts {
 
   /** Called once the body has all been read: the disk space reserved for it and not written is given back. */
   bodyRead(): void {
+    this.leave();
     this.space.release();
   }
 
   /** Removes the request's work folder, with whatever was received and not published. */
   async close(): Promise<void> {
     this.request.raw.off('close', this.onClose);
+    this.leave();
     this.space.release();
     if (this.dir !== undefined) await this.context.workspaces.remove(this.dir);
   }

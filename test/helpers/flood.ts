@@ -206,23 +206,28 @@ export interface StalledUpload {
   answer: Promise<Answered>;
   /** Sends `bytes` more of the file part. */
   send: (bytes: number) => void;
+  /** Whether the connection has closed. */
+  closed: () => boolean;
   close: () => void;
 }
 
 /**
  * A multipart upload to `path` that declares a body of `declared` bytes and sends only the opening
  * of its file part (`bytes` of content), then waits: a client that keeps its connection but sends
- * nothing more, unless told to (`send`).
+ * nothing more, unless told to (`send`). From `from` (a loopback address) when given.
  */
 export async function stalledUpload(
   port: number,
   path: string,
-  options: { bytes: number; declared: number; field?: string },
+  options: { bytes: number; declared: number; field?: string; from?: string },
 ): Promise<StalledUpload> {
   const boundary = 'stalled-upload';
-  const socket = net.connect({ host: '127.0.0.1', port });
+  const socket = net.connect({ host: '127.0.0.1', port, ...(options.from ? { localAddress: options.from } : {}) });
   socket.on('error', () => {});
-  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  await new Promise<void>((resolve) => {
+    socket.once('connect', () => resolve());
+    socket.once('close', () => resolve());
+  });
   socket.write(multipartHead(path, boundary, options.declared));
   socket.write(openFilePart(boundary, options.field ?? 'video_url', options.bytes));
   let lastSent = Date.now();
@@ -235,6 +240,7 @@ export async function stalledUpload(
       lastSent = Date.now();
       socket.write(Buffer.alloc(bytes, 0x62));
     },
+    closed: () => socket.destroyed || socket.readableEnded,
     close: () => socket.destroy(),
   };
 }

@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { startFileServer, type FileServer } from '../helpers/file-server.js';
 import { fixture, fixtures } from '../helpers/fixtures.js';
 import { openDescriptors, stalledUpload, unterminatedUploads } from '../helpers/flood.js';
 import { after, before, describe, it } from '../helpers/lifecycle.js';
@@ -12,6 +13,7 @@ import { eventually, startServeProcess, withFileLimit, type ServeProcess } from 
 const CLIP = 'clip-2s-640x360-25fps.mp4';
 /** Short, so that the cases do not wait long; the default is 10 s. */
 const IDLE_MS = 2000;
+const sleep = (ms: number) => new Promise<undefined>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Multipart bodies that never end, against a real `mediaflow serve` with an open-file limit of
@@ -23,6 +25,7 @@ const IDLE_MS = 2000;
 describe('multipart bodies that never end', () => {
   let serve: ServeProcess;
   let dataDir: string;
+  let files: FileServer;
   const port = () => Number(new URL(serve.base).port);
   /** The request folders of uploads being received. */
   const uploadFolders = async () =>
@@ -32,6 +35,7 @@ describe('multipart bodies that never end', () => {
 
   before(async () => {
     await fixtures(CLIP);
+    files = await startFileServer();
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-unterminated-'));
     serve = await startServeProcess(
       dataDir,
@@ -42,6 +46,7 @@ describe('multipart bodies that never end', () => {
   after(async () => {
     serve?.child.kill('SIGKILL');
     await serve?.child;
+    await files?.close();
     await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -113,6 +118,44 @@ describe('multipart bodies that never end', () => {
       assert.deepEqual(await uploadFolders(), [], `${route}: the file went with the answer`);
       upload.close();
     }
+  });
+
+  it('closes the connection of a body refused before it arrived that then stops arriving', async () => {
+    // A part named after no input is refused before a byte of it is stored; the rest is read and dropped.
+    const upload = await stalledUpload(port(), '/convert-video/', { bytes: 1000, declared: 10_000_000, field: 'file' });
+    const answer = await upload.answer;
+    assert.equal(answer.status, 400);
+    const sent = Date.now();
+    const closed = await eventually(() => upload.closed(), IDLE_MS + 3000, 50);
+    assert.ok(closed, 'closed after the idle limit, not held until MEDIAFLOW_REQUEST_TIMEOUT (60 s)');
+    assert.ok(Date.now() - sent >= IDLE_MS - 100, `closed after ${Date.now() - sent} ms`);
+  });
+
+  it('takes 128 uploads at once at a 1,024-descriptor limit, refuses more with a 503; jobs still run', async () => {
+    const pid = serve.child.pid!;
+    const baseline = await openDescriptors(pid);
+    // From four addresses: one client may hold 64 connections.
+    const uploads = await Promise.all(
+      Array.from({ length: 140 }, (_, i) =>
+        stalledUpload(port(), '/files/', { bytes: 1000, declared: 10_000_000, from: `127.0.0.${(i % 4) + 2}` }),
+      ),
+    );
+    assert.ok(await eventually(async () => (await uploadFolders()).length === 128, 5000, 20), 'receiving 128');
+    const refused = await Promise.all(uploads.map((upload) => Promise.race([upload.answer, sleep(500)])));
+    const early = refused.filter((answer) => answer?.status === 503);
+    assert.equal(early.length, 12, 'the others refused at once');
+    // ffmpeg and ffprobe still get their descriptors: a job on a URL runs while the uploads stall.
+    const form = new FormData();
+    form.append('video_url', files.url(`/f/${CLIP}`));
+    form.append('format', 'webm');
+    const job = await fetch(`${serve.base}/convert-video/`, { method: 'POST', body: form });
+    assert.equal(job.status, 200, await job.text());
+    const answers = await Promise.all(uploads.map((upload) => upload.answer));
+    assert.equal(answers.filter((answer) => answer.status === 408).length, 128);
+    uploads.forEach((upload) => upload.close());
+    assert.deepEqual(await uploadFolders(), []);
+    const settled = await eventually(async () => (await openDescriptors(pid)) <= baseline + 5, 10_000, 200);
+    assert.ok(settled, `descriptors back to the baseline of ${baseline}: ${await openDescriptors(pid)}`);
   });
 
   it('does not cut an upload that keeps arriving slowly, however long it takes', async () => {
