@@ -55,6 +55,8 @@ export interface Config {
   headersTimeoutMs: number;
   /** Milliseconds a client has to send a whole request, headers and body; 0 turns the limit off. */
   requestTimeoutMs: number;
+  /** Milliseconds a multipart body may go without a byte arriving before it is refused (408); 0: off. */
+  bodyIdleTimeoutMs: number;
   /** Milliseconds an idle keep-alive connection stays open after a response. */
   keepAliveTimeoutMs: number;
   /** Connections open at once; unset: derived from the open-file limit (src/server/connections.ts). */
@@ -368,6 +370,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'time a client has to send a whole request, body included (then 408); 0 turns it off',
   },
   {
+    key: 'bodyIdleTimeoutMs',
+    env: 'MEDIAFLOW_BODY_IDLE_TIMEOUT',
+    flag: 'body-idle-timeout',
+    kind: 'duration',
+    description: 'time a multipart body may go without a byte arriving (then 408, files removed); 0 turns it off',
+  },
+  {
     key: 'keepAliveTimeoutMs',
     env: 'MEDIAFLOW_KEEP_ALIVE_TIMEOUT',
     flag: 'keep-alive-timeout',
@@ -631,6 +640,7 @@ export function defaultConfig(): Config {
     mcpSessionsPerKey: 100,
     headersTimeoutMs: 20_000,
     requestTimeoutMs: 60_000,
+    bodyIdleTimeoutMs: 10_000,
     keepAliveTimeoutMs: 5000,
     maxConnectionsPerClient: 64,
     cacheBytes: 1024 ** 3,

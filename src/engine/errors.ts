@@ -37,8 +37,8 @@ export const ERRORS = {
     status: 400,
     title: 'Malformed request',
     description:
-      'The request itself cannot be read: a body that is not valid JSON or multipart, a path that does not ' +
-      'decode, or a broken HTTP request.',
+      'The request itself cannot be read: a body that is not valid JSON or multipart (one that ends before its ' +
+      'closing boundary), a path that does not decode, or a broken HTTP request.',
   },
   MF_ERR_AUTH: {
     status: 401,
@@ -62,7 +62,8 @@ export const ERRORS = {
     title: 'Request timeout',
     description:
       "The request's headers or body were not received in time (`MEDIAFLOW_HEADERS_TIMEOUT`, " +
-      '`MEDIAFLOW_REQUEST_TIMEOUT`); the connection is then closed.',
+      '`MEDIAFLOW_REQUEST_TIMEOUT`), or a multipart body stopped arriving (`MEDIAFLOW_BODY_IDLE_TIMEOUT`); the ' +
+      'connection is then closed.',
   },
   MF_ERR_JOB_STATE: {
     status: 409,
@@ -133,7 +134,9 @@ export const ERRORS = {
   MF_ERR_BUSY: {
     status: 503,
     title: 'Busy',
-    description: 'The queue is full, the server is under pressure or shutting down; retry after `Retry-After` seconds.',
+    description:
+      'The queue is full, the server is under pressure or shutting down, too many uploads are arriving at once, ' +
+      'or it is out of file descriptors (to start ffmpeg, to store a file); retry after `Retry-After` seconds.',
   },
   MF_ERR_TIMEOUT: {
     status: 504,
@@ -146,8 +149,8 @@ export const ERRORS = {
     // 507 Insufficient Storage (RFC 4918): the request was fine and may be sent again once space is freed.
     description:
       "The server's disk or quota is full (a job record, a download or an output could not be written), or " +
-      'below `MEDIAFLOW_MIN_FREE_DISK` when a job is submitted; nothing half-written is kept: send the same request ' +
-      'again later.',
+      'below `MEDIAFLOW_MIN_FREE_DISK` when a job is submitted or an upload reserves its space; nothing ' +
+      'half-written is kept: send the same request again later.',
   },
 } as const satisfies Record<`MF_ERR_${string}`, ErrorDefinition>;
 
@@ -203,6 +206,19 @@ export function diskFullError(error: unknown): MediaflowError | undefined {
     if (cause instanceof MediaflowError && cause.code === 'MF_ERR_STORAGE') return cause;
     const reason = DISK_FULL_CODES[(cause as NodeJS.ErrnoException).code ?? ''];
     if (reason) return storageError(reason, error);
+  }
+  return undefined;
+}
+
+/**
+ * The 503 for a thrown value that is, or was caused by, the process (EMFILE) or the system (ENFILE)
+ * running out of file descriptors: a moment's shortage, worth retrying; undefined for any other.
+ */
+export function descriptorsError(error: unknown): MediaflowError | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code === 'EMFILE' || code === 'ENFILE')
+      return busyError(`The server has too many files open (${code}); retry later`);
   }
   return undefined;
 }

@@ -109,7 +109,8 @@ export async function submitJob(
   let submitted: { record: JobRecord; created: boolean };
   let options: JobOptions;
   try {
-    const raw = await readFields(request, inputFileParts(files, inputFields));
+    const raw = await readFields(request, inputFileParts(files, inputFields), config.bodyIdleTimeoutMs);
+    files.bodyRead();
     // Read first, so the answer never races an unread body.
     await requireDiskSpace(config.dataDir, config.minFreeDiskBytes);
     const read = await readJobOptions(request, raw, config);
