@@ -12,6 +12,35 @@ import { describe, it } from './helpers/lifecycle.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
+/** The anchors GitHub gives a Markdown page's headings: lower case, punctuation dropped, spaces as dashes. */
+function anchorsOf(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    const heading = fenced ? null : /^#{1,6} (.+?)\s*$/.exec(line);
+    if (!heading) continue;
+    const slug = heading[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const count = seen.get(slug) ?? 0;
+    seen.set(slug, count + 1);
+    anchors.add(count ? `${slug}-${count}` : slug);
+  }
+  return anchors;
+}
+
+/** Fails unless `file`, a Markdown page of the repository, has a heading whose anchor is `anchor`. */
+async function assertAnchor(file: string, anchor: string, citedBy: string): Promise<void> {
+  const anchors = anchorsOf(await readFile(file, 'utf8'));
+  assert.ok(
+    anchors.has(anchor),
+    `${citedBy} links to ${path.relative(ROOT, file)}#${anchor}, which is no heading of that page`,
+  );
+}
+
 describe('the README and docs/', () => {
   it('document every setting in the configuration table, with the flag that mirrors it', async () => {
     const table = await readFile(path.join(ROOT, 'docs/configuration.md'), 'utf8');
@@ -28,11 +57,12 @@ describe('the README and docs/', () => {
     }
   });
 
-  it('and the docs cite no file outside the repository, and every file they link to exists', async () => {
+  it('and the docs cite no file outside the repository, and every file and heading they link to exists', async () => {
     const pages = [
       'README.md',
       ...(await readdir(path.join(ROOT, 'docs'))).map((name) => `docs/${name}`),
       'examples/plugin-thumbnail/README.md',
+      'integrations/n8n/README.md',
     ];
     for (const page of pages) {
       const text = await readFile(path.join(ROOT, page), 'utf8');
@@ -42,13 +72,15 @@ describe('the README and docs/', () => {
         /CONTRACT\.md|ARCHITECTURE\.md|STYLE\.md|\.\.\/shared\//,
         `${page} cites a file outside the repository`,
       );
-      for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+      for (const [, target, anchor] of text.matchAll(/\]\(([^)#\s]*)(?:#([^)\s]*))?\)/g)) {
         if (/^[a-z]+:/i.test(target!)) continue;
-        const file = path.resolve(ROOT, path.dirname(page), target!);
+        // A link of the form (#heading) is to the page itself.
+        const file = path.resolve(ROOT, target ? path.dirname(page) : page, target!);
         assert.ok(
           file.startsWith(ROOT + path.sep) && existsSync(file),
           `${page} links to ${target}, which is not a file of the repository`,
         );
+        if (anchor && file.endsWith('.md')) await assertAnchor(file, anchor, page);
       }
     }
   });
@@ -65,8 +97,9 @@ describe('the code', () => {
       for (const name of names) {
         const text = await readFile(path.join(ROOT, folder, name), 'utf8');
         assert.doesNotMatch(text, outside, `${folder}/${name} cites a document outside the repository`);
-        for (const [page] of text.matchAll(/\bdocs\/[\w-]+\.md/g)) {
-          assert.ok(existsSync(path.join(ROOT, page)), `${folder}/${name} cites ${page}`);
+        for (const [, page, anchor] of text.matchAll(/\b(docs\/[\w-]+\.md)(?:#([a-z0-9-]+))?/g)) {
+          assert.ok(existsSync(path.join(ROOT, page!)), `${folder}/${name} cites ${page}`);
+          if (anchor) await assertAnchor(path.join(ROOT, page!), anchor, `${folder}/${name}`);
         }
       }
     }
