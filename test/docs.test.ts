@@ -60,6 +60,7 @@ describe('the README and docs/', () => {
   it('and the docs cite no file outside the repository, and every file and heading they link to exists', async () => {
     const pages = [
       'README.md',
+      'CONTRIBUTING.md',
       ...(await readdir(path.join(ROOT, 'docs'))).map((name) => `docs/${name}`),
       'examples/plugin-thumbnail/README.md',
       'integrations/n8n/README.md',
