@@ -1,6 +1,6 @@
 /**
  * Every error mediaflow reports to a user, in one place: a stable code, the HTTP status that
- * the README's Errors table gives the condition, and a message that is safe to show (no server paths).
+ * docs/errors.md's table gives the condition, and a message that is safe to show (no server paths).
  * Front ends map these to responses and exit codes; anything else is a 500 with details logged.
  */
 import { publicText } from './safe-text.js';

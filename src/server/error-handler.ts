@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../engine/config.js';
+import { isAddressRefusal } from '../engine/inputs/address-guard.js';
 import { inputTooLarge } from '../engine/inputs/fetcher.js';
 import {
   codeOfStatus,
@@ -59,7 +60,13 @@ function fromFramework(error: FastifyError, limits: BodyLimits): MediaflowError 
 const clientCode = (status: number): ErrorCode => codeOfStatus(status) ?? 'MF_ERR_BAD_REQUEST';
 
 /** The `{error, code}` body every error answers with: no credentials and no server path, whatever the message held. */
-const body = (error: MediaflowError) => ({ error: publicText(error.message), code: error.code });
+const body = (error: MediaflowError) => ({ error: publicText(withSetting(error.message)), code: error.code });
+
+/** A refused address names the setting that allows it, as the CLI's hint names its flag (src/cli/hints.ts). */
+const withSetting = (message: string): string =>
+  isAddressRefusal(message)
+    ? `${message}; MEDIAFLOW_ALLOW_PRIVATE_URLS=1 allows loopback, private and link-local addresses`
+    : message;
 
 /**
  * Fastify's `frameworkErrors` option: errors its router raises before any route or error handler
