@@ -58,6 +58,8 @@ export interface Config {
   headersTimeoutMs: number;
   /** Milliseconds a client has to send a whole request, headers and body; 0 turns the limit off. */
   requestTimeoutMs: number;
+  /** Milliseconds a multipart body may go without a byte arriving before it is refused (408); 0: off. */
+  bodyIdleTimeoutMs: number;
   /** Milliseconds an idle keep-alive connection stays open after a response. */
   keepAliveTimeoutMs: number;
   /** Connections open at once; unset: derived from the open-file limit (src/server/connections.ts). */
@@ -78,6 +80,8 @@ export interface Config {
   plugins: string[];
   /** Runs a job may start before it is failed: a run cut short by a crash or kill -9 counts. */
   jobAttempts: number;
+  /** Largest job record, bytes of its JSON: a job whose result would make a larger one fails (docs/jobs.md). */
+  maxRecordBytes: number;
   /** `whsec_` + base64: signs webhooks (Standard Webhooks) when set. */
   webhookSecret?: string;
   /** Milliseconds before the first webhook retry; each later one waits about twice the one before. */
@@ -378,6 +382,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'time a client has to send a whole request, body included (then 408); 0 turns it off',
   },
   {
+    key: 'bodyIdleTimeoutMs',
+    env: 'MEDIAFLOW_BODY_IDLE_TIMEOUT',
+    flag: 'body-idle-timeout',
+    kind: 'duration',
+    description: 'time a multipart body may go without a byte arriving (then 408, files removed); 0 turns it off',
+  },
+  {
     key: 'keepAliveTimeoutMs',
     env: 'MEDIAFLOW_KEEP_ALIVE_TIMEOUT',
     flag: 'keep-alive-timeout',
@@ -453,6 +464,13 @@ export const SETTINGS: readonly Setting[] = [
     flag: 'job-attempts',
     kind: 'int',
     description: 'runs a job may start; a run cut short by a restart counts',
+  },
+  {
+    key: 'maxRecordBytes',
+    env: 'MEDIAFLOW_MAX_RECORD_BYTES',
+    flag: 'max-record-bytes',
+    kind: 'int',
+    description: 'largest job record, bytes of JSON; a job whose result is larger fails',
   },
   {
     key: 'webhookSecret',
@@ -645,6 +663,7 @@ export function defaultConfig(): Config {
     mcpSessionsPerKey: 100,
     headersTimeoutMs: 20_000,
     requestTimeoutMs: 60_000,
+    bodyIdleTimeoutMs: 10_000,
     keepAliveTimeoutMs: 5000,
     maxConnectionsPerClient: 64,
     cacheBytes: 1024 ** 3,
@@ -654,6 +673,8 @@ export function defaultConfig(): Config {
     templatesDir: SHIPPED_TEMPLATES,
     plugins: [],
     jobAttempts: 2,
+    // The request's fields (a body of MEDIAFLOW_BODY_LIMIT, 1 MiB) with room for the result and its webhook copy.
+    maxRecordBytes: 4 * 1024 ** 2,
     fanout: true,
     partMs: 60_000,
     fanoutMinMs: 180_000,

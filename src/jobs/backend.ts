@@ -57,6 +57,12 @@ export async function createJobBackend(config: Config, role: Role, logger: Logge
             { job: id, err: error },
             'writing the job record failed; it is kept in memory and written again',
           ),
+        maxRecordBytes: config.maxRecordBytes,
+        onOversize: (file, bytes) =>
+          logger.warn(
+            { file, bytes, limit: config.maxRecordBytes },
+            'a job record larger than MEDIAFLOW_MAX_RECORD_BYTES was not loaded; delete it or raise the limit',
+          ),
       }),
       queue: new LocalJobQueue(workers, config.maxQueue),
       events: new LocalJobEvents(),
@@ -85,7 +91,7 @@ export async function createJobBackend(config: Config, role: Role, logger: Logge
   const deliveries = new BullDeliveryQueue(url, logger, config.stalledIntervalMs, keep);
   return {
     kind: 'redis',
-    store: new RedisJobStore(commands, config.retentionMs),
+    store: new RedisJobStore(commands, config.retentionMs, config.maxRecordBytes),
     queue,
     events: new RedisJobEvents(commands, subscriber, logger),
     deliveries,

@@ -73,6 +73,8 @@ export default definePlugin({
     const media = inputs.media_url![0]!;
     const duration = media.facts.duration;
     return {
+      // Capped at it: a header that claims less than the sound lasts does not get hours decoded and recognised.
+      ...(duration ? { expectedSeconds: duration } : {}),
       commands: [argv(input(media), ['-map', '0:a:0', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', AUDIO])],
       // Decoding takes a moment; recognition is the job's progress.
       share: 0.05,

@@ -23,7 +23,7 @@ import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import { apiKeyCheck, keyOwner, metricsCheck } from './auth.js';
 import { registerDashboard } from './dashboard.js';
 import { JOB_FIELD_NAMES } from './limits.js';
-import type { UploadContext } from './file-parts.js';
+import { UploadGate, type UploadContext } from './file-parts.js';
 import { registerFilesRoute } from './files-route.js';
 import { registerJobRoutes } from './job-routes.js';
 import { registerMcpRoutes } from './mcp-route.js';
@@ -33,7 +33,7 @@ import { createMetrics } from './metrics.js';
 import { registerApiDocs } from './openapi/docs-page.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandler } from './error-handler.js';
 import { registerUrlencoded } from './urlencoded.js';
-import { limitConnections, timeLimitOptions } from './connections.js';
+import { limitConnections, timeLimitOptions, uploadsAtOnce } from './connections.js';
 import { installPressureCheck } from './pressure.js';
 
 export interface ServerOptions {
@@ -188,7 +188,8 @@ export async function buildServer(
   // it gets a 401 whatever it sends, and costs no parsing.
   const checkKey = apiKeyCheck(config);
   const ownerOf = keyOwner(config);
-  const uploads: UploadContext = { config, store, workspaces, ffprobe: binaries.ffprobe };
+  const gate = new UploadGate(uploadsAtOnce(config));
+  const uploads: UploadContext = { config, store, workspaces, ffprobe: binaries.ffprobe, gate };
   const submit: SubmitContext = { jobs, config, uploads, baseUrl: (request) => baseUrl(request, config), ownerOf };
   registerFilesRoute(app, { uploads, onRequest: checkKey, baseUrl: submit.baseUrl });
   for (const plugin of registry.list()) {

@@ -27,6 +27,9 @@ export function assertCode(code: unknown, expected: { status: number; code?: Err
   else assert.equal(ERRORS[code].status, expected.status, `${code} answers ${expected.status}`);
 }
 
+/** What the server adds to the text of a refused address: the setting that allows it. */
+export const ALLOW_PRIVATE_HINT = '; MEDIAFLOW_ALLOW_PRIVATE_URLS=1 allows loopback, private and link-local addresses';
+
 /** Regex-escapes a literal. */
 export const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 

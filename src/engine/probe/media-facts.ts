@@ -29,8 +29,13 @@ export interface MediaFacts {
   bitRate?: number;
   /** The video, audio and subtitle streams, numbered as ffprobe numbers them (data streams are left out). */
   streams?: StreamFacts[];
-  /** The container's tags (title, artist, encoder, ...) under the names ffmpeg gives them. */
+  /**
+   * The container's tags (title, artist, encoder, ...) under the names ffmpeg gives them, within the
+   * probe's limits (tag-limits.ts).
+   */
   tags?: Record<string, string>;
+  /** True when a tag was cut to the limits or left out. */
+  tagsTruncated?: boolean;
 }
 
 /** One stream of the container, as `/media-metadata/` reports it. */

@@ -1,10 +1,12 @@
 import { open } from 'node:fs/promises';
 import path from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { mediaError } from '../errors.js';
 import { runFfprobe, type RunOptions } from '../run/ffmpeg.js';
 import { factsFromMovie, movieExtent, readTopLevel } from './iso-media.js';
 import { mpegAudioFacts } from './mpeg-audio.js';
 import { subtitleFacts } from './subtitle-format.js';
+import { cappedTags } from './tag-limits.js';
 import { waveFacts } from './wave-audio.js';
 import { ffprobeSeconds } from './ffprobe-seconds.js';
 import { DEFAULT_MAX_PIXELS } from '../config.js';
@@ -315,8 +317,17 @@ const withoutFileName = (text: string, file: string) => text.split(`${file}: `).
 /**
  * Probes one local file (named relative to `options.cwd`). Unreadable media is a 422. Nothing the
  * file names is followed; a picture larger than `maxPixels` is judged by its header, not decoded.
+ * Its tags are kept within the limits of tag-limits.ts, whichever way they were read.
  */
 export async function probeFile(ffprobe: string, file: string, options: ProbeOptions): Promise<MediaFacts> {
+  const facts = await readFacts(ffprobe, file, options);
+  if (!facts.tags) return facts;
+  const { tags, truncated } = cappedTags(facts.tags);
+  return { ...facts, tags, ...(truncated ? { tagsTruncated: true } : {}) };
+}
+
+/** The facts of one file as ffprobe, or a header reader, gives them. */
+async function readFacts(ffprobe: string, file: string, options: ProbeOptions): Promise<MediaFacts> {
   const input = options.source ? `Input ${options.source}` : 'Input';
   const absolute = path.resolve(options.cwd, file);
   const { head, tail, size } = await readEnds(absolute);
@@ -408,7 +419,10 @@ async function isoMediaFacts(input: string, file: string): Promise<{ facts?: Med
   if ('truncatedIn' in top)
     throw mediaError(`${input} is truncated: the file ends inside its '${top.truncatedIn}' box`);
   if (!top.moov) return {};
+  // Each reading walks at most MAX_BOXES boxes, synchronously; other requests get the loop in between.
+  await yieldToLoop();
   const extent = movieExtent(top.moov);
+  await yieldToLoop();
   const facts = factsFromMovie(top.moov, top.ftyp);
   return { ...(facts ? { facts: withExtent(facts, extent) } : {}), ...(extent !== undefined ? { extent } : {}) };
 }

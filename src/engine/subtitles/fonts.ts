@@ -38,6 +38,8 @@ let cached: string[] | undefined;
 export function installedFonts(): string[] {
   if (!cached) {
     const result = execaSync('fc-list', ['--format', '%{family}\n'], { reject: false, timeout: 30_000 });
+    // Out of descriptors or processes for now (a flood): asked again next time, not kept empty.
+    if (result.code === 'EMFILE' || result.code === 'ENFILE' || result.code === 'EAGAIN') return [];
     cached = result.exitCode === 0 ? parseFamilies(String(result.stdout)) : [];
   }
   return cached;
