@@ -24,6 +24,16 @@ export const BROKEN_PART_ERROR = {
     "'if(between(t,100,110),0/0,iw)'.",
 };
 
+/**
+ * A render's edit of the clip (docs/render.md), four minutes long: eight video clips of 30 s, one after the other,
+ * each trimmed to where the one before ended, so that the timeline's frame n is the clip's frame n, its flashes and
+ * beeps at the same times, and a render's scenes (a minute each) start at 0, 60, 120 and 180 s.
+ */
+export const clipEdit = (src: string) => ({
+  output: { width: CLIP.width, height: CLIP.height, fps: CLIP.fps },
+  tracks: [{ clips: Array.from({ length: 8 }, (_, i) => ({ type: 'video', src, trim: i * 30, duration: 30 })) }],
+});
+
 /** Frames in the clip. */
 export const CLIP_FRAMES = CLIP.seconds * CLIP.fps;
 
@@ -255,11 +265,11 @@ export async function ffmpegsIn(dir: string): Promise<RunningFfmpeg[]> {
 }
 
 /**
- * The part a split encode's ffmpeg writes (`fanout-part-001.mp4` is part 1), if it writes one. An ffmpeg seen while
- * it exits shows no arguments any more: keep each process's first sighting.
+ * The part a split encode's ffmpeg writes (`fanout-part-001.mp4` is part 1; a render's `scene-001.mp4` too), if it
+ * writes one. An ffmpeg seen while it exits shows no arguments any more: keep each process's first sighting.
  */
 export const partOf = (ffmpeg: RunningFfmpeg): number | undefined => {
-  const file = ffmpeg.args.find((arg) => /^fanout-part-\d+\.mp4$/.test(arg));
+  const file = ffmpeg.args.find((arg) => /^(fanout-part|scene)-\d+\.(mp4|webm)$/.test(arg));
   return file === undefined ? undefined : Number(/\d+/.exec(file)![0]);
 };
 

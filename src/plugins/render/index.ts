@@ -1,6 +1,7 @@
 import {
   CONTRACT_VERSION,
   definePlugin,
+  fanoutParam,
   MediaflowError,
   Optional,
   Param,
@@ -25,6 +26,7 @@ import {
   type MediaOf,
 } from './resolve.js';
 import { DEFAULTS, EDIT_SCHEMA, EXAMPLE, RENDER_FORMATS, type EditDocument } from './schema.js';
+import { SCENE_MEDIA, SCENE_SECONDS } from './scenes.js';
 import { loadTemplate, TEMPLATE_NAME } from './templates.js';
 
 /**
@@ -63,6 +65,7 @@ const PARAMS = Type.Object({
     default: false,
     description: "With dry_run: also draw each visual clip's frame at its midpoint, on its track, in one picture",
   }),
+  fanout: fanoutParam(),
 });
 
 type Params = Static<typeof PARAMS>;
@@ -140,7 +143,8 @@ export default definePlugin({
     if (problems.length > 0) throw problemsError(problems);
     if (params.storyboard && !params.dry_run) throw paramError('Expected `dry_run` to be true with `storyboard`');
     refuseVoices(document);
-    return { edit: document, merge: merged.used, dry_run: params.dry_run, storyboard: params.storyboard };
+    const { dry_run, storyboard, fanout } = params;
+    return { edit: document, merge: merged.used, dry_run, storyboard, fanout };
   },
   inputs: (params): NamedInput[] =>
     mediaSources(documentOf(params)).sources.map(({ src, kind }, index) => ({
@@ -157,7 +161,8 @@ export default definePlugin({
     if (params.dry_run && !params.storyboard) return { commands: [], answers: { timeline: timelineView(timeline) } };
     if (params.storyboard)
       throw new MediaflowError('MF_ERR_UNAVAILABLE', 'Storyboards are not built yet on this server');
-    return compile(timeline, input, output);
+    const scenes = { seconds: settings?.partSeconds ?? SCENE_SECONDS, media: SCENE_MEDIA };
+    return compile(timeline, input, output, { scenes, fanout: params.fanout });
   },
   message: (params) => (params.dry_run ? 'Timeline resolved successfully' : 'Video rendered successfully'),
 });
