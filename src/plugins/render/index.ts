@@ -27,6 +27,7 @@ import {
 } from './resolve.js';
 import { DEFAULTS, EDIT_SCHEMA, EXAMPLE, RENDER_FORMATS, type EditDocument } from './schema.js';
 import { SCENE_MEDIA, SCENE_SECONDS } from './scenes.js';
+import { storyboard } from './storyboard.js';
 import { loadTemplate, TEMPLATE_NAME } from './templates.js';
 
 /**
@@ -158,9 +159,10 @@ export default definePlugin({
     const unusable = mediaKindProblems(document, media);
     if (unusable.length > 0) throw problemsError(unusable, 'MF_ERR_MEDIA');
     const timeline = resolve(document, params.merge ?? {}, media, settings);
-    if (params.dry_run && !params.storyboard) return { commands: [], answers: { timeline: timelineView(timeline) } };
-    if (params.storyboard)
-      throw new MediaflowError('MF_ERR_UNAVAILABLE', 'Storyboards are not built yet on this server');
+    if (params.dry_run) {
+      const answers = { timeline: timelineView(timeline) };
+      return params.storyboard ? { ...storyboard(timeline, input, output), answers } : { commands: [], answers };
+    }
     const scenes = { seconds: settings?.partSeconds ?? SCENE_SECONDS, media: SCENE_MEDIA };
     return compile(timeline, input, output, { scenes, fanout: params.fanout });
   },
