@@ -1,5 +1,4 @@
 import type { Readable } from 'node:stream';
-import { execa } from 'execa';
 import type { Spawned } from '../plugins/plugin.js';
 
 export interface SpawnOptions {
@@ -43,6 +42,8 @@ export function readLines(stdout: Readable, onLine: (line: string) => void): voi
  */
 export async function spawnChild(command: string, args: readonly string[], options: SpawnOptions): Promise<Spawned> {
   options.signal.throwIfAborted();
+  // Loaded at the first run, not with the registry that names this module: `mediaflow --version` has no use for it.
+  const { execa } = await import('execa');
   const child = execa(command, args, { ...KILLABLE_CHILD, cwd: options.cwd, cancelSignal: options.signal });
   if (options.onLine) readLines(child.stdout, options.onLine);
   const result = await child;

@@ -1,4 +1,5 @@
-import { execa, type ResultPromise } from 'execa';
+import { execFile } from 'node:child_process';
+import type { ResultPromise } from 'execa';
 import { MediaflowError, storageError } from '../errors.js';
 import { KILLABLE_CHILD, readLines } from './child-process.js';
 
@@ -127,6 +128,8 @@ function followProgress(child: ResultPromise, options: RunOptions): void {
 
 /** Runs one binary with an argument array (never a shell), a hard time limit and cancellation. */
 async function run(tool: string, binary: string, args: string[], options: RunOptions, withProgress: boolean) {
+  // Loaded at the first run (child-process.ts says why).
+  const { execa } = await import('execa');
   const started = Date.now();
   const child = execa(binary, args, {
     cwd: options.cwd,
@@ -184,6 +187,10 @@ export const ffmpegCommandLine = (binary: string, args: string[]): string[] => [
 
 /** `ffmpeg -version`'s first line, for /health and `--version`. */
 export async function binaryVersion(binary: string): Promise<string> {
-  const result = await execa(binary, ['-version'], { reject: false, timeout: 10_000 });
-  return String(result.stdout).split('\n')[0] ?? 'unknown';
+  // node's own child_process, not execa: `mediaflow --version` runs nothing else, and execa's hundred modules would
+  // cost it more CPU than the two probes. A failed run still answers what it printed.
+  const stdout = await new Promise<string>((resolve) => {
+    execFile(binary, ['-version'], { timeout: 10_000, maxBuffer: 1024 * 1024 }, (_error, out) => resolve(String(out)));
+  });
+  return stdout.split('\n')[0] ?? 'unknown';
 }
