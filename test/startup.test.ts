@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture } from './helpers/fixtures.js';
 import { runCli } from './helpers/mediaflow.js';
+import { startServeProcess } from './helpers/serve-process.js';
 
 /**
  * What a command loads is what it costs to start (docs/performance.md, "Start-up"): each front end's packages load
@@ -46,16 +47,22 @@ describe('what the CLI loads', () => {
     await rm(tmp, { recursive: true, force: true });
   });
 
+  /** The environment that has a child list the modules it loads, and where it writes them. */
+  function listing() {
+    const list = path.join(tmp, `loaded-${++runs}.txt`);
+    const env = { NODE_OPTIONS: `--import=${LOADED_MODULES}`, MEDIAFLOW_TEST_LOADED_MODULES: list };
+    const loaded = async () => {
+      const urls = (await readFile(list, 'utf8')).split('\n').filter(Boolean);
+      return { urls, packages: new Set(urls.map(packageOf).filter((name): name is string => name !== undefined)) };
+    };
+    return { env, loaded };
+  }
+
   /** Runs the CLI, and answers its output with the modules it loaded (file URLs) and their packages. */
   async function loading(args: string[]) {
-    const list = path.join(tmp, `loaded-${++runs}.txt`);
-    const result = await runCli(args, {
-      cwd: tmp,
-      env: { NODE_OPTIONS: `--import=${LOADED_MODULES}`, MEDIAFLOW_TEST_LOADED_MODULES: list },
-    });
-    const urls = (await readFile(list, 'utf8')).split('\n').filter(Boolean);
-    const packages = new Set(urls.map(packageOf).filter((name): name is string => name !== undefined));
-    return { ...result, urls, packages };
+    const { env, loaded } = listing();
+    const result = await runCli(args, { cwd: tmp, env });
+    return { ...result, ...(await loaded()) };
   }
 
   /** The packages of `packages` that belong to one of `families` (a name or a scope). */
@@ -73,7 +80,7 @@ describe('what the CLI loads', () => {
     assert.deepEqual(among(packages, [...FRONT_ENDS_ONLY, ...RUN_ONLY]), []);
   });
 
-  it('`--help` of the program, of an operation and of `serve` loads no front end and nothing an operation runs', async () => {
+  it('`--help` of the program, an operation and `serve` loads no front end and nothing an operation runs', async () => {
     for (const args of [['--help'], ['trim-media', '--help'], ['serve', '--help']]) {
       const { exitCode, stdout, packages } = await loading(args);
       assert.equal(exitCode, 0, args.join(' '));
@@ -82,7 +89,7 @@ describe('what the CLI loads', () => {
     }
   });
 
-  it('an operation run from the command line (a metadata read of a local file) loads the engine, no front end', async () => {
+  it('an operation run from the command line (a metadata read of a local file) loads no front end', async () => {
     const clip = await fixture('clip-2s-640x360-25fps.mp4');
     const { exitCode, stdout, stderr, urls, packages } = await loading([
       'media-metadata',
@@ -109,5 +116,18 @@ describe('what the CLI loads', () => {
     assert.match(stdout, /^mediaflow /);
     assert.ok(urls.some((url) => url.endsWith('/dist/index.js')));
     assert.deepEqual(among(packages, [...FRONT_ENDS_ONLY, ...RUN_ONLY]), []);
+  });
+
+  it('`serve` loads Fastify and the MCP SDK, but without Redis or a bucket no BullMQ, ioredis or AWS SDK', async () => {
+    const { env, loaded } = listing();
+    const dataDir = path.join(tmp, 'serve-data');
+    const serve = await startServeProcess(dataDir, env);
+    assert.equal((await fetch(`${serve.base}/health`)).status, 200);
+    serve.child.kill('SIGTERM');
+    assert.equal((await serve.child).exitCode, 0, serve.output());
+    const { packages } = await loaded();
+    // The list sees a front end's packages when they load: the server's own are there.
+    assert.deepEqual(among(packages, ['fastify', '@modelcontextprotocol']), ['fastify', '@modelcontextprotocol/sdk']);
+    assert.deepEqual(among(packages, ['@aws-sdk', 'bullmq', 'ioredis', '@bull-board', 'sharp']), []);
   });
 });
