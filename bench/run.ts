@@ -94,7 +94,7 @@ async function main() {
   // A second engine on the same config captures the plans the plugins build, to replay them as the floor.
   let captured: { plan: Plan; inputs: ReadonlyArray<{ file: string; source: string }> } | undefined;
   const planner = resolve(
-    createRuntime({
+    await createRuntime({
       config,
       registry,
       observer: {

@@ -1,27 +1,18 @@
-import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { resolveBinaries } from '../engine/run/binaries.js';
-import { loadConfig } from '../engine/config.js';
-import { anyLocalPath } from '../engine/run/engine.js';
 import { binaryVersion } from '../engine/run/ffmpeg.js';
-import { answerFiles, inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
+import { inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { pluginFlags } from '../engine/plugins/plugin-loader.js';
 import { CLI_COMMANDS, dashed, type CliCommand } from '../engine/plugins/reserved.js';
 import { VERSION } from '../engine/version.js';
 import { builtinRegistry, loadRegistry } from '../plugins/index.js';
-import { startServer } from '../server/start.js';
-import { cliRuntime } from './cli-runtime.js';
 import { fail } from './fail.js';
-import { flagKey } from './flag-key.js';
 import { fontsCommand } from './fonts-command.js';
 import { mcpCommand } from './mcp-command.js';
 import { modelsCommand } from './models-command.js';
-import { ensureWritableDir } from './out-dir.js';
-import { runToFile } from './output-file.js';
 import { pluginsCommand } from './plugins-command.js';
 import { quickstartCommand } from './quickstart-command.js';
-import { createProgressReporter } from './progress.js';
 import { runCommand } from './run-command.js';
 import { settingsCommand } from './setting-flags.js';
 import { voicesCommand } from './voices-command.js';
@@ -62,47 +53,19 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
       "the file to write the result to, replacing any there; its extension must be the result's (instead of --out-dir)",
     )
     .option('--allow-private-urls', 'allow input URLs on loopback/private addresses')
-    .action(async (flags: Record<string, string | boolean>) => {
-      const raw: Record<string, unknown> = {};
-      for (const key of Object.keys(plugin.params.properties)) {
-        const value = flags[flagKey(dashed(key))];
-        if (value !== undefined) raw[key] = value;
-      }
-      const outDir = String(flags.outDir);
-      const output = typeof flags.output === 'string' ? flags.output : undefined;
-      const controller = new AbortController();
-      const onSigint = () => controller.abort(new DOMException('Interrupted', 'AbortError'));
-      process.once('SIGINT', onSigint);
-      const progress = createProgressReporter(plugin.name);
-      try {
-        const config = loadConfig(process.env, flags.allowPrivateUrls ? { allowPrivateUrls: true } : {});
-        if (output === undefined) await ensureWritableDir(outDir, '--out-dir');
-        const cli = await cliRuntime(config, registry, outDir);
-        const options = { localFiles: anyLocalPath, signal: controller.signal, onProgress: progress.update };
-        const result =
-          output === undefined
-            ? await cli.engine.run(plugin.name, raw, options)
-            : await runToFile(cli, plugin.name, raw, output, options);
-        progress.done();
-        // Characters drawn as empty boxes, say: the job succeeded, but the user should know.
-        for (const warning of result.warnings ?? []) process.stderr.write(`mediaflow: warning: ${warning}\n`);
-        // With `--output` the one file is there; otherwise each is under --out-dir.
-        const where = (file: string) => output ?? path.join(outDir, file);
-        const printed = { message: result.message, ...answerFiles(result.output, where), ...result.answers };
-        process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`);
-      } catch (error) {
-        progress.done();
-        fail(error);
-      } finally {
-        process.off('SIGINT', onSigint);
-      }
-    });
+    // The engine, the runtime and what they load come only when an operation runs, not for `--help`.
+    .action(async (flags: Record<string, string | boolean>) =>
+      (await import('./run-operation.js')).runOperation(plugin, registry, flags),
+    );
   return command;
 }
 
 /** `mediaflow serve`, with a flag per setting of docs/configuration.md. */
 function serveCommand(registry: Registry): Command {
-  return settingsCommand('Start the HTTP server', (config) => startServer(config, registry));
+  // Fastify and the job stack load only for `serve`.
+  return settingsCommand('Start the HTTP server', async (config) =>
+    (await import('../server/start.js')).startServer(config, registry),
+  );
 }
 
 /**

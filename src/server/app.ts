@@ -21,7 +21,6 @@ import type { OutputStore } from '../engine/storage/storage.js';
 import type { JobService } from '../jobs/service.js';
 import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import { apiKeyCheck, keyOwner, metricsCheck } from './auth.js';
-import { registerDashboard } from './dashboard.js';
 import { UploadGate, type UploadContext } from './file-parts.js';
 import { registerFilesRoute } from './files-route.js';
 import { registerJobRoutes } from './job-routes.js';
@@ -221,6 +220,8 @@ export async function buildServer(
       throw paramError(
         'MEDIAFLOW_DASHBOARD needs MEDIAFLOW_REDIS_URL (the queues it shows) and MEDIAFLOW_API_KEY (it is never open)',
       );
+    // Bull Board loads only for the dashboard.
+    const { registerDashboard } = await import('./dashboard.js');
     await registerDashboard(app, queues, config.apiKey);
   }
   // GET /openapi.json and /docs: made from the same registry, open without the API key (they hold no data).
