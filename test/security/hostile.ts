@@ -176,3 +176,22 @@ export function gifBomb(width: number, height: number): Buffer {
   const image = Buffer.from([0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b]);
   return Buffer.concat([header, palette, image]);
 }
+
+/**
+ * A GIF whose logical screen is `width`x`height`, with `frames` 1x1 images a hundredth of a second each: a few bytes
+ * a frame, every one of which decodes to the whole canvas.
+ */
+export function animatedGif(width: number, height: number, frames: number): Buffer {
+  const header = Buffer.alloc(13);
+  header.write('GIF89a', 0, 'latin1');
+  header.writeUInt16LE(width, 6);
+  header.writeUInt16LE(height, 8);
+  header[10] = 0x80; // global colour table of 2 entries
+  const palette = Buffer.from([0, 0, 0, 255, 255, 255]);
+  // A graphic control extension (delay 1/100 s), then a 1x1 image of colour 1.
+  const frame = Buffer.from([
+    ...[0x21, 0xf9, 0x04, 0x00, 0x01, 0x00, 0x00, 0x00],
+    ...[0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0x02, 0x02, 0x44, 0x01, 0x00],
+  ]);
+  return Buffer.concat([header, palette, ...Array.from({ length: frames }, () => frame), Buffer.from([0x3b])]);
+}
