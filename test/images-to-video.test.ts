@@ -601,12 +601,14 @@ describe('images-to-video motion and transition', () => {
     assert.deepEqual(defaultPlan(jpegs), {
       files: { 'images.txt': "file 'a.jpg'\nduration 2\nfile 'b.jpg'\nduration 2\nfile 'b.jpg'\n" },
       expectedSeconds: 4,
+      frameSize: { width: 640, height: 360 },
       commands: [concatImages(`${FIT},format=yuv420p`)],
     });
     const mixed = [picture('a.jpg', 'mjpeg', 'yuvj420p', 640, 360), picture('b.png', 'png', 'rgba', 320, 240)];
     assert.deepEqual(defaultPlan(mixed), {
       files: { 'images.txt': "file 'frame0.png'\nduration 2\nfile 'frame1.png'\nduration 2\nfile 'frame1.png'\n" },
       expectedSeconds: 4,
+      frameSize: { width: 640, height: 360 },
       commands: [
         flatten('a.jpg', 'frame0.png'),
         flatten('b.png', 'frame1.png'),

@@ -98,6 +98,8 @@ export default definePlugin({
   // The images times their seconds: a long slideshow is refused before any image is fetched.
   // (A list parameter arrives as the array of its URLs.)
   outputSeconds: (p) => (p.image_urls as unknown as string[]).length * p.seconds_per_image,
+  outputSize: (p) =>
+    p.width !== undefined && p.height !== undefined ? { width: p.width, height: p.height } : undefined,
   build: ({ params, inputs, output, input }): Plan => {
     const images = inputs.image_urls!;
     const first = images[0]!.facts.video!;
@@ -130,6 +132,7 @@ export default definePlugin({
       return {
         files: { 'pieces.txt': list },
         expectedSeconds: total,
+        frameSize: { width, height },
         // Progress follows the pieces, each its image's seconds; the join only copies them.
         parts: [...pieces.map(() => params.seconds_per_image), 0],
         commands: [
@@ -173,6 +176,7 @@ export default definePlugin({
     return {
       files: { 'images.txt': list },
       expectedSeconds: total,
+      frameSize: { width, height },
       commands: [
         ...letterbox,
         argv(

@@ -120,6 +120,9 @@ export default definePlugin({
     const size = shownSize(facts.video!);
     // Pixel sizes computed from the probed facts: only numbers reach the graph.
     const logoWidth = Math.max(1, Math.round(params.width * size.width));
+    // The logo's height follows its shape: a narrow, tall picture scaled to a share of the width may be the largest
+    // picture the command makes.
+    const logoHeight = Math.max(1, Math.round((logoWidth * logo.facts.video!.height) / logo.facts.video!.width));
     const margin = Math.round(params.margin * size.width);
     // Whole video: no `enable`, so the overlay is never switched off by a rounding of the end.
     const span = end !== undefined ? `between(t,${start},${end})` : `gte(t,${start})`;
@@ -136,6 +139,7 @@ export default definePlugin({
     const audio = facts.audio ? audioCodecFor(container, facts) : undefined;
     return {
       ...(facts.duration ? { expectedSeconds: facts.duration } : {}),
+      frameSize: logoWidth * logoHeight > size.width * size.height ? { width: logoWidth, height: logoHeight } : size,
       // A long video to H.264 in parts (docs/fanout.md): every part reads the whole logo, and its frames are put on
       // the whole input's clock before the overlay reads `t`, so the logo shows on the frames it does in one pass,
       // across a join too.

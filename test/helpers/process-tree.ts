@@ -15,7 +15,7 @@ const statusKiB = (status: string, field: string): number =>
   Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
 
 /**
- * Watches the ffmpeg children of `parent` (by default this process, which runs an in-process server) every 10 ms
+ * Watches the ffmpeg children of `parent` (by default this process, which runs an in-process server) every 5 ms
  * until `stop`: their command lines and their memory, each one's own peak (VmHWM, kept by the kernel, so a peak
  * between two polls is not missed while the process lives) and the tree's (polled). Linux only.
  */
@@ -41,7 +41,7 @@ export function watchFfmpeg(parent = process.pid): { stop: () => Promise<FfmpegW
   const loop = (async () => {
     while (running) {
       await poll();
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await new Promise((resolve) => setTimeout(resolve, 5));
     }
   })();
   return {

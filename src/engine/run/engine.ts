@@ -14,7 +14,7 @@ import { setLibvipsSlots } from './libvips.js';
 import { setSpeech } from '../speech/recognise.js';
 import { codePointName, glyphWarnings, missingGlyphs } from '../subtitles/missing-glyphs.js';
 import { checkKind, inputArgs } from '../inputs/input-policy.js';
-import { cappedPlan, checkOutputLength } from './output-caps.js';
+import { cappedPlan, checkFrameSize, checkOutputLength } from './output-caps.js';
 import type { Logger } from '../logger.js';
 import { parseParams } from '../plugins/params.js';
 import { runSteps, workspaceFile } from './plan-steps.js';
@@ -241,6 +241,12 @@ export class Engine {
         this.deps.config.maxDurationMs,
         'params',
       );
+    if (plugin.outputSize)
+      checkFrameSize(
+        callPlugin(plugin, 'outputSize', () => plugin.outputSize!(params)),
+        this.deps.config.maxPixels,
+        'params',
+      );
     this.checkTextBytes(params);
     const inputs: InputRequest[] = [];
     for (const [param, schema] of Object.entries(plugin.params.properties)) {
@@ -461,12 +467,13 @@ export class Engine {
   }
 
   /**
-   * A stage as it runs: refused when it expects more than MEDIAFLOW_MAX_DURATION (422), its final
-   * command capped at what it expects (output-caps.ts).
+   * A stage as it runs: refused when it expects more than MEDIAFLOW_MAX_DURATION or makes pictures larger than
+   * MEDIAFLOW_MAX_PIXELS (422), its final command capped at what it expects (output-caps.ts).
    */
   private stage(built: Plan | string[], inputs: readonly LocalInput[]): Plan {
     const plan = normalisePlan(built);
     checkOutputLength(plan.expectedSeconds, this.deps.config.maxDurationMs, 'inputs');
+    checkFrameSize(plan.frameSize, this.deps.config.maxPixels, 'inputs');
     return cappedPlan(plan, inputs, this.deps.config.maxDurationMs);
   }
 
