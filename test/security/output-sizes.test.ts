@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import { after, before, describe, it } from '../helpers/lifecycle.js';
 import { fixtures } from '../helpers/fixtures.js';
 import { serveFile, startFileServer, type FileServer } from '../helpers/file-server.js';
-import { probe, videoOf } from '../helpers/media.js';
+import { durationOf, probe, videoOf } from '../helpers/media.js';
 import { startMediaflow, type TestServer } from '../helpers/mediaflow.js';
 import { watchFfmpeg } from '../helpers/process-tree.js';
 import { expectRefused, ready } from './hostile.js';
@@ -42,7 +42,12 @@ describe('the sizes of the pictures an operation makes', () => {
     scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-sizes-'));
     const logo = path.join(scratch, 'tall.png');
     await execa('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'color=c=red:s=16x4000', '-frames:v', '1', logo]);
+    // Two different 7680x4320 pictures of the test pattern, a second apart.
+    const uhd = path.join(scratch, 'uhd%d.png');
+    await execa('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=7680x4320:r=1', '-frames:v', '2', uhd]);
     files = await startFileServer({
+      '/local/uhd1.png': serveFile(path.join(scratch, 'uhd1.png'), 'image/png'),
+      '/local/uhd2.png': serveFile(path.join(scratch, 'uhd2.png'), 'image/png'),
       '/local/narrow.mp4': await video('narrow.mp4', '16x70'),
       '/local/tall.mp4': await video('tall.mp4', '16x2000'),
       '/local/tall.png': serveFile(logo, 'image/png'),
@@ -101,6 +106,25 @@ describe('the sizes of the pictures an operation makes', () => {
     assert.deepEqual([picture.width, picture.height], [1024, 1024]);
     // Scaled whole first, the 131-megapixel picture took ffmpeg to 550 MB.
     assert.ok(peakMiB > 0 && peakMiB < 256, `ffmpeg's peak: ${peakMiB.toFixed(0)} MiB`);
+  });
+
+  it('makes an 8K slideshow with zoom and fades from two 8K pictures within 1 GiB of ffmpeg memory', async () => {
+    const watch = watchFfmpeg();
+    const res = await server.post('/images-to-video/', {
+      image_urls: [files.url('/local/uhd1.png'), files.url('/local/uhd2.png')].join(','),
+      seconds_per_image: '1',
+      fps: '2',
+      motion: 'zoom',
+      transition: 'fade',
+    });
+    const { peakMiB } = await watch.stop();
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const file = server.pathOf(res.body.output_file!);
+    const probed = await probe(file);
+    assert.deepEqual([videoOf(probed)!.width, videoOf(probed)!.height], [7680, 4320]);
+    assert.ok(Math.abs(durationOf(probed) - 2) < 0.05, `lasts ${durationOf(probed)} s`);
+    // One command of 25 frames took 4.8 GB: x264's threads and look-ahead, perspective's table of the whole frame.
+    assert.ok(peakMiB > 0 && peakMiB < 1024, `ffmpeg's peak: ${peakMiB.toFixed(0)} MiB`);
   });
 
   it('refuses a 16x4000 logo that the video width would scale to 640x160000: 422', async () => {
