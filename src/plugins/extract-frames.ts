@@ -53,7 +53,7 @@ const MAX_SIDE: Record<PictureFormat, number> = { jpg: 65535, png: 2 ** 31 - 1, 
 const GROUP_MAX = 10;
 const GROUP_PIXELS = 10 * 1920 * 1080;
 
-/** Frames per command for pictures of `pixels` (decoded or written, the larger): fewer as they grow, one at the least. */
+/** Frames per command for pictures of `pixels` (read or written, the larger): fewer as they grow, one at the least. */
 const groupSize = (pixels: number): number =>
   Math.max(1, Math.min(GROUP_MAX, Math.floor(GROUP_PIXELS / Math.max(1, pixels))));
 
@@ -186,7 +186,7 @@ function frameCommands(
 function framesPlan(p: FrameParams, video: LocalInput, input: (input: LocalInput) => string[], outputs: string[]) {
   const times = frameTimes(p, video);
   const scale = scaleFilter(p.width);
-  // The probe found a picture (the input's kind); its size as taken bounds each command's group and the plan's pictures.
+  // The probe found a picture (the input's kind); its size as taken bounds each command's group and the plan's size.
   const frame = frameSize(p, video.facts.video!);
   const pixels = frame.width * frame.height;
   if (!p.sheet)

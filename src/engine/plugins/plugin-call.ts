@@ -4,10 +4,10 @@ import type { OutputSpec, Plan, PluginDefinition } from './plugin.js';
 import { shortMessage } from '../run/short-message.js';
 
 /**
- * Calls into a plugin's code (`output`, `checkParams`, `outputSeconds`, `outputSize`, `check`, `build`, `message`) so that whatever
- * it throws fails only the job it runs for, named after the plugin (Rollup-style context: docs/architecture.md, "Code
- * style"): a MediaflowError keeps its status (a `mediaError` stays a 422), anything else becomes a 500
- * `Plugin '<name>' failed: <short message>` whose cause (with the stack) reaches the log.
+ * Calls into a plugin's code (`output`, `checkParams`, `outputSeconds`, `outputSize`, `check`, `build`, `message`) so
+ * that whatever it throws fails only the job it runs for, named after the plugin (Rollup-style context:
+ * docs/architecture.md, "Code style"): a MediaflowError keeps its status (a `mediaError` stays a 422), anything else
+ * becomes a 500 `Plugin '<name>' failed: <short message>` whose cause (with the stack) reaches the log.
  */
 
 /** The hooks the engine calls, and the in-process steps of a plan (`step`). */

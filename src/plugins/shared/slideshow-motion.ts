@@ -101,9 +101,9 @@ function bandFrames(m: SlideshowMotion, from: number, span: number, bands: Bands
 
 /**
  * The graph of one image's frames [from, from + count) of its time on screen (`span` frames), from the picture
- * letterboxed (transparency black) into the frame once, or read so (SlideshowMotion.still): the picture repeated at the frame rate,
- * each frame zoomed as far as its number says. A frame of several bands comes as band-frames, each band of a frame on
- * that frame's time, for xfade to blend them as such and `assemble` to stack them.
+ * letterboxed (transparency black) into the frame once, or read so (SlideshowMotion.still): the picture repeated at
+ * the frame rate, each frame zoomed as far as its number says. A frame of several bands comes as band-frames, each
+ * band of a frame on that frame's time, for xfade to blend them as such and `assemble` to stack them.
  */
 function imageFrames(
   m: SlideshowMotion,
