@@ -165,16 +165,20 @@ export function jpegBomb(width: number, height: number): Buffer {
   return Buffer.concat([Buffer.from([0xff, 0xd8]), dqt, sof, Buffer.from([0xff, 0xd9])]);
 }
 
-/** A GIF whose logical screen is `width`x`height`, with one 1x1 image. */
-export function gifBomb(width: number, height: number): Buffer {
+/** A GIF's header: a logical screen of `width`x`height` and a global colour table of black and white. */
+function gifHeader(width: number, height: number): Buffer {
   const header = Buffer.alloc(13);
   header.write('GIF89a', 0, 'latin1');
   header.writeUInt16LE(width, 6);
   header.writeUInt16LE(height, 8);
   header[10] = 0x80; // global colour table of 2 entries
-  const palette = Buffer.from([0, 0, 0, 255, 255, 255]);
+  return Buffer.concat([header, Buffer.from([0, 0, 0, 255, 255, 255])]);
+}
+
+/** A GIF whose logical screen is `width`x`height`, with one 1x1 image. */
+export function gifBomb(width: number, height: number): Buffer {
   const image = Buffer.from([0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b]);
-  return Buffer.concat([header, palette, image]);
+  return Buffer.concat([gifHeader(width, height), image]);
 }
 
 /**
@@ -182,16 +186,10 @@ export function gifBomb(width: number, height: number): Buffer {
  * a frame, every one of which decodes to the whole canvas.
  */
 export function animatedGif(width: number, height: number, frames: number): Buffer {
-  const header = Buffer.alloc(13);
-  header.write('GIF89a', 0, 'latin1');
-  header.writeUInt16LE(width, 6);
-  header.writeUInt16LE(height, 8);
-  header[10] = 0x80; // global colour table of 2 entries
-  const palette = Buffer.from([0, 0, 0, 255, 255, 255]);
   // A graphic control extension (delay 1/100 s), then a 1x1 image of colour 1.
   const frame = Buffer.from([
     ...[0x21, 0xf9, 0x04, 0x00, 0x01, 0x00, 0x00, 0x00],
     ...[0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0x02, 0x02, 0x44, 0x01, 0x00],
   ]);
-  return Buffer.concat([header, palette, ...Array.from({ length: frames }, () => frame), Buffer.from([0x3b])]);
+  return Buffer.concat([gifHeader(width, height), ...Array.from({ length: frames }, () => frame), Buffer.from([0x3b])]);
 }
