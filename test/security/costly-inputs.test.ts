@@ -5,34 +5,13 @@ import { startFileServer, type FileServer, type Route } from '../helpers/file-se
 import { frameRgb, probe, videoOf } from '../helpers/media.js';
 import { startMediaflow, type TestServer } from '../helpers/mediaflow.js';
 import { watchFfmpeg } from '../helpers/process-tree.js';
-import { animatedGif, assertStillServing, expectRefused, literal, ready } from './hostile.js';
+import { animatedGif, assScript as script, assertStillServing, expectRefused, literal, ready } from './hostile.js';
 
 /**
  * Inputs of a few kilobytes or megabytes that would cost ffmpeg half an hour: an animated GIF logo whose every frame
  * is a huge canvas, and subtitle scripts of thousands of blurred lines or drawings shown at once. Each is refused from
  * what its file says, before the video is decoded.
  */
-
-/** An ASS script of 640x360 whose events are `lines`, each a Dialogue's text shown from `start` to `end`. */
-function script(lines: Array<{ start: string; end: string; text: string }>): string {
-  return [
-    '[Script Info]',
-    'ScriptType: v4.00+',
-    'PlayResX: 640',
-    'PlayResY: 360',
-    '',
-    '[V4+ Styles]',
-    'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, ' +
-      'Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, ' +
-      'MarginR, MarginV, Encoding',
-    'Style: Default,DejaVu Sans,36,&H00FFFFFF,&H000000FF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,2,0,2,10,10,10,1',
-    '',
-    '[Events]',
-    'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text',
-    ...lines.map(({ start, end, text }) => `Dialogue: 0,${start},${end},Default,,0,0,0,,${text}`),
-    '',
-  ].join('\n');
-}
 
 /** `count` events shown together over the whole clip (2 s), each made by `text(i)`. */
 const together = (count: number, text: (i: number) => string) =>

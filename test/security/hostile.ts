@@ -193,3 +193,24 @@ export function animatedGif(width: number, height: number, frames: number): Buff
   ]);
   return Buffer.concat([gifHeader(width, height), ...Array.from({ length: frames }, () => frame), Buffer.from([0x3b])]);
 }
+
+/** An ASS script of 640x360 whose events are `lines`, each a Dialogue's text shown from `start` to `end`. */
+export function assScript(lines: Array<{ start: string; end: string; text: string }>): string {
+  return [
+    '[Script Info]',
+    'ScriptType: v4.00+',
+    'PlayResX: 640',
+    'PlayResY: 360',
+    '',
+    '[V4+ Styles]',
+    'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, ' +
+      'Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, ' +
+      'MarginR, MarginV, Encoding',
+    'Style: Default,DejaVu Sans,36,&H00FFFFFF,&H000000FF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,2,0,2,10,10,10,1',
+    '',
+    '[Events]',
+    'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text',
+    ...lines.map(({ start, end, text }) => `Dialogue: 0,${start},${end},Default,,0,0,0,,${text}`),
+    '',
+  ].join('\n');
+}

@@ -10,7 +10,7 @@ import { startMediaflow, type TestServer } from '../helpers/mediaflow.js';
 import { eventually, ffmpegChildren } from '../helpers/serve-process.js';
 import { isFinal, submitJob, waitForJob } from '../helpers/jobs.js';
 import { loadRegistry } from '../../src/plugins/index.js';
-import { assertCode, assertNoServerPaths } from './hostile.js';
+import { assertCode, assertNoServerPaths, assScript } from './hostile.js';
 
 /**
  * MEDIAFLOW_JOB_TOTAL_TIMEOUT: one job's time, whatever it spends it on (ffmpeg runs, in-process steps, the parts of
@@ -19,23 +19,36 @@ import { assertCode, assertNoServerPaths } from './hostile.js';
  */
 
 const PLUGIN = path.resolve(import.meta.dirname, '../fixtures/plugins/grey-thumbnail.js');
-const TOTAL = /^The job ran past its time limit of 1\.5 s \(MEDIAFLOW_JOB_TOTAL_TIMEOUT\) and was stopped$/;
+const total = (seconds: number) =>
+  `The job ran past its time limit of ${seconds} s (MEDIAFLOW_JOB_TOTAL_TIMEOUT) and was stopped`;
 
 describe('the whole-job time limit', () => {
   let files: FileServer;
   let server: TestServer;
+  /** One job at a time, with a longer limit: a split encode's parts, one after another, outlast it. */
+  let parts: TestServer;
   let scratch: string;
 
   before(async () => {
     await fixtures('red-640x360.jpg', 'green-360x640.png', 'small-300x200.png');
     scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-total-'));
-    // 20 s of 1280x720 with a keyframe a second: its encode splits into parts, and takes seconds.
+    // 20 s of 640x360 with a keyframe a second, whose encode splits into parts, and 100 blurred lines to burn into
+    // it: each part draws them on every frame (250,000 of the million a script may cost), seconds of libass a part.
     const clip = path.join(scratch, 'clip.mp4');
     await execa('ffmpeg', [
-      ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=s=1280x720:r=25', '-t', '20'],
+      ...['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=s=640x360:r=25', '-t', '20'],
       ...['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', clip],
     ]);
-    files = await startFileServer({ '/local/clip.mp4': serveFile(clip, 'video/mp4') });
+    const lines = Array.from({ length: 100 }, (_, i) => ({
+      start: '0:00:00.00',
+      end: '0:00:20.00',
+      text: `{\\pos(${(i * 37) % 600},${(i * 53) % 360})\\blur20}Line ${i}`,
+    }));
+    files = await startFileServer({
+      '/local/clip.mp4': serveFile(clip, 'video/mp4'),
+      '/local/lines.ass': (_req, res) =>
+        void res.writeHead(200, { 'content-type': 'text/plain' }).end(assScript(lines)),
+    });
     const registry = await loadRegistry({ env: { MEDIAFLOW_PLUGINS: PLUGIN }, configFile: false });
     server = await startMediaflow(
       {
@@ -47,17 +60,25 @@ describe('the whole-job time limit', () => {
       },
       registry,
     );
+    parts = await startMediaflow({
+      MEDIAFLOW_JOB_TOTAL_TIMEOUT: '4s',
+      MEDIAFLOW_JOB_TIMEOUT: '10m',
+      MEDIAFLOW_FANOUT_MIN: '4s',
+      MEDIAFLOW_PART_SECONDS: '4s',
+      MEDIAFLOW_CONCURRENCY: '1',
+    });
   });
   after(async () => {
     await server?.close();
+    await parts?.close();
     await files?.close();
     if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
   /** No ffmpeg of this process left running, and no work files left behind. */
-  async function assertAllStopped(): Promise<void> {
+  async function assertAllStopped(on = server): Promise<void> {
     assert.ok(await eventually(async () => (await ffmpegChildren(process.pid)).length === 0, 5000), 'ffmpeg left');
-    assert.deepEqual(await server.workLeftovers(), [], 'files left in the work directory');
+    assert.deepEqual(await on.workLeftovers(), [], 'files left in the work directory');
   }
 
   it('stops a job of many short ffmpeg runs (a slideshow in pieces) at the sum of their times: 504', async () => {
@@ -73,7 +94,7 @@ describe('the whole-job time limit', () => {
     });
     assert.equal(res.status, 504, JSON.stringify(res.body));
     assertCode(res.body.code, { status: 504, code: 'MF_ERR_TIMEOUT' });
-    assert.match(res.body.error!, TOTAL);
+    assert.equal(res.body.error, total(1.5));
     assertNoServerPaths(res.body.error!, server);
     await assertAllStopped();
   });
@@ -81,26 +102,26 @@ describe('the whole-job time limit', () => {
   it('stops an in-process step that would wait for the per-run limit', async () => {
     const res = await server.post('/grey-thumbnail/', { image_url: files.url('/f/small-300x200.png'), mode: 'hang' });
     assert.equal(res.status, 504, JSON.stringify(res.body));
-    assert.match(res.body.error!, TOTAL);
+    assert.equal(res.body.error, total(1.5));
     await assertAllStopped();
   });
 
   it('stops a split encode while its parts run, and the job fails with the 504', async () => {
     const id = await submitJob(
-      server.base,
-      '/add-text/',
-      { video_url: files.url('/local/clip.mp4'), text: 'Parts', quality: 'small' },
+      parts.base,
+      '/add-subtitles/',
+      { video_url: files.url('/local/clip.mp4'), subtitle_url: files.url('/local/lines.ass') },
       { prefer: 'respond-async' },
     );
     // Seen while its parts run (a stage that names them), or else as it ended.
-    const splitting = await waitForJob(server.base, id, (job) => /parts/.test(job.stage) || isFinal(job), {
+    const splitting = await waitForJob(parts.base, id, (job) => /parts/.test(job.stage) || isFinal(job), {
       every: 20,
     });
     assert.match(splitting.stage ?? '', /^process \(in \d+ parts\)$/, JSON.stringify(splitting));
-    const failed = await waitForJob(server.base, id);
+    const failed = await waitForJob(parts.base, id);
     assert.equal(failed.status, 'failed', JSON.stringify(failed));
     assert.equal(failed.error?.status, 504);
-    assert.match(failed.error?.error ?? '', TOTAL);
-    await assertAllStopped();
+    assert.equal(failed.error?.error, total(4));
+    await assertAllStopped(parts);
   });
 });
