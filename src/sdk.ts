@@ -57,6 +57,7 @@ export {
   isVideoContainer,
   evenPadFilter,
   evenSizeArgs,
+  isLargeFrame,
   muxerFor,
   videoCodecFor,
   videoEncoder,

@@ -154,6 +154,12 @@ export interface Plan {
    */
   expectedSeconds?: number;
   /**
+   * The largest picture the plan's commands make, as the probed inputs and the parameters give it: an output frame,
+   * or a picture on the way to one (a contact sheet). More pixels than MEDIAFLOW_MAX_PIXELS is refused (422) before
+   * anything runs, as an input picture of that size is: a decoder's and an encoder's memory grows with it.
+   */
+  frameSize?: { width: number; height: number };
+  /**
    * Seconds of the output each command writes, one number per command, for commands that write it in
    * consecutive parts (a slideshow's pieces, then a join that only copies them: 0). Progress then follows
    * every command through its own part; without `parts` it follows the final command alone.
@@ -375,6 +381,12 @@ export interface PluginDefinition<S extends TObject = TObject> {
    * inputs are probed, the plan's `expectedSeconds` is checked against the limit too (422).
    */
   outputSeconds?: (params: Static<S>) => number | undefined;
+  /**
+   * The size of the output's pictures the parameters alone set (a frame of width x height), when they do; more
+   * pixels than MEDIAFLOW_MAX_PIXELS is refused with a 400 before anything is queued. Sizes known only once the
+   * inputs are probed go in the plan's `frameSize` (422).
+   */
+  outputSize?: (params: Static<S>) => { width: number; height: number } | undefined;
   /** Checks probed inputs beyond their kind; throw `mediaError` for unusable ones. */
   check?: (context: BuildContext<Static<S>>) => void;
   build: (context: BuildContext<Static<S>>) => Plan | string[];

@@ -9,11 +9,12 @@ import { mediaError, MediaflowError, paramError, tooLargeError } from '../errors
 import { ByteBudget, download, inputTooLarge, type FetchLimits } from '../inputs/fetcher.js';
 import type { Fetch, InputCache } from '../inputs/input-cache.js';
 import { ffmpegCommandLine, runFfmpeg } from './ffmpeg.js';
+import { jobDeadline } from './job-deadline.js';
 import { setLibvipsSlots } from './libvips.js';
 import { setSpeech } from '../speech/recognise.js';
 import { codePointName, glyphWarnings, missingGlyphs } from '../subtitles/missing-glyphs.js';
 import { checkKind, inputArgs } from '../inputs/input-policy.js';
-import { cappedPlan, checkOutputLength } from './output-caps.js';
+import { cappedPlan, checkFrameSize, checkOutputLength } from './output-caps.js';
 import type { Logger } from '../logger.js';
 import { parseParams } from '../plugins/params.js';
 import { runSteps, workspaceFile } from './plan-steps.js';
@@ -76,6 +77,14 @@ export interface JobOptions {
    * `--output` name against the output's extension, which may follow the input's container).
    */
   checkOutput?: (output: OutputSpec) => void;
+}
+
+/**
+ * A job's options as it runs in its slot: its signal also ends it at its whole-job time limit, and `deadline` says
+ * when that is (performance.now()'s clock), for work that is told its time left rather than stopped (libvips).
+ */
+interface RunningOptions extends JobOptions {
+  deadline: number;
 }
 
 /**
@@ -232,6 +241,12 @@ export class Engine {
         this.deps.config.maxDurationMs,
         'params',
       );
+    if (plugin.outputSize)
+      checkFrameSize(
+        callPlugin(plugin, 'outputSize', () => plugin.outputSize!(params)),
+        this.deps.config.maxPixels,
+        'params',
+      );
     this.checkTextBytes(params);
     const inputs: InputRequest[] = [];
     for (const [param, schema] of Object.entries(plugin.params.properties)) {
@@ -295,6 +310,9 @@ export class Engine {
         timings[name] = Math.round(performance.now() - started);
       }
     };
+    // From here the job holds its slot: everything it does counts against its whole-job time limit.
+    const deadline = jobDeadline(this.deps.config.jobTotalTimeoutMs, options.signal);
+    const limited: RunningOptions = { ...options, signal: deadline.signal, deadline: deadline.at };
     const dir = await workspaces.create(id);
     try {
       const { plan, inputs, outputSpec, outputNames } = await this.buildIn(
@@ -302,12 +320,12 @@ export class Engine {
         plugin,
         params,
         requests,
-        options,
+        limited,
         time,
       );
       options.onProgress?.({ stage: 'process' });
       const { logged, answers, parts } = await time('processMs', () =>
-        this.execStages(id, dir, plugin, plan, inputs, options),
+        this.execStages(id, dir, plugin, plan, inputs, limited),
       );
       for (const name of outputNames) await this.ensureOutput(dir, name);
       const missing = missingGlyphs(logged);
@@ -347,6 +365,7 @@ export class Engine {
       if (options.signal?.aborted) outcome = 'cancelled';
       throw error;
     } finally {
+      deadline.clear();
       await workspaces.remove(dir);
       observer?.jobEnded(plugin.name, (performance.now() - started) / 1000, outcome);
     }
@@ -448,12 +467,13 @@ export class Engine {
   }
 
   /**
-   * A stage as it runs: refused when it expects more than MEDIAFLOW_MAX_DURATION (422), its final
-   * command capped at what it expects (output-caps.ts).
+   * A stage as it runs: refused when it expects more than MEDIAFLOW_MAX_DURATION or makes pictures larger than
+   * MEDIAFLOW_MAX_PIXELS (422), its final command capped at what it expects (output-caps.ts).
    */
   private stage(built: Plan | string[], inputs: readonly LocalInput[]): Plan {
     const plan = normalisePlan(built);
     checkOutputLength(plan.expectedSeconds, this.deps.config.maxDurationMs, 'inputs');
+    checkFrameSize(plan.frameSize, this.deps.config.maxPixels, 'inputs');
     return cappedPlan(plan, inputs, this.deps.config.maxDurationMs);
   }
 
@@ -579,7 +599,7 @@ export class Engine {
     plugin: PluginDefinition,
     first: Plan,
     inputs: Record<string, LocalInput[]>,
-    options: JobOptions,
+    options: RunningOptions,
   ): Promise<{ logged: string; answers: Record<string, unknown>; parts?: number }> {
     const locals = Object.values(inputs).flat();
     const answers: Record<string, unknown> = {};
@@ -634,7 +654,7 @@ export class Engine {
     plugin: PluginDefinition,
     plan: Plan,
     inputs: Record<string, LocalInput[]>,
-    options: JobOptions,
+    options: RunningOptions,
     onRatio: (ratio: number) => void,
     onSplit: (parts: number) => void,
   ): Promise<{ logs: string[]; answered: Record<string, unknown>; parts?: number }> {
@@ -645,6 +665,7 @@ export class Engine {
     if (plan.steps?.length) {
       answered = await runSteps(plugin.name, dir, plan.steps, {
         timeoutMs: this.deps.config.jobTimeoutMs,
+        deadline: options.deadline,
         maxPixels: this.deps.config.maxPixels,
         sources: new Map(
           Object.values(inputs)

@@ -20,6 +20,11 @@ export interface StepLimits {
   signal?: AbortSignal;
   /** Time the steps together may take (MEDIAFLOW_JOB_TIMEOUT), as one ffmpeg command may. */
   timeoutMs: number;
+  /**
+   * When the whole job's time is up (performance.now()'s clock), if sooner: `signal` stops the steps then, and
+   * libvips is told the time left to it.
+   */
+  deadline?: number;
   maxPixels: number;
   /** Input file name → the source the user gave, for messages. */
   sources: ReadonlyMap<string, string>;
@@ -50,7 +55,7 @@ export async function runSteps(
   steps: readonly Step[],
   limits: StepLimits,
 ): Promise<Record<string, unknown>> {
-  const deadline = performance.now() + limits.timeoutMs;
+  const deadline = Math.min(performance.now() + limits.timeoutMs, limits.deadline ?? Infinity);
   const timeout = new AbortController();
   const timer = setTimeout(
     () => timeout.abort(new MediaflowError('MF_ERR_TIMEOUT', 'Processing ran past its time limit and was stopped')),
