@@ -14,7 +14,7 @@ import {
 } from '../sdk.js';
 import { assFields, assOptionsOf, checkAssOnly } from './shared/ass-fields.js';
 import { spokenWords } from './shared/spoken-captions.js';
-import { timedDocument } from './shared/transcript.js';
+import { timedDocument, wordsPerLineField } from './shared/transcript.js';
 
 /** What the voice writes, before it is encoded: a WAV of the workspace. */
 const SPEECH = 'speech.wav';
@@ -48,12 +48,7 @@ const PARAMS = Type.Object({
       'Also write captions of what is said, timed by where each word is spoken: srt, vtt (WebVTT) or ass (styled; ' +
       'takes the style fields below), answered as subtitle_file_url',
   }),
-  words_per_line: Param.integer({
-    minimum: 1,
-    maximum: 100,
-    default: 8,
-    description: 'Most words in one caption line; a line also ends at the end of a sentence',
-  }),
+  words_per_line: wordsPerLineField,
   ...assFields,
 });
 

@@ -1,4 +1,4 @@
-import type { HeardWord, Recognised } from '../../sdk.js';
+import { Param, type HeardWord, type Recognised } from '../../sdk.js';
 import { joined, splitCues, srtDocument, vttDocument, words, type TimedCue } from './cue-lines.js';
 import { assScript, karaokeText, plainText, type AssCaptionOptions, type CueWord } from './ass-captions.js';
 
@@ -15,6 +15,14 @@ export interface TimedWord extends CueWord {
 }
 
 export const TRANSCRIPT_FORMATS = ['srt', 'vtt', 'ass', 'txt', 'json'] as const;
+
+/** The field of the most words a line holds, for an operation that writes timed words as captions. */
+export const wordsPerLineField = Param.integer({
+  minimum: 1,
+  maximum: 100,
+  default: 8,
+  description: 'Most words in one caption line; a line also ends at the end of a sentence',
+});
 export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];
 
 /**
