@@ -29,6 +29,7 @@ import {
 import {
   inputSpecOf,
   outputPaths,
+  VOICE_KEYWORD,
   type BuildContext,
   type FanoutSpec,
   type InputFacts,
@@ -47,6 +48,7 @@ import { setTextWorkers } from '../subtitles/text-workers.js';
 import { publishAll, type OutputStore, type Workspaces } from '../storage/storage.js';
 import { LocalPartRunner, PartEncoder, type PartRunner } from './fanout/part-runner.js';
 import { keptSeconds, splitEncode } from './fanout/split-encode.js';
+import type { Voices } from '../voice/voices.js';
 
 /** Where a job is, for progress displays. */
 export interface JobProgress {
@@ -178,6 +180,8 @@ export interface EngineDeps {
   cache?: InputCache;
   /** Where a split encode's parts run (docs/fanout.md); none: in this process's slots. */
   parts?: PartRunner;
+  /** Text to speech, for a step's `speak` and the voice fields of a request (docs/voice.md). */
+  voices: Voices;
 }
 
 /** A file extension from a URL or path, if it is short and plain; generated names never carry user text otherwise. */
@@ -282,9 +286,23 @@ export class Engine {
     }
   }
 
+  /**
+   * `prepare`, then the checks that look at the server itself: a voice field names a voice installed here (a 400
+   * naming close ones, a 501 for a neural voice without its runtime). What a job is checked with before it is queued.
+   */
+  async check(operation: string, raw: Record<string, unknown>, localFiles?: LocalFilePolicy) {
+    const prepared = this.prepare(operation, raw, localFiles);
+    for (const [key, schema] of Object.entries(prepared.plugin.params.properties)) {
+      const value = prepared.params[key];
+      if ((schema as Record<string, unknown>)[VOICE_KEYWORD] && typeof value === 'string' && value !== '')
+        await this.deps.voices.voice(value);
+    }
+    return prepared;
+  }
+
   /** Runs one operation end to end and publishes its output. */
   async run(operation: string, raw: Record<string, unknown>, options: JobOptions = {}): Promise<JobResult> {
-    const { plugin, params, inputs } = this.prepare(operation, raw, options.localFiles);
+    const { plugin, params, inputs } = await this.check(operation, raw, options.localFiles);
     const id = options.id ?? randomUUID();
     options.onProgress?.({ stage: 'queued' });
     return this.deps.slots.run(() => this.execute(id, plugin, params, inputs, options), options.signal);
@@ -340,7 +358,13 @@ export class Engine {
       const output: OutputSpec =
         'files' in outputSpec
           ? { files: outputSpec.files.map(withId) }
-          : { ...outputSpec, path: withId(outputSpec.path) };
+          : {
+              ...outputSpec,
+              path: withId(outputSpec.path),
+              ...(outputSpec.alongside
+                ? { alongside: outputSpec.alongside.map((file) => ({ ...file, path: withId(file.path) })) }
+                : {}),
+            };
       const paths = outputPaths(output);
       await time('publishMs', () =>
         publishAll(
@@ -381,7 +405,7 @@ export class Engine {
     raw: Record<string, unknown>,
     options: Pick<JobOptions, 'signal' | 'localFiles'> = {},
   ): Promise<JobPlan> {
-    const { plugin, params, inputs } = this.prepare(operation, raw, options.localFiles);
+    const { plugin, params, inputs } = await this.check(operation, raw, options.localFiles);
     const dir = await this.deps.workspaces.create(randomUUID());
     try {
       const { plan, outputSpec } = await this.buildIn(dir, plugin, params, inputs, options, (_name, work) => work());
@@ -445,11 +469,11 @@ export class Engine {
     const facts = Object.fromEntries(Object.entries(inputs).map(([param, list]) => [param, list.map((i) => i.facts)]));
     const outputSpec = this.outputOf(plugin, params, facts);
     options.checkOutput?.(outputSpec);
-    // Generated names only: one output is `output.<ext>`, several `output-<n>.<ext>`.
-    const outputNames =
-      'files' in outputSpec
-        ? outputSpec.files.map((file, index) => `output-${index + 1}${path.extname(file)}`)
-        : [`output${path.extname(outputSpec.path)}`];
+    // Generated names only: one output is `output.<ext>` (files alongside it `output-<n>.<ext>`), several
+    // `output-<n>.<ext>`.
+    const outputNames = outputPaths(outputSpec).map((file, index) =>
+      'files' in outputSpec || index > 0 ? `output-${index + 1}${path.extname(file)}` : `output${path.extname(file)}`,
+    );
     const context: BuildContext<Record<string, unknown>> = {
       params,
       inputs,
@@ -664,6 +688,7 @@ export class Engine {
     let answered: Record<string, unknown> = {};
     if (plan.steps?.length) {
       answered = await runSteps(plugin.name, dir, plan.steps, {
+        voices: this.deps.voices,
         timeoutMs: this.deps.config.jobTimeoutMs,
         deadline: options.deadline,
         maxPixels: this.deps.config.maxPixels,
