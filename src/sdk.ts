@@ -19,9 +19,11 @@ export {
   type InputKind,
   type InputSpec,
   type LocalInput,
+  type NamedInput,
   type OutputSpec,
   type Plan,
   type PluginDefinition,
+  type PluginSettings,
   type SingleOutput,
   type Static,
   type Step,
@@ -30,7 +32,7 @@ export {
   type TObject,
   type TimeRange,
 } from './engine/plugins/plugin.js';
-export { timeWithin } from './engine/plugins/times.js';
+export { parseTime, TIME_PATTERN, timeWithin } from './engine/plugins/times.js';
 export { libvipsReads } from './engine/run/libvips.js';
 export {
   recogniseSpeech,
@@ -46,7 +48,14 @@ export type { Speech, TimedSentence, TimedWord, Voice } from './engine/voice/voi
 export type { Sharp } from 'sharp';
 export { concatList, concatListArgs } from './engine/inputs/input-policy.js';
 export type { AudioFacts, MediaFacts, VideoFacts } from './engine/probe/media-facts.js';
-export { mediaError, paramError, unsupportedFormat, MediaflowError } from './engine/errors.js';
+export {
+  mediaError,
+  paramError,
+  problemsError,
+  unsupportedFormat,
+  MediaflowError,
+  type Problem,
+} from './engine/errors.js';
 export {
   VIDEO_CONTAINERS,
   QUALITIES,

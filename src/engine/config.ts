@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { MediaflowError } from './errors.js';
 import { BINDING_SETTINGS, type BindingSetting } from './speech/binding.js';
 
@@ -39,6 +40,8 @@ export interface Config {
   maxPixels: number;
   /** Milliseconds of media one input may last. */
   maxDurationMs: number;
+  /** Clips one render's edit document may hold (docs/render.md). */
+  maxClips: number;
   /** Split long frame-by-frame encodes into parts encoded in parallel (docs/fanout.md). */
   fanout: boolean;
   /** Milliseconds of input each part covers, about: parts end at the first keyframe past it. */
@@ -73,6 +76,8 @@ export interface Config {
   mcpSessionsPerKey: number;
   /** Folder of pipeline definitions (`POST /pipelines/<name>/`, `mediaflow run <name>`). */
   pipelinesDir: string;
+  /** Folder of render templates (`template` of /render/, docs/render.md); default: the ones shipped with mediaflow. */
+  templatesDir: string;
   /** Operation plugins to load after the built-ins: package names or paths (MEDIAFLOW_PLUGINS, --plugin). */
   plugins: string[];
   /** Runs a job may start before it is failed: a run cut short by a crash or kill -9 counts. */
@@ -299,6 +304,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'longest input media',
   },
   {
+    key: 'maxClips',
+    env: 'MEDIAFLOW_MAX_CLIPS',
+    flag: 'max-clips',
+    kind: 'int',
+    description: "clips in one render's edit document",
+  },
+  {
     key: 'fanout',
     env: 'MEDIAFLOW_FANOUT',
     flag: 'fanout',
@@ -419,6 +431,13 @@ export const SETTINGS: readonly Setting[] = [
     flag: 'pipelines-dir',
     kind: 'string',
     description: 'folder of pipeline definitions',
+  },
+  {
+    key: 'templatesDir',
+    env: 'MEDIAFLOW_TEMPLATES',
+    flag: 'templates',
+    kind: 'string',
+    description: "folder of render templates (default: mediaflow's own templates/)",
   },
   {
     key: 'whisperModel',
@@ -620,6 +639,9 @@ export const apiKeysOf = (config: Pick<Config, 'apiKey' | 'apiKeys'>): string[] 
  */
 export const DEFAULT_MAX_PIXELS = 100_000_000;
 
+/** The templates shipped with mediaflow, at the package's root (beside src/ and dist/, whichever this file is in). */
+const SHIPPED_TEMPLATES = fileURLToPath(new URL('../../templates', import.meta.url));
+
 /** The defaults, as docs/configuration.md lists them. */
 export function defaultConfig(): Config {
   return {
@@ -644,6 +666,7 @@ export function defaultConfig(): Config {
     jobTotalTimeoutMs: 4 * 3_600_000,
     maxPixels: DEFAULT_MAX_PIXELS,
     maxDurationMs: 4 * 3_600_000,
+    maxClips: 200,
     logLevel: 'info',
     retentionMs: 24 * 3_600_000,
     bodyLimit: 1024 * 1024,
@@ -658,6 +681,7 @@ export function defaultConfig(): Config {
     // Room for a few outputs and every record write: one job's work files alone can take this much.
     minFreeDiskBytes: 256 * 1024 ** 2,
     pipelinesDir: './pipelines',
+    templatesDir: SHIPPED_TEMPLATES,
     plugins: [],
     jobAttempts: 2,
     // The request's fields (a body of MEDIAFLOW_BODY_LIMIT, 1 MiB) with room for the result and its webhook copy.
@@ -767,6 +791,7 @@ export function loadConfig(
   if (result.s3PublicUrl) result.s3PublicUrl = result.s3PublicUrl.replace(/\/+$/, '');
   result.dataDir = path.resolve(result.dataDir);
   result.pipelinesDir = path.resolve(result.pipelinesDir);
+  result.templatesDir = path.resolve(result.templatesDir);
   if (result.publicUrl) result.publicUrl = result.publicUrl.replace(/\/+$/, '');
   result.whisperModelUrl = result.whisperModelUrl.replace(/\/+$/, '');
   if (!BINDING_SETTINGS.includes(result.whisperBinding)) {

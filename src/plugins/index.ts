@@ -21,6 +21,7 @@ import mixAudio from './mix-audio.js';
 import normalizeAudio from './normalize-audio.js';
 import overlayImage from './overlay-image.js';
 import removeSilence from './remove-silence.js';
+import render from './render/index.js';
 import resizeImage from './resize-image.js';
 import speak from './speak.js';
 import splitMedia from './split-media.js';
@@ -63,6 +64,8 @@ export const builtinPlugins = [
   transcribe,
   // Text to speech (docs/voice.md).
   speak,
+  // One edit document, one encode (docs/render.md).
+  render,
 ] as unknown as PluginDefinition[];
 
 /** A registry holding the built-ins; third-party plugins are registered after them. */

@@ -18,28 +18,9 @@ import {
   type LocalInput,
 } from '../sdk.js';
 import { keptFormatParam, keptVideoContainer } from './shared/kept-container.js';
+import { corner, OVERLAY_POSITIONS, type OverlayPosition } from './shared/overlay-corner.js';
 import { shownSize } from './shared/shown-size.js';
 import { checkLayerTimes, layerTimeFields } from './shared/layer-times.js';
-
-const POSITIONS = ['top-right', 'top-left', 'bottom-left', 'bottom-right', 'center'] as const;
-type Position = (typeof POSITIONS)[number];
-
-/**
- * The logo's top-left corner as overlay's expressions: `main_w`/`main_h` are the video's size and
- * `overlay_w`/`overlay_h` the scaled logo's, so only the margin, a number, comes from the fields.
- */
-function corner(position: Position, margin: number): [x: string, y: string] {
-  const right = `main_w-overlay_w-${margin}`;
-  const bottom = `main_h-overlay_h-${margin}`;
-  const spots: Record<Position, [string, string]> = {
-    'top-left': [String(margin), String(margin)],
-    'top-right': [right, String(margin)],
-    'bottom-left': [String(margin), bottom],
-    'bottom-right': [right, bottom],
-    center: ['(main_w-overlay_w)/2', '(main_h-overlay_h)/2'],
-  };
-  return spots[position];
-}
 
 /**
  * Pixels an animated logo may decode: every frame of a GIF is a whole canvas, so a file of a few kilobytes (a
@@ -61,7 +42,7 @@ function checkAnimation(logo: LocalInput): void {
 }
 
 /** `corner` as overlay's options. */
-function placement(position: Position, margin: number): string {
+function placement(position: OverlayPosition, margin: number): string {
   const [x, y] = corner(position, margin);
   return `x=${x}:y=${y}`;
 }
@@ -78,7 +59,7 @@ export default definePlugin({
   params: Type.Object({
     video_url: Param.url('video', 'URL of the video'),
     image_url: Param.url('image', 'URL of the logo or watermark (PNG keeps its transparency)'),
-    position: Param.choice(POSITIONS, { default: 'top-right', description: 'Where the image goes' }),
+    position: Param.choice(OVERLAY_POSITIONS, { default: 'top-right', description: 'Where the image goes' }),
     width: Param.number({
       minimum: 0.01,
       maximum: 1,

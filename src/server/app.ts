@@ -11,7 +11,7 @@ import { diskSpace } from '../engine/storage/disk-space.js';
 import type { Engine } from '../engine/run/engine.js';
 import { MediaflowError, paramError } from '../engine/errors.js';
 import { checkNesting } from '../engine/nesting.js';
-import { inputSpecOf } from '../engine/plugins/plugin.js';
+import { inputSpecOf, paramMarked, VALUES_KEYWORD } from '../engine/plugins/plugin.js';
 import { binaryVersion } from '../engine/run/ffmpeg.js';
 import { installedFonts } from '../engine/subtitles/fonts.js';
 import { speechStatus } from '../engine/speech/recognise.js';
@@ -21,6 +21,7 @@ import type { OutputStore } from '../engine/storage/storage.js';
 import type { JobService } from '../jobs/service.js';
 import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import { apiKeyCheck, keyOwner, metricsCheck } from './auth.js';
+import { JOB_FIELD_NAMES } from './limits.js';
 import { UploadGate, type UploadContext } from './file-parts.js';
 import { registerFilesRoute } from './files-route.js';
 import { registerJobRoutes } from './job-routes.js';
@@ -199,8 +200,12 @@ export async function buildServer(
     const inputFields = Object.entries(plugin.params.properties).flatMap(([key, schema]) =>
       inputSpecOf(schema) ? [key] : [],
     );
+    // An operation of named values takes a form's other fields as values, and a file part of another name as one.
+    const ownFields = paramMarked(plugin.params, VALUES_KEYWORD)
+      ? [...Object.keys(plugin.params.properties), ...JOB_FIELD_NAMES]
+      : undefined;
     app.post(plugin.path, { onRequest: checkKey }, (request, reply) =>
-      submitJob(request, reply, 'operation', plugin.name, submit, inputFields),
+      submitJob(request, reply, 'operation', plugin.name, submit, inputFields, ownFields),
     );
     // Another method on an operation's path is the wrong method, not a missing route (HEAD comes with GET).
     app.route({

@@ -1,11 +1,13 @@
 import { closest } from '../edit-distance.js';
 import {
   CONTRACT_VERSION,
+  DOCUMENT_KEYWORD,
   FONT_KEYWORD,
   FORMAT_KEYWORD,
   INPUT_KEYWORD,
   inputSpecOf,
   TIME_KEYWORD,
+  VALUES_KEYWORD,
   VOICE_KEYWORD,
   type AlongsideOutput,
   type OutputSpec,
@@ -118,11 +120,30 @@ function valueProblem(key: string, p: PropertyFields, value: unknown, role: 'def
   return undefined;
 }
 
+/**
+ * The first problem of an object parameter (Param.document, Param.values): its schema is the plugin's own to check
+ * (JSON Schema, in full), so only its description and examples are mediaflow's business.
+ */
+function objectProblem(key: string, p: PropertyFields): string | undefined {
+  if (typeof p.description !== 'string' || p.description.trim() === '')
+    return `parameter '${key}' has no description (--help and the API docs show it)`;
+  const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (p.default !== undefined) return `parameter '${key}' has a default; an object parameter has none`;
+  if (p.examples !== undefined && (!Array.isArray(p.examples) || !p.examples.every(isObject)))
+    return `parameter '${key}' has examples that are not a list of objects`;
+  return undefined;
+}
+
 /** The first problem of one parameter's schema. */
 function propertyProblem(key: string, property: unknown): string | undefined {
   if (!/^[a-z][a-z0-9_]*$/.test(key)) return `parameter '${key}' must be snake_case`;
   if (typeof property !== 'object' || property === null) return `parameter '${key}' is not a schema`;
   const p = property as PropertyFields;
+  const marked = property as Record<string, unknown>;
+  if (marked[DOCUMENT_KEYWORD] || marked[VALUES_KEYWORD]) {
+    if (p.type !== 'object') return `parameter '${key}' is a document or values parameter but not of type object`;
+    return objectProblem(key, p);
+  }
   if (!PARAM_TYPES.includes(String(p.type)))
     return `parameter '${key}' has unsupported type ${show(p.type)} (use string, integer, number or boolean)`;
   const keyword = keywordProblem(key, property);
@@ -201,6 +222,15 @@ export function schemaProblem(params: unknown): string | undefined {
     const problem = propertyProblem(key, property);
     if (problem) return problem;
   }
+  for (const keyword of [DOCUMENT_KEYWORD, VALUES_KEYWORD]) {
+    const marked = Object.keys(schema.properties).filter(
+      (key) => (schema.properties![key] as Record<string, unknown>)[keyword],
+    );
+    if (marked.length > 1)
+      return (
+        `parameters ${marked.map((key) => `'${key}'`).join(' and ')} are both ` + `${keyword}: a plugin has one at most`
+      );
+  }
   if (schema.required !== undefined) {
     if (!Array.isArray(schema.required)) return 'params.required must be a list of parameter names';
     const missing = schema.required.find((key) => !(key in schema.properties!));
@@ -234,6 +264,7 @@ export function sampleParams(schema: TObject): Record<string, unknown> {
     const spec = inputSpecOf(property as never);
     if (property.default !== undefined) params[key] = property.default;
     else if (Array.isArray(property.examples)) params[key] = property.examples[0];
+    else if (property.type === 'object') params[key] = {};
     else if (Array.isArray(property.enum)) params[key] = property.enum[0];
     else if (typeof (property as Record<string, unknown>)[TIME_KEYWORD] === 'string')
       params[key] = SAMPLE_TIMES[(property as Record<string, unknown>)[TIME_KEYWORD] as string];

@@ -20,6 +20,7 @@ import { parseParams } from '../plugins/params.js';
 import { runSteps, workspaceFile } from './plan-steps.js';
 import {
   callPlugin,
+  checkedInputs,
   checkedMessage,
   checkedOutput,
   checkedPlan,
@@ -38,6 +39,7 @@ import {
   type OutputSpec,
   type Plan,
   type PluginDefinition,
+  type PluginSettings,
 } from '../plugins/plugin.js';
 import { probeFile } from '../probe/probe.js';
 import type { Registry } from '../plugins/registry.js';
@@ -199,8 +201,18 @@ function safeExtension(source: string): string {
 /** The one way in: every front end (HTTP, CLI, pipelines) runs operations through `run`. */
 export class Engine {
   private readonly parts: PartRunner;
+  /** What plugins are told of the configuration (PluginDefinition.checkParams, BuildContext.settings). */
+  private readonly settings: PluginSettings;
 
   constructor(private readonly deps: EngineDeps) {
+    const { config } = deps;
+    this.settings = {
+      maxDuration: config.maxDurationMs / 1000,
+      maxPixels: config.maxPixels,
+      maxInputs: config.maxInputs,
+      maxClips: config.maxClips,
+      templatesDir: config.templatesDir,
+    };
     this.parts =
       deps.parts ?? new LocalPartRunner(new PartEncoder(deps.binaries.ffmpeg, deps.slots, deps.config.jobTimeoutMs));
     setLibvipsSlots(deps.config.concurrency);
@@ -236,8 +248,12 @@ export class Engine {
   /** Validates raw fields into params, and lists the inputs they name, checking each URL before anything is queued. */
   prepare(operation: string, raw: Record<string, unknown>, localFiles?: LocalFilePolicy) {
     const plugin = this.plugin(operation);
-    const params = parseParams(plugin.params, raw);
-    if (plugin.checkParams) callPlugin(plugin, 'checkParams', () => plugin.checkParams!(params));
+    const parsed = parseParams(plugin.params, raw);
+    // checkParams may hand back the params the later hooks see (a template read, merge fields filled in).
+    const checked: unknown = plugin.checkParams
+      ? callPlugin(plugin, 'checkParams', () => plugin.checkParams!(parsed, this.settings))
+      : undefined;
+    const params = typeof checked === 'object' && checked !== null ? (checked as Record<string, unknown>) : parsed;
     // An output too long is refused from the parameters alone where they say its length: a 400 at once.
     if (plugin.outputSeconds)
       checkOutputLength(
@@ -253,15 +269,21 @@ export class Engine {
       );
     this.checkTextBytes(params);
     const inputs: InputRequest[] = [];
+    const add = (param: string, source: string, kind: InputSpec['kind']) => {
+      const local = localFiles?.(source);
+      if (local === undefined) checkUrl(source, this.fetchLimits());
+      inputs.push({ param, source, kind, ...(typeof local === 'string' ? { localPath: local } : local) });
+    };
     for (const [param, schema] of Object.entries(plugin.params.properties)) {
       const spec = inputSpecOf(schema);
       const value = params[param];
       if (!spec || value === undefined) continue;
-      for (const source of Array.isArray(value) ? (value as string[]) : [value as string]) {
-        const local = localFiles?.(source);
-        if (local === undefined) checkUrl(source, this.fetchLimits());
-        inputs.push({ param, source, kind: spec.kind, ...(typeof local === 'string' ? { localPath: local } : local) });
-      }
+      for (const source of Array.isArray(value) ? (value as string[]) : [value as string])
+        add(param, source, spec.kind);
+    }
+    if (plugin.inputs) {
+      const named = callPlugin(plugin, 'inputs', () => checkedInputs(plugin, plugin.inputs!(params)));
+      for (const { name, source, kind } of named) add(name, source, kind);
     }
     if (inputs.length > this.deps.config.maxInputs) {
       throw paramError(
@@ -480,6 +502,7 @@ export class Engine {
       output: outputNames[0] ?? '',
       outputs: outputNames,
       input: (input) => inputArgs(input, kinds.get(input.file)),
+      settings: this.settings,
     };
     if (plugin.check) callPlugin(plugin, 'check', () => plugin.check!(context));
     const plan = this.stage(

@@ -1,7 +1,7 @@
 import { argv, even, type LocalInput } from '../../sdk.js';
 import { flattenOntoBlack, letterbox } from './still-image.js';
 
-/** How far the Ken Burns zoom goes over an image's time on screen: 1 to 1.2 times. */
+/** How far the Ken Burns zoom goes over an image's time on screen: 1 to 1.2 times; a pan shows 1/1.2 of it. */
 const ZOOM_GROWTH = 0.2;
 
 /**
@@ -49,6 +49,9 @@ function bandsOf(m: SlideshowMotion): Bands {
   return { count: Math.ceil(m.height / rows), rows };
 }
 
+/** How a still picture moves over its time on screen (images-to-video's zoom, a render's `motion`). */
+export type PictureMotion = 'zoom-in' | 'zoom-out' | 'pan-left' | 'pan-right' | 'pan-up' | 'pan-down';
+
 /**
  * The zoom of the frame numbered `frame` (an expression, counting from 1 as perspective's `in` does) of frames `from`
  * on, in an image's `span` frames.
@@ -67,11 +70,29 @@ function perspective(left: string, top: string, right: string, bottom: string): 
   return `perspective=${corners}:interpolation=linear:eval=frame`;
 }
 
-/** The whole frame zoomed, frame `in` of frames `from` on: its centre part of 1/zoom its size spread over the frame. */
-function zoomIn(from: number, span: number): string {
-  const zoom = zoomOf('in', from, span);
-  const [left, top] = [`W*(1-1/${zoom})/2`, `H*(1-1/${zoom})/2`];
-  return perspective(left, top, `W-${left}`, `H-${top}`);
+/**
+ * The motion of frame `in` (perspective's input frame number) of frames `from` on, in a picture's `span` frames: a
+ * part of the picture 1/zoom its size is spread over the frame. A zoom grows or shrinks that part around the centre
+ * (1 to 1.2 times or back); a pan keeps it at 1/1.2 and slides it across the picture, so the picture moves the way
+ * the pan names (pan-left: it moves left, as xfade's slideleft does).
+ */
+export function motionFilter(motion: PictureMotion, from: number, span: number): string {
+  const progress = `(in+${from})/${span}`;
+  const zoom =
+    motion === 'zoom-in'
+      ? zoomOf('in', from, span)
+      : motion === 'zoom-out'
+        ? `(1+${ZOOM_GROWTH}*(1-${progress}))`
+        : String(1 + ZOOM_GROWTH);
+  // The picture's width and height left out of the part shown, and where the part's top-left corner is in them.
+  const [spareX, spareY] = [`W*(1-1/${zoom})`, `H*(1-1/${zoom})`];
+  const slide = (towards: boolean, back: boolean, spare: string) =>
+    towards ? `${spare}*${progress}` : back ? `${spare}*(1-${progress})` : `${spare}/2`;
+  const left = slide(motion === 'pan-left', motion === 'pan-right', spareX);
+  const top = slide(motion === 'pan-up', motion === 'pan-down', spareY);
+  const centred = motion === 'zoom-in' || motion === 'zoom-out';
+  const [right, bottom] = centred ? [`W-${left}`, `H-${top}`] : [`${left}+W/${zoom}`, `${top}+H/${zoom}`];
+  return perspective(left, top, right, bottom);
 }
 
 /**
@@ -117,7 +138,7 @@ function imageFrames(
     bands.count === 1
       ? [
           `format=yuv420p,loop=loop=${count - 1}:size=1,settb=1/${m.fps},setpts=N`,
-          ...(m.zoom ? [zoomIn(from, span)] : []),
+          ...(m.zoom ? [motionFilter('zoom-in', from, span)] : []),
           'setsar=1',
         ].join(',')
       : `format=yuv420p,loop=loop=${count * bands.count - 1}:size=1,${bandFrames(m, from, span, bands)},` +

@@ -1,6 +1,13 @@
 import { Param, type HeardWord, type Recognised } from '../../sdk.js';
 import { joined, splitCues, srtDocument, vttDocument, words, type TimedCue } from './cue-lines.js';
-import { assScript, karaokeText, plainText, type AssCaptionOptions, type CueWord } from './ass-captions.js';
+import {
+  assScript,
+  karaokeText,
+  plainText,
+  type AssCaptionOptions,
+  type AssEvent,
+  type CueWord,
+} from './ass-captions.js';
 
 /**
  * A transcript's documents: the words whisper.cpp heard, with their times, grouped into lines as generate-subtitles
@@ -59,11 +66,11 @@ const cueOf = (line: readonly TimedWord[]): TimedCue => ({
 const ms = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
 /**
- * The ASS script: one event per line, each word highlighted (with `highlight`) from its start to the next word's
- * start, the last one to the line's end.
+ * The ASS events of lines: one event per line, each word highlighted (with `highlight`) from its start to the next
+ * word's start, the last one to the line's end.
  */
-function assDocument(lines: ReadonlyArray<readonly TimedWord[]>, options: AssCaptionOptions): string {
-  const events = lines.map((line) => {
+export function lineEvents(lines: ReadonlyArray<readonly TimedWord[]>, options: AssCaptionOptions): AssEvent[] {
+  return lines.map((line) => {
     const { start, end } = cueOf(line);
     // whisper.cpp's word times may overlap a little: a word never weighs less than nothing.
     const weights = line.map((word, i) => Math.max(0, (line[i + 1]?.start ?? end) - word.start));
@@ -72,7 +79,6 @@ function assDocument(lines: ReadonlyArray<readonly TimedWord[]>, options: AssCap
       : plainText(line);
     return { start, end, text };
   });
-  return assScript(events, options.style);
 }
 
 /** How timed words become a document: its format, the most words a line, the ASS style, the language (for JSON). */
@@ -113,7 +119,7 @@ export function timedDocument(
     case 'vtt':
       return { content: vttDocument(cues), text };
     case 'ass':
-      return { content: assDocument(lines, options.ass), text };
+      return { content: assScript(lineEvents(lines, options.ass), options.ass.style), text };
     case 'txt':
       return { content: cues.map((cue) => `${cue.text}\n`).join(''), text };
     case 'json': {
