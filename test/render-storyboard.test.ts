@@ -67,6 +67,8 @@ describe('the storyboard’s plan', () => {
     );
     const plan: Plan = storyboard(timeline, (input) => ['-i', input.file], 'storyboard.png');
     assert.equal(plan.commands.length, 7, 'six clips and the board');
+    const layout = boardLayout(timeline);
+    assert.deepEqual(plan.frameSize, { width: layout.width, height: layout.height }, 'the board, held to the limit');
     for (const command of plan.commands) {
       const frames = command.indexOf('-frames:v');
       assert.equal(command[frames + 1], '1', command.join(' '));

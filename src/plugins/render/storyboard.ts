@@ -180,6 +180,8 @@ export function storyboard(timeline: Timeline, open: (input: LocalInput) => stri
     `format=rgb24,trim=end_frame=1,ass=filename=${TIMES_FILE}[board]\n`;
   return {
     files: { ...files, [TIMES_FILE]: timesScript(layout, duration), [BOARD_GRAPH]: board },
+    // A board of many tracks is tall: held to MEDIAFLOW_MAX_PIXELS as any picture an operation makes.
+    frameSize: { width: layout.width, height: layout.height },
     commands: [
       ...frames.map((frame) => frame.command),
       argv(['-filter_complex_script', BOARD_GRAPH, '-map', '[board]'], ONE_PNG, [BOARD_FILE]),
