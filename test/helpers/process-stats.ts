@@ -52,8 +52,10 @@ export interface FfmpegPeak {
 }
 
 /**
- * Watches the ffmpeg processes working in `dir` (ffmpegsIn) until `done` settles, reading each one's peak resident
- * memory (VmHWM) every 20 ms while it lives: its last reading is its peak but for the last moments of its life.
+ * Watches the ffmpeg processes this process runs (an in-process server's) working in `dir` (ffmpegsIn) until `done`
+ * settles, reading each one's peak resident memory (VmHWM) every 20 ms while it lives: its last reading is its peak
+ * but for the last moments of its life. Only this process's children are looked at, so that a busy machine's other
+ * processes do not slow the readings down: one that lives a fraction of a second may still go unseen.
  */
 export async function ffmpegPeaks<T>(dir: string, done: Promise<T>): Promise<{ result: T; peaks: FfmpegPeak[] }> {
   const peaks = new Map<number, FfmpegPeak>();
@@ -61,7 +63,7 @@ export async function ffmpegPeaks<T>(dir: string, done: Promise<T>): Promise<{ r
   const settled = done.finally(() => (over = true));
   settled.catch(() => undefined);
   while (!over) {
-    for (const ffmpeg of await ffmpegsIn(dir)) {
+    for (const ffmpeg of await ffmpegsIn(dir, await descendants(process.pid))) {
       const status = await readFile(`/proc/${ffmpeg.pid}/status`, 'utf8').catch(() => '');
       const kib = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
       const seen = peaks.get(ffmpeg.pid);
