@@ -33,6 +33,7 @@ import { quickstartCommand } from './quickstart-command.js';
 import { createProgressReporter } from './progress.js';
 import { runCommand } from './run-command.js';
 import { settingsCommand } from './setting-flags.js';
+import { templatesCommand } from './templates-command.js';
 import { voicesCommand } from './voices-command.js';
 import { workerCommand } from './worker-command.js';
 
@@ -157,6 +158,7 @@ const BUILT_IN_COMMANDS: { readonly [name in CliCommand]: (registry: Registry) =
   fonts: fontsCommand,
   models: modelsCommand,
   voices: voicesCommand,
+  templates: templatesCommand,
   quickstart: quickstartCommand,
 };
 
