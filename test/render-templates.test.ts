@@ -42,6 +42,15 @@ let speaking: Served | undefined;
 let work: string;
 const url = (name: string) => files.url(`/f/${name}`);
 
+/** narrated-short's media: a red, a green and a blue picture, a 5 s voice, 2 s of music. */
+const narratedMedia = () => ({
+  PHOTO_1: url('red-640x360.jpg'),
+  PHOTO_2: url('green-360x640.png'),
+  PHOTO_3: url('blue-640x480.webp'),
+  VOICE_URL: url('tone-5s-44k-stereo.mp3'),
+  MUSIC_URL: url('tone-2s-44k-stereo.mp3'),
+});
+
 async function render(at: { base: string }, body: unknown): Promise<{ status: number; body: Json }> {
   const res = await fetch(`${at.base}/render/`, {
     method: 'POST',
@@ -145,16 +154,7 @@ describe('the shipped templates, rendered', () => {
     if (whisper.skipped(context)) return;
     const res = await render(speaking!, {
       template: 'narrated-short',
-      merge: {
-        PHOTO_1: url('red-640x360.jpg'),
-        PHOTO_2: url('green-360x640.png'),
-        PHOTO_3: url('blue-640x480.webp'),
-        VOICE_URL: url('tone-5s-44k-stereo.mp3'),
-        MUSIC_URL: url('tone-2s-44k-stereo.mp3'),
-        TITLE: 'Hello there',
-        DURATION: '4',
-        PHOTO_SECONDS: '1.5',
-      },
+      merge: { ...narratedMedia(), TITLE: 'Hello there', DURATION: '4', PHOTO_SECONDS: '1.5' },
     });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const { info, at } = await rendered(res.body, speaking!);
@@ -189,16 +189,7 @@ describe('the shipped templates, rendered', () => {
       const res = await fetch(`${bare.base}/render/`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          template: 'narrated-short',
-          merge: {
-            PHOTO_1: url('red-640x360.jpg'),
-            PHOTO_2: url('green-360x640.png'),
-            PHOTO_3: url('blue-640x480.webp'),
-            VOICE_URL: url('tone-5s-44k-stereo.mp3'),
-            MUSIC_URL: url('tone-2s-44k-stereo.mp3'),
-          },
-        }),
+        body: JSON.stringify({ template: 'narrated-short', merge: narratedMedia() }),
       });
       const body = (await res.json()) as Json;
       assert.equal(res.status, 501, JSON.stringify(body));
