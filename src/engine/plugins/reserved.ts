@@ -37,6 +37,7 @@ export const SERVER_PATHS = {
   files: '/files',
   health: '/health',
   fonts: '/fonts',
+  voices: '/voices',
   metrics: '/metrics',
   pipelines: '/pipelines',
   templates: '/templates',
