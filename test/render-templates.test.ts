@@ -282,8 +282,27 @@ describe('GET /templates/ and mediaflow templates', () => {
   });
 });
 
-describe('mediaflow render at a terminal', () => {
-  it('renders an edit of local files, showing its progress on the status line', async () => {
+describe('mediaflow render', () => {
+  it('renders a template by name with --merge values, into the file -o names', async () => {
+    const dir = await mkdtemp(path.join(work, 'cli-template-'));
+    const args = ['render', '--template', 'quote-card', '--merge', 'QUOTE=Less is more.', '--merge', 'AUTHOR=Mies'];
+    const run = await runCli([...args, '--merge', 'DURATION=1', '-o', 'card.mp4'], { cwd: dir });
+    assert.equal(run.exitCode, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout), {
+      message: 'Video rendered successfully',
+      output_file: 'card.mp4',
+      duration: 1,
+    });
+    const info = await probe(path.join(dir, 'card.mp4'));
+    assert.deepEqual([videoOf(info)!.width, videoOf(info)!.height], [1080, 1080]);
+    assert.ok(Math.abs(durationOf(info) - 1) < 0.05, String(durationOf(info)));
+    // A merge field without a value, named with the path where the template uses it.
+    const missing = await runCli(['render', '--template', 'quote-card', '--dry-run'], { cwd: dir });
+    assert.equal(missing.exitCode, 2);
+    assert.match(missing.stderr, /^mediaflow: tracks\[1\]\.clips\[0\]\.text: merge field \{\{QUOTE\}\} has no value/);
+  });
+
+  it('renders an edit of local files at a terminal, showing its progress on the status line', async () => {
     const dir = await mkdtemp(path.join(work, 'cli-'));
     await copyFile(await fixture('red-640x360.jpg'), path.join(dir, 'red.jpg'));
     await copyFile(await fixture('tone-2s-44k-stereo.mp3'), path.join(dir, 'music.mp3'));

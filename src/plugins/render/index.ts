@@ -47,7 +47,9 @@ const PARAMS = Type.Object({
     Param.text({
       maxLength: 64,
       pattern: TEMPLATE_NAME,
-      description: 'The name of a template (an edit document of the server), instead of `edit`',
+      description:
+        'The name of a template: an edit document of the server (GET /templates/ and `mediaflow templates` list them ' +
+        'with their merge fields), instead of `edit`',
     }),
   ),
   merge: Optional(
