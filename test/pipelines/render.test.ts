@@ -101,6 +101,16 @@ describe('op: render in a pipeline definition', () => {
       kind: 'ref',
       ref: { input: 'text' },
     });
+    // Or alternatives, the first input given counting, as any whole value may give them.
+    const either = parsePipeline(
+      CARD.replace(/ {6}edit:\n(?: {8}.*\n)+/, '      edit: "{{ inputs.text || inputs.title }}"\n'),
+      'card.yaml',
+      registry,
+    );
+    assert.deepEqual(either.steps.find((step) => step.name === 'card')!.with.edit, {
+      kind: 'first',
+      refs: [{ input: 'text' }, { input: 'title' }],
+    });
   });
 
   it('refuses a reference inside a document, a mapping elsewhere, a list as a merge value, a dry run as a file', () => {
