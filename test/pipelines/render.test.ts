@@ -79,35 +79,20 @@ describe('op: render in a pipeline definition', () => {
       showExpr(card.with.merge!),
       '{PHOTO: {{ inputs.photo }}, CAPTIONS: {{ steps.subtitles.output }}, TITLE: {{ inputs.title }}!}',
     );
-    // An edit given as JSON text is passed as written too, braces and all; one whole reference is an input's text.
-    const text = parsePipeline(
-      CARD.replace(
-        / {6}edit:\n(?: {8}.*\n)+/,
-        `      edit: '{"tracks": [{"clips": [{"type": "image", "src": "{{PHOTO}}"}]}]}'\n`,
-      ),
-      'card.yaml',
-      registry,
-    );
-    assert.deepEqual(text.steps.find((step) => step.name === 'card')!.with.edit, {
+    // An edit given as JSON text is passed as written too, braces and all; one whole reference is an input's text,
+    // and alternatives the first input given, as any whole value may give them.
+    const editAs = (written: string) =>
+      parsePipeline(
+        CARD.replace(/ {6}edit:\n(?: {8}.*\n)+/, `      edit: ${written}\n`),
+        'card.yaml',
+        registry,
+      ).steps.find((step) => step.name === 'card')!.with.edit;
+    assert.deepEqual(editAs(`'{"tracks": [{"clips": [{"type": "image", "src": "{{PHOTO}}"}]}]}'`), {
       kind: 'literal',
       value: '{"tracks": [{"clips": [{"type": "image", "src": "{{PHOTO}}"}]}]}',
     });
-    const input = parsePipeline(
-      CARD.replace(/ {6}edit:\n(?: {8}.*\n)+/, '      edit: "{{ inputs.text }}"\n'),
-      'card.yaml',
-      registry,
-    );
-    assert.deepEqual(input.steps.find((step) => step.name === 'card')!.with.edit, {
-      kind: 'ref',
-      ref: { input: 'text' },
-    });
-    // Or alternatives, the first input given counting, as any whole value may give them.
-    const either = parsePipeline(
-      CARD.replace(/ {6}edit:\n(?: {8}.*\n)+/, '      edit: "{{ inputs.text || inputs.title }}"\n'),
-      'card.yaml',
-      registry,
-    );
-    assert.deepEqual(either.steps.find((step) => step.name === 'card')!.with.edit, {
+    assert.deepEqual(editAs('"{{ inputs.text }}"'), { kind: 'ref', ref: { input: 'text' } });
+    assert.deepEqual(editAs('"{{ inputs.text || inputs.title }}"'), {
       kind: 'first',
       refs: [{ input: 'text' }, { input: 'title' }],
     });
