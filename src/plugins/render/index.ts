@@ -118,7 +118,8 @@ export default definePlugin({
     '(in a form, any other field is a merge value, and a file part named after one is that file). Instead of ' +
     '`edit`, `template` names a template of the server (shipped: narrated-short, quote-card, audiogram; GET ' +
     '/templates/ lists them with their merge fields). A bad document is a 400 listing every problem with its JSON ' +
-    'path (`errors`), before anything is fetched; `dry_run=true` answers the resolved `timeline` and writes nothing.',
+    'path (`errors`), before anything is fetched; `dry_run=true` answers the resolved `timeline` and writes nothing ' +
+    "(with `storyboard=true`, one picture of it: each visual clip's middle frame on its track, `storyboard_url`).",
   params: PARAMS,
   answers: Type.Object({
     duration: Optional(Type.Number({ description: 'Seconds the rendered video lasts', examples: [9.5] })),
