@@ -1,7 +1,7 @@
 import type { PluginDefinition } from '../sdk.js';
 import { loadPlugins, type PluginLoadOptions } from '../engine/plugins/plugin-loader.js';
 import { Registry } from '../engine/plugins/registry.js';
-import addSubtitles from './add-subtitles.js';
+import addSubtitles from './add-subtitles/index.js';
 import addText from './add-text.js';
 import changeSpeed from './change-speed.js';
 import convertImageFromUrl from './convert-image-from-url.js';
@@ -17,16 +17,16 @@ import mediaMetadata from './media-metadata.js';
 import mergeAudioVideo from './merge-audio-video.js';
 import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
-import mixAudio from './mix-audio.js';
-import normalizeAudio from './normalize-audio.js';
+import mixAudio from './mix-audio/index.js';
+import normalizeAudio from './normalize-audio/index.js';
 import overlayImage from './overlay-image.js';
-import removeSilence from './remove-silence.js';
+import removeSilence from './remove-silence/index.js';
 import render from './render/index.js';
 import resizeImage from './resize-image.js';
-import speak from './speak.js';
+import speak from './speak/index.js';
 import splitMedia from './split-media.js';
 import transcribe from './transcribe.js';
-import trimMedia from './trim-media.js';
+import trimMedia from './trim-media/index.js';
 
 /**
  * The ten operations of the media-service interface, in its order (docs/architecture.md), then the editing
