@@ -5,7 +5,7 @@ import multipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Binaries } from '../engine/run/binaries.js';
-import type { Config } from '../engine/config.js';
+import { apiKeysOf, type Config } from '../engine/config.js';
 import { serverServices } from '../runtime.js';
 import { diskSpace } from '../engine/storage/disk-space.js';
 import type { Engine } from '../engine/run/engine.js';
@@ -29,6 +29,7 @@ import { registerJobRoutes } from './job-routes.js';
 import { registerMcpRoutes } from './mcp-route.js';
 import { submitJob, type SubmitContext } from './job-submission.js';
 import { registerPipelineRoutes } from './pipeline-routes.js';
+import { registerTemplateRoutes } from './templates-route.js';
 import { createMetrics } from './metrics.js';
 import { registerApiDocs } from './openapi/docs-page.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandler } from './error-handler.js';
@@ -216,7 +217,8 @@ export async function buildServer(
     });
   }
   await registerPipelineRoutes(app, { config, registry, onRequest: checkKey, submit });
-  registerJobRoutes(app, jobs, checkKey, ownerOf);
+  registerJobRoutes(app, jobs, checkKey, ownerOf, apiKeysOf(config).length > 0);
+  registerTemplateRoutes(app, { templatesDir: config.templatesDir, onRequest: checkKey });
   // Every operation and pipeline as an MCP tool, over streamable HTTP (docs/mcp.md).
   registerMcpRoutes(app, { config, registry, jobs, onRequest: checkKey, submit });
   if (config.dashboard) {

@@ -43,6 +43,8 @@ export const SERVER_PATHS = {
   openapi: '/openapi.json',
   docs: '/docs',
   mcp: '/mcp',
+  templates: '/templates',
+  studio: '/studio',
 } as const;
 
 /** A plugin's path may be neither one of these nor under one. */

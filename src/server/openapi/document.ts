@@ -7,6 +7,7 @@ import { jobParameters, jobResponses, jobRoutes, jobSchemas, webhooks } from './
 import { operation } from './operations.js';
 import { pipelineRoutes } from './pipelines.js';
 import { serverRoutes } from './server-routes.js';
+import { studioRoutes } from './studio.js';
 import { VERSION } from '../../engine/version.js';
 import type { Json } from './shared.js';
 import { uploadParameters, uploadRoutes } from './uploads.js';
@@ -35,6 +36,7 @@ export function openApiDocument(
     uploadRoutes(registry),
     pipelineRoutes(secured),
     jobRoutes(secured),
+    studioRoutes(secured),
   );
   return {
     openapi: '3.1.0',
