@@ -28,7 +28,7 @@ const TEMPLATE: Json = {
   },
 };
 
-/** The render templates (docs/render.md#templates). */
+/** The render templates (docs/render.md#templates) and the studio page that opens them (docs/studio.md). */
 export function studioRoutes(secured: boolean): Json {
   const security = apiKeySecurity(secured);
   return {
@@ -68,6 +68,20 @@ export function studioRoutes(secured: boolean): Json {
             }),
           },
           ...errorRefs(['MF_ERR_NOT_FOUND', 'MF_ERR_AUTH']),
+        },
+      },
+    },
+    '/studio/': {
+      get: {
+        operationId: 'studio',
+        summary: 'The studio page: edit and see a render, follow jobs, try operations (MEDIAFLOW_STUDIO=0: off)',
+        description:
+          'Open without the API key (the page asks for it and sends it with each call). A server built without dev ' +
+          'dependencies has no page: 503 with a page that says how to build it.',
+        tags: ['server'],
+        responses: {
+          '200': { description: 'The page', content: { 'text/html': { schema: { type: 'string' } } } },
+          '503': { description: 'Not built in this install', content: { 'text/html': { schema: { type: 'string' } } } },
         },
       },
     },
