@@ -167,7 +167,8 @@ export class JobList {
 
   /** A job's new state, shown in its row when it is listed. */
   update(job: Job): void {
-    if (!this.jobs.has(job.job_id)) return void this.refresh();
+    // A job not listed yet (the list was read before it): read again once it has ended, not at each event.
+    if (!this.jobs.has(job.job_id)) return void (isFinal(job) && this.refresh().catch(() => {}));
     this.jobs.set(job.job_id, job);
     this.draw();
   }
