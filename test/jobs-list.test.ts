@@ -1,11 +1,19 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { submitJob, waitForJob } from './helpers/jobs.js';
 import { after, before, describe, it } from './helpers/lifecycle.js';
-import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { startMediaflow } from './helpers/mediaflow.js';
+import { startRedis, type TestRedis } from './helpers/redis.js';
+import { startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 
 /** `GET /jobs/` (docs/jobs.md#listing-jobs): a key's asynchronous jobs, newest first, a page at a time. */
 
 const ASYNC = { prefer: 'respond-async' };
+
+/** A server as these tests call it: its base URL. */
+type TestServer = { base: string };
 
 /** GET /jobs/ with a query and headers: its status and JSON body. */
 async function list(server: TestServer, query: string, headers: Record<string, string> = {}) {
@@ -25,7 +33,7 @@ async function quickJob(server: TestServer, key: string, text: string): Promise<
 }
 
 describe('GET /jobs/ with one API key', () => {
-  let server: TestServer;
+  let server: Awaited<ReturnType<typeof startMediaflow>>;
   const ids: string[] = [];
   before(async () => {
     server = await startMediaflow({ MEDIAFLOW_API_KEY: 'one' });
@@ -80,8 +88,8 @@ describe('GET /jobs/ with one API key', () => {
 });
 
 describe('GET /jobs/ with several API keys, and with none', () => {
-  let keyed: TestServer;
-  let open: TestServer;
+  let keyed: Awaited<ReturnType<typeof startMediaflow>>;
+  let open: Awaited<ReturnType<typeof startMediaflow>>;
   before(async () => {
     keyed = await startMediaflow({ MEDIAFLOW_API_KEYS: 'alpha,beta' });
     open = await startMediaflow();
@@ -112,5 +120,41 @@ describe('GET /jobs/ with several API keys, and with none', () => {
     assert.equal(body.code, 'MF_ERR_UNAVAILABLE');
     assert.match(String(body.error), /Listing jobs needs an API key: set MEDIAFLOW_API_KEY/);
     assert.equal(body.jobs, undefined);
+  });
+});
+
+describe('GET /jobs/ in Redis mode', () => {
+  let redis: TestRedis;
+  let serve: ServeProcess;
+  let dataDir: string;
+  before(async () => {
+    [redis, dataDir] = await Promise.all([startRedis(), mkdtemp(path.join(os.tmpdir(), 'mediaflow-jobs-list-'))]);
+    serve = await startServeProcess(dataDir, { MEDIAFLOW_REDIS_URL: redis.url, MEDIAFLOW_API_KEYS: 'alpha,beta' });
+  });
+  after(async () => {
+    serve?.child.kill('SIGTERM');
+    await serve?.child;
+    await redis?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("lists each key's jobs from the shared store, newest first", async () => {
+    const alpha = [await quickJob(serve, 'alpha', 'One.'), await quickJob(serve, 'alpha', 'Two.')];
+    const beta = await quickJob(serve, 'beta', 'Three.');
+    const page = await list(serve, '?limit=1', { 'x-api-key': 'alpha' });
+    assert.deepEqual(
+      page.body.jobs.map((job) => job.job_id),
+      [alpha[1]],
+    );
+    assert.equal(page.body.next, alpha[1]);
+    const rest = await list(serve, `?before=${alpha[1]}`, { 'x-api-key': 'alpha' });
+    assert.deepEqual(
+      rest.body.jobs.map((job) => job.job_id),
+      [alpha[0]],
+    );
+    assert.deepEqual(
+      (await list(serve, '', { 'x-api-key': 'beta' })).body.jobs.map((job) => job.job_id),
+      [beta],
+    );
   });
 });
