@@ -193,7 +193,14 @@ function draw(): void {
       problems,
       ...(selected ? { selected } : {}),
       ...(drawn.storyboard ? { storyboard: drawn.storyboard } : {}),
-      stale: drawn.text !== analysis.text,
+      ...(drawn.text === analysis.text
+        ? {}
+        : {
+            stale:
+              problems.length > 0 || general
+                ? 'The last timeline that resolved: the document has changed since, and has problems.'
+                : 'The last timeline that resolved: the document has changed since.',
+          }),
     },
     chooseClip,
   );

@@ -37,8 +37,8 @@ export interface Drawing {
   selected?: { track: number; index: number };
   /** The dry run's storyboard (a URL of this server's), when the server draws one. */
   storyboard?: string;
-  /** The timeline is the last one that resolved, older than the document (which has problems). */
-  stale: boolean;
+  /** Why the timeline is older than the document, when it is: the last one that resolved is drawn. */
+  stale?: string;
 }
 
 const key = (track: number, index: number) => `${track}:${index}`;
@@ -175,17 +175,5 @@ export function drawTimeline(container: HTMLElement, drawing: Drawing, choose: (
     rows.append(row);
   }
   table.append(body);
-  replace(
-    container,
-    drawing.stale
-      ? el(
-          'p',
-          { class: 'stale' },
-          'The last timeline that resolved: the document has changed since, and has problems.',
-        )
-      : null,
-    ruler,
-    rows,
-    table,
-  );
+  replace(container, drawing.stale ? el('p', { class: 'stale' }, drawing.stale) : null, ruler, rows, table);
 }
