@@ -126,7 +126,10 @@ export function drawTimeline(container: HTMLElement, drawing: Drawing, choose: (
       const bar = el(
         'button',
         {
-          class: `clip type-${clip.type.replace(/[^a-z]/g, '')}${found.length > 0 ? ' has-problem' : ''}`,
+          // Every other clip of a track a shade darker, so that two clips that meet or overlap stay two.
+          class:
+            `clip type-${clip.type.replace(/[^a-z]/g, '')}${order % 2 === 1 ? ' alt' : ''}` +
+            (found.length > 0 ? ' has-problem' : ''),
           attrs: {
             type: 'button',
             'aria-label': words,
