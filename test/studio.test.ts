@@ -456,10 +456,16 @@ describe('the studio page in a browser', () => {
 
   it("lists the key's jobs, newest first, with their status, progress and age", async (context) => {
     if (skipWithout(context)) return;
-    await page.click('#refresh-jobs');
     const listed = await fetch(`${server.base}/jobs/`, { headers: { 'x-api-key': KEY } });
     const { jobs } = (await listed.json()) as { jobs: Array<{ job_id: string; name: string; status: string }> };
-    await until(`document.querySelectorAll('.job-table tbody tr').length === ${jobs.length}`);
+    await page.click('#refresh-jobs');
+    // The page's rows are the API's, in its order and with its statuses, once the refresh has come back.
+    const shown = (list: Array<{ id?: string; status?: string | null }>) => JSON.stringify(list);
+    const expected = shown(jobs.map((job) => ({ id: job.job_id, status: job.status })));
+    await until(
+      `JSON.stringify([...document.querySelectorAll('.job-table tbody tr')].map((tr) => ` +
+        `({ id: tr.dataset.job, status: tr.cells[1].textContent }))) === ${JSON.stringify(expected)}`,
+    );
     const rows = await page.$$eval('.job-table tbody tr', (trs) =>
       trs.map((tr) => ({ id: (tr as HTMLElement).dataset.job, cells: [...tr.cells].map((td) => td.textContent) })),
     );
