@@ -15,8 +15,9 @@
  *   the server's memory at start, peak and end, and while the first and the second half of the jobs
  *   finished. Exits non-zero when a job is lost, fails or goes unsubmitted, or memory grows.
  * - `both`: `sync`, then `async`.
- * - `connections` (`npm run load:connections`): a connection flood and slow bodies against a server
- *   with a lowered open-file limit (scripts/load-connections.ts has the phases and their options).
+ * - `connections` (`npm run load:connections`): a connection flood, slow bodies and multipart bodies
+ *   that never end, against a server with a lowered open-file limit (scripts/load-connections.ts has the
+ *   phases and their options), then an MP3 with a 60 MB tag read again and again (scripts/load-big-tag.ts).
  * - `restarts` (`npm run load:restarts`): kill -9 and a Redis restart during 50 asynchronous jobs
  *   with webhooks, in Redis mode (scripts/load-restarts.ts).
  *
@@ -34,6 +35,7 @@ import { startFileServer, type FileServer } from '../test/helpers/file-server.js
 import { startServeProcess } from '../test/helpers/serve-process.js';
 import { startWebhookReceiver, type Behaviour } from '../test/helpers/webhook-receiver.js';
 import { rssMiB } from '../bench/memory.js';
+import { runBigTag } from './load-big-tag.js';
 import { runConnections } from './load-connections.js';
 import { runRestarts } from './load-restarts.js';
 
@@ -516,7 +518,8 @@ async function main() {
   const modes = ['sync', 'async', 'both', 'connections', 'restarts'];
   if (!modes.includes(mode)) throw new Error(`Expected LOAD_MODE to be one of ${modes.join(', ')}, got ${mode}`);
   if (mode === 'connections') {
-    process.exitCode = (await runConnections()) ? 0 : 1;
+    const passed = [await runConnections(), await runBigTag()];
+    process.exitCode = passed.every(Boolean) ? 0 : 1;
     return;
   }
   await fixtures('landscape-1920x1080.jpg', 'small-300x200.png');

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
+import { id3Tag } from './helpers/id3.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { waitForJob } from './helpers/jobs.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
@@ -17,6 +18,7 @@ interface Metadata {
   bit_rate: number | null;
   streams: Array<Record<string, string | number>>;
   tags: Record<string, string>;
+  tags_truncated: boolean;
 }
 
 interface FfprobeStream {
@@ -60,6 +62,8 @@ async function ffprobeMetadata(file: string): Promise<Metadata> {
       return s.codec_type === 'subtitle' ? [common] : [];
     }),
     tags: format.tags ?? {},
+    // Its tags are within the limits: none is cut.
+    tags_truncated: false,
   };
 }
 
@@ -71,7 +75,7 @@ describe('media-metadata', () => {
   let scratch: string;
   /** Local paths of every input by the name it is served under (/f/<name> or /local/<name>). */
   const inputs = new Map<string, string>();
-  const MADE = ['rotated-tagged.mp4', 'tagged.mp3', 'subtitled.mkv'];
+  const MADE = ['rotated-tagged.mp4', 'tagged.mp3', 'subtitled.mkv', 'long-tags.mp3'];
   const urlOf = (name: string) => files.url(MADE.includes(name) ? `/local/${name}` : `/f/${name}`);
 
   before(async () => {
@@ -96,6 +100,11 @@ describe('media-metadata', () => {
       ...['-i', inputs.get('clip-2s-320x240.webm')!, '-i', await fixture('hello.srt')],
       ...['-map', '0', '-map', '1', '-c', 'copy', '-c:s', 'srt', '-metadata', 'title=Subtitled', made('subtitled.mkv')],
     );
+    // Tags past the limits, written before a bare MP3's frames: a 40 KB title, then six notes of 15,000 bytes.
+    await ffmpeg('-f', 'lavfi', '-i', 'sine=duration=1', '-c:a', 'libmp3lame', '-write_id3v2', '0', made('bare.mp3'));
+    const notes = Array.from({ length: 6 }, (_, i): [string, string] => [`TXXX:notes_${i + 1}`, 'n'.repeat(15_000)]);
+    const tag = id3Tag([['TIT2', 'é'.repeat(20_000)], ...notes]);
+    await writeFile(made('long-tags.mp3'), Buffer.concat([tag, await readFile(made('bare.mp3'))]));
     for (const name of MADE) inputs.set(name, made(name));
     files = await startFileServer(Object.fromEntries(MADE.map((name) => [`/local/${name}`, serveFile(made(name))])));
     await writeFile(
@@ -175,6 +184,24 @@ describe('media-metadata', () => {
       assert.deepEqual(await server.workLeftovers(), []);
     });
   }
+
+  it('cuts a tag past 16 KiB, and the tags past 64 KiB in all, and says so (issue 33)', async () => {
+    const { tags, tags_truncated } = await read('long-tags.mp3');
+    assert.equal(tags_truncated, true);
+    // 'é' is two bytes: the title keeps 8,192 of its 20,000, cut between characters.
+    assert.equal(tags.title, 'é'.repeat(8192));
+    // Then the notes in their order, as much as fits: three whole, the fourth cut, the last two left out.
+    assert.deepEqual(
+      Object.entries(tags).map(([name, value]) => [name, value.length]),
+      [
+        ['title', 8192],
+        ['notes_1', 15_000],
+        ['notes_2', 15_000],
+        ['notes_3', 15_000],
+        ['notes_4', 64 * 1024 - ('title'.length + 16 * 1024 + 3 * (7 + 15_000) + 7)],
+      ],
+    );
+  });
 
   it('names the rotation, the tags, the streams by kind and the size', async () => {
     const rotated = await read('rotated-tagged.mp4');

@@ -7,7 +7,16 @@ import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { submitJob, waitForJob } from './helpers/jobs.js';
-import { audioOf, durationOf, loudnessOf, probe, toneDbAt, videoOf, videoPacketHashes } from './helpers/media.js';
+import {
+  audioOf,
+  claimMp3Seconds,
+  durationOf,
+  loudnessOf,
+  probe,
+  toneDbAt,
+  videoOf,
+  videoPacketHashes,
+} from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
@@ -173,6 +182,29 @@ describe('mix-audio', () => {
     const looped = await toneDbAt(file, MUSIC_HZ, 80, 1);
     assert.ok(Math.abs(looped - inMix) <= 0.5, `looped music at 80 s: ${looped} dB, ${inMix} dB at 10 s`);
     assert.ok(Math.abs(durationOf(await probe(file)) - 90) <= 0.01, 'as long as the voice');
+  });
+
+  it('measures a lying MP3 music no further than the cap, not to its real end (issue 33)', async () => {
+    // Its header claims 0.43 s; its frames run 3 minutes: 20 s quiet, then 28 dB louder to the end.
+    const lying = path.join(scratch, 'lying-music.mp3');
+    const quiet = path.join(scratch, 'lying-music-head.wav');
+    const tone = `aevalsrc=exprs='if(lt(t\\,20)\\,0.02\\,0.5)*sin(2*PI*${MUSIC_HZ}*t)':s=44100:d=180`;
+    await execa('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', tone, '-c:a', 'libmp3lame', '-b:a', '32k', lying]);
+    await execa('ffmpeg', ['-v', 'error', '-t', '10', '-i', lying, quiet]);
+    await claimMp3Seconds(lying, 0.43);
+    assert.ok(durationOf(await probe(lying)) < 0.5, 'ffprobe believes the claim');
+    const served = await startFileServer({ '/lying.mp3': serveFile(lying, 'audio/mpeg') });
+    try {
+      const file = await mix({ music_url: served.url('/lying.mp3'), ducking: 'false', fade_out: '0' });
+      // Measured within the cap (the voice's 6 s and the margin), the music is the quiet part it claims to be:
+      // measured to its end, it would be taken for 28 dB louder and set that much lower.
+      const [voice, head] = await Promise.all([loudnessOf(made['voice.wav']!), loudnessOf(quiet)]);
+      const gain = voice.integrated - 18 - head.integrated;
+      const moved = (await toneDbAt(file, MUSIC_HZ, 2.25, SPAN)) - (await toneDbAt(quiet, MUSIC_HZ, 2.25, SPAN));
+      assert.ok(Math.abs(moved - gain) <= 1, `music moved ${moved} dB, ${gain} dB as measured within the cap`);
+    } finally {
+      await served.close();
+    }
   });
 
   it('loops a music too long to keep in memory by reading it again from its start', async () => {

@@ -134,6 +134,26 @@ describe('split-media', () => {
     close(await beepAt(parts[1]!), 1, 0.03, 'beep');
   });
 
+  it('gives one part, the whole input, when `every` is at or past its length (issue 33)', async () => {
+    // The segment muxer cuts every 2 s by default when it is given no time: 10 s came out as a part of 2 s.
+    for (const [name, ext, every, mode] of [
+      ['sparse.mp4', 'mp4', '10', 'fast'],
+      ['sparse.mp4', 'mp4', '60', 'precise'],
+      ['tone.mp3', 'mp3', '6', 'fast'],
+      ['long.wav', 'wav', '3600', 'fast'],
+    ]) {
+      const source = path.join(scratch, name!);
+      const { parts, starts } = await split(
+        { media_url: files.url(`/local/${name}`), every: every!, mode: mode! },
+        ext!,
+      );
+      assert.deepEqual(starts, [0], `${name} every ${every}`);
+      assert.equal(parts.length, 1, `${name} every ${every}`);
+      const whole = Number((await probe(source)).format.duration);
+      close(Number((await probe(parts[0]!)).format.duration), whole, 0.06, `${name} every ${every} (${mode})`);
+    }
+  });
+
   it('refuses neither or both of every and at, zero parts, times past the end, parts without keyframes', async () => {
     const before = await readdir(path.join(server.dataDir, 'uploads')).catch(() => []);
     const url = files.url('/local/sparse.mp4');

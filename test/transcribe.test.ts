@@ -7,6 +7,7 @@ import { after, before, describe, it } from './helpers/lifecycle.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { getJob, isFinal, submitJob, waitForJob } from './helpers/jobs.js';
 import { runCli } from './helpers/mediaflow.js';
+import { claimMp3Seconds } from './helpers/media.js';
 import { eventually, ffmpegChildren, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 import {
   bindingMissing,
@@ -419,6 +420,24 @@ describe('transcribe: speech to captions with whisper.cpp (generated models)', (
       { start: 60, end: 61, word: 'Hello' },
       { start: 61, end: 61, word: 'world.' },
     ]);
+  });
+
+  it('decodes a lying MP3 no further than the cap: one window, not its real 65 s (issue 33)', async (context) => {
+    if (skipped(context)) return;
+    // Its Xing header claims 0.43 s; its frames run 65 s, three of whisper.cpp's 30 s windows.
+    const lying = file('lying-65s.mp3');
+    const tone = 'sine=frequency=440:duration=65:sample_rate=44100';
+    await execa('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', tone, '-c:a', 'libmp3lame', lying]);
+    await claimMp3Seconds(lying, 0.43);
+    const served = await startFileServer({ '/lying.mp3': serveFile(lying, 'audio/mpeg') });
+    try {
+      const res = await post(server.base, '/transcribe/', { media_url: served.url('/lying.mp3'), format: 'txt' });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      // The scripted model says its script once a window: decoded to its end, the sound said it three times.
+      assert.equal(res.body.text, 'Hello world. This is mediaflow.');
+    } finally {
+      await served.close();
+    }
   });
 
   it('breaks lines after words_per_line words and at the end of each sentence', async (context) => {

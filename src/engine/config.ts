@@ -35,6 +35,8 @@ export interface Config {
   maxTextBytes: number;
   /** Milliseconds one ffmpeg run may take. */
   jobTimeoutMs: number;
+  /** Milliseconds a whole job may take once it has its slot: all its runs, steps and parts together; 0: no limit. */
+  jobTotalTimeoutMs: number;
   maxPixels: number;
   /** Milliseconds of media one input may last. */
   maxDurationMs: number;
@@ -58,6 +60,8 @@ export interface Config {
   headersTimeoutMs: number;
   /** Milliseconds a client has to send a whole request, headers and body; 0 turns the limit off. */
   requestTimeoutMs: number;
+  /** Milliseconds a multipart body may go without a byte arriving before it is refused (408); 0: off. */
+  bodyIdleTimeoutMs: number;
   /** Milliseconds an idle keep-alive connection stays open after a response. */
   keepAliveTimeoutMs: number;
   /** Connections open at once; unset: derived from the open-file limit (src/server/connections.ts). */
@@ -78,6 +82,8 @@ export interface Config {
   plugins: string[];
   /** Runs a job may start before it is failed: a run cut short by a crash or kill -9 counts. */
   jobAttempts: number;
+  /** Largest job record, bytes of its JSON: a job whose result would make a larger one fails (docs/jobs.md). */
+  maxRecordBytes: number;
   /** `whsec_` + base64: signs webhooks (Standard Webhooks) when set. */
   webhookSecret?: string;
   /** Milliseconds before the first webhook retry; each later one waits about twice the one before. */
@@ -279,6 +285,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'time one ffmpeg run may take',
   },
   {
+    key: 'jobTotalTimeoutMs',
+    env: 'MEDIAFLOW_JOB_TOTAL_TIMEOUT',
+    flag: 'job-total-timeout',
+    kind: 'duration',
+    description: 'time a whole job may take: downloads, every ffmpeg run, step and part together; 0 turns it off',
+  },
+  {
     key: 'maxPixels',
     env: 'MEDIAFLOW_MAX_PIXELS',
     flag: 'max-pixels',
@@ -380,6 +393,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'time a client has to send a whole request, body included (then 408); 0 turns it off',
   },
   {
+    key: 'bodyIdleTimeoutMs',
+    env: 'MEDIAFLOW_BODY_IDLE_TIMEOUT',
+    flag: 'body-idle-timeout',
+    kind: 'duration',
+    description: 'time a multipart body may go without a byte arriving (then 408, files removed); 0 turns it off',
+  },
+  {
     key: 'keepAliveTimeoutMs',
     env: 'MEDIAFLOW_KEEP_ALIVE_TIMEOUT',
     flag: 'keep-alive-timeout',
@@ -455,6 +475,13 @@ export const SETTINGS: readonly Setting[] = [
     flag: 'job-attempts',
     kind: 'int',
     description: 'runs a job may start; a run cut short by a restart counts',
+  },
+  {
+    key: 'maxRecordBytes',
+    env: 'MEDIAFLOW_MAX_RECORD_BYTES',
+    flag: 'max-record-bytes',
+    kind: 'int',
+    description: 'largest job record, bytes of JSON; a job whose result is larger fails',
   },
   {
     key: 'webhookSecret',
@@ -644,6 +671,8 @@ export function defaultConfig(): Config {
     downloadTimeoutMs: 120_000,
     firstByteTimeoutMs: 30_000,
     jobTimeoutMs: 1_800_000,
+    // MEDIAFLOW_MAX_DURATION's default: the longest input, encoded in parts at about its own speed, still fits.
+    jobTotalTimeoutMs: 4 * 3_600_000,
     maxPixels: DEFAULT_MAX_PIXELS,
     maxDurationMs: 4 * 3_600_000,
     maxClips: 200,
@@ -654,6 +683,7 @@ export function defaultConfig(): Config {
     mcpSessionsPerKey: 100,
     headersTimeoutMs: 20_000,
     requestTimeoutMs: 60_000,
+    bodyIdleTimeoutMs: 10_000,
     keepAliveTimeoutMs: 5000,
     maxConnectionsPerClient: 64,
     cacheBytes: 1024 ** 3,
@@ -663,6 +693,8 @@ export function defaultConfig(): Config {
     templatesDir: SHIPPED_TEMPLATES,
     plugins: [],
     jobAttempts: 2,
+    // The request's fields (a body of MEDIAFLOW_BODY_LIMIT, 1 MiB) with room for the result and its webhook copy.
+    maxRecordBytes: 4 * 1024 ** 2,
     fanout: true,
     partMs: 60_000,
     fanoutMinMs: 180_000,

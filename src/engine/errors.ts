@@ -1,6 +1,6 @@
 /**
  * Every error mediaflow reports to a user, in one place: a stable code, the HTTP status that
- * the README's Errors table gives the condition, and a message that is safe to show (no server paths).
+ * docs/errors.md's table gives the condition, and a message that is safe to show (no server paths).
  * Front ends map these to responses and exit codes; anything else is a 500 with details logged.
  */
 import { publicText } from './safe-text.js';
@@ -37,8 +37,8 @@ export const ERRORS = {
     status: 400,
     title: 'Malformed request',
     description:
-      'The request itself cannot be read: a body that is not valid JSON or multipart, a path that does not ' +
-      'decode, or a broken HTTP request.',
+      'The request itself cannot be read: a body that is not valid JSON or multipart (one that ends before its ' +
+      'closing boundary), a path that does not decode, or a broken HTTP request.',
   },
   MF_ERR_AUTH: {
     status: 401,
@@ -62,7 +62,8 @@ export const ERRORS = {
     title: 'Request timeout',
     description:
       "The request's headers or body were not received in time (`MEDIAFLOW_HEADERS_TIMEOUT`, " +
-      '`MEDIAFLOW_REQUEST_TIMEOUT`); the connection is then closed.',
+      '`MEDIAFLOW_REQUEST_TIMEOUT`), or a multipart body stopped arriving (`MEDIAFLOW_BODY_IDLE_TIMEOUT`); the ' +
+      'connection is then closed.',
   },
   MF_ERR_JOB_STATE: {
     status: 409,
@@ -74,7 +75,9 @@ export const ERRORS = {
   MF_ERR_TOO_LARGE: {
     status: 413,
     title: 'Too large',
-    description: 'A request body, its number of parts, or an input (downloaded or uploaded) is larger than its limit.',
+    description:
+      'A request body, its number of parts, or an input (downloaded or uploaded) is larger than its limit; or a ' +
+      "job's result would make its record larger than `MEDIAFLOW_MAX_RECORD_BYTES`.",
   },
   MF_ERR_MEDIA_TYPE: {
     status: 415,
@@ -131,12 +134,16 @@ export const ERRORS = {
   MF_ERR_BUSY: {
     status: 503,
     title: 'Busy',
-    description: 'The queue is full, the server is under pressure or shutting down; retry after `Retry-After` seconds.',
+    description:
+      'The queue is full, the server is under pressure or shutting down, too many uploads are arriving at once, ' +
+      'or it is out of file descriptors (to start ffmpeg, to store a file); retry after `Retry-After` seconds.',
   },
   MF_ERR_TIMEOUT: {
     status: 504,
     title: 'Processing timeout',
-    description: 'Processing ran past its time limit (`MEDIAFLOW_JOB_TIMEOUT`).',
+    description:
+      'Processing ran past its time limit: one ffmpeg run past `MEDIAFLOW_JOB_TIMEOUT`, or the whole job past ' +
+      '`MEDIAFLOW_JOB_TOTAL_TIMEOUT`.',
   },
   MF_ERR_STORAGE: {
     status: 507,
@@ -144,8 +151,8 @@ export const ERRORS = {
     // 507 Insufficient Storage (RFC 4918): the request was fine and may be sent again once space is freed.
     description:
       "The server's disk or quota is full (a job record, a download or an output could not be written), or " +
-      'below `MEDIAFLOW_MIN_FREE_DISK` when a job is submitted; nothing half-written is kept: send the same request ' +
-      'again later.',
+      'below `MEDIAFLOW_MIN_FREE_DISK` when a job is submitted or an upload reserves its space; nothing ' +
+      'half-written is kept: send the same request again later.',
   },
 } as const satisfies Record<`MF_ERR_${string}`, ErrorDefinition>;
 
@@ -224,6 +231,19 @@ export function diskFullError(error: unknown): MediaflowError | undefined {
     if (cause instanceof MediaflowError && cause.code === 'MF_ERR_STORAGE') return cause;
     const reason = DISK_FULL_CODES[(cause as NodeJS.ErrnoException).code ?? ''];
     if (reason) return storageError(reason, error);
+  }
+  return undefined;
+}
+
+/**
+ * The 503 for a thrown value that is, or was caused by, the process (EMFILE) or the system (ENFILE)
+ * running out of file descriptors: a moment's shortage, worth retrying; undefined for any other.
+ */
+export function descriptorsError(error: unknown): MediaflowError | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code === 'EMFILE' || code === 'ENFILE')
+      return busyError(`The server has too many files open (${code}); retry later`);
   }
   return undefined;
 }

@@ -1,5 +1,6 @@
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { MediaflowError } from '../engine/errors.js';
 import { isAbandonedTemp, TEMP_PREFIX } from '../engine/storage/storage.js';
 import { writeWhole } from '../engine/storage/whole-file.js';
 import { idempotencyIndex, isTerminal, JOB_STATUSES, type JobRecord, type JobStatus } from './job.js';
@@ -30,6 +31,31 @@ export interface JobStore {
 
 const owesDelivery = (record: JobRecord) => record.webhook !== null && record.webhook.next_attempt_at !== null;
 
+/**
+ * A record larger than MEDIAFLOW_MAX_RECORD_BYTES: no store keeps it (docs/jobs.md). Every record is
+ * held in memory by the embedded store and read whole at each look in Redis; a 60 MB answer kept as
+ * it was made every read of it cost 60 MB more, for as long as the record was kept.
+ */
+export class RecordTooLargeError extends MediaflowError {
+  constructor(
+    readonly bytes: number,
+    readonly maxBytes: number,
+  ) {
+    super(
+      'MF_ERR_TOO_LARGE',
+      `The job's record would be ${bytes} bytes, more than the limit of ${maxBytes} bytes (MEDIAFLOW_MAX_RECORD_BYTES)`,
+    );
+  }
+}
+
+/** A record as a store keeps it, its JSON; a RecordTooLargeError past `maxBytes`. */
+export function recordJson(record: JobRecord, maxBytes: number): string {
+  const json = JSON.stringify(record);
+  const bytes = Buffer.byteLength(json);
+  if (bytes > maxBytes) throw new RecordTooLargeError(bytes, maxBytes);
+  return json;
+}
+
 /** The idempotency index entry of a record, if it has a key. */
 export const indexOf = (record: JobRecord): string | undefined =>
   record.idempotency ? idempotencyIndex(record.idempotency.key, record.owner) : undefined;
@@ -54,6 +80,10 @@ class Serial {
 export interface FileJobStoreOptions {
   /** Told of a record's write that failed (it is tried again, quietly): the store has no logger of its own. */
   onWriteError?: (error: unknown, id: string) => void;
+  /** Largest record, bytes of JSON (MEDIAFLOW_MAX_RECORD_BYTES); none: no limit. */
+  maxRecordBytes?: number;
+  /** Told of a record file larger than `maxRecordBytes` found at open, which is left as it is and not loaded. */
+  onOversize?: (file: string, bytes: number) => void;
 }
 
 /**
@@ -78,7 +108,15 @@ export class FileJobStore implements JobStore {
     private readonly options: FileJobStoreOptions,
   ) {}
 
-  /** Opens (creating) the folder and loads every record in it; temp files of a killed writer are removed. */
+  private get maxBytes(): number {
+    return this.options.maxRecordBytes ?? Infinity;
+  }
+
+  /**
+   * Opens (creating) the folder and loads every record in it; temp files of a killed writer are removed.
+   * A file larger than the record limit (written before there was one) is not read: holding such records
+   * kept a server from starting.
+   */
   static async open(dir: string, options: FileJobStoreOptions = {}): Promise<FileJobStore> {
     const store = new FileJobStore(dir, options);
     await mkdir(dir, { recursive: true });
@@ -90,6 +128,11 @@ export class FileJobStore implements JobStore {
       }
       if (!name.endsWith('.json')) continue;
       try {
+        const { size } = await stat(file);
+        if (size > store.maxBytes) {
+          options.onOversize?.(file, size);
+          continue;
+        }
         const record = JSON.parse(await readFile(file, 'utf8')) as JobRecord;
         store.records.set(record.id, record);
         const index = indexOf(record);
@@ -146,6 +189,8 @@ export class FileJobStore implements JobStore {
     if (!current) return undefined;
     const next = structuredClone(current);
     change(next);
+    // Refused before it replaces the record in memory: the change fails, the record stays as it was.
+    recordJson(next, this.maxBytes);
     this.records.set(id, next);
     await this.save(id);
     return structuredClone(next);
@@ -206,7 +251,7 @@ export class FileJobStore implements JobStore {
     return this.writes.run(id, async () => {
       const current = record ?? this.records.get(id);
       if (!current) return rm(file, { force: true });
-      await writeWhole(file, JSON.stringify(current));
+      await writeWhole(file, recordJson(current, this.maxBytes));
     });
   }
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { isTerminal, JOB_STATUSES, type JobRecord, type JobStatus } from './job.js';
-import { indexOf, type JobStore } from './job-store.js';
+import { indexOf, recordJson, type JobStore } from './job-store.js';
 import { redisCall, REDIS_PREFIX } from './redis.js';
 
 /**
@@ -31,6 +31,8 @@ export class RedisJobStore implements JobStore {
   constructor(
     private readonly redis: Redis,
     private readonly retentionMs: number,
+    /** Largest record, bytes of JSON (MEDIAFLOW_MAX_RECORD_BYTES): a larger one is refused, never written. */
+    private readonly maxRecordBytes = Infinity,
   ) {}
 
   private key = (id: string) => `${REDIS_PREFIX}:job:${id}`;
@@ -39,6 +41,7 @@ export class RedisJobStore implements JobStore {
   private readonly open = `${REDIS_PREFIX}:jobs:open`;
 
   async create(record: JobRecord): Promise<JobRecord> {
+    const json = recordJson(record, this.maxRecordBytes);
     return redisCall(async () => {
       const entry = indexOf(record);
       if (entry !== undefined) {
@@ -50,7 +53,7 @@ export class RedisJobStore implements JobStore {
           await this.redis.set(index, record.id);
         }
       }
-      await this.redis.multi().set(this.key(record.id), JSON.stringify(record)).sadd(this.open, record.id).exec();
+      await this.redis.multi().set(this.key(record.id), json).sadd(this.open, record.id).exec();
       return record;
     });
   }
@@ -72,6 +75,7 @@ export class RedisJobStore implements JobStore {
         if (text === null) return undefined;
         const record = JSON.parse(text) as JobRecord;
         change(record);
+        const json = recordJson(record, this.maxRecordBytes);
         const done = isTerminal(record.status) && !owesDelivery(record);
         const ttl = done && this.retentionMs > 0 ? String(this.retentionMs) : '0';
         const entry = indexOf(record);
@@ -83,7 +87,7 @@ export class RedisJobStore implements JobStore {
           this.open,
           index,
           text,
-          JSON.stringify(record),
+          json,
           ttl,
           done ? '0' : '1',
           id,

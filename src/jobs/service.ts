@@ -18,7 +18,7 @@ import {
   type JobView,
   type StoredResult,
 } from './job.js';
-import type { JobStore } from './job-store.js';
+import { RecordTooLargeError, type JobStore } from './job-store.js';
 import type { JobQueue } from './queue.js';
 import { untilReachable } from './retry.js';
 import type { ProgressReport } from './handler.js';
@@ -465,18 +465,38 @@ export class JobService {
     const retry = { logger: this.deps.logger, job: id, signal: this.closing.signal };
     const at = new Date().toISOString();
     const updated = await untilReachable(
-      () => this.record(id, status, outcome, at),
+      () => this.recordWithin(id, status, outcome, at),
       'recording the end of a job',
       retry,
     );
     if (!updated) return;
     const { name, error, timings } = updated;
     this.deps.logger.info(
-      { job: id, name, status, ...(error ? { error } : {}), ...(timings ? { timings } : {}) },
+      { job: id, name, status: updated.status, ...(error ? { error } : {}), ...(timings ? { timings } : {}) },
       'job ended',
     );
     this.publish(updated);
     await untilReachable(() => this.deliveries.schedule(updated), 'arranging the webhook of a job', retry);
+  }
+
+  /**
+   * Stores a final state as `record` does, within MEDIAFLOW_MAX_RECORD_BYTES: a result too large for
+   * its record fails the job with the 413 that says so, its outputs removed, rather than be kept.
+   */
+  private async recordWithin(
+    id: string,
+    status: JobStatus,
+    outcome: Ending,
+    at: string,
+  ): Promise<JobRecord | undefined> {
+    try {
+      return await this.record(id, status, outcome, at);
+    } catch (error) {
+      if (!(error instanceof RecordTooLargeError) || !outcome.result) throw error;
+      await this.deps.outputStore.remove(resultPaths(outcome.result));
+      const timings = outcome.timings ? { timings: outcome.timings } : {};
+      return this.record(id, 'failed', { error: jobErrorOf(error), ...timings }, at);
+    }
   }
 
   /**

@@ -25,7 +25,12 @@ const METADATA = Type.Object({
   bit_rate: Type.Union([number('Bits per second of the whole file'), Type.Null()]),
   streams: Type.Array(STREAM),
   tags: Type.Record(Type.String(), Type.String(), {
-    description: "The container's tags (title, artist, encoder, ...)",
+    description:
+      "The container's tags (title, artist, encoder, ...): each value at most 16 KiB of UTF-8, all of them " +
+      'together at most 64 KiB',
+  }),
+  tags_truncated: Type.Boolean({
+    description: 'true when a tag was cut to those limits or left out (a 60 MB ID3 frame), else false',
   }),
 });
 
@@ -44,6 +49,7 @@ function metadataOf(facts: MediaFacts) {
       return stream;
     }),
     tags: facts.tags ?? {},
+    tags_truncated: facts.tagsTruncated === true,
   };
 }
 

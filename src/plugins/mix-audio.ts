@@ -212,8 +212,7 @@ export default definePlugin({
     };
 
     return {
-      expectedSeconds: duration,
-      commands: [measuringPass({ voice, music }, input)],
+      ...measuringPass({ voice, music }, input),
       next: ([log]) => mix(measured(log, voice, 'voice'), measured(log, music, 'music')),
     };
   },

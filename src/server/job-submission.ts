@@ -129,9 +129,10 @@ export async function submitJob(
   try {
     const raw = ownFieldsOf(
       request,
-      await readFields(request, inputFileParts(files, inputFields, ownFields)),
+      await readFields(request, inputFileParts(files, inputFields, ownFields), config.bodyIdleTimeoutMs),
       ownFields,
     );
+    files.bodyRead();
     // Read first, so the answer never races an unread body.
     await requireDiskSpace(config.dataDir, config.minFreeDiskBytes);
     const read = await readJobOptions(request, raw, config);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { open } from 'node:fs/promises';
+import { open, readFile, writeFile } from 'node:fs/promises';
 import { execa } from 'execa';
 import { ebur128Summary, type LoudnessMeasure } from '../../src/plugins/shared/loudness-log.js';
 
@@ -296,4 +296,21 @@ export async function loudnessOf(file: string): Promise<LoudnessMeasure> {
   const measure = ebur128Summary(stderr);
   assert.ok(measure, `no loudness summary for ${file}`);
   return measure;
+}
+
+/**
+ * Makes `file` a lying MP3: its Xing/Info header's frame count (which ffprobe and the in-process reader
+ * take for the length, the byte count being right) patched to claim `claimSeconds`, while its frames
+ * run to their real end. The file must have been written by ffmpeg's mp3 muxer at 44.1 or 48 kHz.
+ */
+export async function claimMp3Seconds(file: string, claimSeconds: number): Promise<void> {
+  const bytes = await readFile(file);
+  const tag = ['Xing', 'Info'].map((name) => bytes.indexOf(name, 0, 'latin1')).find((at) => at >= 0);
+  assert.ok(tag !== undefined && (bytes.readUInt32BE(tag + 4) & 3) === 3, `${file} has a Xing header with its counts`);
+  // The first frame's header follows the ID3v2 tag, whose size is four bytes of seven bits.
+  const id3 =
+    bytes.toString('latin1', 0, 3) === 'ID3' ? 10 + bytes.subarray(6, 10).reduce((n, b) => n * 128 + b, 0) : 0;
+  const rate = [44100, 48000, 32000][(bytes.readUInt32BE(id3) >>> 10) & 3]!;
+  bytes.writeUInt32BE(Math.round((claimSeconds * rate) / 1152), tag + 8);
+  await writeFile(file, bytes);
 }

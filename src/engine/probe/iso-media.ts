@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { ffprobeSeconds } from './ffprobe-seconds.js';
 import { readSequenceParameters } from './h264-sps.js';
-import { boxes, only, type Box } from './iso-boxes.js';
+import { boxBudget, boxes, only, type Box, type BoxBudget } from './iso-boxes.js';
 import { movieTags } from './iso-tags.js';
 import { audioStream, videoStream, type AudioFacts, type MediaFacts, type VideoFacts } from './media-facts.js';
 
@@ -59,8 +59,8 @@ const AAC_SAMPLE_RATES = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050
 const CHANNEL_LAYOUTS: Record<number, string> = { 1: 'mono', 2: 'stereo' };
 
 /** Codec facts of one H.264 sample entry (`avc1`/`avc3`), from its `avcC` box. */
-function h264Facts(entry: Box): Omit<VideoFacts, 'fps' | 'timeBase'> | undefined {
-  const avcC = only(boxes(entry.body.subarray(78)), 'avcC')?.body;
+function h264Facts(entry: Box, budget: BoxBudget): Omit<VideoFacts, 'fps' | 'timeBase'> | undefined {
+  const avcC = only(boxes(entry.body.subarray(78), budget), 'avcC')?.body;
   if (!avcC || avcC[0] !== 1 || (avcC[5]! & 0x1f) !== 1) return undefined; // exactly one SPS
   const spsEnd = 8 + avcC.readUInt16BE(6);
   if (spsEnd > avcC.length) return undefined;
@@ -79,11 +79,11 @@ function h264Facts(entry: Box): Omit<VideoFacts, 'fps' | 'timeBase'> | undefined
 }
 
 /** Codec facts of one AAC-LC sample entry (`mp4a`), from its `esds` box (inside `wave` in QuickTime files). */
-function aacFacts(entry: Box, timescale: number): Omit<AudioFacts, 'timeBase'> | undefined {
+function aacFacts(entry: Box, timescale: number, budget: BoxBudget): Omit<AudioFacts, 'timeBase'> | undefined {
   const version = entry.body.readUInt16BE(8);
   if (version > 1) return undefined;
-  const inner = boxes(entry.body.subarray(version === 1 ? 44 : 28));
-  const esds = only(inner, 'esds') ?? only(boxes(only(inner, 'wave')?.body ?? Buffer.alloc(0)), 'esds');
+  const inner = boxes(entry.body.subarray(version === 1 ? 44 : 28), budget);
+  const esds = only(inner, 'esds') ?? only(boxes(only(inner, 'wave')?.body ?? Buffer.alloc(0), budget), 'esds');
   const config = esds && audioSpecificConfig(esds.body);
   if (!config || config.length < 2) return undefined;
   const objectType = config[0]! >> 3;
@@ -163,25 +163,25 @@ function rotationOf(tkhd: Buffer): number | undefined {
   return Math.trunc(degrees) || 0;
 }
 
-function track(trak: Box): Track | undefined {
-  const inTrak = boxes(trak.body);
+function track(trak: Box, budget: BoxBudget): Track | undefined {
+  const inTrak = boxes(trak.body, budget);
   const mdia = only(inTrak, 'mdia');
   const tkhd = only(inTrak, 'tkhd');
   // A track's own tags (udta, meta) are ffprobe's to read.
   if (!mdia || !tkhd || inTrak.some((box) => box.type === 'udta' || box.type === 'meta')) return undefined;
   const rotation = rotationOf(tkhd.body);
   if (rotation === undefined) return undefined;
-  const parts = boxes(mdia.body);
+  const parts = boxes(mdia.body, budget);
   const mdhd = only(parts, 'mdhd');
   const hdlr = only(parts, 'hdlr');
   const minf = only(parts, 'minf');
-  const tables = minf && only(boxes(minf.body), 'stbl');
+  const tables = minf && only(boxes(minf.body, budget), 'stbl');
   if (!mdhd || !hdlr || !tables) return undefined;
-  const inTable = boxes(tables.body);
+  const inTable = boxes(tables.body, budget);
   const stsd = only(inTable, 'stsd');
   const stts = only(inTable, 'stts');
   if (!stsd || !stts || stsd.body.readUInt32BE(4) !== 1) return undefined;
-  const entry = boxes(stsd.body.subarray(8))[0];
+  const entry = boxes(stsd.body.subarray(8), budget)[0];
   const { timescale } = timing(mdhd.body);
   if (!entry || timescale <= 0) return undefined;
   return { handler: hdlr.body.toString('latin1', 8, 12), timescale, entry, stts: stts.body, rotation };
@@ -195,18 +195,19 @@ function identityMovieMatrix(mvhd: Buffer): boolean {
 
 /**
  * Facts from a movie header (`moov` body) and the file type box (`ftyp` body, whose brands are
- * tags), or undefined for anything but the common case.
+ * tags), or undefined for anything but the common case (or more than MAX_BOXES boxes).
  */
 export function factsFromMovie(moov: Buffer, ftyp: Buffer | undefined): MediaFacts | undefined {
   try {
-    const parts = boxes(moov);
+    const budget = boxBudget();
+    const parts = boxes(moov, budget);
     const mvhd = only(parts, 'mvhd');
     // Fragmented files (mvex), compressed headers (cmov) and cover art (covr, an extra stream) go to ffprobe.
     if (!mvhd || parts.some((box) => box.type === 'mvex' || box.type === 'cmov') || moov.includes('covr', 0, 'latin1'))
       return undefined;
-    const tags = movieTags(ftyp, parts);
+    const tags = movieTags(ftyp, parts, budget);
     if (!tags || !identityMovieMatrix(mvhd.body)) return undefined;
-    const traks = parts.filter((box) => box.type === 'trak').map(track);
+    const traks = parts.filter((box) => box.type === 'trak').map((trak) => track(trak, budget));
     const videoTracks = traks.filter((t) => t?.handler === 'vide');
     const audioTracks = traks.filter((t) => t?.handler === 'soun');
     if (
@@ -229,7 +230,7 @@ export function factsFromMovie(moov: Buffer, ftyp: Buffer | undefined): MediaFac
     const [video] = videoTracks;
     if (video) {
       if (video.entry.type !== 'avc1' && video.entry.type !== 'avc3') return undefined;
-      const codec = h264Facts(video.entry);
+      const codec = h264Facts(video.entry, budget);
       const fps = averageFps(video.stts, video.timescale);
       if (!codec || fps <= 0) return undefined;
       const { rotation } = video;
@@ -237,7 +238,7 @@ export function factsFromMovie(moov: Buffer, ftyp: Buffer | undefined): MediaFac
     }
     const [audio] = audioTracks;
     if (audio) {
-      const codec = audio.entry.type === 'mp4a' ? aacFacts(audio.entry, audio.timescale) : undefined;
+      const codec = audio.entry.type === 'mp4a' ? aacFacts(audio.entry, audio.timescale, budget) : undefined;
       if (!codec) return undefined;
       facts.audio = { ...codec, timeBase: `1/${audio.timescale}` };
     }
@@ -282,22 +283,24 @@ function emptyEdits(elst: Buffer, movieTimescale: number): number {
  * sample durations (`stts`) summed, plus the largest composition offset (`ctts`) and any empty
  * edits before the samples, in the track's own timescale; the longest track's. A header may claim
  * 1 s while its last frame is timed at 10 h, and ffmpeg writes what the timestamps say. Any codec
- * counts; undefined when there is no track with a sample table, or a box does not add up.
+ * counts; undefined when there is no track with a sample table, a box does not add up, or there are
+ * more than MAX_BOXES boxes.
  */
 export function movieExtent(moov: Buffer): number | undefined {
   try {
-    const parts = boxes(moov);
+    const budget = boxBudget();
+    const parts = boxes(moov, budget);
     const mvhd = only(parts, 'mvhd');
     const movieTimescale = mvhd ? timing(mvhd.body).timescale : 0;
     let longest: number | undefined;
     for (const trak of parts.filter((box) => box.type === 'trak')) {
-      const inTrak = boxes(trak.body);
+      const inTrak = boxes(trak.body, budget);
       const mdia = only(inTrak, 'mdia');
-      const inMedia = mdia ? boxes(mdia.body) : [];
+      const inMedia = mdia ? boxes(mdia.body, budget) : [];
       const mdhd = only(inMedia, 'mdhd');
       const minf = only(inMedia, 'minf');
-      const stbl = minf && only(boxes(minf.body), 'stbl');
-      const inTable = stbl ? boxes(stbl.body) : [];
+      const stbl = minf && only(boxes(minf.body, budget), 'stbl');
+      const inTable = stbl ? boxes(stbl.body, budget) : [];
       const stts = only(inTable, 'stts')?.body;
       const timescale = mdhd ? timing(mdhd.body).timescale : 0;
       if (!stts || timescale <= 0) continue;
@@ -307,7 +310,7 @@ export function movieExtent(moov: Buffer): number | undefined {
       const ctts = only(inTable, 'ctts')?.body;
       if (ctts) ticks += largestOffset(ctts);
       const edts = only(inTrak, 'edts');
-      const elst = edts && only(boxes(edts.body), 'elst')?.body;
+      const elst = edts && only(boxes(edts.body, budget), 'elst')?.body;
       const wait = elst && movieTimescale > 0 ? emptyEdits(elst, movieTimescale) : 0;
       longest = Math.max(longest ?? 0, wait + ticks / timescale);
     }
@@ -320,35 +323,71 @@ export function movieExtent(moov: Buffer): number | undefined {
 
 /**
  * What the top level of an ISO media file says: the box it ends inside of, or its movie header and
- * its file type box (their bodies).
+ * its file type box (their bodies); no movie header too when the walk passed one of its limits.
  */
 export type TopLevel = { truncatedIn: string } | { moov: Buffer | undefined; ftyp?: Buffer };
 
 /** The largest file type box read: a list of brands is a few dozen bytes. */
 const MAX_FTYP_BYTES = 4096;
 
+/** Bytes read at a time while walking the top level: small boxes in a row cost one read for many. */
+const CHUNK_BYTES = 64 * 1024;
+
+/** How far the walk of the top level goes before it leaves the file to ffprobe. */
+export interface TopLevelLimits {
+  /**
+   * Top-level boxes: a fragmented file has two a fragment (a 4 h file of 1 s fragments, 28,800); a
+   * file of 8-byte empty boxes has millions.
+   */
+  boxes: number;
+  /** Reads of the file: one per chunk of small boxes, one per box larger than a chunk. */
+  reads: number;
+  /** Milliseconds, from the file's opening: the walk yields at every read and stops at this. */
+  timeMs: number;
+}
+
+export const TOP_LEVEL_LIMITS: TopLevelLimits = { boxes: 100_000, reads: 50_000, timeMs: 2000 };
+
+/** Nothing said: ffprobe reads the file, in a process of its own with its own time limit. */
+const LEFT_TO_FFPROBE: TopLevel = { moov: undefined };
+
 /**
  * Walks the top-level boxes of an ISO media (MP4, MOV, M4A, 3GP) file. A file cut short in transfer
  * or on purpose ends inside one of them, which is told by name. Otherwise the body of its one
- * `moov` box is read (none when there are several, or it is over 16 MiB).
+ * `moov` box is read (none when there are several, or it is over 16 MiB). Box headers are read a
+ * chunk at a time, and the walk gives up (LEFT_TO_FFPROBE) past `limits`: 64 MB of empty boxes took
+ * one read each, 231 s.
  */
-export async function readTopLevel(file: string): Promise<TopLevel> {
+export async function readTopLevel(file: string, limits: TopLevelLimits = TOP_LEVEL_LIMITS): Promise<TopLevel> {
+  const deadline = performance.now() + limits.timeMs;
   const handle = await open(file, 'r');
   try {
     const { size } = await handle.stat();
-    const header = Buffer.alloc(16);
+    const chunk = Buffer.alloc(CHUNK_BYTES);
+    let chunkStart = 0;
+    let chunkLength = 0;
+    let reads = 0;
+    let count = 0;
     const movies: Array<{ offset: number; size: number }> = [];
     const types: Array<{ offset: number; size: number }> = [];
     let offset = 0;
     while (offset + 8 <= size) {
-      const { bytesRead } = await handle.read(header, 0, 16, offset);
+      if (++count > limits.boxes) return LEFT_TO_FFPROBE;
+      // A box header is 8 or 16 bytes: read on from it unless the chunk holds its 16 (or the file's end).
+      const chunkEnd = chunkStart + chunkLength;
+      if (offset < chunkStart || (offset + 16 > chunkEnd && chunkEnd < size)) {
+        if (++reads > limits.reads || performance.now() > deadline) return LEFT_TO_FFPROBE;
+        chunkStart = offset;
+        chunkLength = (await handle.read(chunk, 0, CHUNK_BYTES, offset)).bytesRead;
+      }
+      const header = chunk.subarray(offset - chunkStart, Math.min(offset - chunkStart + 16, chunkLength));
       const type = header.toString('latin1', 4, 8);
       // Past the boxes (trailing junk is not a box): nothing more can be said.
       if (!/^[\x20-\x7e]{4}$/.test(type)) break;
       let boxSize = header.readUInt32BE(0);
       let headerSize = 8;
       if (boxSize === 1) {
-        if (bytesRead < 16) return { truncatedIn: type };
+        if (header.length < 16) return { truncatedIn: type };
         boxSize = Number(header.readBigUInt64BE(8));
         headerSize = 16;
       } else if (boxSize === 0) {

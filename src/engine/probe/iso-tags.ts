@@ -1,4 +1,4 @@
-import { boxes, only, type Box } from './iso-boxes.js';
+import { boxes, only, type Box, type BoxBudget } from './iso-boxes.js';
 import { cString, setTag } from './tag-text.js';
 
 /**
@@ -98,8 +98,8 @@ function creationTag(mvhd: Buffer, tags: Record<string, string>): boolean {
 }
 
 /** An iTunes-style item's text: its one `data` box, of the UTF-8 type (1). */
-function itemText(item: Box): string | undefined {
-  const [data, ...rest] = boxes(item.body);
+function itemText(item: Box, budget: BoxBudget): string | undefined {
+  const [data, ...rest] = boxes(item.body, budget);
   if (!data || rest.length > 0 || data.type !== 'data' || data.body.length < 8 || data.body.readUInt32BE(0) !== 1)
     return undefined;
   return cString(data.body.subarray(8));
@@ -113,15 +113,15 @@ function quickTimeText(item: Box): string | undefined {
 }
 
 /** Adds the text items of an iTunes-style `meta` box (`mdir` handler, then `ilst`); false if anything else is there. */
-function metaTags(meta: Buffer, tags: Record<string, string>): boolean {
+function metaTags(meta: Buffer, tags: Record<string, string>, budget: BoxBudget): boolean {
   if (meta.length < 4 || meta.readUInt32BE(0) !== 0) return false;
-  const parts = boxes(meta.subarray(4)).filter((box) => box.type !== 'free');
+  const parts = boxes(meta.subarray(4), budget).filter((box) => box.type !== 'free');
   const [hdlr, ilst] = parts;
   if (parts.length !== 2 || hdlr?.type !== 'hdlr' || ilst?.type !== 'ilst') return false;
   if (hdlr.body.toString('latin1', 8, 12) !== 'mdir') return false;
-  for (const item of boxes(ilst.body)) {
+  for (const item of boxes(ilst.body, budget)) {
     const name = TEXT_ITEMS[item.type];
-    const text = name && itemText(item);
+    const text = name && itemText(item, budget);
     if (!name || text === undefined) return false;
     setTag(tags, name, text);
   }
@@ -130,19 +130,23 @@ function metaTags(meta: Buffer, tags: Record<string, string>): boolean {
 
 /**
  * The tags ffprobe gives an MP4/MOV, from its `ftyp` body and the boxes of its movie header; undefined
- * when there is anything this reading does not know.
+ * when there is anything this reading does not know. The boxes it walks are taken from `budget`.
  */
-export function movieTags(ftyp: Buffer | undefined, movie: Box[]): Record<string, string> | undefined {
+export function movieTags(
+  ftyp: Buffer | undefined,
+  movie: Box[],
+  budget: BoxBudget,
+): Record<string, string> | undefined {
   const tags: Record<string, string> = {};
   const mvhd = only(movie, 'mvhd');
   if (!ftyp || !mvhd || !brandTags(ftyp, tags) || !creationTag(mvhd.body, tags)) return undefined;
   if (movie.some((box) => box.type === 'meta')) return undefined;
   const udta = movie.filter((box) => box.type === 'udta');
   if (udta.length > 1) return undefined;
-  for (const item of udta[0] ? boxes(udta[0].body) : []) {
+  for (const item of udta[0] ? boxes(udta[0].body, budget) : []) {
     if (item.type === 'free') continue;
     if (item.type === 'meta') {
-      if (!metaTags(item.body, tags)) return undefined;
+      if (!metaTags(item.body, tags, budget)) return undefined;
       continue;
     }
     const name = item.type.startsWith('©') ? TEXT_ITEMS[item.type] : undefined;

@@ -29,8 +29,13 @@ export interface MediaFacts {
   bitRate?: number;
   /** The video, audio and subtitle streams, numbered as ffprobe numbers them (data streams are left out). */
   streams?: StreamFacts[];
-  /** The container's tags (title, artist, encoder, ...) under the names ffmpeg gives them. */
+  /**
+   * The container's tags (title, artist, encoder, ...) under the names ffmpeg gives them, within the
+   * probe's limits (tag-limits.ts).
+   */
   tags?: Record<string, string>;
+  /** True when a tag was cut to the limits or left out. */
+  tagsTruncated?: boolean;
 }
 
 /** One stream of the container, as `/media-metadata/` reports it. */
@@ -65,6 +70,8 @@ export interface VideoFacts {
   height: number;
   /** Frames per second, from the stream's average (or real) frame rate. */
   fps: number;
+  /** The pictures of an animated GIF, counted without decoding them (each is a whole canvas of width x height). */
+  frames?: number;
   pixFmt: string;
   profile?: string;
   /** The stream's time base as ffprobe gives it (`1/12800`), when ffprobe read it. */

@@ -1,10 +1,12 @@
 import { open } from 'node:fs/promises';
 import path from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { mediaError } from '../errors.js';
 import { runFfprobe, type RunOptions } from '../run/ffmpeg.js';
 import { factsFromMovie, movieExtent, readTopLevel } from './iso-media.js';
 import { mpegAudioFacts } from './mpeg-audio.js';
 import { subtitleFacts } from './subtitle-format.js';
+import { cappedTags } from './tag-limits.js';
 import { waveFacts } from './wave-audio.js';
 import { ffprobeSeconds } from './ffprobe-seconds.js';
 import { DEFAULT_MAX_PIXELS } from '../config.js';
@@ -34,6 +36,7 @@ interface ProbeStream {
   channels?: number;
   channel_layout?: string;
   time_base?: string;
+  nb_frames?: string;
   extradata_hash?: string;
   disposition?: { attached_pic?: number };
   side_data_list?: Array<{ rotation?: number }>;
@@ -109,6 +112,15 @@ function streamEntries(streams: ProbeStream[]): StreamFacts[] {
   });
 }
 
+/**
+ * The pictures of an animated GIF, which its demuxer counts as it opens the file, without decoding any: overlay-image
+ * weighs a logo's decoding by them. Other formats' counts are left out, as the header readers give none.
+ */
+function animationFrames(formatName: string, video: ProbeStream): Pick<VideoFacts, 'frames'> {
+  const frames = Number(video.nb_frames);
+  return formatName === 'gif' && Number.isInteger(frames) && frames > 0 ? { frames } : {};
+}
+
 /** Turns ffprobe's JSON into facts. Cover art in audio files (attached pictures) is not a video stream. */
 export function factsFromProbe(output: ProbeOutput): MediaFacts {
   const streams = output.streams ?? [];
@@ -129,7 +141,7 @@ export function factsFromProbe(output: ProbeOutput): MediaFacts {
   if (Number.isFinite(duration) && duration > 0) facts.duration = duration;
   if (Number.isFinite(size)) facts.size = size;
   if (Number.isFinite(bitRate) && bitRate > 0) facts.bitRate = bitRate;
-  if (video) facts.video = videoFacts(video);
+  if (video) facts.video = { ...videoFacts(video), ...animationFrames(formatName, video) };
   if (audio) facts.audio = audioFacts(audio);
   if (subtitle) facts.subtitle = { codec: subtitle.codec_name ?? 'unknown' };
   return facts;
@@ -315,8 +327,17 @@ const withoutFileName = (text: string, file: string) => text.split(`${file}: `).
 /**
  * Probes one local file (named relative to `options.cwd`). Unreadable media is a 422. Nothing the
  * file names is followed; a picture larger than `maxPixels` is judged by its header, not decoded.
+ * Its tags are kept within the limits of tag-limits.ts, whichever way they were read.
  */
 export async function probeFile(ffprobe: string, file: string, options: ProbeOptions): Promise<MediaFacts> {
+  const facts = await readFacts(ffprobe, file, options);
+  if (!facts.tags) return facts;
+  const { tags, truncated } = cappedTags(facts.tags);
+  return { ...facts, tags, ...(truncated ? { tagsTruncated: true } : {}) };
+}
+
+/** The facts of one file as ffprobe, or a header reader, gives them. */
+async function readFacts(ffprobe: string, file: string, options: ProbeOptions): Promise<MediaFacts> {
   const input = options.source ? `Input ${options.source}` : 'Input';
   const absolute = path.resolve(options.cwd, file);
   const { head, tail, size } = await readEnds(absolute);
@@ -408,7 +429,10 @@ async function isoMediaFacts(input: string, file: string): Promise<{ facts?: Med
   if ('truncatedIn' in top)
     throw mediaError(`${input} is truncated: the file ends inside its '${top.truncatedIn}' box`);
   if (!top.moov) return {};
+  // Each reading walks at most MAX_BOXES boxes, synchronously; other requests get the loop in between.
+  await yieldToLoop();
   const extent = movieExtent(top.moov);
+  await yieldToLoop();
   const facts = factsFromMovie(top.moov, top.ftyp);
   return { ...(facts ? { facts: withExtent(facts, extent) } : {}), ...(extent !== undefined ? { extent } : {}) };
 }

@@ -11,6 +11,7 @@ import {
   type NamedInput,
   type Static,
 } from '../../sdk.js';
+import { compile } from './compile.js';
 import { TIMELINE_VIEW, timelineView } from './dry-run.js';
 import { checkEdit } from './edit-check.js';
 import {
@@ -142,19 +143,16 @@ export default definePlugin({
       source: src,
       kind,
     })),
-  build: ({ params, inputs, settings }) => {
+  build: ({ params, inputs, settings, input, output }) => {
     const document = documentOf(params);
     const media = mediaFinder(document, inputs);
     const unusable = mediaKindProblems(document, media);
     if (unusable.length > 0) throw problemsError(unusable, 'MF_ERR_MEDIA');
     const timeline = resolve(document, params.merge ?? {}, media, settings);
     if (params.dry_run && !params.storyboard) return { commands: [], answers: { timeline: timelineView(timeline) } };
-    // The compiler (picture.ts, sound.ts, storyboard.ts) is not on this branch: it plugs in here, from `timeline`.
-    throw new MediaflowError(
-      'MF_ERR_UNAVAILABLE',
-      `${params.storyboard ? 'Storyboards are' : 'Rendering is'} not built yet on this server: only dry_run=true ` +
-        'answers, with the resolved timeline',
-    );
+    if (params.storyboard)
+      throw new MediaflowError('MF_ERR_UNAVAILABLE', 'Storyboards are not built yet on this server');
+    return compile(timeline, input, output);
   },
   message: (params) => (params.dry_run ? 'Timeline resolved successfully' : 'Video rendered successfully'),
 });

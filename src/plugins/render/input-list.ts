@@ -5,7 +5,8 @@ import type { LocalInput } from '../../sdk.js';
  * once however many clips use it (with the same options), and a graph refers to it by its index (`[3:v]`).
  */
 export class InputList {
-  private readonly opened: Array<{ key: string; args: string[] }> = [];
+  /** Each input's options, and the key that shares it (none for an input of its own). */
+  private readonly opened: Array<{ key?: string; args: string[] }> = [];
 
   /**
    * @param open the engine's safe options for opening an input (BuildContext.input), ending with `-i <file>`.
@@ -20,6 +21,17 @@ export class InputList {
     const found = this.opened.findIndex((entry) => entry.key === key);
     if (found >= 0) return found;
     this.opened.push({ key, args: [...options, ...this.open(media)] });
+    return this.opened.length - 1;
+  }
+
+  /**
+   * The index of a new input of `media` opened with `options`, never shared: for a reader that must go at its own pace.
+   * ffmpeg hands every frame it decodes of a stream to each of the graph's readers of it at once, so a clip that reads
+   * an input another clip read long before it holds all that was decoded for the other until its own time comes (a
+   * song used twice, minutes apart, holds minutes of decoded sound).
+   */
+  ownIndex(media: LocalInput, options: readonly string[] = []): number {
+    this.opened.push({ args: [...options, ...this.open(media)] });
     return this.opened.length - 1;
   }
 

@@ -2,11 +2,17 @@ import { argv } from '../../sdk.js';
 import { seconds } from './timeline.js';
 
 /**
+ * A part length no input reaches (about 32 years): the segment muxer given no split time cuts every
+ * 2 s by default, so a split into one part gives it this instead, and the part is the whole input.
+ */
+const NO_SPLIT_SECONDS = 1e9;
+
+/**
  * Options of ffmpeg's segment muxer, which writes one file per part of the input into `pattern` (a
  * printf pattern with one number, counted from 1) in the container of `muxer` (a muxer's options,
- * then `-f <name>`): a new part begins at the first keyframe at or after each of `times`. Every part's
- * timestamps start at 0, picture and sound shifted alike, so each part is in sync and starts on a
- * keyframe.
+ * then `-f <name>`): a new part begins at the first keyframe at or after each of `times` (none: one
+ * part, the whole input). Every part's timestamps start at 0, picture and sound shifted alike, so each
+ * part is in sync and starts on a keyframe.
  */
 export function segmentArgs(muxer: readonly string[], times: readonly number[], pattern: string): string[] {
   const name = muxer.at(-1)!;
@@ -19,7 +25,7 @@ export function segmentArgs(muxer: readonly string[], times: readonly number[], 
     // A B-frame stream's first packets decode before time 0: the first part keeps that, as the others
     // do, rather than having its picture moved later than its sound.
     ['-avoid_negative_ts', 'disabled', '-reset_timestamps', '1', '-segment_start_number', '1'],
-    times.length > 0 ? ['-segment_times', times.map(seconds).join(',')] : null,
+    times.length > 0 ? ['-segment_times', times.map(seconds).join(',')] : ['-segment_time', String(NO_SPLIT_SECONDS)],
     [pattern],
   );
 }

@@ -1,4 +1,4 @@
-import { argv, type LocalInput } from '../../sdk.js';
+import { argv, type LocalInput, type Plan } from '../../sdk.js';
 
 /**
  * One ffmpeg pass that measures the integrated loudness (EBU R128) of several inputs at once, each on a
@@ -28,12 +28,25 @@ function measuredSpans(media: LocalInput, input: (media: LocalInput) => string[]
   });
 }
 
+/** Seconds of an input that are measured: the whole of it, or its windows joined; undefined when it does not say. */
+function measuredSeconds(media: LocalInput): number | undefined {
+  const duration = media.facts.duration;
+  if (duration === undefined) return undefined;
+  return duration <= WINDOWS.count * WINDOWS.seconds * 2 ? duration : WINDOWS.count * WINDOWS.seconds;
+}
+
 /**
- * The pass: ebur128 over each input's first audio stream, over its spans joined end to end, into nothing. Each
- * filter is named after its input's key (`ebur128@voice`), so that `ebur128Summary(log, key)` tells its summary
- * from the others'. The summaries are read with the sample peak, which costs less than the true peak.
+ * The pass, as a stage of its own: ebur128 over each input's first audio stream, over its spans joined end to
+ * end, all into one output of nothing. Each filter is named after its input's key (`ebur128@voice`), so that
+ * `ebur128Summary(log, key)` tells its summary from the others'. The summaries are read with the sample peak,
+ * which costs less than the true peak. One output, expecting the longest of the measured lengths: the engine's
+ * cap (`-t`, output-caps.ts) covers an output, so every input's measure stops there, and an input whose header
+ * lies about its length (an MP3 claiming 0.43 s that runs 2 h) is not decoded to its real end.
  */
-export function measuringPass(inputs: Record<string, LocalInput>, input: (media: LocalInput) => string[]): string[] {
+export function measuringPass(
+  inputs: Record<string, LocalInput>,
+  input: (media: LocalInput) => string[],
+): Pick<Plan, 'commands' | 'expectedSeconds'> {
   const spans = Object.entries(inputs).map(([name, media]) => [name, measuredSpans(media, input)] as const);
   let next = 0;
   const chains = spans.map(([name, own]) => {
@@ -41,10 +54,16 @@ export function measuringPass(inputs: Record<string, LocalInput>, input: (media:
     const joined = own.length > 1 ? `${labels}concat=n=${own.length}:v=0:a=1,` : labels;
     return `${joined}ebur128@${name}=peak=sample:framelog=verbose[${name}]`;
   });
-  return argv(
+  const lengths = Object.values(inputs).map(measuredSeconds);
+  const command = argv(
     ...spans.flatMap(([, own]) => own),
     LOGGED,
     ['-filter_complex', chains.join(';')],
-    ...spans.map(([name]) => ['-map', `[${name}]`, '-f', 'null', '-']),
+    ...spans.map(([name]) => ['-map', `[${name}]`]),
+    ['-f', 'null', '-'],
   );
+  return {
+    ...(lengths.every((seconds) => seconds !== undefined) ? { expectedSeconds: Math.max(...lengths) } : {}),
+    commands: [command],
+  };
 }

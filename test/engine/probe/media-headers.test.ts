@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, it, before, after } from '../../helpers/lifecycle.js';
 import { runFfprobe } from '../../../src/engine/run/ffmpeg.js';
-import { factsFromMovie, readTopLevel } from '../../../src/engine/probe/iso-media.js';
+import { factsFromMovie, movieExtent, readTopLevel, TOP_LEVEL_LIMITS } from '../../../src/engine/probe/iso-media.js';
+import { MAX_BOXES } from '../../../src/engine/probe/iso-boxes.js';
+import { box, emptyBoxes, emptyBoxesFile, FTYP, paddedMovie } from '../../helpers/iso-boxes.js';
 import { mpegAudioFacts } from '../../../src/engine/probe/mpeg-audio.js';
 import { subtitleFacts } from '../../../src/engine/probe/subtitle-format.js';
 import { waveFacts } from '../../../src/engine/probe/wave-audio.js';
@@ -338,6 +341,51 @@ describe('facts read from MP4/MOV, MP3, WAV and subtitle headers in process', ()
       broken.writeUInt32BE(0xfffffff0, at);
       assert.doesNotThrow(() => factsFromMovie(broken, ftyp), `length at ${at}`);
     }
+  });
+
+  it('leave a movie header of more boxes than MAX_BOXES to ffprobe, read one within it (issue 33)', async () => {
+    const mp4 = await readFile(path.join(dir, 'moov-at-end-90k.mp4'));
+    const movieOf = async (bytes: Buffer) => {
+      const file = path.join(dir, 'padded.mp4');
+      await writeFile(file, bytes);
+      const top = await readTopLevel(file);
+      assert.ok('moov' in top && top.moov);
+      return top;
+    };
+    // A few dozen boxes are the movie's own: half the allowance more is still read.
+    const within = await movieOf(paddedMovie(mp4, MAX_BOXES / 2));
+    assert.ok(factsFromMovie(within.moov!, within.ftyp));
+    assert.ok(movieExtent(within.moov!));
+    // Two million (16 MB), each walked, held the event loop for seconds: the walk stops at the limit.
+    const over = await movieOf(paddedMovie(mp4, 2_000_000));
+    assert.equal(factsFromMovie(over.moov!, over.ftyp), undefined);
+    assert.equal(movieExtent(over.moov!), undefined);
+  });
+
+  it('walk the top level a chunk at a time, within a count of boxes, of reads and a time (issue 33)', async () => {
+    const file = path.join(dir, 'top-level.mp4');
+    const mp4 = await readFile(path.join(dir, 'moov-at-end-90k.mp4'));
+    const at = mp4.indexOf('moov', 0, 'latin1') - 4;
+    const moov = mp4.subarray(at);
+    // 1,000 empty boxes, then ten of 100 KB (each larger than a chunk), then the movie header.
+    const big = Array.from({ length: 10 }, () => box('free', Buffer.alloc(100_000)));
+    await writeFile(file, Buffer.concat([FTYP, emptyBoxes(1000), ...big, moov]));
+    const read = (limits: Partial<typeof TOP_LEVEL_LIMITS>) => readTopLevel(file, { ...TOP_LEVEL_LIMITS, ...limits });
+    const found = await read({});
+    assert.ok('moov' in found && found.moov?.equals(moov.subarray(8)), 'read within the limits');
+    // The file type, the 1,000 small boxes and the first large one's header take one read; each large box
+    // after it one (the header at its start), and the movie header after them one more: 11.
+    const fewest = await read({ reads: 11 });
+    assert.ok('moov' in fewest && fewest.moov);
+    for (const limits of [{ boxes: 1011 }, { reads: 10 }, { timeMs: 0 }]) {
+      assert.deepEqual(await read(limits), { moov: undefined }, JSON.stringify(limits));
+    }
+    // A million empty boxes, one read each before, are a few dozen reads, then left to ffprobe.
+    await writeFile(file, emptyBoxesFile(1_000_000));
+    const reads = () => Number(/^syscr: (\d+)/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
+    const before = reads();
+    assert.deepEqual(await readTopLevel(file), { moov: undefined });
+    assert.ok(reads() - before < 1000, `${reads() - before} reads`);
   });
 
   it('leave an MP3 whose Xing header disagrees with the file size to ffprobe', async () => {
