@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { clipAt, JsonSyntaxError, mapJson, parentPath, pathAt, problemRange } from '../studio/src/json-map.js';
 import { EventStreamParser } from '../studio/src/sse.js';
+import { framePlaces } from '../studio/src/storyboard.js';
 import { describe, it } from './helpers/lifecycle.js';
 
 /** The studio page's two parsers, which need no browser: JSON with where each value is, and Server-Sent Events. */
@@ -79,5 +80,39 @@ describe('the studio: Server-Sent Events from a fetched body', () => {
     for (const char of stream) events.push(...parser.push(char));
     assert.deepEqual(events, ['{"progress":1}', '{"progress":\n2}', '{"progress":3}']);
     assert.deepEqual(new EventStreamParser().push('data: {"a":1}\n\ndata: {"b"'), ['{"a":1}']);
+  });
+});
+
+describe("the studio: each clip's frame on the storyboard", () => {
+  it('finds frames where docs/render.md lays them: a row per track that draws, placed by midpoint', () => {
+    const clip = (track: number, index: number, type: string, start: number, end: number) =>
+      ({ track, index, type, start, end }) as const;
+    const places = framePlaces(
+      {
+        duration: 10,
+        width: 640,
+        height: 360,
+        clips: [
+          clip(0, 0, 'image', 0, 4),
+          clip(0, 1, 'video', 4, 10),
+          clip(1, 0, 'audio', 0, 10),
+          // Past the output's end: its midpoint is that of what shows, 0 to 10.
+          clip(2, 0, 'text', 0, 12),
+          clip(3, 0, 'image', 10, 11),
+        ],
+      },
+      640,
+    );
+    // A 640x360 output's frame is 160x90; 640 - 2 x 16 - 160 = 448 pixels for 10 s, 44.8 a second.
+    const frame = { width: 160, height: 90 };
+    assert.deepEqual(
+      [...places],
+      [
+        ['0:0', { x: 16 + 90, y: 16, ...frame }],
+        ['0:1', { x: 16 + 314, y: 16, ...frame }],
+        // The sound's track has no row: the text's is the second, a frame and its times (20) and a gap (12) down.
+        ['2:0', { x: 16 + 224, y: 16 + 90 + 20 + 12, ...frame }],
+      ],
+    );
   });
 });

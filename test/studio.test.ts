@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { ElementHandle, Page } from 'puppeteer-core';
+import sharp from 'sharp';
 import { mapJson } from '../studio/src/json-map.js';
 import { STUDIO_CSP } from '../src/server/studio-route.js';
 import { chromiumOrSkipReason } from './helpers/chromium.js';
@@ -13,6 +14,7 @@ import { fixture } from './helpers/fixtures.js';
 import { getJob, isFinal, waitForJob } from './helpers/jobs.js';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { assertNearRgb, type Rgb } from './helpers/media.js';
 import { launchStudioBrowser, type StudioBrowser } from './helpers/studio-browser.js';
 
 /**
@@ -201,6 +203,7 @@ describe('the studio page in a browser', () => {
     assert.equal(await page.evaluate(() => sessionStorage.getItem('mediaflow.apiKey')), KEY);
   });
 
+  let media: Record<string, string>;
   let timeline: { duration: number; clips: Array<{ track: number; index: number; start: number; end: number }> };
 
   it('opens a template and draws its clips at their times, with the fade over both pictures', async (context) => {
@@ -208,7 +211,7 @@ describe('the studio page in a browser', () => {
     await page.select('#template', 'studio-test');
     await page.click('#open-template');
     await until(`document.querySelector('#merge-fields input[name=PHOTO]')`);
-    const media = {
+    media = {
       PHOTO: files.url('/f/red-640x360.jpg'),
       CLIP: files.url('/f/clip-2s-640x360-25fps.mp4'),
       MUSIC: files.url('/f/tone-3s-44k-stereo.mp3'),
@@ -259,6 +262,35 @@ describe('the studio page in a browser', () => {
       await page.$eval(bar(0, 1), (b) => b.getAttribute('aria-label')!),
       /Track 1, clip 2: video, 1\.5 s to/,
     );
+  });
+
+  it("shows each clip's frame from the dry run's storyboard on its bar", async (context) => {
+    if (skipWithout(context)) return;
+    const asked = await fetch(`${server.base}/render/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+      body: JSON.stringify({ template: 'studio-test', merge: media, dry_run: true, storyboard: true }),
+    });
+    if (asked.status === 501) {
+      // A server that draws no storyboard: the page asked once, heard so, and draws its bars without pictures.
+      assert.match(((await asked.json()) as { error: string }).error, /storyboard/i);
+      assert.equal(await page.$('#timeline .thumb'), null);
+      (context as { skip?: (why: string) => void }).skip?.('this server draws no storyboard yet');
+      return;
+    }
+    assert.equal(asked.status, 200);
+    // Each picture's bar shows its own frame: the red picture red, the title's black background dark.
+    await until(`document.querySelectorAll('#timeline .thumb').length === 3`, 30_000);
+    /** The colour a bar's picture shows at a point, given as shares of its width and height. */
+    const shown = async (selector: string, across: number, down: number): Promise<Rgb> => {
+      const shot = await (await page.$(`${selector} .thumb`))!.screenshot({ type: 'png' });
+      const { data, info } = await sharp(shot).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      const at = (Math.floor(info.height * down) * info.width + Math.floor(info.width * across)) * 3;
+      return [data[at]!, data[at + 1]!, data[at + 2]!];
+    };
+    assertNearRgb(await shown(bar(0, 0), 0.5, 0.5), [255, 0, 0], 40, 'the red picture');
+    assertNearRgb(await shown(bar(1, 0), 0.1, 0.1), [0, 0, 0], 40, "the title's background");
+    assert.equal(await page.$(`${bar(2, 0)} .thumb`), null, 'a sound has no frame');
   });
 
   it('is usable at 1280x800 and at 390x844 (screenshots in test/artifacts/)', async (context) => {
@@ -416,11 +448,6 @@ describe('the studio page in a browser', () => {
     );
     const id = await text('#job h3 code');
     const job = await getJob(server.base, id, { 'x-api-key': KEY });
-    if (job.error?.status === 501) {
-      // This branch has the render's document, checks and dry run, not yet its compiler.
-      (context as { skip?: (why: string) => void }).skip?.(`the server does not render yet: ${job.error.error}`);
-      return;
-    }
     assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
     await until(`document.querySelector('#job video')`);
     assertRose(await progressSeen());

@@ -8,7 +8,7 @@ import { newId, urlField, type Field } from './fields.js';
 import { clipAt, pathAt } from './json-map.js';
 import { JobList, JobPanel } from './jobs.js';
 import { drawOperationForm, editSchemaOf, operationsOf, type Operation } from './operations.js';
-import { drawTimeline, type Timeline, type TimelineClip } from './timeline.js';
+import { drawTimeline, type Storyboard, type Timeline, type TimelineClip } from './timeline.js';
 
 /**
  * The studio page (docs/studio.md): an edit document typed or opened from a template, checked as it is typed and
@@ -55,7 +55,7 @@ const page = {
 let schema: object | undefined;
 let analysis: Analysis = { text: '', problems: [] };
 let server: ServerCheck | undefined;
-let drawn: { timeline: Timeline; document: unknown; text: string; storyboard?: string } | undefined;
+let drawn: { timeline: Timeline; document: unknown; text: string; storyboard?: Storyboard } | undefined;
 let selected: { track: number; index: number } | undefined;
 /** Whether to ask the dry run for a storyboard: a server without the storyboard answers 501, then no more asks. */
 let storyboards = true;
@@ -128,8 +128,10 @@ async function resolveTimeline(): Promise<void> {
       ...jsonBody(body),
       signal: controller.signal,
     });
+    const storyboard =
+      answer.storyboard_url && isOwnOutput(answer.storyboard_url) ? await boardOf(answer.storyboard_url) : undefined;
+    if (controller.signal.aborted) return;
     server = { text: asked.text, values: asked.values, problems: [] };
-    const storyboard = answer.storyboard_url && isOwnOutput(answer.storyboard_url) ? answer.storyboard_url : undefined;
     drawn = {
       timeline: answer.timeline,
       document: asked.document,
@@ -153,6 +155,18 @@ async function resolveTimeline(): Promise<void> {
     page.dryRunState.textContent = `The server's dry run refused the document (${error.status}).`;
   }
   draw();
+}
+
+/** The storyboard with its size, read from the picture; none when it cannot be loaded. */
+async function boardOf(url: string): Promise<Storyboard | undefined> {
+  const picture = new Image();
+  picture.src = url;
+  try {
+    await picture.decode();
+  } catch {
+    return undefined;
+  }
+  return { url, width: picture.naturalWidth, height: picture.naturalHeight };
 }
 
 /** The problems list, the underlines and the timeline, for the document now. */

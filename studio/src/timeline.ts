@@ -1,11 +1,13 @@
 import type { Problem } from '../../src/sdk.js';
 import { clipAt } from './json-map.js';
 import { el, replace } from './dom.js';
+import { framePlaces, type FrameBox } from './storyboard.js';
 
 /**
  * The timeline drawn: a ruler, one row per track, each clip a bar (a button: focusable, with a text equivalent) at its
- * place on the ruler, its transition's overlap with the clip before it drawn over both, its problems marked on it;
- * and the same clips as a table, for screen readers and for reading exact times.
+ * place on the ruler, with its frame from the storyboard when there is one, its transition's overlap with the clip
+ * before it drawn over both, its problems marked on it; and the same clips as a table, for screen readers and for
+ * reading exact times.
  */
 
 /** One clip of the dry run's `timeline` (docs/render.md#the-dry-run). */
@@ -27,6 +29,13 @@ export interface Timeline {
   clips: TimelineClip[];
 }
 
+/** The dry run's storyboard: a picture of this server's, and its size. */
+export interface Storyboard {
+  url: string;
+  width: number;
+  height: number;
+}
+
 export interface Drawing {
   timeline: Timeline;
   /** The document the timeline was resolved from, for each clip's transition. */
@@ -35,8 +44,8 @@ export interface Drawing {
   problems: Problem[];
   /** The clip the editor's cursor is in. */
   selected?: { track: number; index: number };
-  /** The dry run's storyboard (a URL of this server's), when the server draws one. */
-  storyboard?: string;
+  /** The dry run's storyboard, when the server draws one. */
+  storyboard?: Storyboard;
   /** Why the timeline is older than the document, when it is: the last one that resolved is drawn. */
   stale?: string;
 }
@@ -59,18 +68,17 @@ function transitionOf(document: unknown, clip: TimelineClip): string | undefined
   return typeof type === 'string' ? type : undefined;
 }
 
-/** A bar's background: the part of the storyboard that is its clip, its picture being laid out as the timeline. */
-function thumbnail(storyboard: string, clip: TimelineClip, timeline: Timeline, tracks: number): HTMLElement {
-  // The storyboard draws each clip's frame on its track: time across (the whole picture is the whole timeline), one
-  // row per track from the first. The bar shows its own span of it, whatever size the bar is drawn at.
+/** The bar's picture: its clip's frame, cut out of the storyboard (scaled so that the frame fills the box). */
+function thumbnail(storyboard: Storyboard, frame: FrameBox): HTMLElement {
   const thumb = el('span', { class: 'thumb', attrs: { 'aria-hidden': 'true' } });
-  const share = Math.max((clip.end - clip.start) / timeline.duration, 1e-6);
-  const at = clip.start / timeline.duration;
-  const row = 1 / tracks;
-  thumb.style.backgroundImage = `url("${encodeURI(storyboard)}")`;
-  thumb.style.backgroundSize = `${100 / share}% ${100 * tracks}%`;
-  thumb.style.backgroundPositionX = share < 1 ? `${(at / (1 - share)) * 100}%` : '0%';
-  thumb.style.backgroundPositionY = tracks > 1 ? `${((clip.track * row) / (1 - row)) * 100}%` : '0%';
+  thumb.style.aspectRatio = `${frame.width} / ${frame.height}`;
+  thumb.style.backgroundImage = `url("${encodeURI(storyboard.url)}")`;
+  const share = (board: number, part: number) => `${(board / part) * 100}%`;
+  thumb.style.backgroundSize = `${share(storyboard.width, frame.width)} ${share(storyboard.height, frame.height)}`;
+  // A percentage puts that point of the picture on that point of the box: the frame's corner on the box's.
+  thumb.style.backgroundPosition =
+    `${(frame.x / (storyboard.width - frame.width)) * 100}% ` +
+    `${(frame.y / (storyboard.height - frame.height)) * 100}%`;
   return thumb;
 }
 
@@ -83,6 +91,7 @@ export function drawTimeline(container: HTMLElement, drawing: Drawing, choose: (
     if (clip) onClip.set(key(clip.track, clip.index), [...(onClip.get(key(clip.track, clip.index)) ?? []), problem]);
   }
   const tracks = Math.max(0, ...timeline.clips.map((clip) => clip.track + 1));
+  const frames = drawing.storyboard ? framePlaces(timeline, drawing.storyboard.width) : new Map<string, FrameBox>();
   const step = tickStep(timeline.duration);
   const ruler = el('div', { class: 'ruler', attrs: { 'aria-hidden': 'true' } });
   for (let t = 0; t <= timeline.duration + 1e-9; t += step) {
@@ -140,7 +149,9 @@ export function drawTimeline(container: HTMLElement, drawing: Drawing, choose: (
           },
           on: { click: () => choose(clip) },
         },
-        drawing.storyboard ? thumbnail(drawing.storyboard, clip, timeline, tracks) : null,
+        drawing.storyboard && frames.has(key(clip.track, clip.index))
+          ? thumbnail(drawing.storyboard, frames.get(key(clip.track, clip.index))!)
+          : null,
         el('span', { class: 'clip-type' }, clip.type),
         el('span', { class: 'clip-times' }, `${Number(clip.start.toFixed(2))}–${Number(clip.end.toFixed(2))}`),
         found.length > 0 ? el('span', { class: 'badge', attrs: { 'aria-hidden': 'true' } }, '!') : null,
