@@ -152,8 +152,12 @@ export function drawTimeline(container: HTMLElement, drawing: Drawing, choose: (
         drawing.storyboard && frames.has(key(clip.track, clip.index))
           ? thumbnail(drawing.storyboard, frames.get(key(clip.track, clip.index))!)
           : null,
-        el('span', { class: 'clip-type' }, clip.type),
-        el('span', { class: 'clip-times' }, `${Number(clip.start.toFixed(2))}–${Number(clip.end.toFixed(2))}`),
+        el(
+          'span',
+          { class: 'clip-label' },
+          el('span', { class: 'clip-type' }, clip.type),
+          el('span', { class: 'clip-times' }, `${Number(clip.start.toFixed(2))}–${Number(clip.end.toFixed(2))}`),
+        ),
         found.length > 0 ? el('span', { class: 'badge', attrs: { 'aria-hidden': 'true' } }, '!') : null,
       );
       bar.style.left = percent(clip.start, timeline.duration);
