@@ -28,10 +28,11 @@ import { registerJobRoutes } from './job-routes.js';
 import { registerMcpRoutes } from './mcp-route.js';
 import { submitJob, type SubmitContext } from './job-submission.js';
 import { registerPipelineRoutes } from './pipeline-routes.js';
-import { registerStudio } from './studio-route.js';
-import { registerTemplateRoutes } from './templates-route.js';
+import { registerTemplatesRoute } from './templates-route.js';
 import { createMetrics } from './metrics.js';
 import { registerApiDocs } from './openapi/docs-page.js';
+import { registerStudio } from './studio-route.js';
+import { registerTemplateDocumentRoute } from './template-document-route.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandler } from './error-handler.js';
 import { registerUrlencoded } from './urlencoded.js';
 import { limitConnections, timeLimitOptions, uploadsAtOnce } from './connections.js';
@@ -223,8 +224,9 @@ export async function buildServer(
     });
   }
   await registerPipelineRoutes(app, { config, registry, onRequest: checkKey, submit });
+  registerTemplatesRoute(app, { templatesDir: config.templatesDir, onRequest: checkKey });
   registerJobRoutes(app, jobs, checkKey, ownerOf, apiKeysOf(config).length > 0);
-  registerTemplateRoutes(app, { templatesDir: config.templatesDir, onRequest: checkKey });
+  registerTemplateDocumentRoute(app, { templatesDir: config.templatesDir, onRequest: checkKey });
   // The studio page (docs/studio.md): open like /docs, its API calls carry the key.
   if (config.studio) registerStudio(app);
   // Every operation and pipeline as an MCP tool, over streamable HTTP (docs/mcp.md).

@@ -1,25 +1,21 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { MediaflowError } from '../engine/errors.js';
 import { SERVER_PATHS } from '../engine/plugins/reserved.js';
-import { templateInfo } from '../plugins/render/template-fields.js';
-import { listTemplates, loadTemplate, templateNames } from '../plugins/render/templates.js';
+import { listTemplates } from '../plugins/render/templates.js';
+
+export interface TemplatesRouteOptions {
+  /** MEDIAFLOW_TEMPLATES: the folder of render templates. */
+  templatesDir: string;
+  /** The API key check: the list is the server's own content, as GET /pipelines is. */
+  onRequest: (request: FastifyRequest) => Promise<void>;
+}
 
 /**
- * `GET /templates/`: the render templates of the server (MEDIAFLOW_TEMPLATES), each with its description and merge
- * fields; `GET /templates/<name>`: one of them with its edit document, which the studio page opens. Behind the API
- * key like `/render/`, which takes them by name. Read at each request, as `/render/` reads them.
+ * `GET /templates/`: the render templates of the templates folder, each with its description and its merge fields
+ * (name, kind, default), as `mediaflow templates --json` prints them (docs/render.md#templates). The folder is read at
+ * each request, as `template=<name>` reads it, so a template added or changed is listed without a restart.
  */
-export function registerTemplateRoutes(
-  app: FastifyInstance,
-  options: { templatesDir: string; onRequest: (request: FastifyRequest) => Promise<void> },
-): void {
-  const { templatesDir, onRequest } = options;
-  app.get(`${SERVER_PATHS.templates}/`, { onRequest }, async () => ({ templates: listTemplates(templatesDir) }));
-  app.get(`${SERVER_PATHS.templates}/:name`, { onRequest }, async (request) => {
-    const { name } = request.params as { name: string };
-    if (!templateNames(templatesDir).includes(name))
-      throw new MediaflowError('MF_ERR_NOT_FOUND', `Unknown template '${name}' (GET /templates/ lists them)`);
-    const edit = loadTemplate(templatesDir, name);
-    return { ...templateInfo(name, edit), edit };
-  });
+export function registerTemplatesRoute(app: FastifyInstance, options: TemplatesRouteOptions): void {
+  app.get(SERVER_PATHS.templates, { onRequest: options.onRequest }, async () => ({
+    templates: listTemplates(options.templatesDir),
+  }));
 }

@@ -39,12 +39,12 @@ export const SERVER_PATHS = {
   voices: '/voices',
   metrics: '/metrics',
   pipelines: '/pipelines',
+  templates: '/templates',
   jobs: '/jobs',
   admin: '/admin',
   openapi: '/openapi.json',
   docs: '/docs',
   mcp: '/mcp',
-  templates: '/templates',
   studio: '/studio',
 } as const;
 
