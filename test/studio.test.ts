@@ -315,6 +315,36 @@ describe('the studio page in a browser', () => {
     await page.setViewport({ width: 1280, height: 800 });
   });
 
+  it('takes the keyboard through every part, in reading order, and out of the editor again', async (context) => {
+    if (skipWithout(context)) return;
+    // From the first control of the page, what each Tab reaches: named by its field, its id or its class.
+    await page.focus('#template');
+    const reached = ['template'];
+    for (let step = 0; step < 20; step++) {
+      await page.keyboard.press('Tab');
+      reached.push(
+        await page.evaluate(() => {
+          const at = document.activeElement as HTMLElement;
+          if (at.closest('#editor')) return 'editor';
+          if (at.classList.contains('clip')) return `clip ${at.dataset.track}:${at.dataset.index}`;
+          return at.getAttribute('name') || at.id || at.className || at.tagName;
+        }),
+      );
+    }
+    const order = ['template', 'open-template', 'editor', 'PHOTO', 'clip 0:0', 'render-button', 'refresh-jobs'];
+    const at = order.map((name) => reached.indexOf(name));
+    assert.ok(
+      at.every((index, i) => index >= 0 && (i === 0 || index > at[i - 1]!)),
+      `reached in order: ${reached.join(', ')}`,
+    );
+    // One Tab from the editor leaves it (Tab does not indent there), and every bar is reached, each once.
+    assert.notEqual(reached[reached.indexOf('editor') + 1], 'editor');
+    assert.deepEqual(
+      reached.filter((name) => name.startsWith('clip ')),
+      ['clip 0:0', 'clip 0:1', 'clip 1:0', 'clip 2:0'],
+    );
+  });
+
   it("selects a clip's text when its bar is pressed, and its bar when the cursor is in its text", async (context) => {
     if (skipWithout(context)) return;
     const source = asText(TEMPLATE);
@@ -359,14 +389,16 @@ describe('the studio page in a browser', () => {
     assert.match(await text('#problems'), /tracks\[0\]\.clips\[1\]\.trim: is 30 s, past the end of the media/);
     assert.equal(await page.$(`${bar(0, 0)}.has-problem`), null);
     assert.ok(await page.$('#timeline .stale'), 'the timeline is marked as the last one that resolved');
-    // A time that is no time: the schema's, told before any request, and underlined in the editor.
+    // A time that is no time: the schema's, told before any request, and underlined in the editor. Markup in it
+    // is shown as the text it is, never made into elements.
     const untimed = structuredClone(TEMPLATE);
-    Object.assign(untimed.tracks[1]!.clips[0]!, { duration: 'soon' });
+    Object.assign(untimed.tracks[1]!.clips[0]!, { duration: '<b>soon</b>' });
     await typeDocument(untimed);
     await until(`document.querySelector('${bar(1, 0)}.has-problem')`);
-    assert.match(await text('#problems'), /tracks\[1\]\.clips\[0\]\.duration: expected a time/);
+    assert.match(await text('#problems'), /tracks\[1\]\.clips\[0\]\.duration: expected a time.*got '<b>soon<\/b>'/);
+    assert.equal(await page.$('#problems b, #timeline b'), null);
     const underlined = await page.$eval('#editor >>> .cm-lintRange-error', (range) => range.textContent);
-    assert.equal(underlined, '"soon"');
+    assert.equal(underlined, '"<b>soon</b>"');
     assert.equal(await page.$eval('#render-button', (b) => (b as HTMLButtonElement).disabled), true);
     // Mended, the bars are clear again.
     await typeDocument(TEMPLATE);
