@@ -23,6 +23,7 @@ export const CLI_COMMANDS = [
   'fonts',
   'models',
   'voices',
+  'templates',
   'quickstart',
 ] as const;
 export type CliCommand = (typeof CLI_COMMANDS)[number];

@@ -3,6 +3,9 @@ import path from 'node:path';
 import { MediaflowError, paramError } from '../../sdk.js';
 import { templateInfo, type TemplateInfo } from './template-fields.js';
 
+// The list's shape, with the list (the CLI prints it).
+export type { TemplateInfo } from './template-fields.js';
+
 /**
  * Render templates: edit documents with merge fields, one `<name>.json` each in the templates folder
  * (MEDIAFLOW_TEMPLATES, by default the `templates/` shipped with mediaflow). A request names one in `template`
