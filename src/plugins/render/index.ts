@@ -13,9 +13,8 @@ import {
   type Static,
 } from '../../sdk.js';
 import { compile } from './compile.js';
-import { checkDocument } from './document-check.js';
 import { TIMELINE_VIEW, timelineView } from './dry-run.js';
-import { mergeFields } from './merge.js';
+import { checkEdit } from './edit-check.js';
 import {
   documentProblems,
   mediaKindProblems,
@@ -143,18 +142,14 @@ export default definePlugin({
           : 'Give `edit` or `template`, not both',
       );
     const source = params.edit ?? loadTemplate(settings.templatesDir, params.template!);
-    const merged = mergeFields(source, params.merge ?? {});
-    const checked = checkDocument(EDIT_SCHEMA, merged.document, merged.whole);
-    // A field without a value is told once, not again as the text the schema then finds in its place.
-    const told = new Set(merged.problems.map((problem) => problem.path));
-    let problems = [...merged.problems, ...checked.problems.filter((problem) => !told.has(problem.path))];
-    const document = checked.value as EditDocument;
-    if (problems.length === 0) problems = documentProblems(document, settings);
+    const checked = checkEdit(EDIT_SCHEMA, source, params.merge ?? {});
+    const document = checked.document as EditDocument;
+    const problems = checked.problems.length > 0 ? checked.problems : documentProblems(document, settings);
     if (problems.length > 0) throw problemsError(problems);
     if (params.storyboard && !params.dry_run) throw paramError('Expected `dry_run` to be true with `storyboard`');
     refuseVoices(document);
     const { dry_run, storyboard, fanout } = params;
-    return { edit: document, merge: merged.used, dry_run, storyboard, fanout };
+    return { edit: document, merge: checked.used, dry_run, storyboard, fanout };
   },
   inputs: (params): NamedInput[] =>
     mediaSources(documentOf(params)).sources.map(({ src, kind }, index) => ({
