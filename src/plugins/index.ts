@@ -1,7 +1,7 @@
 import type { PluginDefinition } from '../sdk.js';
 import { loadPlugins, type PluginLoadOptions } from '../engine/plugins/plugin-loader.js';
 import { Registry } from '../engine/plugins/registry.js';
-import addSubtitles from './add-subtitles/index.js';
+import addSubtitles from './add-subtitles.js';
 import addText from './add-text.js';
 import changeSpeed from './change-speed.js';
 import convertImageFromUrl from './convert-image-from-url.js';
@@ -23,7 +23,7 @@ import overlayImage from './overlay-image.js';
 import removeSilence from './remove-silence/index.js';
 import render from './render/index.js';
 import resizeImage from './resize-image.js';
-import speak from './speak/index.js';
+import speak from './speak.js';
 import splitMedia from './split-media.js';
 import transcribe from './transcribe.js';
 import trimMedia from './trim-media/index.js';

@@ -1,5 +1,5 @@
 import { parseTime, problemsError, type LocalInput, type PluginSettings, type Problem } from '../../sdk.js';
-import { captionStyleOf } from '../shared/caption-style.js';
+import { captionStyleOf } from '../captions/caption-style.js';
 import { clipPath } from './json-path.js';
 import { DEFAULTS, type DocumentClip, type EditDocument } from './schema.js';
 import type { Clip, Layout, Timeline, Transition } from './timeline.js';

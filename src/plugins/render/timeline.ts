@@ -1,5 +1,5 @@
 import type { LocalInput, Quality } from '../../sdk.js';
-import type { CaptionStyle } from '../shared/caption-style.js';
+import type { CaptionStyle } from '../captions/caption-style.js';
 
 /**
  * The resolved timeline: what `resolve` makes of an edit document and its inputs' facts, and the only thing the

@@ -1,6 +1,6 @@
 import type { TimedSentence } from '../../sdk.js';
-import { isUnspaced, words } from '../shared/cue-lines.js';
-import type { TimedWord } from '../shared/transcript.js';
+import { isUnspaced, words } from './cue-lines.js';
+import type { TimedWord } from './transcript.js';
 
 /**
  * The words captions show of a speech, timed by where they were spoken. Captions cut a text into words as

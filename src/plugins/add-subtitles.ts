@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
-import { checkScriptCost, type DrawnInto } from './ass-cost.js';
-import { captionStyleFields, captionStyleOf, restyle, type CaptionStyle } from '../shared/caption-style.js';
+import { checkScriptCost, type DrawnInto } from './captions/ass-cost.js';
+import { captionStyleFields, captionStyleOf, restyle, type CaptionStyle } from './captions/caption-style.js';
 import {
   qualityParam,
   argv,
@@ -18,7 +18,7 @@ import {
   Type,
   videoEncoder,
   VIDEO_CONTAINERS,
-} from '../../sdk.js';
+} from '../sdk.js';
 
 /** The subtitles as ASS, styled, in the job's workspace. */
 const ASS_FILE = 'subtitles.ass';

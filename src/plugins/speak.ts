@@ -11,10 +11,10 @@ import {
   SPEECH_SPEED_RANGE,
   Type,
   type Static,
-} from '../../sdk.js';
-import { assFields, assOptionsOf, checkAssOnly } from '../shared/ass-fields.js';
-import { spokenWords } from './spoken-captions.js';
-import { timedDocument, wordsPerLineField } from '../shared/transcript.js';
+} from '../sdk.js';
+import { assFields, assOptionsOf, checkAssOnly } from './captions/ass-fields.js';
+import { spokenWords } from './captions/spoken-captions.js';
+import { timedDocument, wordsPerLineField } from './captions/transcript.js';
 
 /** What the voice writes, before it is encoded: a WAV of the workspace. */
 const SPEECH = 'speech.wav';

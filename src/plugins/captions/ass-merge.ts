@@ -1,21 +1,14 @@
-import {
-  assTime,
-  formatNumber,
-  mapStyles,
-  scriptGeometry,
-  STYLE_FORMAT,
-  type ScriptGeometry,
-} from '../shared/ass-script.js';
-import { EVENTS_HEAD, scriptHead } from '../shared/ass-captions.js';
-import type { Span } from './clock.js';
+import type { TimeRange } from '../../sdk.js';
+import { assTime, formatNumber, mapStyles, scriptGeometry, STYLE_FORMAT, type ScriptGeometry } from './ass-script.js';
+import { EVENTS_HEAD, scriptHead } from './ass-captions.js';
 
 /**
- * Several ASS scripts made one, so one `ass` filter draws all the text of a picture: each clip's script (a subtitle
- * file restyled as add-subtitles restyles it, or one written for a text or captions clip) keeps its styles, renamed
- * apart, and its events, put on the span's clock, cut to the clip's time and layered by track. The combined script
- * takes the layout (PlayResX/PlayResY) of the first part that asks to keep it (a subtitle file, whose events may place
- * text by coordinates of its own); the styles of every other part are scaled to it, which is exact for the scripts
- * mediaflow writes (their events hold no coordinates).
+ * Several ASS scripts made one, so one `ass` filter draws all the text of a render's picture: each clip's script (a
+ * subtitle file restyled as add-subtitles restyles it, or one written for a text or captions clip) keeps its styles,
+ * renamed apart, and its events, put on the span's clock, cut to the clip's time and layered by track. The combined
+ * script takes the layout (PlayResX/PlayResY) of the first part that asks to keep it (a subtitle file, whose events
+ * may place text by coordinates of its own); the styles of every other part are scaled to it, which is exact for the
+ * scripts mediaflow writes (their events hold no coordinates).
  */
 
 /** One clip's script, and where it goes. */
@@ -26,7 +19,7 @@ export interface ScriptPart {
   /** Seconds added to its events' times to put them on the timeline's clock (a subtitle file's: its clip's start). */
   shift: number;
   /** When the clip shows, on the timeline's clock: its events are cut to it. */
-  window: Span;
+  window: TimeRange;
   /** The clip's track: events of a later track are drawn above an earlier one's. */
   track: number;
   /** The combined script takes this part's layout, when no earlier part asked for it. */
@@ -184,7 +177,7 @@ function rescale(style: Style, from: ScriptGeometry, to: ScriptGeometry, frameHe
 }
 
 /** The combined script of `parts`, its events on the span's clock (0 at `span.start`); see the module comment. */
-export function mergeScripts(parts: readonly ScriptPart[], span: Span, frameHeight: number): string {
+export function mergeScripts(parts: readonly ScriptPart[], span: TimeRange, frameHeight: number): string {
   const layout = scriptGeometry((parts.find((part) => part.keepLayout) ?? parts[0])?.ass ?? '');
   const styleLines: string[] = [];
   const eventLines: string[] = [];
@@ -229,4 +222,4 @@ export function mergeScripts(parts: readonly ScriptPart[], span: Span, frameHeig
 }
 
 /** When each event of a script is shown, in seconds on its clock: for a script `mergeScripts` wrote, the span's. */
-export const eventSpans = (ass: string): Span[] => eventsOf(ass).map(({ start, end }) => ({ start, end }));
+export const eventSpans = (ass: string): TimeRange[] => eventsOf(ass).map(({ start, end }) => ({ start, end }));
