@@ -43,6 +43,7 @@ export {
   type HeardWord,
   type Recognised,
 } from './engine/speech/recognise.js';
+export type { SpeechSettings } from './engine/speech/speech-settings.js';
 export { WHISPER_LANGUAGES } from './engine/speech/languages.js';
 export { SPEED_RANGE as SPEECH_SPEED_RANGE, type SpeechRequest } from './engine/voice/voices.js';
 export type { Speech, TimedSentence, TimedWord, Voice } from './engine/voice/voice-types.js';

@@ -10,8 +10,7 @@ import { ByteBudget, download, inputTooLarge, type FetchLimits } from '../inputs
 import type { Fetch, InputCache } from '../inputs/input-cache.js';
 import { ffmpegCommandLine, runFfmpeg } from './ffmpeg.js';
 import { jobDeadline } from './job-deadline.js';
-import { setLibvipsSlots } from './libvips.js';
-import { setSpeech } from '../speech/recognise.js';
+import type { SpeechSettings } from '../speech/speech-settings.js';
 import { codePointName, glyphWarnings, missingGlyphs } from '../subtitles/missing-glyphs.js';
 import { checkKind, inputArgs } from '../inputs/input-policy.js';
 import { cappedPlan, checkFrameSize, checkOutputLength } from './output-caps.js';
@@ -42,10 +41,10 @@ import {
 } from '../plugins/plugin.js';
 import { probeFile } from '../probe/probe.js';
 import type { Registry } from '../plugins/registry.js';
-import type { Slots } from './slots.js';
+import { coresEach, type Slots } from './slots.js';
 import { subtitleAsAss } from '../subtitles/subtitle-ass.js';
 import { subtitleToUtf8 } from '../subtitles/subtitle-encoding.js';
-import { setTextWorkers } from '../subtitles/text-workers.js';
+import type { TextWorkers } from '../subtitles/text-workers.js';
 import { publishAll, type OutputStore, type Workspaces } from '../storage/storage.js';
 import { LocalPartRunner, PartEncoder, type PartRunner } from './fanout/part-runner.js';
 import { keptSeconds, readyEncode, splitEncode } from './fanout/split-encode.js';
@@ -183,6 +182,10 @@ export interface EngineDeps {
   parts?: PartRunner;
   /** Text to speech, for a step's `speak` and the voice fields of a request (docs/voice.md). */
   voices: Voices;
+  /** Speech recognition, for plugins' checks and steps (`speechModel`, `recogniseSpeech`). */
+  speech: SpeechSettings;
+  /** Threads for CPU-bound text work: subtitle inputs' decoding, a step's `offThread`. */
+  textWorkers: TextWorkers;
 }
 
 /** A file extension from a URL or path, if it is short and plain; generated names never carry user text otherwise. */
@@ -212,17 +215,10 @@ export class Engine {
       maxClips: config.maxClips,
       templatesDir: config.templatesDir,
       partSeconds: config.partMs / 1000,
+      speech: deps.speech,
     };
     this.parts =
       deps.parts ?? new LocalPartRunner(new PartEncoder(deps.binaries.ffmpeg, deps.slots, deps.config.jobTimeoutMs));
-    setLibvipsSlots(deps.config.concurrency);
-    setSpeech({
-      model: deps.config.whisperModel,
-      binding: deps.config.whisperBinding,
-      concurrency: deps.config.concurrency,
-      fetch: deps.config,
-    });
-    setTextWorkers(deps.config.concurrency);
   }
 
   /** The work folders of this engine's jobs; a pipeline run keeps its steps' outputs in one of them. */
@@ -611,7 +607,9 @@ export class Engine {
     const { config, binaries } = this.deps;
     signal?.throwIfAborted();
     const undecodable =
-      request.kind === 'subtitle' ? await subtitleToUtf8(path.join(dir, file), request.source, signal) : undefined;
+      request.kind === 'subtitle'
+        ? await subtitleToUtf8(this.deps.textWorkers, path.join(dir, file), request.source, signal)
+        : undefined;
     const facts = await probeFile(binaries.ffprobe, file, {
       cwd: dir,
       timeoutMs: 60_000,
@@ -712,6 +710,9 @@ export class Engine {
     if (plan.steps?.length) {
       answered = await runSteps(plugin.name, dir, plan.steps, {
         voices: this.deps.voices,
+        speech: this.deps.speech,
+        textWorkers: this.deps.textWorkers,
+        imageThreads: coresEach(this.deps.slots.size),
         timeoutMs: this.deps.config.jobTimeoutMs,
         deadline: options.deadline,
         maxPixels: this.deps.config.maxPixels,
