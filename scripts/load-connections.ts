@@ -7,6 +7,7 @@
  *   total limit is what holds;
  * - slow bodies: LOAD_SLOW (200) sockets from 10 addresses sending a body one byte every 5 s, against
  *   a request time limit lowered to LOAD_REQUEST_TIMEOUT (10s) to keep the run short.
+ * - the upload phases of scripts/load-upload-flood.ts: multipart bodies that never end.
  * Throughout, /health is asked from 127.0.0.1 every 250 ms. Reports per phase whether the server
  * stayed up, /health's answers, and its descriptors and memory against the baseline.
  */
@@ -16,6 +17,7 @@ import path from 'node:path';
 import { floodConnections, openDescriptors, slowBodies } from '../test/helpers/flood.js';
 import { eventually, startServeProcess, withFileLimit, type ServeProcess } from '../test/helpers/serve-process.js';
 import { rssMiB } from '../bench/memory.js';
+import { noProblems, uploadFloodPhases } from './load-upload-flood.js';
 
 const nofile = Number(process.env.LOAD_NOFILE ?? 1024);
 const floodSize = Number(process.env.LOAD_FLOOD ?? 1100);
@@ -132,13 +134,17 @@ export async function runConnections(): Promise<boolean> {
         };
       }),
     );
+    reports.push(...(await uploadFloodPhases(serve, dataDir, phase)));
   } finally {
     serve.child.kill('SIGTERM');
     await serve.child;
     await rm(dataDir, { recursive: true, force: true });
   }
   console.log(JSON.stringify({ mode: 'connections', nofile, phases: reports }, null, 2));
-  const ok = reports.every((r) => r.alive && r.descriptors.after <= r.descriptors.before + 5) && slowStillOpen === 0;
+  const ok =
+    reports.every((r) => r.alive && r.descriptors.after <= r.descriptors.before + 5) &&
+    slowStillOpen === 0 &&
+    noProblems(reports);
   console.log(
     ok
       ? 'the server stayed up; descriptors back to the baseline after every phase'

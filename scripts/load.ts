@@ -15,9 +15,9 @@
  *   the server's memory at start, peak and end, and while the first and the second half of the jobs
  *   finished. Exits non-zero when a job is lost, fails or goes unsubmitted, or memory grows.
  * - `both`: `sync`, then `async`.
- * - `connections` (`npm run load:connections`): a connection flood and slow bodies against a server
- *   with a lowered open-file limit (scripts/load-connections.ts has the phases and their options),
- *   then an MP3 with a 60 MB tag read again and again (scripts/load-big-tag.ts).
+ * - `connections` (`npm run load:connections`): a connection flood, slow bodies and multipart bodies
+ *   that never end, against a server with a lowered open-file limit (scripts/load-connections.ts has the
+ *   phases and their options), then an MP3 with a 60 MB tag read again and again (scripts/load-big-tag.ts).
  * - `restarts` (`npm run load:restarts`): kill -9 and a Redis restart during 50 asynchronous jobs
  *   with webhooks, in Redis mode (scripts/load-restarts.ts).
  *

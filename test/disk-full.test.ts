@@ -7,11 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, statfs, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixtures } from './helpers/fixtures.js';
+import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { eventually, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 import { getJob, submitJob, waitForJob } from './helpers/jobs.js';
@@ -20,6 +22,8 @@ const SCRIPT = path.join(import.meta.dirname, 'helpers/on-tmpfs.sh');
 /** As root, a new mount namespace; otherwise inside a user namespace of our own. */
 const UNSHARE = process.getuid?.() === 0 ? ['-m'] : ['-r', '-m'];
 const FILLER = 'filler';
+/** 22 MB of audio: two fit on a 64 MB disk above an 8 MiB minimum, three do not. */
+const WAV = 'tone-125s-44k-stereo.wav';
 /** No refusal ahead of the writes: these cases are about the writes themselves failing. */
 const NO_GUARD = { MEDIAFLOW_MIN_FREE_DISK: '0', MEDIAFLOW_CACHE_BYTES: '0' };
 
@@ -121,6 +125,57 @@ function assertInsufficientStorage(answer: { status: number; body: Record<string
   assert.doesNotMatch(String(answer.body.error), /\/(tmp|proc|work|data)\b|\.json/);
 }
 
+const CRLF = Buffer.from('\r\n');
+
+/** One upload to /files/ on a socket of its own, its body sent when told: the server's answer, and whether it came. */
+interface Upload {
+  /** Sends the body up to `bytes` of the file, or all of it. */
+  send: (bytes?: number) => void;
+  answered: () => boolean;
+  answer: Promise<{ status: number; body: Record<string, unknown> }>;
+}
+
+/** A WAV file as a multipart upload, with its Content-Length, or chunked (no length known in advance). */
+async function upload(base: string, data: Buffer, encoding: 'length' | 'chunked'): Promise<Upload> {
+  const boundary = `reserve-${randomUUID()}`;
+  const open = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="a"; filename="tone.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+  );
+  const body = Buffer.concat([open, data, Buffer.from(`\r\n--${boundary}--\r\n`)]);
+  const length = encoding === 'length' ? `Content-Length: ${body.length}` : 'Transfer-Encoding: chunked';
+  const socket = net.connect({ host: '127.0.0.1', port: Number(new URL(base).port) });
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.write(
+    `POST /files/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\n` +
+      `${length}\r\nConnection: close\r\n\r\n`,
+  );
+  let text = '';
+  socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  const answer = new Promise<{ status: number; body: Record<string, unknown> }>((resolve) =>
+    socket.once('close', () =>
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0),
+        body: JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4) || '{}') as Record<string, unknown>,
+      }),
+    ),
+  );
+  socket.on('error', () => {});
+  let sent = 0;
+  return {
+    send: (bytes = data.length) => {
+      const end = Math.min(body.length, bytes >= data.length ? body.length : open.length + bytes);
+      const piece = body.subarray(sent, end);
+      sent = end;
+      if (encoding === 'length') socket.write(piece);
+      else if (piece.length > 0)
+        socket.write(Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, CRLF]));
+      if (encoding === 'chunked' && sent === body.length) socket.write('0\r\n\r\n');
+    },
+    answered: () => /^HTTP\/1\.1 \d{3}/.test(text),
+    answer,
+  };
+}
+
 describe('A full disk', { skip: unavailable !== undefined } as never, () => {
   let files: FileServer;
   const dirs: string[] = [];
@@ -137,7 +192,7 @@ describe('A full disk', { skip: unavailable !== undefined } as never, () => {
   };
 
   before(async () => {
-    await fixtures('clip-3s-640x360-25fps.mp4', 'landscape-1920x1080.jpg');
+    await fixtures('clip-3s-640x360-25fps.mp4', 'landscape-1920x1080.jpg', WAV);
     files = await startFileServer();
   }, 60_000);
 
@@ -278,5 +333,70 @@ describe('A full disk', { skip: unavailable !== undefined } as never, () => {
 
     await rm(filler);
     assert.equal((await fetch(`${proc.base}/health`)).status, 200);
+  });
+
+  const reserving =
+    'concurrent uploads reserve their space as they stream in: those that fit are stored, the others refused at once';
+  it(reserving, { timeout: 180_000 } as never, async () => {
+    const dir = await dataDir();
+    const min = 8 * 1024 * 1024;
+    const proc = await serve(dir, [['64m', dir]], { MEDIAFLOW_MIN_FREE_DISK: String(min), MEDIAFLOW_CACHE_BYTES: '0' });
+    const work = path.join(dir, 'work');
+    const wav = await readFile(await fixture(WAV));
+    const freeBytes = async () => {
+      const { bavail, bsize } = await statfs(inside(proc, dir));
+      return bavail * bsize;
+    };
+
+    // Four uploads begin at once: each is refused, or has its first megabyte stored, before any sends the rest.
+    const four = await Promise.all([1, 2, 3, 4].map(() => upload(proc.base, wav, 'length')));
+    for (const each of four) each.send(1024 * 1024);
+    const begun = await eventually(
+      async () => (await entries(proc, work)).length + four.filter((each) => each.answered()).length === 4,
+      20_000,
+      20,
+    );
+    assert.ok(begun, 'all four under way');
+    const refusedAtOnce = four.filter((each) => each.answered()).length;
+    let lowest = await freeBytes();
+    const watching = setInterval(() => void freeBytes().then((bytes) => (lowest = Math.min(lowest, bytes))), 10);
+    for (const each of four) each.send();
+    const answers = await Promise.all(four.map((each) => each.answer));
+    clearInterval(watching);
+
+    const statuses = answers.map((answer) => answer.status).sort();
+    assert.deepEqual(statuses, [200, 200, 507, 507], JSON.stringify(answers.map((answer) => answer.body)));
+    // The two that did not fit were refused before a byte of them was stored, not half way.
+    assert.equal(refusedAtOnce, 2);
+    for (const refused of answers.filter((answer) => answer.status === 507)) {
+      assertInsufficientStorage(
+        refused,
+        /^The server is out of disk space \(an upload needs \d+ more bytes, \d+ are spare/,
+      );
+    }
+    // Other clients were never starved: the disk stayed above the minimum throughout, and a job runs.
+    assert.ok(lowest >= min, `the disk fell to ${lowest} bytes free`);
+    assert.deepEqual(await entries(proc, work), [], 'no upload left in the work folder');
+    assert.equal((await entries(proc, path.join(dir, 'uploads'))).length, 2);
+    assert.equal((await fetch(`${proc.base}/health`)).status, 200);
+    const job = await post(proc.base, '/convert-video/', {
+      video_url: files.url('/f/clip-3s-640x360-25fps.mp4'),
+      format: 'avi',
+      quality: 'fast',
+    });
+    assert.equal(job.status, 200, JSON.stringify(job.body));
+
+    // A body of unknown length reserves as it arrives: a small one fits in what is left; a large
+    // one is refused once it outgrows the space, and nothing of it is kept.
+    const clip = await readFile(await fixture('clip-3s-640x360-25fps.mp4'));
+    const small = await upload(proc.base, clip, 'chunked');
+    small.send();
+    const stored = await small.answer;
+    assert.equal(stored.status, 200, JSON.stringify(stored.body));
+    const large = await upload(proc.base, wav, 'chunked');
+    large.send();
+    assertInsufficientStorage(await large.answer, /an upload needs \d+ more bytes/);
+    assert.deepEqual(await entries(proc, work), []);
+    assert.equal((await entries(proc, path.join(dir, 'uploads'))).length, 4, 'three uploads and the job output');
   });
 });

@@ -78,9 +78,9 @@ describe('the Dockerfile', () => {
     assert.match(dockerfile, /^CMD \["node", "bin\/mediaflow\.js", "serve"\]$/m);
   });
 
-  it("is what the README's Compose file builds, with mediaflow on 0.0.0.0 for n8n to reach", async () => {
-    const readme = await read('README.md');
-    const block = /```yaml\n((?:.*\n)*?)\s*```/.exec(readme.slice(readme.indexOf('## n8n, Make and Zapier')))![1]!;
+  it("is what docs/jobs.md's Compose file builds, with mediaflow on 0.0.0.0 for n8n to reach", async () => {
+    const page = await read('docs/jobs.md');
+    const block = /```yaml\n((?:.*\n)*?)\s*```/.exec(page.slice(page.indexOf('## n8n, Make and Zapier')))![1]!;
     const compose = parse(block.replace(/^ {2}/gm, '')) as {
       services: Record<string, { build?: string; environment?: string[]; volumes?: string[] }>;
     };

@@ -12,6 +12,35 @@ import { describe, it } from './helpers/lifecycle.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
+/** The anchors GitHub gives a Markdown page's headings: lower case, punctuation dropped, spaces as dashes. */
+function anchorsOf(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (/^\s*```/.test(line)) fenced = !fenced;
+    const heading = fenced ? null : /^#{1,6} (.+?)\s*$/.exec(line);
+    if (!heading) continue;
+    const slug = heading[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const count = seen.get(slug) ?? 0;
+    seen.set(slug, count + 1);
+    anchors.add(count ? `${slug}-${count}` : slug);
+  }
+  return anchors;
+}
+
+/** Fails unless `file`, a Markdown page of the repository, has a heading whose anchor is `anchor`. */
+async function assertAnchor(file: string, anchor: string, citedBy: string): Promise<void> {
+  const anchors = anchorsOf(await readFile(file, 'utf8'));
+  assert.ok(
+    anchors.has(anchor),
+    `${citedBy} links to ${path.relative(ROOT, file)}#${anchor}, which is no heading of that page`,
+  );
+}
+
 describe('the README and docs/', () => {
   it('document every setting in the configuration table, with the flag that mirrors it', async () => {
     const table = await readFile(path.join(ROOT, 'docs/configuration.md'), 'utf8');
@@ -28,11 +57,13 @@ describe('the README and docs/', () => {
     }
   });
 
-  it('and the docs cite no file outside the repository, and every file they link to exists', async () => {
+  it('and the docs cite no file outside the repository, and every file and heading they link to exists', async () => {
     const pages = [
       'README.md',
+      'CONTRIBUTING.md',
       ...(await readdir(path.join(ROOT, 'docs'))).map((name) => `docs/${name}`),
       'examples/plugin-thumbnail/README.md',
+      'integrations/n8n/README.md',
     ];
     for (const page of pages) {
       const text = await readFile(path.join(ROOT, page), 'utf8');
@@ -42,14 +73,34 @@ describe('the README and docs/', () => {
         /CONTRACT\.md|ARCHITECTURE\.md|STYLE\.md|\.\.\/shared\//,
         `${page} cites a file outside the repository`,
       );
-      for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+      for (const [, target, anchor] of text.matchAll(/\]\(([^)#\s]*)(?:#([^)\s]*))?\)/g)) {
         if (/^[a-z]+:/i.test(target!)) continue;
-        const file = path.resolve(ROOT, path.dirname(page), target!);
+        // A link of the form (#heading) is to the page itself.
+        const file = path.resolve(ROOT, target ? path.dirname(page) : page, target!);
         assert.ok(
           file.startsWith(ROOT + path.sep) && existsSync(file),
           `${page} links to ${target}, which is not a file of the repository`,
         );
+        if (anchor && file.endsWith('.md')) await assertAnchor(file, anchor, page);
       }
+    }
+  });
+});
+
+describe('the README', () => {
+  it('guides in at most 300 lines: the two commands, and every operation in a table linking into docs/', async () => {
+    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+    const lines = readme.trimEnd().split('\n').length;
+    assert.ok(lines <= 300, `the README has ${lines} lines; the reference belongs in docs/`);
+    // CI's tooling greps for both commands, and .ci/run runs the README's test command.
+    for (const command of ['npm install && npm start', 'npm test'])
+      assert.ok(readme.includes(command), `the README says ${command}`);
+    assert.match(await readFile(path.join(ROOT, '.ci/run'), 'utf8'), /^npm test\b/m);
+    const rows = readme.split('\n').filter((line) => line.startsWith('| `/'));
+    for (const plugin of builtinRegistry().list()) {
+      const row = rows.find((line) => line.startsWith(`| \`${plugin.path}\` |`));
+      assert.ok(row, `${plugin.path} has a row in the README's table of operations`);
+      assert.match(row, /\]\(docs\/[\w-]+\.md(#[\w-]+)?\)/, `${plugin.path}'s row links into docs/`);
     }
   });
 });
@@ -65,8 +116,9 @@ describe('the code', () => {
       for (const name of names) {
         const text = await readFile(path.join(ROOT, folder, name), 'utf8');
         assert.doesNotMatch(text, outside, `${folder}/${name} cites a document outside the repository`);
-        for (const [page] of text.matchAll(/\bdocs\/[\w-]+\.md/g)) {
-          assert.ok(existsSync(path.join(ROOT, page)), `${folder}/${name} cites ${page}`);
+        for (const [, page, anchor] of text.matchAll(/\b(docs\/[\w-]+\.md)(?:#([a-z0-9-]+))?/g)) {
+          assert.ok(existsSync(path.join(ROOT, page!)), `${folder}/${name} cites ${page}`);
+          if (anchor) await assertAnchor(path.join(ROOT, page!), anchor, `${folder}/${name}`);
         }
       }
     }
@@ -90,9 +142,8 @@ describe('the tests', () => {
 
 describe('the README, docs/ and the plugin guide against the code', () => {
   it('states the metadata and Idempotency-Key limits and the job statuses as the code has them', async () => {
-    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
     const jobs = await readFile(path.join(ROOT, 'docs/jobs.md'), 'utf8');
-    assert.match(readme, new RegExp(`metadata \\(at most ${MAX_METADATA_BYTES} bytes\\)`));
+    assert.match(jobs, new RegExp(`metadata \\(at most ${MAX_METADATA_BYTES} bytes\\)`));
     assert.match(jobs, new RegExp(`a string of at most ${MAX_METADATA_BYTES} bytes`));
     assert.match(jobs, new RegExp(`\\(1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`));
     const [first, second, ...final] = JOB_STATUSES.map((status) => `\`${status}\``);
@@ -102,11 +153,9 @@ describe('the README, docs/ and the plugin guide against the code', () => {
     );
   });
 
-  it('lists every format each operation accepts in the endpoints table, and says how resize_image sizes', async () => {
-    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+  it('lists every format each operation accepts in its table, and says how resize_image sizes', async () => {
     const operations = await readFile(path.join(ROOT, 'docs/operations.md'), 'utf8');
-    const toolbox = operations.slice(operations.indexOf('## Editing toolbox'));
-    const rows = `${readme}\n${toolbox}`.split('\n').filter((line) => line.startsWith('| ') && line.includes('` | `'));
+    const rows = operations.split('\n').filter((line) => line.startsWith('| ') && line.includes('` | `'));
     for (const plugin of builtinRegistry().list()) {
       const row = rows.find((line) => line.includes(`| \`${plugin.path}\` |`));
       assert.ok(row, `${plugin.path} has a row`);
@@ -124,13 +173,13 @@ describe('the README, docs/ and the plugin guide against the code', () => {
   });
 
   it('says which routes stay open when an API key is set, and how /metrics is protected', async () => {
-    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+    const operations = await readFile(path.join(ROOT, 'docs/operations.md'), 'utf8');
     const settings = await readFile(path.join(ROOT, 'docs/configuration.md'), 'utf8');
     const row = settings.split('\n').find((line) => line.startsWith('| `MEDIAFLOW_API_KEY`'))!;
     for (const route of ['`/health`', '`/uploads/...`', '`/openapi.json`', '`/docs`'])
       assert.ok(row.includes(route), `${route} is named open`);
     assert.match(row, /`\/metrics` need/);
-    assert.match(readme, /`GET \/metrics` .*\n?.*Authorization: Bearer/);
+    assert.match(operations, /`GET \/metrics` .*\n?.*Authorization: Bearer/);
   });
 
   it('documents each encoder helper of the SDK in docs/plugins.md, with its signature', async () => {

@@ -35,15 +35,6 @@ describe('the error registry', () => {
     assert.deepEqual([...rows.keys()], Object.keys(ERRORS), 'no code documented that the registry does not have');
   });
 
-  it("is the README's table of codes, row for row: code, status and title", async () => {
-    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
-    const rows = readme.split('\n').filter((line) => line.startsWith('| `MF_ERR_'));
-    const expected = Object.entries(ERRORS).map(
-      ([code, { status, title }]) => `| \`${code}\` | ${status} | ${title} |`,
-    );
-    assert.deepEqual(rows, expected);
-  });
-
   it("answers a job record written before errors kept their code with its status's code", async () => {
     const old = { status: 502, error: 'Failed to download http://example.com/a.mp4: HTTP 404 Not Found' };
     assert.equal(errorOfJob(old).code, 'MF_ERR_DOWNLOAD');

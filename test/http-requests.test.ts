@@ -36,7 +36,7 @@ function multipart(parts: Array<[string, string | Blob]>): FormData {
   return form;
 }
 
-/** The README's error: the status, and JSON holding `error`, matching `pattern`, and a `code` of that status. */
+/** An error as docs/errors.md has it: the status, and JSON with an `error` matching `pattern` and its status's code. */
 function assertError(answer: Answer, status: number, pattern: RegExp): void {
   assert.equal(answer.status, status, JSON.stringify(answer.body));
   assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);

@@ -1,6 +1,6 @@
 /**
- * The README's n8n Code node, run as n8n runs it (a function body given `$input` and `require`), on what an n8n Wait
- * node hands it: the headers and the parsed body of a real, signed delivery from mediaflow.
+ * The n8n Code node of docs/jobs.md, run as n8n runs it (a function body given `$input` and `require`), on what an
+ * n8n Wait node hands it: the headers and the parsed body of a real, signed delivery from mediaflow.
  */
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -18,12 +18,12 @@ interface Item {
   json: { headers: Record<string, unknown>; body: unknown };
 }
 
-/** The Code node from the README: the JavaScript block that checks mediaflow's signature. */
-async function readmeCodeNode(): Promise<string> {
-  const readme = await readFile(path.resolve(import.meta.dirname, '../README.md'), 'utf8');
-  const blocks = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!.replace(/^ {2}/gm, ''));
+/** The Code node from docs/jobs.md: the JavaScript block that checks mediaflow's signature. */
+async function documentedCodeNode(): Promise<string> {
+  const page = await readFile(path.resolve(import.meta.dirname, '../docs/jobs.md'), 'utf8');
+  const blocks = [...page.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!.replace(/^ {2}/gm, ''));
   const block = blocks.find((code) => code.includes('mediaflow webhook signature check'));
-  assert.ok(block, 'the README has the signature-checking Code node');
+  assert.ok(block, 'docs/jobs.md has the signature-checking Code node');
   return block;
 }
 
@@ -44,7 +44,7 @@ const waitNodeItem = (delivery: Delivery, body: unknown = JSON.parse(delivery.bo
   json: { headers: delivery.headers as Record<string, unknown>, body },
 });
 
-describe("the README's n8n Code node checks mediaflow's webhook signature", () => {
+describe("docs/jobs.md's n8n Code node checks mediaflow's webhook signature", () => {
   let files: FileServer;
   let server: TestServer;
   let receiver: WebhookReceiver;
@@ -52,7 +52,7 @@ describe("the README's n8n Code node checks mediaflow's webhook signature", () =
   let code: string;
 
   before(async () => {
-    code = await readmeCodeNode();
+    code = await documentedCodeNode();
     await fixtures('small-300x200.png');
     files = await startFileServer();
     receiver = await startWebhookReceiver();

@@ -7,7 +7,7 @@ import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { durationOf, brightPixels, frameRgb, meanLuma, probe, videoOf } from './helpers/media.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
-import { expectRefused, filesUnder, ready } from './security/hostile.js';
+import { ALLOW_PRIVATE_HINT, expectRefused, filesUnder, ready } from './security/hostile.js';
 
 /**
  * Own outputs as inputs (issue 9): a URL under the server's own `/uploads/` is read from the
@@ -165,7 +165,7 @@ describe('own outputs as inputs, with private addresses refused', () => {
     ] as const) {
       await expectRefused(server, route, fields, {
         status: 400,
-        error: `URL '${url}' is not allowed: it resolves to a loopback address (127.0.0.1)`,
+        error: `URL '${url}' is not allowed: it resolves to a loopback address (127.0.0.1)${ALLOW_PRIVATE_HINT}`,
       });
     }
     assert.equal(files.hits.size, 0, 'the fixture server was reached');
@@ -333,7 +333,7 @@ describe('own outputs under MEDIAFLOW_PUBLIC_URL', () => {
           { image_url: other, target_format: 'jpg' },
           {
             status: 400,
-            error: `URL '${other}' is not allowed: it resolves to a loopback address (127.0.0.1)`,
+            error: `URL '${other}' is not allowed: it resolves to a loopback address (127.0.0.1)${ALLOW_PRIVATE_HINT}`,
           },
         );
         assert.equal(files.hits.size, 0);

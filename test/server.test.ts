@@ -61,7 +61,7 @@ async function send(
 }
 
 /**
- * An error answer as the README's Errors table wants it: the status, JSON with one string `error` and nothing
+ * An error answer as docs/errors.md wants it: the status, JSON with one string `error` and nothing
  * else, no path of the server's disk. Returns the text.
  */
 function assertError(res: Answer, status: number, server: TestServer, pattern?: RegExp): string {

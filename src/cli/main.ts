@@ -1,27 +1,24 @@
-import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { resolveBinaries } from '../engine/run/binaries.js';
-import { loadConfig } from '../engine/config.js';
-import { anyLocalPath } from '../engine/run/engine.js';
 import { binaryVersion } from '../engine/run/ffmpeg.js';
-import { answerFiles, inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
+import {
+  DOCUMENT_KEYWORD,
+  inputSpecOf,
+  paramMarked,
+  VALUES_KEYWORD,
+  type PluginDefinition,
+} from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { pluginFlags } from '../engine/plugins/plugin-loader.js';
 import { CLI_COMMANDS, dashed, type CliCommand } from '../engine/plugins/reserved.js';
 import { VERSION } from '../engine/version.js';
 import { builtinRegistry, loadRegistry } from '../plugins/index.js';
-import { startServer } from '../server/start.js';
-import { cliRuntime } from './cli-runtime.js';
 import { fail } from './fail.js';
-import { flagKey } from './flag-key.js';
 import { fontsCommand } from './fonts-command.js';
 import { mcpCommand } from './mcp-command.js';
 import { modelsCommand } from './models-command.js';
-import { ensureWritableDir } from './out-dir.js';
-import { runToFile } from './output-file.js';
 import { pluginsCommand } from './plugins-command.js';
 import { quickstartCommand } from './quickstart-command.js';
-import { createProgressReporter } from './progress.js';
 import { runCommand } from './run-command.js';
 import { settingsCommand } from './setting-flags.js';
 import { voicesCommand } from './voices-command.js';
@@ -44,14 +41,25 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
   const command = new Command(dashed(plugin.name))
     .summary(plugin.summary)
     .description(`${plugin.summary}.${plugin.description ? `\n\n${plugin.description}` : ''}`);
+  // A document parameter (Param.document) is also the command's argument: a JSON file, or `-` for standard input.
+  const document = paramMarked(plugin.params, DOCUMENT_KEYWORD);
+  if (document)
+    command.argument(
+      `[${document}]`,
+      `${describeParam(plugin.params.properties[document] as never)}: a JSON file, or - to read it from standard input`,
+    );
   for (const [key, schema] of Object.entries(plugin.params.properties) as Array<[string, Record<string, unknown>]>) {
     // A boolean is a bare flag with its negation (`--mono`, `--no-mono`); `--mono false` still works.
     const boolean = schema.type === 'boolean';
+    // Named values (Param.values) are one flag given once per value: `--merge TITLE="Episode 12"`.
+    const values = Boolean(schema[VALUES_KEYWORD]);
+    const valueForm = boolean ? '[true|false]' : values ? '<NAME=value>' : key === document ? '<json>' : '<value>';
     const option = new Option(
-      `--${dashed(key)} ${boolean ? '[true|false]' : '<value>'}`,
+      `--${dashed(key)} ${valueForm}`,
       describeParam(schema, plugin.params.required?.includes(key)),
     );
     if (schema.default !== undefined) option.default(String(schema.default));
+    if (values) option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
     command.addOption(option);
     if (boolean) command.addOption(new Option(`--no-${dashed(key)}`, `the same as --${dashed(key)} false`));
   }
@@ -62,47 +70,21 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
       "the file to write the result to, replacing any there; its extension must be the result's (instead of --out-dir)",
     )
     .option('--allow-private-urls', 'allow input URLs on loopback/private addresses')
-    .action(async (flags: Record<string, string | boolean>) => {
-      const raw: Record<string, unknown> = {};
-      for (const key of Object.keys(plugin.params.properties)) {
-        const value = flags[flagKey(dashed(key))];
-        if (value !== undefined) raw[key] = value;
-      }
-      const outDir = String(flags.outDir);
-      const output = typeof flags.output === 'string' ? flags.output : undefined;
-      const controller = new AbortController();
-      const onSigint = () => controller.abort(new DOMException('Interrupted', 'AbortError'));
-      process.once('SIGINT', onSigint);
-      const progress = createProgressReporter(plugin.name);
-      try {
-        const config = loadConfig(process.env, flags.allowPrivateUrls ? { allowPrivateUrls: true } : {});
-        if (output === undefined) await ensureWritableDir(outDir, '--out-dir');
-        const cli = await cliRuntime(config, registry, outDir);
-        const options = { localFiles: anyLocalPath, signal: controller.signal, onProgress: progress.update };
-        const result =
-          output === undefined
-            ? await cli.engine.run(plugin.name, raw, options)
-            : await runToFile(cli, plugin.name, raw, output, options);
-        progress.done();
-        // Characters drawn as empty boxes, say: the job succeeded, but the user should know.
-        for (const warning of result.warnings ?? []) process.stderr.write(`mediaflow: warning: ${warning}\n`);
-        // With `--output` the one file is there; otherwise each is under --out-dir.
-        const where = (file: string) => output ?? path.join(outDir, file);
-        const printed = { message: result.message, ...answerFiles(result.output, where), ...result.answers };
-        process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`);
-      } catch (error) {
-        progress.done();
-        fail(error);
-      } finally {
-        process.off('SIGINT', onSigint);
-      }
+    // The engine, the runtime and what they load come only when an operation runs, not for `--help`.
+    .action(async (...args: unknown[]) => {
+      const command = args.at(-1) as Command;
+      const [file] = command.processedArgs as Array<string | undefined>;
+      await (await import('./run-operation.js')).runOperation(plugin, registry, command.opts(), file);
     });
   return command;
 }
 
 /** `mediaflow serve`, with a flag per setting of docs/configuration.md. */
 function serveCommand(registry: Registry): Command {
-  return settingsCommand('Start the HTTP server', (config) => startServer(config, registry));
+  // Fastify and the job stack load only for `serve`.
+  return settingsCommand('Start the HTTP server', async (config) =>
+    (await import('../server/start.js')).startServer(config, registry),
+  );
 }
 
 /**

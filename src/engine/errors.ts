@@ -1,6 +1,6 @@
 /**
  * Every error mediaflow reports to a user, in one place: a stable code, the HTTP status that
- * the README's Errors table gives the condition, and a message that is safe to show (no server paths).
+ * docs/errors.md's table gives the condition, and a message that is safe to show (no server paths).
  * Front ends map these to responses and exit codes; anything else is a 500 with details logged.
  */
 import { publicText } from './safe-text.js';
@@ -37,8 +37,8 @@ export const ERRORS = {
     status: 400,
     title: 'Malformed request',
     description:
-      'The request itself cannot be read: a body that is not valid JSON or multipart, a path that does not ' +
-      'decode, or a broken HTTP request.',
+      'The request itself cannot be read: a body that is not valid JSON or multipart (one that ends before its ' +
+      'closing boundary), a path that does not decode, or a broken HTTP request.',
   },
   MF_ERR_AUTH: {
     status: 401,
@@ -62,7 +62,8 @@ export const ERRORS = {
     title: 'Request timeout',
     description:
       "The request's headers or body were not received in time (`MEDIAFLOW_HEADERS_TIMEOUT`, " +
-      '`MEDIAFLOW_REQUEST_TIMEOUT`); the connection is then closed.',
+      '`MEDIAFLOW_REQUEST_TIMEOUT`), or a multipart body stopped arriving (`MEDIAFLOW_BODY_IDLE_TIMEOUT`); the ' +
+      'connection is then closed.',
   },
   MF_ERR_JOB_STATE: {
     status: 409,
@@ -133,12 +134,16 @@ export const ERRORS = {
   MF_ERR_BUSY: {
     status: 503,
     title: 'Busy',
-    description: 'The queue is full, the server is under pressure or shutting down; retry after `Retry-After` seconds.',
+    description:
+      'The queue is full, the server is under pressure or shutting down, too many uploads are arriving at once, ' +
+      'or it is out of file descriptors (to start ffmpeg, to store a file); retry after `Retry-After` seconds.',
   },
   MF_ERR_TIMEOUT: {
     status: 504,
     title: 'Processing timeout',
-    description: 'Processing ran past its time limit (`MEDIAFLOW_JOB_TIMEOUT`).',
+    description:
+      'Processing ran past its time limit: one ffmpeg run past `MEDIAFLOW_JOB_TIMEOUT`, or the whole job past ' +
+      '`MEDIAFLOW_JOB_TOTAL_TIMEOUT`.',
   },
   MF_ERR_STORAGE: {
     status: 507,
@@ -146,8 +151,8 @@ export const ERRORS = {
     // 507 Insufficient Storage (RFC 4918): the request was fine and may be sent again once space is freed.
     description:
       "The server's disk or quota is full (a job record, a download or an output could not be written), or " +
-      'below `MEDIAFLOW_MIN_FREE_DISK` when a job is submitted; nothing half-written is kept: send the same request ' +
-      'again later.',
+      'below `MEDIAFLOW_MIN_FREE_DISK` when a job is submitted or an upload reserves its space; nothing ' +
+      'half-written is kept: send the same request again later.',
   },
 } as const satisfies Record<`MF_ERR_${string}`, ErrorDefinition>;
 
@@ -164,19 +169,32 @@ export const isErrorCode = (value: unknown): value is ErrorCode =>
 export const codeOfStatus = (status: number): ErrorCode | undefined =>
   (Object.keys(ERRORS) as ErrorCode[]).find((code) => ERRORS[code].status === status);
 
+/** One of several problems of a request, where it is: `tracks[1].clips[0].src` inside a document. */
+export interface Problem {
+  path: string;
+  error: string;
+}
+
 /** An error whose message may be shown to the user as is. */
 export class MediaflowError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   /** Seconds after which a 503 may be retried. */
   readonly retryAfter?: number;
+  /** Every problem found, when there were several to tell at once (the answer's `errors`); the message is the first. */
+  readonly errors?: readonly Problem[];
 
-  constructor(code: ErrorCode, message: string, options: { cause?: unknown; retryAfter?: number } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { cause?: unknown; retryAfter?: number; errors?: readonly Problem[] } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'MediaflowError';
     this.code = code;
     this.status = ERRORS[code].status;
     if (options.retryAfter !== undefined) this.retryAfter = options.retryAfter;
+    if (options.errors !== undefined && options.errors.length > 0) this.errors = options.errors;
   }
 }
 
@@ -191,6 +209,16 @@ export const busyError = (message: string, retryAfter = 5) =>
   new MediaflowError('MF_ERR_BUSY', message, { retryAfter });
 export const timeoutError = (message: string) => new MediaflowError('MF_ERR_TIMEOUT', message);
 
+/** A problem as one line: its path, then what is wrong. */
+export const problemText = (problem: Problem): string => `${problem.path}: ${problem.error}`;
+
+/**
+ * Every problem of a request at once (at least one), as an error of `code` (a 400 by default): the message is the
+ * first problem, and `errors` lists them all, each with its path.
+ */
+export const problemsError = (problems: readonly Problem[], code: ErrorCode = 'MF_ERR_PARAM') =>
+  new MediaflowError(code, problemText(problems[0]!), { errors: problems });
+
 /** The system error codes of a full disk (ENOSPC) and of a full quota (EDQUOT). */
 const DISK_FULL_CODES: Record<string, string> = { ENOSPC: 'no space left on device', EDQUOT: 'disk quota exceeded' };
 
@@ -203,6 +231,19 @@ export function diskFullError(error: unknown): MediaflowError | undefined {
     if (cause instanceof MediaflowError && cause.code === 'MF_ERR_STORAGE') return cause;
     const reason = DISK_FULL_CODES[(cause as NodeJS.ErrnoException).code ?? ''];
     if (reason) return storageError(reason, error);
+  }
+  return undefined;
+}
+
+/**
+ * The 503 for a thrown value that is, or was caused by, the process (EMFILE) or the system (ENFILE)
+ * running out of file descriptors: a moment's shortage, worth retrying; undefined for any other.
+ */
+export function descriptorsError(error: unknown): MediaflowError | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code === 'EMFILE' || code === 'ENFILE')
+      return busyError(`The server has too many files open (${code}); retry later`);
   }
   return undefined;
 }
@@ -221,14 +262,24 @@ export interface JobError {
   error: string;
   /** Absent from records written before the code was kept. */
   code?: ErrorCode;
+  /** Every problem, each with its path, when the error told several (MediaflowError.errors). */
+  errors?: Problem[];
 }
 
-/** The error a job keeps for `error`: its message as a client may see it (no credentials, no server path). */
-export const jobErrorOf = (error: MediaflowError): JobError => ({
-  status: error.status,
+/**
+ * The `{error, code}` an error answers with, and `errors` when it told several problems: as a client may see it,
+ * with no credentials and no server path, whatever the messages held.
+ */
+export const publicError = (error: MediaflowError): Omit<JobError, 'status'> => ({
   error: publicText(error.message),
   code: error.code,
+  ...(error.errors
+    ? { errors: error.errors.map((problem) => ({ ...problem, error: publicText(problem.error) })) }
+    : {}),
 });
+
+/** The error a job keeps for `error`: its status and its public answer. */
+export const jobErrorOf = (error: MediaflowError): JobError => ({ status: error.status, ...publicError(error) });
 
 /**
  * A job's stored failure, answered to the synchronous request that waited for it with its own
@@ -236,7 +287,10 @@ export const jobErrorOf = (error: MediaflowError): JobError => ({
  */
 export function errorOfJob(stored: JobError): MediaflowError {
   const code = isErrorCode(stored.code) ? stored.code : (codeOfStatus(stored.status) ?? 'MF_ERR_INTERNAL');
-  return new MediaflowError(code, stored.error, code === 'MF_ERR_BUSY' ? { retryAfter: 5 } : {});
+  return new MediaflowError(code, stored.error, {
+    ...(code === 'MF_ERR_BUSY' ? { retryAfter: 5 } : {}),
+    ...(Array.isArray(stored.errors) ? { errors: stored.errors } : {}),
+  });
 }
 
 /** Whether a thrown value is the user's cancellation rather than a failure. */

@@ -1,17 +1,36 @@
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { isAbort, MediaflowError, paramError, tooLargeError } from '../engine/errors.js';
+import { dropWhenIdle, watchIdleBody } from './body-idle.js';
 import { clientGone } from './disconnect.js';
 
-/** What becomes of a file part: the value its field takes (the URL the file is kept at), or a refusal. */
-export type FilePartHandler = (part: MultipartFile) => Promise<string>;
+/**
+ * What becomes of a file part: the value its field takes (the URL the file is kept at), or a
+ * refusal. `stalled` aborts (408) when the body stops arriving while the part is being read.
+ */
+export type FilePartHandler = (part: MultipartFile, stalled: AbortSignal) => Promise<string>;
+
+/** Settles as `work` does, or rejects with the signal's reason as soon as it aborts. */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
 
 /**
  * The request's fields as one flat object, whatever the encoding: multipart/form-data (the
  * interface's), urlencoded or JSON. A file part becomes the value `onFile` gives for it (or its
- * refusal), in its field, in the order of the parts (a list field may mix URLs and files).
+ * refusal), in its field, in the order of the parts (a list field may mix URLs and files). A
+ * multipart body that goes `idleMs` without a byte is refused (408, MEDIAFLOW_BODY_IDLE_TIMEOUT).
  */
-export async function readFields(request: FastifyRequest, onFile: FilePartHandler): Promise<Record<string, unknown>> {
+export async function readFields(
+  request: FastifyRequest,
+  onFile: FilePartHandler,
+  idleMs: number,
+): Promise<Record<string, unknown>> {
   if (!request.isMultipart()) {
     const body = request.body;
     if (body === undefined || body === null) return {};
@@ -30,11 +49,18 @@ export async function readFields(request: FastifyRequest, onFile: FilePartHandle
     throw paramError('Malformed request body: multipart/form-data without a boundary');
   let total = 0;
   const fields: Record<string, unknown> = Object.create(null);
+  const parts = request.parts();
+  // The first call starts the parser, which pipes the body to itself: the watch comes after.
+  const first = parts.next();
+  const idle = watchIdleBody(request.raw, idleMs);
   try {
-    for await (const part of request.parts()) {
+    for (let next = first; ; next = parts.next()) {
+      // The parser waits for a body that stopped arriving as long as its connection stays open.
+      const { done, value: part } = await unlessAborted(next, idle.signal);
+      if (done) break;
       const name = typeof part.fieldname === 'string' ? part.fieldname : '';
       let value: unknown;
-      if (part.type === 'file') value = await onFile(part);
+      if (part.type === 'file') value = await onFile(part, idle.signal);
       else {
         value = part.value;
         total += Buffer.byteLength(name) + (typeof value === 'string' ? Buffer.byteLength(value) : 0);
@@ -49,11 +75,14 @@ export async function readFields(request: FastifyRequest, onFile: FilePartHandle
     // whole is a client that went away, and nothing of it is kept.
     if (!request.raw.complete) throw clientGone();
   } catch (error) {
-    // Answered before the body has all arrived: the rest is read and dropped (within MEDIAFLOW_REQUEST_TIMEOUT),
-    // so that the client gets the answer and the connection stays usable; a stalled parser would hold it.
+    // Answered before the body has all arrived: the rest is read and dropped, so that the client gets
+    // the answer and the connection stays usable; a stalled parser would hold it. A body that stops
+    // arriving meanwhile is not waited for (its connection is closed), nor is one that already had
+    // (its 408 closes the connection: error-handler.ts).
     if (!request.raw.complete) {
       request.raw.unpipe();
       request.raw.resume();
+      if (!idle.signal.aborted) dropWhenIdle(request.raw, idleMs);
     }
     if (
       error instanceof MediaflowError ||
@@ -62,6 +91,8 @@ export async function readFields(request: FastifyRequest, onFile: FilePartHandle
     )
       throw error;
     throw paramError(`Malformed request body: ${(error as Error).message}`);
+  } finally {
+    idle.stop();
   }
   return fields;
 }

@@ -60,6 +60,19 @@ export function timeLimitOptions(config: Config): FastifyHttpOptions<HttpServer>
   };
 }
 
+/**
+ * Uploads received at once: half the descriptors the connection cap leaves to everything else, since
+ * each holds a file open besides its connection (at least 16). 1024 open files give 128, so that
+ * uploads stalled on every connection cannot take the descriptors ffmpeg and the job store need.
+ */
+export function uploadsAtOnce(
+  config: Pick<Config, 'maxConnections'>,
+  openFiles = openFileLimit() ?? USUAL_OPEN_FILES,
+): number {
+  const connections = config.maxConnections ?? defaultMaxConnections(openFiles);
+  return Math.max(16, Math.floor((openFiles - connections) / 2));
+}
+
 /** Counts events and logs them at most once per WARN_EVERY_MS, so a flood cannot flood the log too. */
 function groupedWarning(log: FastifyBaseLogger, message: string): (details?: Record<string, unknown>) => void {
   let count = 0;

@@ -2,9 +2,18 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../engine/config.js';
+import { isAddressRefusal } from '../engine/inputs/address-guard.js';
 import { inputTooLarge } from '../engine/inputs/fetcher.js';
-import { codeOfStatus, diskFullError, ERRORS, isAbort, MediaflowError, type ErrorCode } from '../engine/errors.js';
-import { publicText } from '../engine/safe-text.js';
+import {
+  codeOfStatus,
+  descriptorsError,
+  diskFullError,
+  ERRORS,
+  isAbort,
+  MediaflowError,
+  publicError,
+  type ErrorCode,
+} from '../engine/errors.js';
 
 /** The limits the framework's own 413s name. */
 export type BodyLimits = Pick<Config, 'bodyLimit' | 'maxInputBytes' | 'maxInputs'>;
@@ -50,8 +59,17 @@ function fromFramework(error: FastifyError, limits: BodyLimits): MediaflowError 
 /** The code of another client error (a 416 of @fastify/static, ...): its status's, else a malformed request. */
 const clientCode = (status: number): ErrorCode => codeOfStatus(status) ?? 'MF_ERR_BAD_REQUEST';
 
-/** The `{error, code}` body every error answers with: no credentials and no server path, whatever the message held. */
-const body = (error: MediaflowError) => ({ error: publicText(error.message), code: error.code });
+/** The body every error answers with (publicError), a refused address naming the setting that allows it. */
+const body = (error: MediaflowError) => {
+  const view = publicError(error);
+  return { ...view, error: withSetting(view.error) };
+};
+
+/** A refused address names the setting that allows it, as the CLI's hint names its flag (src/cli/hints.ts). */
+const withSetting = (message: string): string =>
+  isAddressRefusal(message)
+    ? `${message}; MEDIAFLOW_ALLOW_PRIVATE_URLS=1 allows loopback, private and link-local addresses`
+    : message;
 
 /**
  * Fastify's `frameworkErrors` option: errors its router raises before any route or error handler
@@ -103,14 +121,20 @@ export function installErrorHandler(app: FastifyInstance, limits: BodyLimits): v
       const cancelled = new MediaflowError('MF_ERR_CANCELLED', 'Request cancelled');
       return reply.status(cancelled.status).send(body(cancelled));
     }
-    // A full disk on any route (a job record, an upload being read) says so with a 507, not a bare 500.
-    const error = diskFullError(thrown) ?? (thrown instanceof MediaflowError ? thrown : fromFramework(thrown, limits));
+    // A full disk on any route (a job record, an upload being read) says so with a 507, not a bare 500;
+    // running out of descriptors (a flood of connections) with a 503 to retry.
+    const error =
+      diskFullError(thrown) ??
+      descriptorsError(thrown) ??
+      (thrown instanceof MediaflowError ? thrown : fromFramework(thrown, limits));
     if (!error) {
       request.log.error({ err: thrown, code: 'MF_ERR_INTERNAL' }, 'unexpected error');
       const internal = new MediaflowError('MF_ERR_INTERNAL', 'Internal server error');
       return reply.status(internal.status).send(body(internal));
     }
     if (error.retryAfter !== undefined) void reply.header('Retry-After', String(error.retryAfter));
+    // A body that stopped arriving is not waited for: the connection closes once the 408 is sent.
+    if (error.code === 'MF_ERR_REQUEST_TIMEOUT') void reply.header('connection', 'close');
     const level = error.status >= 500 ? 'error' : 'info';
     request.log[level]({ code: error.code, err: error }, error.message);
     return reply.status(error.status).send(body(error));

@@ -26,7 +26,9 @@ export function registerFilesRoute(app: FastifyInstance, options: FilesRouteOpti
       );
     const files = new FileParts(options.uploads, request, options.baseUrl(request));
     try {
-      await readFields(request, (part) => files.receive(part));
+      const { bodyIdleTimeoutMs } = options.uploads.config;
+      await readFields(request, (part, stalled) => files.receive(part, stalled), bodyIdleTimeoutMs);
+      files.bodyRead();
       if (files.count === 0)
         throw paramError(
           'Expected one or more file parts (Content-Disposition: form-data; name="<any>"; filename="<name>")',

@@ -68,9 +68,9 @@ export function startSweeper(
 }
 
 /**
- * Calls `stop` once on SIGTERM or SIGINT. `on`, not `once`: execa's child clean-up (signal-exit)
- * re-sends a signal that no other listener hears, which would kill the process at once while an
- * ffmpeg runs; repeats are ignored here.
+ * Calls `stop` once on SIGTERM or SIGINT. `on`, not `once`: a repeated signal (a second Ctrl-C, a
+ * supervisor's retry) would otherwise kill the process at once while an ffmpeg runs; repeats are
+ * ignored here.
  */
 export function onStopSignal(stop: (signal: string) => void): void {
   let stopping = false;

@@ -17,6 +17,7 @@ describe('loadConfig', () => {
     assert.equal(config.jobTimeoutMs, 1_800_000);
     assert.equal(config.maxPixels, 100_000_000);
     assert.equal(config.retentionMs, 24 * 3600_000);
+    assert.equal(config.bodyIdleTimeoutMs, 10_000);
     assert.equal(config.apiKey, undefined);
     assert.ok(config.concurrency >= 1);
   });

@@ -44,6 +44,17 @@ const RECIPES: Record<string, string[] | { text: string }> = {
     '-c:a',
     'pcm_s16le',
   ],
+  // 22 MB: uploads that fill a small disk (disk-full.test.ts).
+  'tone-125s-44k-stereo.wav': [
+    '-f',
+    'lavfi',
+    '-i',
+    'sine=frequency=330:duration=125:sample_rate=44100',
+    '-ac',
+    '2',
+    '-c:a',
+    'pcm_s16le',
+  ],
   'tone-1s-48k-stereo.m4a': [
     '-f',
     'lavfi',

@@ -3,7 +3,7 @@ import { after, before, describe, it } from '../helpers/lifecycle.js';
 import { fixtures } from '../helpers/fixtures.js';
 import { startFileServer, type FileServer } from '../helpers/file-server.js';
 import { startMediaflow, type TestServer } from '../helpers/mediaflow.js';
-import { expectRefused, literal, ready } from './hostile.js';
+import { ALLOW_PRIVATE_HINT, expectRefused, literal, ready } from './hostile.js';
 
 /**
  * Loopback in every notation, and schemes other than http(s), against a server with private
@@ -41,6 +41,16 @@ describe('SSRF guard on loopback and schemes', () => {
     files.hits.clear();
   });
 
+  it('names the setting that allows a refused address in its 400, as the CLI names its flag', async () => {
+    const url = files.url(IMAGE);
+    assert.match(url, /^http:\/\/127\.0\.0\.1:/);
+    const res = await closed.post('/convert_image_from_url/', convert(url));
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.equal(res.body.code, 'MF_ERR_URL');
+    assert.match(res.body.error!, /is not allowed: .*loopback.*; MEDIAFLOW_ALLOW_PRIVATE_URLS=1 allows /);
+    assert.equal(files.hits.size, 0, 'the fixture server was reached');
+  });
+
   const literals: Array<[string, string, string]> = [
     ['dotted', `http://127.0.0.1:PORT${IMAGE}`, 'a loopback address (127.0.0.1)'],
     ['another address in 127/8', `http://127.42.0.7:PORT${IMAGE}`, 'a loopback address (127.42.0.7)'],
@@ -63,7 +73,7 @@ describe('SSRF guard on loopback and schemes', () => {
       const url = template.replace('PORT', String(port));
       await expectRefused(closed, '/convert_image_from_url/', convert(url), {
         status: 400,
-        error: `URL '${url}' is not allowed: it resolves to ${what}`,
+        error: `URL '${url}' is not allowed: it resolves to ${what}${ALLOW_PRIVATE_HINT}`,
       });
       assert.equal(files.hits.size, 0, 'the fixture server was reached');
     });
@@ -76,7 +86,7 @@ describe('SSRF guard on loopback and schemes', () => {
         status: 400,
         error: new RegExp(
           `^${literal(`URL '${url}' is not allowed: its host resolves to a loopback address (`)}` +
-            `(127\\.0\\.0\\.1|::1)\\)$`,
+            `(127\\.0\\.0\\.1|::1)\\)${literal(ALLOW_PRIVATE_HINT)}$`,
         ),
       });
       assert.equal(files.hits.size, 0, 'the fixture server was reached');
@@ -91,7 +101,7 @@ describe('SSRF guard on loopback and schemes', () => {
       { audio_urls: `http://localhost:${port}/f/tone-2s-44k-stereo.mp3,${bad}` },
       {
         status: 400,
-        error: `URL '${bad}' is not allowed: it resolves to a loopback address (127.0.0.1)`,
+        error: `URL '${bad}' is not allowed: it resolves to a loopback address (127.0.0.1)${ALLOW_PRIVATE_HINT}`,
       },
     );
     assert.equal(files.hits.size, 0);
@@ -122,19 +132,20 @@ describe('SSRF guard on loopback and schemes', () => {
     });
   }
 
-  for (const url of [
-    '/etc/passwd',
-    '../../etc/passwd',
-    '//127.0.0.1/a.png',
-    'not a url',
-    'http://',
-    'http://[::1/a.png',
+  // An absolute path is shown by its last name only: no answer names a path of the server's disk.
+  for (const [url, shown] of [
+    ['/etc/passwd', 'passwd'],
+    ['../../etc/passwd', '../../etc/passwd'],
+    ['//127.0.0.1/a.png', '//127.0.0.1/a.png'],
+    ['not a url', 'not a url'],
+    ['http://', 'http://'],
+    ['http://[::1/a.png', 'http://[::1/a.png'],
   ]) {
     it(`refuses a string that is not an absolute URL: ${url}`, async () => {
       // Server inputs are URLs only; local paths are a CLI feature.
-      await expectRefused(open, '/convert_image_from_url/', convert(url), {
+      await expectRefused(open, '/convert_image_from_url/', convert(url!), {
         status: 400,
-        error: `Invalid URL '${url}': not an absolute http(s) URL`,
+        error: `Invalid URL '${shown}': not an absolute http(s) URL`,
       });
     });
   }

@@ -8,6 +8,7 @@
  * serves fixtures on PUBLIC; on any other address it serves a valid PNG for every path and counts
  * an "internal" hit, so a request that slipped past the guard would succeed and be seen.
  */
+import { ALLOW_PRIVATE_HINT, literal as escaped } from './hostile.js';
 
 export const PUBLIC = '93.184.216.34';
 /** Addresses put on lo besides PUBLIC, so that a request to them would be answered. */
@@ -60,10 +61,12 @@ export interface NetnsCase {
 }
 
 const refused = (url: string, why: string) => ({ status: 400, error: `URL '${url}' is not allowed: ${why}` });
+/** A refused address, whose answer names the setting that allows it. */
+const addressRefused = (url: string, why: string) => refused(url, `${why}${ALLOW_PRIVATE_HINT}`);
 const literal = (url: string, what: string, address: string) =>
-  refused(url, `it resolves to ${what} address (${address})`);
+  addressRefused(url, `it resolves to ${what} address (${address})`);
 const resolved = (url: string, what: string, address: string) =>
-  refused(url, `its host resolves to ${what} address (${address})`);
+  addressRefused(url, `its host resolves to ${what} address (${address})`);
 const redirect = (target: string) => `http://public.test/redirect?to=${encodeURIComponent(target)}`;
 
 function literals(): NetnsCase[] {
@@ -140,7 +143,8 @@ function literals(): NetnsCase[] {
     name: `literal: ${name}`,
     server: 'closed',
     url,
-    expect: literal(url, what, address),
+    // The answer shows the URL without its credentials (docs/security.md).
+    expect: literal(url.replace(/\/\/[^/?#@]*@/, '//'), what, address),
   }));
 }
 
@@ -159,8 +163,10 @@ function names(): NetnsCase[] {
       // localhost has both 127.0.0.1 and ::1; whichever comes first is named.
       expect: {
         status: 400,
-        error:
-          /^URL 'http:\/\/localhost\/a\.png' is not allowed: its host resolves to a loopback address \((127\.0\.0\.1|::1)\)$/,
+        error: new RegExp(
+          `^${escaped("URL 'http://localhost/a.png' is not allowed: its host resolves to a loopback address (")}` +
+            `(127\\.0\\.0\\.1|::1)\\)${escaped(ALLOW_PRIVATE_HINT)}$`,
+        ),
       },
     },
     {
@@ -243,7 +249,7 @@ function redirects(): NetnsCase[] {
       name: `redirect: ${name}`,
       server: 'closed',
       url,
-      expect: { ...refused(url, `it redirects to '${new URL(target).href}', ${why}`), publicHits: 1 },
+      expect: { ...addressRefused(url, `it redirects to '${new URL(target).href}', ${why}`), publicHits: 1 },
     };
   });
   const file = redirect('file:///etc/passwd');
@@ -276,7 +282,10 @@ function redirects(): NetnsCase[] {
       server: 'closed',
       url: twice,
       expect: {
-        ...refused(twice, "it redirects to 'http://10.0.0.1/a.png', which resolves to a private address (10.0.0.1)"),
+        ...addressRefused(
+          twice,
+          "it redirects to 'http://10.0.0.1/a.png', which resolves to a private address (10.0.0.1)",
+        ),
         publicHits: 2,
       },
     },
@@ -385,7 +394,7 @@ function webhooks(): NetnsCase[] {
     server: 'closed',
     url: GOOD,
     webhook,
-    expect: { status: 400, error: `Invalid webhook_url: URL '${webhook}' is not allowed: ${why}` },
+    expect: { status: 400, error: `Invalid webhook_url: URL '${webhook}' is not allowed: ${why}${ALLOW_PRIVATE_HINT}` },
   }));
   // The image is fetched, then the job's webhook is POSTed to the public hook: two public requests.
   cases.push({
@@ -425,7 +434,8 @@ function webhookAllowance(): NetnsCase[] {
       expect: {
         status: 400,
         error:
-          "Invalid webhook_url: URL 'http://private.test/hook' is not allowed: its host resolves to a private address (10.0.0.1)",
+          "Invalid webhook_url: URL 'http://private.test/hook' is not allowed: its host resolves to a private address " +
+          `(10.0.0.1)${ALLOW_PRIVATE_HINT}`,
       },
     },
   ];

@@ -42,6 +42,13 @@ function describeRange(range: string): string {
   return names[range] ?? 'reserved';
 }
 
+/**
+ * Whether an error's text is one of the refusals above of an address, all of which allowing private addresses
+ * (MEDIAFLOW_ALLOW_PRIVATE_URLS) lifts; a malformed URL or a host off the allowlist is not one.
+ */
+export const isAddressRefusal = (message: string): boolean =>
+  /is not allowed: .*resolves to an? [\w -]+ address \(/.test(message);
+
 /** The policy one fetch runs under. */
 export interface AddressPolicy {
   allowPrivate: boolean;

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config.js';
 import { probeFile } from '../probe/probe.js';
@@ -25,7 +25,8 @@ export function uploadPath(filename: string, contentType: string | undefined): s
 
 /**
  * Streams one uploaded file to `target`, never holding it whole: a 413 at the first byte past
- * MEDIAFLOW_MAX_INPUT_BYTES or past the request's budget (MEDIAFLOW_MAX_REQUEST_BYTES). Returns its
+ * MEDIAFLOW_MAX_INPUT_BYTES or past the request's budget (MEDIAFLOW_MAX_REQUEST_BYTES), and each
+ * chunk through `space` (the disk space reserved for it: a 507) before it is written. Returns its
  * size and SHA-256 (what an idempotent replay is compared by: the same file uploaded again). `signal`
  * stops it (the client went away: the parser does not always end a part it was cut in).
  */
@@ -33,13 +34,13 @@ export async function receiveFile(
   file: Readable,
   target: string,
   source: string,
-  limits: { maxBytes: number; budget: ByteBudget },
+  limits: { maxBytes: number; budget: ByteBudget; space: Transform },
   signal: AbortSignal,
 ): Promise<{ bytes: number; sha256: string }> {
   const meter = byteMeter(source, { maxBytes: limits.maxBytes }, limits.budget);
   const hash = createHash('sha256');
   meter.on('data', (chunk: Buffer) => hash.update(chunk));
-  await pipeline(file, meter, createWriteStream(target), { signal });
+  await pipeline(file, meter, limits.space, createWriteStream(target), { signal });
   return { bytes: meter.bytes, sha256: hash.digest('hex') };
 }
 

@@ -60,7 +60,7 @@ const INSTALL_HINT =
 const missing = (why: string) => new MediaflowError('MF_ERR_INTERNAL', `${why} ${INSTALL_HINT}`);
 
 /**
- * Finds ffmpeg and ffprobe as a pair from one source, in the order of the README's Quick start, so that the probe
+ * Finds ffmpeg and ffprobe as a pair from one source, in the order docs/deploy.md gives, so that the probe
  * is never of another era than the ffmpeg it serves:
  * 1. `FFMPEG_PATH` (with `FFPROBE_PATH`, or the ffprobe beside it);
  * 2. `ffmpeg` on PATH (with `FFPROBE_PATH`, the ffprobe beside it, or `ffprobe` on PATH);

@@ -1,6 +1,5 @@
-import { execa, type ResultPromise } from 'execa';
 import { MediaflowError, storageError } from '../errors.js';
-import { KILLABLE_CHILD, readLines } from './child-process.js';
+import { runProgram, spawnError } from './child-process.js';
 
 /** How ffmpeg reports a full disk or quota (strerror of ENOSPC and EDQUOT). */
 const DISK_FULL = /No space left on device|Disk quota exceeded/i;
@@ -112,43 +111,44 @@ export interface RunOptions {
  */
 const COMMON_FFMPEG_FLAGS = ['-hide_banner', '-nostdin', '-y', '-loglevel', 'error', '-nostats'];
 
-/** Parses `-progress pipe:1` output and reports each block's position. */
-function followProgress(child: ResultPromise, options: RunOptions): void {
+/** Turns `-progress pipe:1` output into progress reports, one per block. */
+function progressLines(options: RunOptions): ((line: string) => void) | undefined {
   const { onProgress, expectedSeconds } = options;
-  if (!onProgress || !child.stdout) return;
-  readLines(child.stdout, (line) => {
+  if (!onProgress) return undefined;
+  return (line) => {
     const match = /^out_time_(?:us|ms)=(\d+)/.exec(line);
     if (!match) return;
     const outTimeSeconds = Number(match[1]) / 1e6;
     const ratio = expectedSeconds ? Math.min(1, outTimeSeconds / expectedSeconds) : undefined;
     onProgress(ratio === undefined ? { outTimeSeconds } : { outTimeSeconds, ratio });
-  });
+  };
 }
 
 /** Runs one binary with an argument array (never a shell), a hard time limit and cancellation. */
 async function run(tool: string, binary: string, args: string[], options: RunOptions, withProgress: boolean) {
   const started = Date.now();
-  const child = execa(binary, args, {
+  const onLine = withProgress ? progressLines(options) : undefined;
+  const result = await runProgram(binary, args, {
     cwd: options.cwd,
-    timeout: options.timeoutMs,
-    ...(options.signal ? { cancelSignal: options.signal } : {}),
-    ...KILLABLE_CHILD,
+    timeoutMs: options.timeoutMs,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(onLine ? { onLine } : {}),
     env: { AV_LOG_FORCE_NOCOLOR: '1' },
   });
-  if (withProgress) followProgress(child, options);
-  const result = await child;
   if (!result.failed) return result;
   if (result.isCanceled && options.signal?.aborted)
     throw options.signal.reason ?? new DOMException('Aborted', 'AbortError');
+  // Out of descriptors or processes: this run fails, not the media (and not the server).
+  if (result.spawnError) throw spawnError(binary, result.spawnError);
   throw new FfmpegError({
     tool,
     command: [binary, ...args],
-    ...(typeof result.exitCode === 'number' ? { exitCode: result.exitCode } : {}),
+    ...(result.exitCode === undefined ? {} : { exitCode: result.exitCode }),
     ...(result.signal ? { signal: result.signal } : {}),
-    timedOut: Boolean(result.timedOut),
-    isCanceled: Boolean(result.isCanceled),
+    timedOut: result.timedOut,
+    isCanceled: result.isCanceled,
     durationMs: Date.now() - started,
-    stderrTail: tidyStderr(String(result.stderr ?? '')),
+    stderrTail: tidyStderr(result.stderr),
   });
 }
 
@@ -166,13 +166,13 @@ export async function runFfmpeg(binary: string, args: string[], options: RunOpti
     options,
     Boolean(options.onProgress),
   );
-  return String(result.stderr ?? '');
+  return result.stderr;
 }
 
 /** Runs ffprobe and returns its stdout. */
 export async function runFfprobe(binary: string, args: string[], options: RunOptions): Promise<string> {
   const result = await run('ffprobe', binary, ['-hide_banner', '-loglevel', 'error', ...args], options, false);
-  return String(result.stdout);
+  return result.stdout;
 }
 
 /** The full argv of an ffmpeg run, as `--dry-run` and benchmarks show it. */
@@ -184,6 +184,6 @@ export const ffmpegCommandLine = (binary: string, args: string[]): string[] => [
 
 /** `ffmpeg -version`'s first line, for /health and `--version`. */
 export async function binaryVersion(binary: string): Promise<string> {
-  const result = await execa(binary, ['-version'], { reject: false, timeout: 10_000 });
-  return String(result.stdout).split('\n')[0] ?? 'unknown';
+  const result = await runProgram(binary, ['-version'], { timeoutMs: 10_000 });
+  return result.stdout.split('\n')[0] || 'unknown';
 }

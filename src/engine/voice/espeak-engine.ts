@@ -1,9 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { execa } from 'execa';
 import { MediaflowError } from '../errors.js';
 import { tidyStderr } from '../run/ffmpeg.js';
-import { spawnChild } from '../run/child-process.js';
+import { runProgram, spawnChild } from '../run/child-process.js';
 import { PACKAGE_MISSING, packageResolves, runNodeChild } from './node-child.js';
 import {
   engineFound,
@@ -82,8 +81,8 @@ export class EspeakEngine implements VoiceEngine {
   }
 
   private async lookUp(): Promise<EngineFound> {
-    const run = await execa(this.command, ['--voices'], { reject: false, timeout: LIST_TIMEOUT_MS, stdin: 'ignore' });
-    const found = run.exitCode === 0 ? espeakVoicesOf(String(run.stdout)) : [];
+    const run = await runProgram(this.command, ['--voices'], { timeoutMs: LIST_TIMEOUT_MS });
+    const found = run.exitCode === 0 ? espeakVoicesOf(run.stdout) : [];
     if (found.length === 0) {
       return engineMissing(this.name, 'espeak-ng is not installed (apt-get install espeak-ng)');
     }

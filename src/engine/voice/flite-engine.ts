@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { execa } from 'execa';
 import { runFfmpeg } from '../run/ffmpeg.js';
+import { runProgram } from '../run/child-process.js';
 import {
   engineFound,
   engineMissing,
@@ -46,16 +46,12 @@ export class FliteEngine implements VoiceEngine {
   }
 
   private async lookUp(): Promise<EngineFound> {
-    const run = await execa(
+    const run = await runProgram(
       this.ffmpeg,
       ['-hide_banner', '-f', 'lavfi', '-i', 'flite=list_voices=1', '-f', 'null', '-'],
-      {
-        reject: false,
-        timeout: LIST_TIMEOUT_MS,
-        stdin: 'ignore',
-      },
+      { timeoutMs: LIST_TIMEOUT_MS },
     );
-    const names = fliteVoicesOf(String(run.stderr));
+    const names = fliteVoicesOf(run.stderr);
     if (names.length === 0) {
       return engineMissing(this.name, 'ffmpeg here is built without libflite (Debian and Ubuntu build theirs with it)');
     }

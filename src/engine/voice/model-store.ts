@@ -3,11 +3,11 @@ import { createReadStream, existsSync } from 'node:fs';
 import { appendFile, copyFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { execa } from 'execa';
 import type { Config } from '../config.js';
 import { downloadError, MediaflowError, paramError } from '../errors.js';
 import { download } from '../inputs/fetcher.js';
 import { isAbandonedTemp, tempName } from '../storage/storage.js';
+import { runProgram } from '../run/child-process.js';
 import { metadataEntries, ModelFileError, onnxMetadata } from './onnx-file.js';
 import { readPiperConfig } from './piper-config.js';
 import { SharedTasks } from './shared-task.js';
@@ -165,8 +165,8 @@ export class ModelStore {
 
   /** espeak-ng's data folder (Debian's espeak-ng-data), which turns text into the phonemes both engines speak. */
   private systemEspeakData(): Promise<string | undefined> {
-    this.espeakData ??= execa('espeak-ng', ['--version'], { reject: false, timeout: 10_000, stdin: 'ignore' }).then(
-      (run) => /Data at: (.+)$/m.exec(String(run.stdout))?.[1]?.trim(),
+    this.espeakData ??= runProgram('espeak-ng', ['--version'], { timeoutMs: 10_000 }).then((run) =>
+      /Data at: (.+)$/m.exec(run.stdout)?.[1]?.trim(),
     );
     return this.espeakData;
   }

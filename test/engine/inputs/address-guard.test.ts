@@ -5,6 +5,7 @@ import {
   checkRedirect,
   checkResolved,
   checkUrl,
+  isAddressRefusal,
   type AddressPolicy,
 } from '../../../src/engine/inputs/address-guard.js';
 
@@ -80,6 +81,25 @@ describe('address guard', () => {
     for (const url of urls) assert.match(refusal(url) ?? 'accepted', /is not allowed: it resolves to a/, url);
     assert.equal(refusal('http://127.0.0.1/x', open), undefined);
     assert.equal(refusal('https://8.8.8.8/x'), undefined);
+  });
+
+  it('tells its refusals of an address, which allowing private addresses lifts, from its other refusals', () => {
+    const lifted = ['http://127.0.0.1/', 'http://10.0.0.1/', 'http://100.64.0.1/', 'http://[::127.0.0.1]/'];
+    for (const url of lifted) {
+      assert.ok(isAddressRefusal(refusal(url)!), url);
+      assert.equal(refusal(url, open), undefined, url);
+    }
+    const redirected = () =>
+      checkRedirect('https://a.example/', 'http://[fe80::1]/', new URL('https://a.example/'), closed);
+    assert.throws(redirected, (error: Error) => isAddressRefusal(error.message));
+    const allowlist: AddressPolicy = { allowPrivate: true, allowedHosts: ['a.example'] };
+    for (const [url, policy] of [
+      ['ftp://127.0.0.1/', closed],
+      ['not a url', closed],
+      ['http://127.0.0.1/', allowlist],
+    ] as const) {
+      assert.ok(!isAddressRefusal(refusal(url, policy)!), url);
+    }
   });
 
   it('allows only http and https, and names the URL', () => {
