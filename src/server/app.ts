@@ -28,6 +28,7 @@ import { registerJobRoutes } from './job-routes.js';
 import { registerMcpRoutes } from './mcp-route.js';
 import { submitJob, type SubmitContext } from './job-submission.js';
 import { registerPipelineRoutes } from './pipeline-routes.js';
+import { registerTemplatesRoute } from './templates-route.js';
 import { createMetrics } from './metrics.js';
 import { registerApiDocs } from './openapi/docs-page.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandler } from './error-handler.js';
@@ -221,6 +222,7 @@ export async function buildServer(
     });
   }
   await registerPipelineRoutes(app, { config, registry, onRequest: checkKey, submit });
+  registerTemplatesRoute(app, { templatesDir: config.templatesDir, onRequest: checkKey });
   registerJobRoutes(app, jobs, checkKey, ownerOf);
   // Every operation and pipeline as an MCP tool, over streamable HTTP (docs/mcp.md).
   registerMcpRoutes(app, { config, registry, jobs, onRequest: checkKey, submit });

@@ -23,6 +23,7 @@ export const CLI_COMMANDS = [
   'fonts',
   'models',
   'voices',
+  'templates',
   'quickstart',
 ] as const;
 export type CliCommand = (typeof CLI_COMMANDS)[number];
@@ -39,6 +40,7 @@ export const SERVER_PATHS = {
   voices: '/voices',
   metrics: '/metrics',
   pipelines: '/pipelines',
+  templates: '/templates',
   jobs: '/jobs',
   admin: '/admin',
   openapi: '/openapi.json',

@@ -47,7 +47,9 @@ const PARAMS = Type.Object({
     Param.text({
       maxLength: 64,
       pattern: TEMPLATE_NAME,
-      description: 'The name of a template (an edit document of the server), instead of `edit`',
+      description:
+        'The name of a template: an edit document of the server (GET /templates/ and `mediaflow templates` list them ' +
+        'with their merge fields), instead of `edit`',
     }),
   ),
   merge: Optional(
@@ -97,16 +99,22 @@ export default definePlugin({
   name: 'render',
   path: '/render/',
   summary: 'Render a video from one edit document: tracks of clips, encoded once',
+  // An agent reads this as the MCP tool's description: the document taught by one complete example.
   description:
-    'The edit document (`edit`, or a `template` by name) lays tracks of clips on a timeline: `video`, `image`, ' +
-    '`text`, `audio`, `voice`, `captions`, `waveform`; a later track is drawn above an earlier one, and the sound of ' +
-    'every clip is mixed. Times are seconds or [HH:]MM:SS[.mmm]; `start` and `duration` may be `auto`. Example: ' +
-    '`{"tracks": [{"clips": [{"type": "image", "src": "https://example.com/a.jpg", "duration": 5}, {"type": ' +
-    '"image", "src": "https://example.com/b.jpg", "duration": 5, "transition": {"type": "fade"}}]}, {"clips": ' +
-    '[{"type": "text", "text": "{{TITLE}}", "start": 0, "duration": 3}]}], "merge": {"TITLE": "Hello"}}`. ' +
-    "`{{NAME}}` merge fields take the request's `merge` values (in a form, any other field; a file part named " +
-    'after one is that file). A bad document is a 400 listing every problem with its path (`errors`), before ' +
-    'anything is fetched. `dry_run=true` answers the resolved `timeline` and writes nothing.',
+    'One JSON edit document (`edit`) rendered in one encode: `tracks` of clips on a timeline; a later track is drawn ' +
+    'above an earlier one, and the sound of every clip is mixed. Clips: `image` and `video` (`src`, `fit`, `motion` ' +
+    'for images, `transition` from the clip before on the track), `text` (with caption style fields: `font_size`, ' +
+    '`color`, `position`), `audio` (`volume` in dB, `loop`, `fade_in`, `fade_out`, `role: voice`, `duck`), ' +
+    '`captions` (`src`, an SRT or VTT, or `from`, the id of a clip whose speech is transcribed) and `waveform` ' +
+    '(`from`). Times are seconds or [HH:]MM:SS[.mmm]; `start` is `auto` by default (the end of the clip before on ' +
+    "its track), `duration` the media's own length (images and text need one); a transition overlaps the two clips " +
+    'by its duration. Example, 9.5 s: two pictures crossing with a fade, a title over the first 3 s, looped music ' +
+    `under them:\n${JSON.stringify(EXAMPLE)}\n` +
+    "`{{NAME}}` in any string is a merge field: the request's `merge` value, else the document's `merge` default " +
+    '(in a form, any other field is a merge value, and a file part named after one is that file). Instead of ' +
+    '`edit`, `template` names a template of the server (shipped: narrated-short, quote-card, audiogram; GET ' +
+    '/templates/ lists them with their merge fields). A bad document is a 400 listing every problem with its JSON ' +
+    'path (`errors`), before anything is fetched; `dry_run=true` answers the resolved `timeline` and writes nothing.',
   params: PARAMS,
   answers: Type.Object({
     duration: Optional(Type.Number({ description: 'Seconds the rendered video lasts', examples: [9.5] })),

@@ -84,7 +84,10 @@ export function loadTemplate(dir: string, name: string): Record<string, unknown>
   return document as Record<string, unknown>;
 }
 
-/** What the list of templates says of one: its description and its merge fields, with their kinds and defaults. */
+/**
+ * What the list of templates says of one: its description and its merge fields, with their kinds and defaults: those
+ * without a default (which a request must give) first.
+ */
 export function templateInfo(name: string, document: Record<string, unknown>): TemplateInfo {
   const defaults = mergeDefaults(document);
   const kinds = new Map<string, TemplateField['kind']>();
@@ -95,14 +98,17 @@ export function templateInfo(name: string, document: Record<string, unknown>): T
     const before = kinds.get(use.name);
     if (before === undefined || rank[kind] > rank[before]) kinds.set(use.name, kind);
   }
+  const fields: TemplateField[] = [...kinds].map(([field, kind]) => ({
+    name: field,
+    kind,
+    ...(defaults[field] !== undefined ? { default: defaults[field] } : {}),
+  }));
+  // What must be given comes first, as a form asks for it; each group in the order the document uses them.
+  const needed = (field: TemplateField) => (field.default === undefined ? 0 : 1);
   return {
     name,
     description: typeof document.description === 'string' ? document.description : '',
-    merge: [...kinds].map(([field, kind]) => ({
-      name: field,
-      kind,
-      ...(defaults[field] !== undefined ? { default: defaults[field] } : {}),
-    })),
+    merge: fields.sort((a, b) => needed(a) - needed(b)),
   };
 }
 

@@ -7,6 +7,7 @@ import { jobParameters, jobResponses, jobRoutes, jobSchemas, webhooks } from './
 import { operation } from './operations.js';
 import { pipelineRoutes } from './pipelines.js';
 import { serverRoutes } from './server-routes.js';
+import { templateRoutes } from './templates.js';
 import { VERSION } from '../../engine/version.js';
 import type { Json } from './shared.js';
 import { uploadParameters, uploadRoutes } from './uploads.js';
@@ -34,6 +35,7 @@ export function openApiDocument(
     filesRoute(secured),
     uploadRoutes(registry),
     pipelineRoutes(secured),
+    templateRoutes(secured),
     jobRoutes(secured),
   );
   return {
