@@ -30,14 +30,12 @@ import { DUCK } from '../src/plugins/render/ducking.js';
 
 const [WIDTH, HEIGHT, FPS, SECONDS] = [360, 640, 25, 6];
 const BACKGROUND: Rgb = [48, 48, 48];
-const [RED, GREEN, BLUE, MAGENTA, CYAN, YELLOW]: Rgb[] = [
-  [255, 0, 0],
-  [0, 255, 0],
-  [0, 0, 255],
-  [255, 0, 255],
-  [0, 255, 255],
-  [255, 255, 0],
-];
+const RED: Rgb = [255, 0, 0];
+const GREEN: Rgb = [0, 255, 0];
+const BLUE: Rgb = [0, 0, 255];
+const MAGENTA: Rgb = [255, 0, 255];
+const CYAN: Rgb = [0, 255, 255];
+const YELLOW: Rgb = [255, 255, 0];
 /** The music's and the voice's tones, far enough apart for a band-pass to hear each alone. */
 const [MUSIC_HZ, VOICE_HZ] = [440, 2500];
 
@@ -249,7 +247,8 @@ describe('POST /render/ of a rich edit, decoded', () => {
 });
 
 describe('a render as a job, and from the CLI', () => {
-  it('answers 202, then its progress rising to 100 while ffmpeg runs, then the URL of the video', async () => {
+  const JOB = 'answers 202, then its progress rising to 100 while ffmpeg runs, then the URL of the video';
+  it(JOB, { timeout: 180_000 } as never, async () => {
     // Long enough for ffmpeg to report its position a few times: every frame of a zoom is a new picture to encode.
     const zoom = {
       output: { width: WIDTH, height: HEIGHT, fps: FPS },
@@ -285,9 +284,10 @@ describe('a render as a job, and from the CLI', () => {
     const file = path.join(work.dir, 'job.mp4');
     await writeFile(file, Buffer.from(await res.arrayBuffer()));
     assert.deepEqual(await decodedFrames(file), { frames: 20 * FPS, errors: '' });
-  }, 180_000);
+  });
 
-  it('renders the same video from local paths with `mediaflow render`', async () => {
+  const CLI = 'renders the same video from local paths with `mediaflow render`';
+  it(CLI, { timeout: 180_000 } as never, async () => {
     await writeFile(path.join(work.dir, 'edit.json'), JSON.stringify(edit((name) => name)));
     const { exitCode, stdout, stderr } = await runCli(['render', 'edit.json', '--out-dir', 'out'], { cwd: work.dir });
     assert.equal(exitCode, 0, stderr);
@@ -297,5 +297,5 @@ describe('a render as a job, and from the CLI', () => {
     assert.deepEqual(await videoPacketHashes(file), await videoPacketHashes(await render()));
     assert.deepEqual(await readdir(path.dirname(file)), ['render.mp4'], 'the video alone');
     await rm(path.join(work.dir, 'out'), { recursive: true, force: true });
-  }, 180_000);
+  });
 });
