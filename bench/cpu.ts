@@ -12,8 +12,18 @@ export const TICKS = existsSync('/proc/stat')
  * `self` for this one.
  */
 export async function processSeconds(pid: number | 'self' | undefined): Promise<number> {
+  return ticksOf(pid, [11, 12, 13, 14]);
+}
+
+/** The CPU time, in seconds, of the children this process has waited for, and of theirs that they waited for. */
+export async function childrenSeconds(): Promise<number> {
+  return ticksOf('self', [13, 14]);
+}
+
+/** The sum of some CPU-time fields of /proc/<pid>/stat, in seconds. */
+async function ticksOf(pid: number | 'self' | undefined, fields: number[]): Promise<number> {
   const text = await readFile(`/proc/${pid}/stat`, 'utf8');
   // After "pid (name) ": state is field 3, so utime, stime, cutime, cstime (14-17) are at 11-14.
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) / TICKS!;
+  const values = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return fields.reduce((sum, i) => sum + Number(values[i]), 0) / TICKS!;
 }

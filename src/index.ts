@@ -26,7 +26,15 @@ export { builtinPlugins, builtinRegistry, loadRegistry } from './plugins/index.j
 // Embedding the server.
 export { loadConfig, type Config } from './engine/config.js';
 export { resolveBinaries, type Binaries } from './engine/run/binaries.js';
-export { buildServer, type ServerOptions } from './server/app.js';
+export type { ServerOptions } from './server/app.js';
 export { startServer } from './server/start.js';
 export { openApiDocument } from './server/openapi/document.js';
 export type { Engine, JobOptions, JobResult } from './engine/run/engine.js';
+
+/**
+ * Builds the server (Fastify, the routes, the job stack) without listening. Fastify and the job stack load at the
+ * first call: a plugin imports this entry for the SDK alone, in every process that loads it (`mediaflow --version`
+ * too).
+ */
+export const buildServer: typeof import('./server/app.js').buildServer = async (options) =>
+  (await import('./server/app.js')).buildServer(options);

@@ -2,19 +2,18 @@ import 'reflect-metadata';
 import path from 'node:path';
 import { container as rootContainer, instanceCachingFactory, type DependencyContainer } from 'tsyringe';
 import { resolveBinaries, type Binaries } from './engine/run/binaries.js';
-import { bucketStoreOf } from './engine/storage/bucket-store.js';
 import type { Config } from './engine/config.js';
 import { Engine, type EngineObserver } from './engine/run/engine.js';
 import { InputCache } from './engine/inputs/input-cache.js';
-import { createJobBackend, type JobBackend, type Role } from './jobs/backend.js';
-import { redisParts, type RedisPartsDeps } from './jobs/fanout/redis-parts.js';
+import type { JobBackend, Role } from './jobs/backend.js';
+import type { RedisPartsDeps } from './jobs/fanout/redis-parts.js';
 import type { PartRunner } from './engine/run/fanout/part-runner.js';
-import { jobHandlers } from './jobs/handlers.js';
-import { JobService, type JobObserver } from './jobs/service.js';
+import type { JobObserver, JobService } from './jobs/service.js';
 import { silentLogger, type Logger } from './engine/logger.js';
 import type { Registry } from './engine/plugins/registry.js';
 import { Slots } from './engine/run/slots.js';
 import { LocalOutputStore, Workspaces, workRootOf, type OutputStore } from './engine/storage/storage.js';
+import { Voices } from './engine/voice/voices.js';
 
 /**
  * A token that carries the type it resolves to, so `resolve` needs no type argument. Tokens, not
@@ -35,6 +34,7 @@ export const TOKENS = {
   Observer: token<EngineObserver>('EngineObserver'),
   Engine: token<Engine>('Engine'),
   Parts: token<PartRunner>('PartRunner'),
+  Voices: token<Voices>('Voices'),
   Jobs: token<JobService>('JobService'),
 } as const;
 
@@ -65,8 +65,21 @@ export interface RuntimeOptions {
  * The composition root: a child container that knows how to make every part of one process (a
  * server, a worker or a CLI run), each part made once, from the configuration, when first resolved.
  * What the caller gives (the CLI's output folder, a test's binaries) takes the place of the default.
+ * Asynchronous because the parts the configuration chooses are loaded then: the AWS SDK only with a bucket.
  */
-export function createRuntime(options: RuntimeOptions): DependencyContainer {
+export async function createRuntime(options: RuntimeOptions): Promise<DependencyContainer> {
+  const { config } = options;
+  // An S3-compatible bucket when MEDIAFLOW_S3_BUCKET is set, else the local folder the server serves.
+  const buckets =
+    options.store === undefined && config.s3Bucket ? await import('./engine/storage/bucket-store.js') : undefined;
+  return compose(
+    options,
+    () => buckets?.bucketStoreOf(config) ?? new LocalOutputStore(path.join(config.dataDir, 'uploads')),
+  );
+}
+
+/** The container of createRuntime, its outputs going to `options.store`, else to the store `defaultStore` makes. */
+function compose(options: RuntimeOptions, defaultStore: () => OutputStore): DependencyContainer {
   const c = rootContainer.createChildContainer();
   const { config } = options;
   c.register(TOKENS.Config, { useValue: config });
@@ -74,18 +87,15 @@ export function createRuntime(options: RuntimeOptions): DependencyContainer {
   c.register(TOKENS.Logger, { useValue: options.logger ?? silentLogger });
   if (options.observer) c.register(TOKENS.Observer, { useValue: options.observer });
   provide(c, TOKENS.Binaries, () => options.binaries ?? resolveBinaries());
-  // An S3-compatible bucket when MEDIAFLOW_S3_BUCKET is set, else the local folder the server serves.
-  provide(
-    c,
-    TOKENS.Store,
-    () => options.store ?? bucketStoreOf(config) ?? new LocalOutputStore(path.join(config.dataDir, 'uploads')),
-  );
+  provide(c, TOKENS.Store, () => options.store ?? defaultStore());
   // With Redis, processes may share the data directory: each then works in a folder of its own.
   const workRoot = options.workRoot ?? workRootOf(config.dataDir, config.redisUrl !== undefined);
   provide(c, TOKENS.Workspaces, () => new Workspaces(workRoot));
   provide(c, TOKENS.Slots, () => new Slots(config.concurrency));
   const cacheDir = options.cacheDir ?? path.join(config.dataDir, 'cache');
   provide(c, TOKENS.InputCache, () => new InputCache(cacheDir, config.cacheBytes));
+  // Text to speech: the engines it finds are looked up once, when first asked.
+  provide(c, TOKENS.Voices, (c) => new Voices({ settings: config, ffmpeg: resolve(c, TOKENS.Binaries).ffmpeg }));
   provide(
     c,
     TOKENS.Engine,
@@ -98,6 +108,7 @@ export function createRuntime(options: RuntimeOptions): DependencyContainer {
         store: resolve(c, TOKENS.Store),
         workspaces: resolve(c, TOKENS.Workspaces),
         slots: resolve(c, TOKENS.Slots),
+        voices: resolve(c, TOKENS.Voices),
         ...(c.isRegistered(TOKENS.Observer, true) ? { observer: resolve(c, TOKENS.Observer) } : {}),
         // A cache size of 0 turns the cache off: every input is downloaded every time.
         ...(config.cacheBytes > 0 ? { cache: resolve(c, TOKENS.InputCache) } : {}),
@@ -112,14 +123,19 @@ export function createRuntime(options: RuntimeOptions): DependencyContainer {
  * Adds the job stack to a container: the embedded store under `<dataDir>/jobs` with the
  * in-process queue, or Redis when MEDIAFLOW_REDIS_URL is set. Asynchronous because the store
  * loads its records; the server and the worker call it, the CLI (which runs operations
- * directly) does not.
+ * directly) does not, and so never loads the job stack.
  */
 export async function wireJobs(c: DependencyContainer, role: Role, observer?: JobObserver): Promise<JobService> {
+  const [{ createJobBackend }, { jobHandlers }, { JobService }] = await Promise.all([
+    import('./jobs/backend.js'),
+    import('./jobs/handlers.js'),
+    import('./jobs/service.js'),
+  ]);
   const config = resolve(c, TOKENS.Config);
   const logger = resolve(c, TOKENS.Logger);
   const outputStore = resolve(c, TOKENS.Store);
   let backend = await createJobBackend(config, role, logger);
-  if (backend.redis) backend = withParts(c, { ...backend, redis: backend.redis });
+  if (backend.redis) backend = await withParts(c, { ...backend, redis: backend.redis });
   // After the parts are wired: the engine is made with their runner.
   const handlers = jobHandlers({
     engine: resolve(c, TOKENS.Engine),
@@ -145,7 +161,8 @@ export async function wireJobs(c: DependencyContainer, role: Role, observer?: Jo
  * Redis mode's parts queue (docs/fanout.md): registered as the engine's part runner, shown on the dashboard, and
  * closed with the backend.
  */
-function withParts(c: DependencyContainer, backend: RedisPartsDeps['backend']): JobBackend {
+async function withParts(c: DependencyContainer, backend: RedisPartsDeps['backend']): Promise<JobBackend> {
+  const { redisParts } = await import('./jobs/fanout/redis-parts.js');
   const parts = redisParts({
     config: resolve(c, TOKENS.Config),
     backend,
@@ -177,6 +194,8 @@ export interface ServerServices {
   workspaces: Workspaces;
   binaries: Binaries;
   jobs: JobService;
+  /** The voices of text to speech, which GET /voices lists and /health sums up. */
+  voices: Voices;
 }
 
 /**
@@ -184,29 +203,36 @@ export interface ServerServices {
  * too, unless MEDIAFLOW_WORKERS is 0.
  */
 export async function serverServices(options: RuntimeOptions, jobObserver?: JobObserver): Promise<ServerServices> {
-  const c = createRuntime(options);
+  const c = await createRuntime(options);
   // The job stack first: in Redis mode it gives the engine its part runner.
   const jobs = await wireJobs(c, 'api', jobObserver);
   const engine = resolve(c, TOKENS.Engine);
   const binaries = resolve(c, TOKENS.Binaries);
-  return { engine, store: resolve(c, TOKENS.Store), workspaces: resolve(c, TOKENS.Workspaces), binaries, jobs };
+  return {
+    engine,
+    store: resolve(c, TOKENS.Store),
+    workspaces: resolve(c, TOKENS.Workspaces),
+    binaries,
+    jobs,
+    voices: resolve(c, TOKENS.Voices),
+  };
 }
 
 /** `mediaflow worker`'s runtime: the job stack alone, working jobs from the shared queue. */
-export function workerServices(options: RuntimeOptions): Promise<JobService> {
-  return wireJobs(createRuntime(options), 'worker');
+export async function workerServices(options: RuntimeOptions): Promise<JobService> {
+  return wireJobs(await createRuntime(options), 'worker');
 }
 
 /**
  * What a CLI run uses: the engine, and the work folders `--output` is staged in. No job stack: the
- * CLI runs operations directly.
+ * CLI runs operations directly. The CLI names its output folder, so no store is chosen (or loaded).
  */
 export interface CliServices {
   engine: Engine;
   workspaces: Workspaces;
 }
 
-export function cliServices(options: RuntimeOptions): CliServices {
-  const c = createRuntime(options);
+export function cliServices(options: RuntimeOptions & { store: OutputStore }): CliServices {
+  const c = compose(options, () => options.store);
   return { engine: resolve(c, TOKENS.Engine), workspaces: resolve(c, TOKENS.Workspaces) };
 }

@@ -42,6 +42,8 @@ export {
   type Recognised,
 } from './engine/speech/recognise.js';
 export { WHISPER_LANGUAGES } from './engine/speech/languages.js';
+export { SPEED_RANGE as SPEECH_SPEED_RANGE, type SpeechRequest } from './engine/voice/voices.js';
+export type { Speech, TimedSentence, TimedWord, Voice } from './engine/voice/voice-types.js';
 /** The sharp (libvips) pipeline an `imageStep` transform receives and returns. */
 export type { Sharp } from 'sharp';
 export { concatList, concatListArgs } from './engine/inputs/input-policy.js';
@@ -66,6 +68,7 @@ export {
   isVideoContainer,
   evenPadFilter,
   evenSizeArgs,
+  isLargeFrame,
   muxerFor,
   videoCodecFor,
   videoEncoder,

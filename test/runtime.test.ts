@@ -15,25 +15,25 @@ const configOf = (env: Record<string, string> = {}) => loadConfig({ MEDIAFLOW_DA
 const parts = { registry: builtinRegistry(), binaries: resolveBinaries() };
 
 describe('the composition root', () => {
-  it('makes each part once per runtime, from the parts it resolves; another runtime makes its own', () => {
-    const runtime = createRuntime({ config: configOf(), ...parts });
+  it('makes each part once per runtime, from the parts it resolves; another runtime makes its own', async () => {
+    const runtime = await createRuntime({ config: configOf(), ...parts });
     const engine = resolve(runtime, TOKENS.Engine);
     assert.equal(resolve(runtime, TOKENS.Engine), engine);
     // The engine got the runtime's own work folders, not a second instance.
     assert.equal(engine.workspaces, resolve(runtime, TOKENS.Workspaces));
-    const other = createRuntime({ config: configOf(), ...parts });
+    const other = await createRuntime({ config: configOf(), ...parts });
     assert.notEqual(resolve(other, TOKENS.Engine), engine);
     assert.notEqual(resolve(other, TOKENS.Store), resolve(runtime, TOKENS.Store));
   });
 
-  it('chooses the output store and the work folder from the configuration', () => {
-    const embedded = createRuntime({ config: configOf(), ...parts });
+  it('chooses the output store and the work folder from the configuration', async () => {
+    const embedded = await createRuntime({ config: configOf(), ...parts });
     const local = resolve(embedded, TOKENS.Store);
     assert.ok(local instanceof LocalOutputStore);
     assert.equal(local.root, path.join(dataDir, 'uploads'));
     assert.equal(resolve(embedded, TOKENS.Workspaces).root, path.join(dataDir, 'work'));
 
-    const shared = createRuntime({
+    const shared = await createRuntime({
       config: configOf({
         MEDIAFLOW_S3_BUCKET: 'outputs',
         MEDIAFLOW_S3_ENDPOINT: 'http://127.0.0.1:9',

@@ -1,13 +1,7 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { resolveBinaries } from '../engine/run/binaries.js';
-import { loadConfig } from '../engine/config.js';
-import { anyLocalPath } from '../engine/run/engine.js';
 import { binaryVersion } from '../engine/run/ffmpeg.js';
-import { paramError } from '../engine/errors.js';
 import {
-  answerFiles,
   DOCUMENT_KEYWORD,
   inputSpecOf,
   paramMarked,
@@ -19,18 +13,12 @@ import { pluginFlags } from '../engine/plugins/plugin-loader.js';
 import { CLI_COMMANDS, dashed, type CliCommand } from '../engine/plugins/reserved.js';
 import { VERSION } from '../engine/version.js';
 import { builtinRegistry, loadRegistry } from '../plugins/index.js';
-import { startServer } from '../server/start.js';
-import { cliRuntime } from './cli-runtime.js';
 import { fail } from './fail.js';
-import { flagKey } from './flag-key.js';
 import { fontsCommand } from './fonts-command.js';
 import { mcpCommand } from './mcp-command.js';
 import { modelsCommand } from './models-command.js';
-import { ensureWritableDir } from './out-dir.js';
-import { runToFile } from './output-file.js';
 import { pluginsCommand } from './plugins-command.js';
 import { quickstartCommand } from './quickstart-command.js';
-import { createProgressReporter } from './progress.js';
 import { runCommand } from './run-command.js';
 import { settingsCommand } from './setting-flags.js';
 import { voicesCommand } from './voices-command.js';
@@ -46,18 +34,6 @@ function describeParam(schema: Record<string, unknown>, required = false): strin
   if (typeof schema.minimum === 'number') parts.push(`(${schema.minimum} to ${String(schema.maximum ?? '∞')})`);
   if (required && schema.default === undefined) parts.push('(required)');
   return parts.join(' ');
-}
-
-/** The text of a document argument: a file's, or standard input's for `-`. */
-async function readDocument(file: string): Promise<string> {
-  if (file !== '-') {
-    return readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      throw paramError(`Cannot read ${file}: ${error.code === 'ENOENT' ? 'no such file' : error.code}`);
-    });
-  }
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** A subcommand for one operation, with flags generated from its schema. */
@@ -94,54 +70,21 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
       "the file to write the result to, replacing any there; its extension must be the result's (instead of --out-dir)",
     )
     .option('--allow-private-urls', 'allow input URLs on loopback/private addresses')
+    // The engine, the runtime and what they load come only when an operation runs, not for `--help`.
     .action(async (...args: unknown[]) => {
-      const flags = (args.at(-1) as Command).opts<Record<string, string | boolean>>();
-      const [file] = (args.at(-1) as Command).processedArgs as Array<string | undefined>;
-      const raw: Record<string, unknown> = {};
-      for (const key of Object.keys(plugin.params.properties)) {
-        const value = flags[flagKey(dashed(key))];
-        if (value !== undefined) raw[key] = value;
-      }
-      const outDir = String(flags.outDir);
-      const output = typeof flags.output === 'string' ? flags.output : undefined;
-      const controller = new AbortController();
-      const onSigint = () => controller.abort(new DOMException('Interrupted', 'AbortError'));
-      process.once('SIGINT', onSigint);
-      const progress = createProgressReporter(plugin.name);
-      try {
-        if (document && file !== undefined) {
-          if (raw[document] !== undefined)
-            throw paramError(`Give \`${document}\` once: as the argument (a file) or as --${dashed(document)}`);
-          raw[document] = await readDocument(file);
-        }
-        const config = loadConfig(process.env, flags.allowPrivateUrls ? { allowPrivateUrls: true } : {});
-        if (output === undefined) await ensureWritableDir(outDir, '--out-dir');
-        const cli = await cliRuntime(config, registry, outDir);
-        const options = { localFiles: anyLocalPath, signal: controller.signal, onProgress: progress.update };
-        const result =
-          output === undefined
-            ? await cli.engine.run(plugin.name, raw, options)
-            : await runToFile(cli, plugin.name, raw, output, options);
-        progress.done();
-        // Characters drawn as empty boxes, say: the job succeeded, but the user should know.
-        for (const warning of result.warnings ?? []) process.stderr.write(`mediaflow: warning: ${warning}\n`);
-        // With `--output` the one file is there; otherwise each is under --out-dir.
-        const where = (file: string) => output ?? path.join(outDir, file);
-        const printed = { message: result.message, ...answerFiles(result.output, where), ...result.answers };
-        process.stdout.write(`${JSON.stringify(printed, null, 2)}\n`);
-      } catch (error) {
-        progress.done();
-        fail(error);
-      } finally {
-        process.off('SIGINT', onSigint);
-      }
+      const command = args.at(-1) as Command;
+      const [file] = command.processedArgs as Array<string | undefined>;
+      await (await import('./run-operation.js')).runOperation(plugin, registry, command.opts(), file);
     });
   return command;
 }
 
 /** `mediaflow serve`, with a flag per setting of docs/configuration.md. */
 function serveCommand(registry: Registry): Command {
-  return settingsCommand('Start the HTTP server', (config) => startServer(config, registry));
+  // Fastify and the job stack load only for `serve`.
+  return settingsCommand('Start the HTTP server', async (config) =>
+    (await import('../server/start.js')).startServer(config, registry),
+  );
 }
 
 /**

@@ -1,10 +1,6 @@
-import { Command } from 'commander';
-import { pino } from 'pino';
-import { resolveBinaries } from '../engine/run/binaries.js';
+import type { Command } from 'commander';
 import type { Config } from '../engine/config.js';
-import { workerServices } from '../runtime.js';
 import type { Registry } from '../engine/plugins/registry.js';
-import { clearLeftovers, JOB_GRACE_MS, onStopSignal, SHUTDOWN_GRACE_MS } from '../server/lifecycle.js';
 import { settingsCommand } from './setting-flags.js';
 
 /** Settings a worker has no use for: it serves no HTTP. */
@@ -34,27 +30,8 @@ const API_ONLY = new Set<keyof Config>([
 export function workerCommand(registry: Registry): Command {
   return settingsCommand(
     'Work jobs from the shared Redis queue (no HTTP)',
-    (config) => startWorker(config, registry),
+    // BullMQ, ioredis and the runtime load only when the command runs.
+    async (config) => (await import('./start-worker.js')).startWorker(config, registry),
     API_ONLY,
   );
-}
-
-async function startWorker(config: Config, registry: Registry): Promise<void> {
-  const logger = pino({ level: config.logLevel });
-  const binaries = resolveBinaries();
-  const leftovers = await clearLeftovers(config);
-  if (leftovers > 0) logger.warn({ leftovers }, 'removed work left by an earlier run');
-  const jobs = await workerServices({ config, registry, logger, binaries });
-  logger.info({ concurrency: config.concurrency, pid: process.pid }, 'worker ready');
-  onStopSignal((signal) => {
-    logger.info({ signal }, 'shutting down: finishing running jobs, handing back the rest');
-    const deadline = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
-    jobs.shutdown(JOB_GRACE_MS).then(
-      () => {
-        clearTimeout(deadline);
-        process.exit(0);
-      },
-      () => process.exit(1),
-    );
-  });
 }

@@ -35,6 +35,8 @@ export interface Config {
   maxTextBytes: number;
   /** Milliseconds one ffmpeg run may take. */
   jobTimeoutMs: number;
+  /** Milliseconds a whole job may take once it has its slot: all its runs, steps and parts together; 0: no limit. */
+  jobTotalTimeoutMs: number;
   maxPixels: number;
   /** Milliseconds of media one input may last. */
   maxDurationMs: number;
@@ -279,6 +281,13 @@ export const SETTINGS: readonly Setting[] = [
     flag: 'job-timeout',
     kind: 'duration',
     description: 'time one ffmpeg run may take',
+  },
+  {
+    key: 'jobTotalTimeoutMs',
+    env: 'MEDIAFLOW_JOB_TOTAL_TIMEOUT',
+    flag: 'job-total-timeout',
+    kind: 'duration',
+    description: 'time a whole job may take: downloads, every ffmpeg run, step and part together; 0 turns it off',
   },
   {
     key: 'maxPixels',
@@ -653,6 +662,8 @@ export function defaultConfig(): Config {
     downloadTimeoutMs: 120_000,
     firstByteTimeoutMs: 30_000,
     jobTimeoutMs: 1_800_000,
+    // MEDIAFLOW_MAX_DURATION's default: the longest input, encoded in parts at about its own speed, still fits.
+    jobTotalTimeoutMs: 4 * 3_600_000,
     maxPixels: DEFAULT_MAX_PIXELS,
     maxDurationMs: 4 * 3_600_000,
     maxClips: 200,

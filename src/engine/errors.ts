@@ -141,7 +141,9 @@ export const ERRORS = {
   MF_ERR_TIMEOUT: {
     status: 504,
     title: 'Processing timeout',
-    description: 'Processing ran past its time limit (`MEDIAFLOW_JOB_TIMEOUT`).',
+    description:
+      'Processing ran past its time limit: one ffmpeg run past `MEDIAFLOW_JOB_TIMEOUT`, or the whole job past ' +
+      '`MEDIAFLOW_JOB_TOTAL_TIMEOUT`.',
   },
   MF_ERR_STORAGE: {
     status: 507,

@@ -4,13 +4,9 @@ import type { Config } from '../engine/config.js';
 import { paramError } from '../engine/errors.js';
 import type { Logger } from '../engine/logger.js';
 import { LocalDeliveryQueue, type DeliveryQueue } from './webhooks/deliveries.js';
-import { BullDeliveryQueue, BullJobQueue, keepFinishedOf } from './bullmq-queue.js';
 import { LocalJobEvents, type JobEvents } from './events.js';
 import { FileJobStore, type JobStore } from './job-store.js';
 import { LocalJobQueue, type JobQueue } from './queue.js';
-import { commandConnection, waitingConnection } from './redis.js';
-import { RedisJobEvents } from './redis-events.js';
-import { RedisJobStore } from './redis-job-store.js';
 
 /** What a process does: `api` serves HTTP (and works jobs unless MEDIAFLOW_WORKERS=0); `worker` only works jobs. */
 export type Role = 'api' | 'worker';
@@ -72,6 +68,14 @@ export async function createJobBackend(config: Config, role: Role, logger: Logge
       close: async () => {},
     };
   }
+  // BullMQ and ioredis load only for Redis: an embedded process has no use for them.
+  const [bull, { commandConnection, waitingConnection }, { RedisJobEvents }, { RedisJobStore }] = await Promise.all([
+    import('./bullmq-queue.js'),
+    import('./redis.js'),
+    import('./redis-events.js'),
+    import('./redis-job-store.js'),
+  ]);
+  const { BullDeliveryQueue, BullJobQueue, keepFinishedOf } = bull;
   const url = config.redisUrl;
   const commands = commandConnection(url);
   const subscriber = waitingConnection(url);

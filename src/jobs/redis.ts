@@ -1,5 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { MediaflowError } from '../engine/errors.js';
+import { isConnectionError } from './retry.js';
 
 /** Keys and channels of one mediaflow deployment in Redis start with this. */
 export const REDIS_PREFIX = 'mediaflow';
@@ -30,15 +31,4 @@ export async function redisCall<T>(work: () => Promise<T>): Promise<T> {
       });
     throw error;
   }
-}
-
-/** Whether an ioredis error means Redis is not reachable (rather than a bad command). */
-export function isConnectionError(error: unknown): boolean {
-  const message = error instanceof Error ? error.message : '';
-  const code = (error as { code?: string } | undefined)?.code ?? '';
-  return (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code) ||
-    (error instanceof Error && error.name === 'MaxRetriesPerRequestError') ||
-    /enableOfflineQueue|Connection is closed|Stream isn't writeable|connect ECONNREFUSED/i.test(message)
-  );
 }

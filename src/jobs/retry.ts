@@ -1,6 +1,19 @@
 import type { Logger } from '../engine/logger.js';
 import { MediaflowError } from '../engine/errors.js';
-import { isConnectionError } from './redis.js';
+
+/**
+ * Whether an ioredis error means Redis is not reachable (rather than a bad command). Here, not in redis.ts, so that
+ * an embedded process, which retries nothing, does not load ioredis for it.
+ */
+export function isConnectionError(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : '';
+  const code = (error as { code?: string } | undefined)?.code ?? '';
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code) ||
+    (error instanceof Error && error.name === 'MaxRetriesPerRequestError') ||
+    /enableOfflineQueue|Connection is closed|Stream isn't writeable|connect ECONNREFUSED/i.test(message)
+  );
+}
 
 /** Waits between tries while Redis is away: 200 ms, doubling, at most this long. */
 const MAX_WAIT_MS = 5_000;

@@ -7,6 +7,7 @@ import {
   fanoutParam,
   frameByFrame,
   keptFrameTimes,
+  mediaError,
   muxerFor,
   Param,
   qualityParam,
@@ -14,11 +15,31 @@ import {
   timeWithin,
   Type,
   videoEncoder,
+  type LocalInput,
 } from '../sdk.js';
 import { keptFormatParam, keptVideoContainer } from './shared/kept-container.js';
 import { corner, OVERLAY_POSITIONS, type OverlayPosition } from './shared/overlay-corner.js';
 import { shownSize } from './shared/shown-size.js';
 import { checkLayerTimes, layerTimeFields } from './shared/layer-times.js';
+
+/**
+ * Pixels an animated logo may decode: every frame of a GIF is a whole canvas, so a file of a few kilobytes (a
+ * 9900x9900 canvas of 400 one-pixel frames) decodes to 39 gigapixels, minutes of work on a short video. A thousand
+ * megapixels (a 1920x1080 logo of 480 frames) take about ten seconds on a busy two-core machine.
+ */
+const ANIMATION_MAX_PIXELS = 1_000_000_000;
+
+/** Refuses (422), before anything is decoded, a logo whose frames times its canvas pass ANIMATION_MAX_PIXELS. */
+function checkAnimation(logo: LocalInput): void {
+  const picture = logo.facts.video;
+  if (!picture?.frames || picture.frames < 2) return;
+  const pixels = picture.width * picture.height * picture.frames;
+  if (pixels <= ANIMATION_MAX_PIXELS) return;
+  throw mediaError(
+    `Input ${logo.source} is an animation of ${picture.frames} frames of ${picture.width}x${picture.height} ` +
+      `pixels, ${pixels} pixels to decode: an overlay may decode at most ${ANIMATION_MAX_PIXELS}`,
+  );
+}
 
 /** `corner` as overlay's options. */
 function placement(position: OverlayPosition, margin: number): string {
@@ -68,6 +89,7 @@ export default definePlugin({
   }),
   // What the fields alone say is wrong is refused before anything is downloaded.
   checkParams: checkLayerTimes,
+  check: ({ inputs }) => checkAnimation(inputs.image_url![0]!),
   build: ({ params, inputs, output, input }) => {
     const video = inputs.video_url![0]!;
     const logo = inputs.image_url![0]!;
@@ -79,6 +101,9 @@ export default definePlugin({
     const size = shownSize(facts.video!);
     // Pixel sizes computed from the probed facts: only numbers reach the graph.
     const logoWidth = Math.max(1, Math.round(params.width * size.width));
+    // The logo's height follows its shape: a narrow, tall picture scaled to a share of the width may be the largest
+    // picture the command makes.
+    const logoHeight = Math.max(1, Math.round((logoWidth * logo.facts.video!.height) / logo.facts.video!.width));
     const margin = Math.round(params.margin * size.width);
     // Whole video: no `enable`, so the overlay is never switched off by a rounding of the end.
     const span = end !== undefined ? `between(t,${start},${end})` : `gte(t,${start})`;
@@ -95,6 +120,7 @@ export default definePlugin({
     const audio = facts.audio ? audioCodecFor(container, facts) : undefined;
     return {
       ...(facts.duration ? { expectedSeconds: facts.duration } : {}),
+      frameSize: logoWidth * logoHeight > size.width * size.height ? { width: logoWidth, height: logoHeight } : size,
       // A long video to H.264 in parts (docs/fanout.md): every part reads the whole logo, and its frames are put on
       // the whole input's clock before the overlay reads `t`, so the logo shows on the frames it does in one pass,
       // across a join too.

@@ -1,16 +1,17 @@
 import type { Config } from '../engine/config.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { resolveBinaries } from '../engine/run/binaries.js';
-import { buildServer } from './app.js';
 import { clearLeftovers, JOB_GRACE_MS, onStopSignal, SHUTDOWN_GRACE_MS, startSweeper } from './lifecycle.js';
 
 /**
  * Starts the server for real: finds ffmpeg (exiting with a hint when there is none), clears what
  * a killed predecessor left, sweeps old outputs, listens, and shuts down gracefully on signals.
+ * Fastify and the job stack load here, not with the package's entry, which exports this.
  */
 export async function startServer(config: Config, registry: Registry): Promise<void> {
   const binaries = resolveBinaries();
   const leftovers = await clearLeftovers(config);
+  const { buildServer } = await import('./app.js');
   const { app, jobs, store } = await buildServer({ config, registry, binaries, logger: { level: config.logLevel } });
   if (leftovers > 0) app.log.warn({ leftovers }, 'removed work left by an earlier run');
 

@@ -4,15 +4,24 @@ import { inputSpecOf, type NamedInput, type OutputSpec, type Plan, type PluginDe
 import { shortMessage } from '../run/short-message.js';
 
 /**
- * Calls into a plugin's code (`output`, `checkParams`, `inputs`, `outputSeconds`, `check`, `build`, `message`) so that
- * whatever it throws fails only the job it runs for, named after the plugin (Rollup-style context:
+ * Calls into a plugin's code (`output`, `checkParams`, `inputs`, `outputSeconds`, `outputSize`, `check`, `build`,
+ * `message`) so that whatever it throws fails only the job it runs for, named after the plugin (Rollup-style context:
  * docs/architecture.md, "Code style"): a MediaflowError keeps its status (a `mediaError` stays a 422), anything else
  * becomes a 500 `Plugin '<name>' failed: <short message>` whose cause (with the stack) reaches the log.
  */
 
 /** The hooks the engine calls, and the in-process steps of a plan (`step`). */
 export type PluginHook =
-  'output' | 'checkParams' | 'inputs' | 'outputSeconds' | 'check' | 'build' | 'next' | 'message' | 'step';
+  | 'output'
+  | 'checkParams'
+  | 'inputs'
+  | 'outputSeconds'
+  | 'outputSize'
+  | 'check'
+  | 'build'
+  | 'next'
+  | 'message'
+  | 'step';
 
 /** A value thrown by a plugin or returned wrongly: what went wrong, for the 500's cause. */
 export class PluginHookError extends Error {
@@ -110,6 +119,16 @@ export function checkedPlan(
     (typeof plan.expectedSeconds !== 'number' || !Number.isFinite(plan.expectedSeconds))
   ) {
     return fail('a plan whose expectedSeconds is not a number');
+  }
+  if (
+    plan.frameSize !== undefined &&
+    !(
+      typeof plan.frameSize === 'object' &&
+      plan.frameSize !== null &&
+      [plan.frameSize.width, plan.frameSize.height].every((side) => Number.isInteger(side) && side > 0)
+    )
+  ) {
+    return fail('a plan whose frameSize is not { width, height } in whole pixels');
   }
   if (
     plan.parts !== undefined &&

@@ -8,7 +8,11 @@ import {
   inputSpecOf,
   TIME_KEYWORD,
   VALUES_KEYWORD,
+  VOICE_KEYWORD,
+  type AlongsideOutput,
+  type OutputSpec,
   type PluginDefinition,
+  type SingleOutput,
   type TObject,
 } from './plugin.js';
 
@@ -45,6 +49,7 @@ const KNOWN_KEYWORDS = [
   FORMAT_KEYWORD,
   FONT_KEYWORD,
   TIME_KEYWORD,
+  VOICE_KEYWORD,
 ];
 
 const show = (value: unknown) => (typeof value === 'string' ? `'${value}'` : (JSON.stringify(value) ?? String(value)));
@@ -319,7 +324,29 @@ export function outputProblem(spec: unknown): string | undefined {
   ) {
     return `output() returned alsoAs ${show(also)}; it must list snake_case response fields other than its field`;
   }
-  return pathProblem(output.path);
+  return pathProblem(output.path) ?? alongsideProblem(output as SingleOutput);
+}
+
+/** The problem of the files alongside a single output: each a field of its own and a path of the job's. */
+function alongsideProblem(output: SingleOutput): string | undefined {
+  const alongside = output.alongside as unknown;
+  if (alongside === undefined) return undefined;
+  if (!Array.isArray(alongside)) return `output() returned alongside ${show(alongside)}, not a list of { field, path }`;
+  const taken = new Set([output.field, ...(output.alsoAs ?? []), ...RESERVED_ANSWERS]);
+  const paths = new Set([output.path]);
+  for (const file of alongside as Array<Partial<AlongsideOutput> | null>) {
+    if (!isFieldName(file?.field) || taken.has(file.field))
+      return (
+        `output() returned an alongside field ${show(file?.field)}; each must be a snake_case response field of its ` +
+        "own (not the output's, message, error, warnings, output_file or output_files)"
+      );
+    if (paths.has(file.path as string)) return `output() returned the path ${show(file.path)} twice`;
+    taken.add(file.field);
+    paths.add(file.path as string);
+    const problem = pathProblem(file.path);
+    if (problem) return problem;
+  }
+  return undefined;
 }
 
 /** The problem of one output path, if any. */
@@ -381,4 +408,37 @@ export function sampleOutputProblem(plugin: PluginDefinition): string | undefine
     return `output() threw with sample params: ${(error as Error)?.message ?? String(error)}`;
   }
   return outputProblem(spec);
+}
+
+/**
+ * The output specs a plugin may answer with: its sample params', and each choice's of each enum parameter (a format,
+ * captions or none).
+ */
+export function possibleOutputs(plugin: PluginDefinition): OutputSpec[] {
+  const sample = sampleParams(plugin.params);
+  const variants: Array<Record<string, unknown>> = [sample];
+  for (const [key, property] of Object.entries(plugin.params.properties)) {
+    const choices = (property as { enum?: unknown }).enum;
+    if (Array.isArray(choices)) for (const value of choices) variants.push({ ...sample, [key]: value });
+  }
+  return variants.flatMap((params) => {
+    try {
+      return [plugin.output(params as never)];
+    } catch {
+      // A plugin whose output() wants other params: its sample output (checked at registration) is enough.
+      return [];
+    }
+  });
+}
+
+/**
+ * The response fields an operation may answer a file under, over every output it may write (see possibleOutputs):
+ * its output's field and other names, and the fields of files alongside it. A pipeline names a file by one of them.
+ */
+export function fileFieldsOf(plugin: PluginDefinition): Set<string> {
+  return new Set(
+    possibleOutputs(plugin).flatMap((spec) =>
+      'files' in spec ? [] : [spec.field, ...(spec.alsoAs ?? []), ...(spec.alongside ?? []).map((file) => file.field)],
+    ),
+  );
 }

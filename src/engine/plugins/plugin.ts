@@ -1,6 +1,8 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import type { Sharp } from 'sharp';
 import type { MediaFacts } from '../probe/media-facts.js';
+import type { Speech } from '../voice/voice-types.js';
+import type { SpeechRequest } from '../voice/voices.js';
 import { TIME_FORM, type TimeRange } from './times.js';
 
 /**
@@ -32,6 +34,8 @@ export const FONT_KEYWORD = 'x-mediaflow-font';
 export const DOCUMENT_KEYWORD = 'x-mediaflow-document';
 /** Marks a parameter of named text values (Param.values), which a form's other fields add to. */
 export const VALUES_KEYWORD = 'x-mediaflow-values';
+/** Marks a parameter whose value, when given, must be a voice installed on the server (GET /voices). */
+export const VOICE_KEYWORD = 'x-mediaflow-voice';
 
 /**
  * Marks a parameter read as times (times.ts): `time` one time in seconds, `times` a list of them,
@@ -110,6 +114,11 @@ export const Param = {
       ...options,
       [VALUES_KEYWORD]: true,
     }),
+  /**
+   * A voice of text to speech installed on the server (GET /voices lists them), as `<engine>:<name>`; another is a 400
+   * naming close matches, given before the job is queued. Leave it optional: without it, the best voice speaks.
+   */
+  voice: (description: string) => Type.String({ description, maxLength: 200, [VOICE_KEYWORD]: true }),
   /**
    * Free text, bounded in length; `pattern` (a regular expression) restricts its form, which
    * `description` should say in words.
@@ -206,6 +215,12 @@ export interface Plan {
    * (`-t`, `-frames:v`; the limit itself when absent), so a lying input cannot make it longer.
    */
   expectedSeconds?: number;
+  /**
+   * The largest picture the plan's commands make, as the probed inputs and the parameters give it: an output frame,
+   * or a picture on the way to one (a contact sheet). More pixels than MEDIAFLOW_MAX_PIXELS is refused (422) before
+   * anything runs, as an input picture of that size is: a decoder's and an encoder's memory grows with it.
+   */
+  frameSize?: { width: number; height: number };
   /**
    * Seconds of the output each command writes, one number per command, for commands that write it in
    * consecutive parts (a slideshow's pieces, then a join that only copies them: 0). Progress then follows
@@ -344,6 +359,14 @@ export interface StepContext {
   progress: (ratio: number) => void;
   /** Adds fields to the answer, as `Plan.answers` does, for a result known only once the step has run. */
   answer: (fields: Record<string, unknown>) => void;
+  /**
+   * Speaks `request.text` with the server's voices (docs/voice.md) into `output`, a workspace WAV of a generated name
+   * (16-bit mono at the voice's rate), and resolves with its duration and when each sentence and word of it is
+   * spoken, in seconds. An unknown voice is a 400, a neural voice without its runtime a 501. The programs it runs
+   * are killed on cancel and at the time limit, and the job ends once they have exited. Its progress is the step's,
+   * unless `options.progress` hears it instead.
+   */
+  speak: (request: SpeechRequest, output: string, options?: { progress?: (ratio: number) => void }) => Promise<Speech>;
 }
 
 /** How a program run by `StepContext.spawn` ended: its exit code (or the signal that ended it) and its output. */
@@ -373,19 +396,35 @@ export interface SingleOutput {
   path: string;
   /** More answer fields carrying the same URL: a name established clients read (`subtitle_file_url`). */
   alsoAs?: string[];
+  /**
+   * Files written beside the output, each answered under a field of its own (speak's captions, as
+   * `subtitle_file_url`). The output stays the one file a pipeline step hands on; these are named by their field.
+   */
+  alongside?: AlongsideOutput[];
 }
 
-/** The paths of an output spec, in order: one, several or none. */
-export const outputPaths = (spec: OutputSpec): string[] => ('files' in spec ? spec.files : [spec.path]);
+/** A file written beside a single output: the response field of its URL and its path under uploads. */
+export interface AlongsideOutput {
+  field: string;
+  path: string;
+}
+
+/** The paths of an output spec, in order: one (and the files alongside it), several or none. */
+export const outputPaths = (spec: OutputSpec): string[] =>
+  'files' in spec ? spec.files : [spec.path, ...(spec.alongside ?? []).map((file) => file.path)];
 
 /**
  * The answer fields of an output's files, each path shown as `show` makes it (a URL, a local path):
- * `{ <field>: one }`, or `{ output_file: first, output_files: every }` for several, `{}` for none.
+ * `{ <field>: one }` (and each file alongside it under its field), or `{ output_file: first, output_files: every }`
+ * for several, `{}` for none.
  */
 export function answerFiles<T>(spec: OutputSpec, show: (path: string) => T): Record<string, T | T[]> {
   if (!('files' in spec)) {
     const shown = show(spec.path);
-    return Object.fromEntries([spec.field, ...(spec.alsoAs ?? [])].map((field) => [field, shown]));
+    return Object.fromEntries([
+      ...[spec.field, ...(spec.alsoAs ?? [])].map((field) => [field, shown]),
+      ...(spec.alongside ?? []).map((file) => [file.field, show(file.path)]),
+    ]);
   }
   const shown = spec.files.map(show);
   return shown.length > 0 ? { output_file: shown[0]!, output_files: shown } : {};
@@ -435,6 +474,12 @@ export interface PluginDefinition<S extends TObject = TObject> {
    * inputs are probed, the plan's `expectedSeconds` is checked against the limit too (422).
    */
   outputSeconds?: (params: Static<S>) => number | undefined;
+  /**
+   * The size of the output's pictures the parameters alone set (a frame of width x height), when they do; more
+   * pixels than MEDIAFLOW_MAX_PIXELS is refused with a 400 before anything is queued. Sizes known only once the
+   * inputs are probed go in the plan's `frameSize` (422).
+   */
+  outputSize?: (params: Static<S>) => { width: number; height: number } | undefined;
   /** Checks probed inputs beyond their kind; throw `mediaError` for unusable ones. */
   check?: (context: BuildContext<Static<S>>) => void;
   build: (context: BuildContext<Static<S>>) => Plan | string[];

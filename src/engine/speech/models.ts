@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config.js';
 import { downloadError, MediaflowError, mediaError, paramError } from '../errors.js';
-import { download, formatBytes, type FetchLimits } from '../inputs/fetcher.js';
+import type { FetchLimits } from '../inputs/fetcher.js';
 import { withoutUserinfo } from '../safe-text.js';
 import { isAbandonedTemp, tempName } from '../storage/storage.js';
 import { checkModelFile } from './ggml-check.js';
@@ -202,6 +202,8 @@ async function fetchModel(
   signal: AbortSignal,
   onFetch: ModelOptions['onFetch'],
 ): Promise<void> {
+  // The HTTP client loads for a fetch, not with the transcribe plugin's parameter checks (nor `mediaflow --version`).
+  const { download, formatBytes } = await import('../inputs/fetcher.js');
   const dir = path.dirname(file);
   await mkdir(dir, { recursive: true });
   // What a killed process left half-written.

@@ -1,4 +1,4 @@
-import { execaSync } from 'execa';
+import { execFileSync } from 'node:child_process';
 import { distance } from '../edit-distance.js';
 import { paramError, shortened } from '../errors.js';
 
@@ -37,10 +37,23 @@ let cached: string[] | undefined;
  */
 export function installedFonts(): string[] {
   if (!cached) {
-    const result = execaSync('fc-list', ['--format', '%{family}\n'], { reject: false, timeout: 30_000 });
-    // Out of descriptors or processes for now (a flood): asked again next time, not kept empty.
-    if (result.code === 'EMFILE' || result.code === 'ENFILE' || result.code === 'EAGAIN') return [];
-    cached = result.exitCode === 0 ? parseFamilies(String(result.stdout)) : [];
+    // node's own child_process, not execa: every operation's parameter check reaches this module, and execa's
+    // hundred modules would load with it.
+    try {
+      const stdout = execFileSync('fc-list', ['--format', '%{family}\n'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        timeout: 30_000,
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      cached = parseFamilies(stdout);
+    } catch (error) {
+      // Out of descriptors or processes for now (a flood): asked again next time, not kept empty.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EMFILE' || code === 'ENFILE' || code === 'EAGAIN') return [];
+      // fc-list missing, failed or timed out.
+      cached = [];
+    }
   }
   return cached;
 }

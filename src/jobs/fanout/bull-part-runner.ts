@@ -14,7 +14,7 @@ import {
 import type { OutputStore } from '../../engine/storage/storage.js';
 import type { KeepFinished } from '../bullmq-queue.js';
 import type { JobEvents } from '../events.js';
-import { isConnectionError } from '../redis.js';
+import { isConnectionError } from '../retry.js';
 import { partPath, putCopy } from './part-files.js';
 import { partJobId, runName, type LocalRuns, type PartAnswer, type PartData } from './part-queue.js';
 

@@ -16,8 +16,11 @@ const SENTENCE_END = new RegExp(`[.!?…‼⁇⁈⁉。！？｡．؟।][${CLOS
  */
 const UNSPACED_SCRIPTS = ['Han', 'Hiragana', 'Katakana', 'Thai', 'Lao', 'Khmer', 'Myanmar'];
 const UNSPACED = new RegExp(`[${UNSPACED_SCRIPTS.map((script) => `\\p{Script=${script}}`).join('')}。！？｡]`, 'u');
-/** ICU's dictionary-based word breaks; one fixed locale, so the cues do not depend on the server's. */
-const SEGMENTER = new Intl.Segmenter('en', { granularity: 'word' });
+/**
+ * ICU's dictionary-based word breaks; one fixed locale, so the cues do not depend on the server's. Made at first
+ * use: making one loads ICU's word data, a cost every process that loads the plugins would pay.
+ */
+let segmenter: Intl.Segmenter | undefined;
 
 /** A word of a cue, and whether a space separated it from the word before it in the text. */
 type Word = CueWord;
@@ -30,7 +33,8 @@ type Word = CueWord;
 function unspacedWords(token: string): Word[] {
   const result: Word[] = [];
   let pending = '';
-  for (const { segment, isWordLike } of SEGMENTER.segment(token)) {
+  segmenter ??= new Intl.Segmenter('en', { granularity: 'word' });
+  for (const { segment, isWordLike } of segmenter.segment(token)) {
     const last = result.at(-1);
     if (isWordLike) {
       result.push({ text: pending + segment, spaced: result.length === 0 });
@@ -41,6 +45,9 @@ function unspacedWords(token: string): Word[] {
   if (pending) result.push({ text: pending, spaced: true });
   return result;
 }
+
+/** Whether a character is of a script written without spaces between words (or one of its full stops). */
+export const isUnspaced = (character: string): boolean => UNSPACED.test(character);
 
 /** Words: tokens between spaces, and tokens written without spaces cut into their words. */
 export function words(text: string): Word[] {

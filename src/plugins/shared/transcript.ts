@@ -1,4 +1,4 @@
-import type { HeardWord, Recognised } from '../../sdk.js';
+import { Param, type HeardWord, type Recognised } from '../../sdk.js';
 import { joined, splitCues, srtDocument, vttDocument, words, type TimedCue } from './cue-lines.js';
 import {
   assScript,
@@ -22,6 +22,14 @@ export interface TimedWord extends CueWord {
 }
 
 export const TRANSCRIPT_FORMATS = ['srt', 'vtt', 'ass', 'txt', 'json'] as const;
+
+/** The field of the most words a line holds, for an operation that writes timed words as captions. */
+export const wordsPerLineField = Param.integer({
+  minimum: 1,
+  maximum: 100,
+  default: 8,
+  description: 'Most words in one caption line; a line also ends at the end of a sentence',
+});
 export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];
 
 /**
@@ -73,6 +81,14 @@ export function lineEvents(lines: ReadonlyArray<readonly TimedWord[]>, options: 
   });
 }
 
+/** How timed words become a document: its format, the most words a line, the ASS style, the language (for JSON). */
+export interface TimedDocumentOptions {
+  format: TranscriptFormat;
+  perLine: number;
+  ass: AssCaptionOptions;
+  language: string;
+}
+
 /**
  * The document of a transcript in `format`: SRT, WebVTT or ASS captions; TXT, the lines' text, one per line; JSON,
  * `{language, text, segments: [{start, end, text, words: [{start, end, word}]}]}` with the lines as segments and
@@ -80,9 +96,21 @@ export function lineEvents(lines: ReadonlyArray<readonly TimedWord[]>, options: 
  */
 export function transcriptDocument(
   recognised: Recognised,
-  options: { format: TranscriptFormat; perLine: number; duration: number | undefined; ass: AssCaptionOptions },
+  options: Omit<TimedDocumentOptions, 'language'> & { duration: number | undefined },
 ): { content: string; text: string } {
-  const lines = splitCues(timedWords(recognised.words, options.duration), options.perLine);
+  return timedDocument(timedWords(recognised.words, options.duration), { ...options, language: recognised.language });
+}
+
+/**
+ * The document of words said at known times (heard by the recogniser, or spoken by a voice), grouped into lines of
+ * at most `perLine` words as generate-subtitles groups a text, each line shown from its first word's start to its
+ * last word's end; see `transcriptDocument` for the formats.
+ */
+export function timedDocument(
+  words: readonly TimedWord[],
+  options: TimedDocumentOptions,
+): { content: string; text: string } {
+  const lines = splitCues(words, options.perLine);
   const cues = lines.map(cueOf);
   const text = joined(lines.flat());
   switch (options.format) {
@@ -101,7 +129,7 @@ export function transcriptDocument(
         text: cues[i]!.text,
         words: line.map((word) => ({ start: ms(word.start), end: ms(word.end), word: word.text })),
       }));
-      return { content: `${JSON.stringify({ language: recognised.language, text, segments }, null, 2)}\n`, text };
+      return { content: `${JSON.stringify({ language: options.language, text, segments }, null, 2)}\n`, text };
     }
   }
 }

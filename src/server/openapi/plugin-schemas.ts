@@ -1,4 +1,4 @@
-import { sampleParams } from '../../engine/plugins/plugin-check.js';
+import { possibleOutputs, sampleParams } from '../../engine/plugins/plugin-check.js';
 import {
   answerFiles,
   DOCUMENT_KEYWORD,
@@ -210,11 +210,23 @@ export function successSchema(plugin: PluginDefinition): { schema: Json; example
             },
           }
         : {};
+  const required = Object.keys(files);
+  // Files a choice adds beside the output (speak's captions): answered only when the parameters ask for them.
+  for (const possible of possibleOutputs(plugin))
+    for (const file of 'field' in possible ? (possible.alongside ?? []) : [])
+      files[file.field] ??= {
+        type: 'string',
+        format: 'uri',
+        description:
+          `URL of a file written beside the output when the parameters ask for it: ` +
+          `{base_url}/uploads/${file.path}`,
+        examples: [urlOf(file.path)],
+      };
   const answers = (plugin.answers?.properties ?? {}) as Record<string, Json>;
   return {
     schema: {
       type: 'object',
-      required: ['message', ...Object.keys(files), ...(plugin.answers?.required ?? [])],
+      required: ['message', ...required, ...(plugin.answers?.required ?? [])],
       properties: {
         message: { type: 'string', description: 'What was done', ...(message ? { examples: [message] } : {}) },
         ...files,
