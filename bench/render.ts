@@ -14,8 +14,9 @@
  * chain, hand-written, then back: A B C C B A) and each is taken at its mean, as this VM's speed drifts; the load
  * average before each run is recorded. Results are printed and written as JSON to bench/results/.
  *
- * Options (environment): RENDER_BENCH_SIZE (1080x1920), RENDER_BENCH_FPS (30), RENDER_BENCH_ONCE (1: each set-up
- * once, no way back), RENDER_BENCH_MEMORY (0: skip the memory runs).
+ * Options (environment), for a shorter run than the default (over an hour on 2 busy cores): RENDER_BENCH_SIZE
+ * (1080x1920), RENDER_BENCH_FPS (30), RENDER_BENCH_ONCE (1: each set-up once, no way back), RENDER_BENCH_MEMORY (0:
+ * skip the 60-picture runs).
  */
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
