@@ -19,9 +19,10 @@ import {
   documentProblems,
   mediaKindProblems,
   mediaSources,
-  placedClips,
   resolve,
+  speechKey,
   srcOf,
+  voiceSources,
   type MediaOf,
 } from './resolve.js';
 import { DEFAULTS, EDIT_SCHEMA, EXAMPLE, RENDER_FORMATS, type EditDocument } from './schema.js';
@@ -72,24 +73,21 @@ const documentOf = (params: Params): EditDocument => params.edit as EditDocument
 
 /** The name of the `index`th media of a document among the builder's inputs. */
 const inputName = (index: number) => `media_${index + 1}`;
+/** The name of the `index`th speech of a document's voice clips among the builder's inputs. */
+const speechName = (index: number) => `speech_${index + 1}`;
 
-/** Each clip's media among the builder's inputs, by its src (one input per file, however many clips use it). */
+/**
+ * Each clip's media among the builder's inputs: by its src (one input per file, however many clips use it), a voice
+ * clip's by what it says (one speech per text, voice and speed).
+ */
 function mediaFinder(document: EditDocument, inputs: Record<string, LocalInput[]>): MediaOf {
   const names = new Map(mediaSources(document).sources.map(({ src }, index) => [src, inputName(index)]));
-  return (placed) => {
-    const src = srcOf(placed.clip);
+  const speeches = new Map(voiceSources(document).map(({ key }, index) => [key, speechName(index)]));
+  return ({ clip }) => {
+    if (clip.type === 'voice') return inputs[speeches.get(speechKey(clip))!]?.[0];
+    const src = srcOf(clip);
     return src === undefined ? undefined : inputs[names.get(src)!]?.[0];
   };
-}
-
-/** Voice clips need the speech engine, which this server does not run yet: a 501 naming the first. */
-function refuseVoices(document: EditDocument): void {
-  const voice = placedClips(document).find((placed) => placed.clip.type === 'voice');
-  if (voice)
-    throw new MediaflowError(
-      'MF_ERR_UNAVAILABLE',
-      `Voice clips cannot be rendered here yet (${voice.path}): give the speech as an audio clip with role voice`,
-    );
 }
 
 export default definePlugin({
@@ -139,15 +137,22 @@ export default definePlugin({
     if (problems.length === 0) problems = documentProblems(document, settings);
     if (problems.length > 0) throw problemsError(problems);
     if (params.storyboard && !params.dry_run) throw paramError('Expected `dry_run` to be true with `storyboard`');
-    refuseVoices(document);
     return { edit: document, merge: merged.used, dry_run: params.dry_run, storyboard: params.storyboard };
   },
-  inputs: (params): NamedInput[] =>
-    mediaSources(documentOf(params)).sources.map(({ src, kind }, index) => ({
+  // The media are fetched; the voice clips' speech is made by the engine's voices (docs/voice.md).
+  inputs: (params): NamedInput[] => [
+    ...mediaSources(documentOf(params)).sources.map(({ src, kind }, index) => ({
       name: inputName(index),
       source: src,
       kind,
     })),
+    ...voiceSources(documentOf(params)).map(({ speak }, index) => ({
+      name: speechName(index),
+      source: `the speech of ${speak.at}`,
+      kind: 'audio' as const,
+      speak,
+    })),
+  ],
   build: ({ params, inputs, settings, input, output }) => {
     const document = documentOf(params);
     const media = mediaFinder(document, inputs);

@@ -30,6 +30,7 @@ export const DEFAULTS = {
   duck: false,
   highlight: 'none',
   highlightColor: '#FFD700',
+  wordsPerLine: 8,
   waveformStyle: 'line',
   waveformColor: '#FFFFFF',
   waveformPosition: 'bottom',
@@ -304,7 +305,17 @@ export const CAPTIONS_CLIP = Type.Object(
         title: "a clip's id",
         description:
           'The `id` of an audio, voice or video clip whose speech is captioned (transcribed with the configured ' +
-          'model; a voice clip by its own words); give `src` or `from`',
+          'model; a voice clip by the times its synthesis gave its words, never transcribed); give `src` or `from`',
+      }),
+    ),
+    words_per_line: Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        default: DEFAULTS.wordsPerLine,
+        description:
+          'With `from`: the most words in one caption line, a line also ending at the end of a sentence (as ' +
+          'generate-subtitles breaks a text)',
       }),
     ),
     ...captionStyleFields,
