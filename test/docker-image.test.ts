@@ -49,7 +49,8 @@ describe('the Dockerfile', () => {
   it('copies what the install builds from and the server reads, and every workspace the lock file names', async () => {
     const sources = copySources(await read('Dockerfile'));
     const pipelines = path.relative('.', defaultConfig().pipelinesDir);
-    for (const needed of ['package.json', 'package-lock.json', 'scripts/build.js', 'bin', 'src', pipelines])
+    const templates = path.relative(ROOT, defaultConfig().templatesDir);
+    for (const needed of ['package.json', 'package-lock.json', 'scripts/build.js', 'bin', 'src', pipelines, templates])
       assert.ok(sources.includes(needed), `the Dockerfile copies ${needed}`);
     const { workspaces } = JSON.parse(await read('package.json')) as { workspaces: string[] };
     for (const glob of workspaces) {

@@ -21,6 +21,7 @@ import { pluginsCommand } from './plugins-command.js';
 import { quickstartCommand } from './quickstart-command.js';
 import { runCommand } from './run-command.js';
 import { settingsCommand } from './setting-flags.js';
+import { templatesCommand } from './templates-command.js';
 import { voicesCommand } from './voices-command.js';
 import { workerCommand } from './worker-command.js';
 
@@ -100,6 +101,7 @@ const BUILT_IN_COMMANDS: { readonly [name in CliCommand]: (registry: Registry) =
   fonts: fontsCommand,
   models: modelsCommand,
   voices: voicesCommand,
+  templates: templatesCommand,
   quickstart: quickstartCommand,
 };
 

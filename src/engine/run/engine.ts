@@ -32,7 +32,6 @@ import {
   outputPaths,
   VOICE_KEYWORD,
   type BuildContext,
-  type FanoutSpec,
   type InputFacts,
   type InputSpec,
   type LocalInput,
@@ -50,7 +49,7 @@ import { subtitleToUtf8 } from '../subtitles/subtitle-encoding.js';
 import { setTextWorkers } from '../subtitles/text-workers.js';
 import { publishAll, type OutputStore, type Workspaces } from '../storage/storage.js';
 import { LocalPartRunner, PartEncoder, type PartRunner } from './fanout/part-runner.js';
-import { keptSeconds, splitEncode } from './fanout/split-encode.js';
+import { keptSeconds, readyEncode, splitEncode } from './fanout/split-encode.js';
 import type { Voices } from '../voice/voices.js';
 import { checkSpeechBytes, checkVoices, speaker } from './spoken-inputs.js';
 
@@ -220,6 +219,7 @@ export class Engine {
       maxInputs: config.maxInputs,
       maxClips: config.maxClips,
       templatesDir: config.templatesDir,
+      partSeconds: config.partMs / 1000,
     };
     this.parts =
       deps.parts ?? new LocalPartRunner(new PartEncoder(deps.binaries.ffmpeg, deps.slots, deps.config.jobTimeoutMs));
@@ -753,7 +753,8 @@ export class Engine {
     // A split encode's logs are its parts', so that what libass warns of reaches the answer as in one pass.
     const partLogs: string[] = [];
     const parts =
-      plan.fanout && (await this.split(id, dir, plan, plan.fanout, inputs, options, onRatio, onSplit, partLogs));
+      (plan.fanout || plan.readyParts) &&
+      (await this.split(id, dir, plan, inputs, options, onRatio, onSplit, partLogs));
     if (parts) return { logs: partLogs, answered, parts };
     const logs: string[] = [];
     for (const [index, args] of plan.commands.entries()) {
@@ -777,14 +778,14 @@ export class Engine {
   }
 
   /**
-   * Runs a stage's encode in parts (docs/fanout.md) when fan-out is on and the input long enough; returns how many,
-   * or undefined when the stage is to run its commands instead.
+   * Runs a stage's encode in parts (docs/fanout.md) when fan-out is on and the output long enough: the input's, split
+   * at its keyframes (Plan.fanout), or the parts the plugin made (Plan.readyParts). Returns how many, or undefined when
+   * the stage is to run its commands instead.
    */
   private async split(
     id: string,
     dir: string,
     plan: Plan,
-    spec: FanoutSpec,
     inputs: Record<string, LocalInput[]>,
     options: JobOptions,
     onRatio: (ratio: number) => void,
@@ -793,9 +794,13 @@ export class Engine {
     logs: string[],
   ): Promise<number | undefined> {
     const { config, binaries, slots, logger } = this.deps;
-    if (!config.fanout || keptSeconds(spec) * 1000 <= config.fanoutMinMs) return undefined;
+    const { fanout, readyParts } = plan;
+    const seconds = fanout
+      ? keptSeconds(fanout)
+      : (readyParts?.parts ?? []).reduce((sum, part) => sum + part.seconds, 0);
+    if (!config.fanout || seconds * 1000 <= config.fanoutMinMs) return undefined;
     const reads = Object.values(inputs).flatMap((list) => list.map((input) => input.file));
-    reads.push(...Object.keys(plan.files ?? {}), ...(spec.reads ?? []));
+    reads.push(...Object.keys(plan.files ?? {}), ...(fanout?.reads ?? []));
     const deps = {
       ffmpeg: binaries.ffmpeg,
       ffprobe: binaries.ffprobe,
@@ -805,15 +810,17 @@ export class Engine {
       timeoutMs: config.jobTimeoutMs,
       partSeconds: config.partMs / 1000,
     };
-    return splitEncode(deps, spec, {
+    const job = {
       id,
       dir,
       reads,
       ...(options.owner !== undefined ? { owner: options.owner } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.onProgress ? { onRatio, onSplit } : {}),
-      onLog: (_task, log) => logs.push(log),
-    });
+      onLog: (_task: string, log: string) => logs.push(log),
+    };
+    if (fanout) return splitEncode(deps, fanout, job);
+    return readyParts!.parts.length > 1 ? readyEncode(deps, readyParts!, job) : undefined;
   }
 
   private async ensureOutput(dir: string, name: string): Promise<void> {
