@@ -105,9 +105,12 @@ export default definePlugin({
     'above an earlier one, and the sound of every clip is mixed. Clips: `image` and `video` (`src`, `fit`, `motion` ' +
     'for images, `transition` from the clip before on the track), `text` (with caption style fields: `font_size`, ' +
     '`color`, `position`), `audio` (`volume` in dB, `loop`, `fade_in`, `fade_out`, `role: voice`, `duck`), ' +
-    '`captions` (`src`, an SRT or VTT, or `from`, the id of a clip whose speech is transcribed) and `waveform` ' +
-    '(`from`). Times are seconds or [HH:]MM:SS[.mmm]; `start` is `auto` by default (the end of the clip before on ' +
-    "its track), `duration` the media's own length (images and text need one); a transition overlaps the two clips " +
+    '`voice` (`text` the server speaks, `voice` as <engine>:<name> from GET /voices/, `speed`; it lasts its speech, ' +
+    'and music with `duck` dips under it), `captions` (`src`, an SRT or VTT, or `from`, the id of a clip whose ' +
+    "speech is captioned: a voice clip's by its own word times, `words_per_line` words a line; an audio or video " +
+    "clip's transcribed) and `waveform` (`from`). Times are seconds or [HH:]MM:SS[.mmm]; `start` is `auto` by " +
+    "default (the end of the clip before on its track), `duration` the media's own length (images and text need " +
+    'one); a transition overlaps the two clips ' +
     'by its duration. Example, 9.5 s: two pictures crossing with a fade, a title over the first 3 s, looped music ' +
     `under them:\n${JSON.stringify(EXAMPLE)}\n` +
     "`{{NAME}}` in any string is a merge field: the request's `merge` value, else the document's `merge` default " +
