@@ -279,9 +279,11 @@ export const VOICE_CLIP = Type.Object(
     text: Type.String({ minLength: 1, maxLength: 5000, description: 'What is said' }),
     voice: Optional(
       Type.String({
-        pattern: '^[a-z][a-z0-9]*:[A-Za-z0-9_.+-]{1,100}$',
-        title: 'a voice as <engine>:<name> (flite:slt, espeak:en-us)',
-        description: "The voice, `<engine>:<name>` (GET /voices/ lists them); default: the server's default voice",
+        pattern: '^([a-z][a-z0-9]*:[A-Za-z0-9_.+-]{1,100})?$',
+        title: 'a voice as <engine>:<name> (flite:slt, espeak:en-us), or empty',
+        description:
+          "The voice, `<engine>:<name>` (GET /voices/ lists them); default (or empty, as a template's merge field " +
+          "may leave it): the server's default voice",
       }),
     ),
     speed: Optional(
