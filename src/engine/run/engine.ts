@@ -38,6 +38,7 @@ import {
   type Plan,
   type PluginDefinition,
   type PluginSettings,
+  type SpeechInput,
 } from '../plugins/plugin.js';
 import { probeFile } from '../probe/probe.js';
 import type { Registry } from '../plugins/registry.js';
@@ -49,6 +50,7 @@ import { publishAll, type OutputStore, type Workspaces } from '../storage/storag
 import { LocalPartRunner, PartEncoder, type PartRunner } from './fanout/part-runner.js';
 import { keptSeconds, readyEncode, splitEncode } from './fanout/split-encode.js';
 import type { Voices } from '../voice/voices.js';
+import { checkSpeechBytes, checkVoices, speaker } from './spoken-inputs.js';
 
 /** Where a job is, for progress displays. */
 export interface JobProgress {
@@ -154,7 +156,13 @@ interface InputRequest {
   localPath?: string;
   /** The output-store path behind the source (an own output), when it is not fetched. */
   stored?: string;
+  /** Speech the engine makes instead of fetching anything (NamedInput.speak). */
+  speak?: SpeechInput;
 }
+
+/** The speech among a request's inputs (NamedInput.speak). */
+const spoken = (inputs: readonly InputRequest[]): SpeechInput[] =>
+  inputs.flatMap((input) => (input.speak ? [input.speak] : []));
 
 /** Hears what the engine does, for metrics. */
 export interface EngineObserver {
@@ -279,8 +287,11 @@ export class Engine {
     }
     if (plugin.inputs) {
       const named = callPlugin(plugin, 'inputs', () => checkedInputs(plugin, plugin.inputs!(params)));
-      for (const { name, source, kind } of named) add(name, source, kind);
+      for (const { name, source, kind, speak } of named)
+        if (speak) inputs.push({ param: name, source, kind, speak });
+        else add(name, source, kind);
     }
+    checkSpeechBytes(spoken(inputs), this.deps.config.maxTextBytes);
     if (inputs.length > this.deps.config.maxInputs) {
       throw paramError(
         `Too many inputs: ${inputs.length} given, the limit is ${this.deps.config.maxInputs} (MEDIAFLOW_MAX_INPUTS)`,
@@ -305,8 +316,9 @@ export class Engine {
   }
 
   /**
-   * `prepare`, then the checks that look at the server itself: a voice field names a voice installed here (a 400
-   * naming close ones, a 501 for a neural voice without its runtime). What a job is checked with before it is queued.
+   * `prepare`, then the checks that look at the server itself: a voice field, and the voice of each input to speak,
+   * names a voice installed here (a 400 naming close ones, a 501 for a neural voice without its runtime). What a job
+   * is checked with before it is queued.
    */
   async check(operation: string, raw: Record<string, unknown>, localFiles?: LocalFilePolicy) {
     const prepared = this.prepare(operation, raw, localFiles);
@@ -315,6 +327,7 @@ export class Engine {
       if ((schema as Record<string, unknown>)[VOICE_KEYWORD] && typeof value === 'string' && value !== '')
         await this.deps.voices.voice(value);
     }
+    await checkVoices(this.deps.voices, spoken(prepared.inputs));
     return prepared;
   }
 
@@ -463,8 +476,11 @@ export class Engine {
     const probeSignal = options.signal ? AbortSignal.any([options.signal, stopProbes.signal]) : stopProbes.signal;
     try {
       await time('downloadMs', () =>
-        this.fetchAll(dir, requests, options.signal, (index, file) => {
-          probing[index] = probes.add(() => this.probeInput(dir, file, requests[index]!, probeSignal));
+        this.fetchAll(dir, requests, options.signal, (index, file, speech) => {
+          probing[index] = probes.add(async () => {
+            const local = await this.probeInput(dir, file, requests[index]!, probeSignal);
+            return speech ? { ...local, speech } : local;
+          });
           // Told below, in the inputs' order, once every download has ended.
           probing[index].catch(() => {});
         }),
@@ -533,12 +549,15 @@ export class Engine {
     };
   }
 
-  /** Downloads (or links) every input in parallel, telling `arrived` of each; the first failure cancels the rest. */
+  /**
+   * Downloads (or links) every input in parallel, and speaks those to speak one after the other meanwhile, telling
+   * `arrived` of each (with its speech's timings); the first failure cancels the rest.
+   */
   private async fetchAll(
     dir: string,
     requests: InputRequest[],
     signal: AbortSignal | undefined,
-    arrived: (index: number, file: string) => void,
+    arrived: (index: number, file: string, speech?: LocalInput['speech']) => void,
   ): Promise<void> {
     const { config } = this.deps;
     const limits = this.fetchLimits();
@@ -552,7 +571,13 @@ export class Engine {
       maxBytes: subtitleBytes,
       maxBytesSetting: 'MEDIAFLOW_MAX_SUBTITLE_BYTES',
     };
+    const speak = speaker({ voices: this.deps.voices, dir, signal: combined, timeoutMs: config.jobTimeoutMs });
     const fetchOne = async (request: InputRequest, index: number): Promise<void> => {
+      if (request.speak) {
+        const name = `in${index}.wav`;
+        arrived(index, name, await speak(request.speak, path.join(dir, name)));
+        return;
+      }
       const name = `in${index}${safeExtension(request.source)}`;
       const subtitle = request.kind === 'subtitle';
       if (request.stored !== undefined) await this.deps.store.copyTo(request.stored, path.join(dir, name));
