@@ -20,6 +20,7 @@ export {
   type InputSpec,
   type LocalInput,
   type NamedInput,
+  type SpeechInput,
   type OutputSpec,
   type Plan,
   type PluginDefinition,
@@ -43,6 +44,7 @@ export {
   type HeardWord,
   type Recognised,
 } from './engine/speech/recognise.js';
+export type { SpeechSettings } from './engine/speech/speech-settings.js';
 export { WHISPER_LANGUAGES } from './engine/speech/languages.js';
 export { SPEED_RANGE as SPEECH_SPEED_RANGE, type SpeechRequest } from './engine/voice/voices.js';
 export type { Speech, TimedSentence, TimedWord, Voice } from './engine/voice/voice-types.js';

@@ -1,6 +1,7 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import type { Sharp } from 'sharp';
 import type { MediaFacts } from '../probe/media-facts.js';
+import type { SpeechSettings } from '../speech/speech-settings.js';
 import type { Speech } from '../voice/voice-types.js';
 import type { SpeechRequest } from '../voice/voices.js';
 import { TIME_FORM, type TimeRange } from './times.js';
@@ -150,6 +151,11 @@ export interface LocalInput {
    * (SRT and WebVTT cues as events of one `Default` style; ASS and SSA with their own styles).
    */
   ass?: string;
+  /**
+   * Inputs the engine spoke (NamedInput.speak) only: the voice that spoke, and when each sentence and word is said,
+   * in seconds of the file.
+   */
+  speech?: Omit<Speech, 'file'>;
 }
 
 /** The probed facts of each input parameter's inputs, in the order given, as `output` sees them. */
@@ -157,14 +163,28 @@ export type InputFacts = Record<string, MediaFacts[]>;
 
 /**
  * An input a plugin names from its parameters (`PluginDefinition.inputs`) rather than by a URL parameter: fetched,
- * cached, checked and probed as those are, and given to `check` and `build` as `inputs[name]` (a list of one).
+ * cached, checked and probed as those are, and given to `check` and `build` as `inputs[name]` (a list of one). With
+ * `speak`, nothing is fetched: the engine speaks the text into a WAV (docs/voice.md) and probes that.
  */
 export interface NamedInput {
   /** Its key in the builder's `inputs`: a generated name, not a parameter's. */
   name: string;
-  /** The URL, or from the CLI a local path. */
+  /** The URL, or from the CLI a local path; for speech, what it is, as messages name it (`the speech of ...`). */
   source: string;
   kind: InputKind;
+  /** Speech to make instead of fetching (kind `audio`): the input is its WAV, its timings `LocalInput.speech`. */
+  speak?: SpeechInput;
+}
+
+/**
+ * What a plugin asks the engine to speak as an input (StepContext.speak's request), and where the request says it: its
+ * voice is checked before the job is queued (a 400 at `<at>.voice` naming close matches, a 501 for a neural voice
+ * without its runtime), and its text counts against MEDIAFLOW_MAX_TEXT_BYTES with the others' (a 413 naming
+ * `<at>.text`).
+ */
+export interface SpeechInput extends SpeechRequest {
+  /** The JSON path of the object holding `text` and `voice` in the parameters (`tracks[1].clips[0]`). */
+  at: string;
 }
 
 /** The server's settings a plugin's checks and builder may read (docs/configuration.md). */
@@ -181,6 +201,8 @@ export interface PluginSettings {
   templatesDir: string;
   /** MEDIAFLOW_PART_SECONDS: about how long one part of an encode made in parts is (Plan.readyParts). */
   partSeconds: number;
+  /** Speech recognition here (MEDIAFLOW_WHISPER_MODEL, MEDIAFLOW_WHISPER_BINDING), for `speechModel`. */
+  speech: SpeechSettings;
 }
 
 /** Everything a builder gets. Builders are pure: they return a plan, they do not run anything. */
@@ -408,6 +430,8 @@ export interface StepContext {
    * unless `options.progress` hears it instead.
    */
   speak: (request: SpeechRequest, output: string, options?: { progress?: (ratio: number) => void }) => Promise<Speech>;
+  /** Speech recognition as the engine running the step has it set up, for `recogniseSpeech`. */
+  speech: SpeechSettings;
 }
 
 /** How a program run by `StepContext.spawn` ended: its exit code (or the signal that ended it) and its output. */
@@ -506,7 +530,8 @@ export interface PluginDefinition<S extends TObject = TObject> {
   /**
    * Inputs the parameters name other than by URL parameters (the media of a document's clips): each is fetched,
    * cached, checked against its kind and probed like a URL parameter's, counted against MEDIAFLOW_MAX_INPUTS, and
-   * handed to `check` and `build` under its `name`. List each source once, however often the parameters use it.
+   * handed to `check` and `build` under its `name`. List each source once, however often the parameters use it. An
+   * input with `speak` is speech the engine makes from text instead (NamedInput.speak).
    */
   inputs?: (params: Static<S>) => NamedInput[];
   /**

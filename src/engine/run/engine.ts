@@ -10,8 +10,7 @@ import { ByteBudget, download, inputTooLarge, type FetchLimits } from '../inputs
 import type { Fetch, InputCache } from '../inputs/input-cache.js';
 import { ffmpegCommandLine, runFfmpeg } from './ffmpeg.js';
 import { jobDeadline } from './job-deadline.js';
-import { setLibvipsSlots } from './libvips.js';
-import { setSpeech } from '../speech/recognise.js';
+import type { SpeechSettings } from '../speech/speech-settings.js';
 import { codePointName, glyphWarnings, missingGlyphs } from '../subtitles/missing-glyphs.js';
 import { checkKind, inputArgs } from '../inputs/input-policy.js';
 import { cappedPlan, checkFrameSize, checkOutputLength } from './output-caps.js';
@@ -39,17 +38,19 @@ import {
   type Plan,
   type PluginDefinition,
   type PluginSettings,
+  type SpeechInput,
 } from '../plugins/plugin.js';
 import { probeFile } from '../probe/probe.js';
 import type { Registry } from '../plugins/registry.js';
-import type { Slots } from './slots.js';
+import { coresEach, type Slots } from './slots.js';
 import { subtitleAsAss } from '../subtitles/subtitle-ass.js';
 import { subtitleToUtf8 } from '../subtitles/subtitle-encoding.js';
-import { setTextWorkers } from '../subtitles/text-workers.js';
+import type { TextWorkers } from '../subtitles/text-workers.js';
 import { publishAll, type OutputStore, type Workspaces } from '../storage/storage.js';
 import { LocalPartRunner, PartEncoder, type PartRunner } from './fanout/part-runner.js';
 import { keptSeconds, readyEncode, splitEncode } from './fanout/split-encode.js';
 import type { Voices } from '../voice/voices.js';
+import { checkSpeechBytes, checkVoices, speaker } from './spoken-inputs.js';
 
 /** Where a job is, for progress displays. */
 export interface JobProgress {
@@ -155,7 +156,13 @@ interface InputRequest {
   localPath?: string;
   /** The output-store path behind the source (an own output), when it is not fetched. */
   stored?: string;
+  /** Speech the engine makes instead of fetching anything (NamedInput.speak). */
+  speak?: SpeechInput;
 }
+
+/** The speech among a request's inputs (NamedInput.speak). */
+const spoken = (inputs: readonly InputRequest[]): SpeechInput[] =>
+  inputs.flatMap((input) => (input.speak ? [input.speak] : []));
 
 /** Hears what the engine does, for metrics. */
 export interface EngineObserver {
@@ -183,6 +190,10 @@ export interface EngineDeps {
   parts?: PartRunner;
   /** Text to speech, for a step's `speak` and the voice fields of a request (docs/voice.md). */
   voices: Voices;
+  /** Speech recognition, for plugins' checks and steps (`speechModel`, `recogniseSpeech`). */
+  speech: SpeechSettings;
+  /** Threads for CPU-bound text work: subtitle inputs' decoding, a step's `offThread`. */
+  textWorkers: TextWorkers;
 }
 
 /** A file extension from a URL or path, if it is short and plain; generated names never carry user text otherwise. */
@@ -212,17 +223,10 @@ export class Engine {
       maxClips: config.maxClips,
       templatesDir: config.templatesDir,
       partSeconds: config.partMs / 1000,
+      speech: deps.speech,
     };
     this.parts =
       deps.parts ?? new LocalPartRunner(new PartEncoder(deps.binaries.ffmpeg, deps.slots, deps.config.jobTimeoutMs));
-    setLibvipsSlots(deps.config.concurrency);
-    setSpeech({
-      model: deps.config.whisperModel,
-      binding: deps.config.whisperBinding,
-      concurrency: deps.config.concurrency,
-      fetch: deps.config,
-    });
-    setTextWorkers(deps.config.concurrency);
   }
 
   /** The work folders of this engine's jobs; a pipeline run keeps its steps' outputs in one of them. */
@@ -283,8 +287,11 @@ export class Engine {
     }
     if (plugin.inputs) {
       const named = callPlugin(plugin, 'inputs', () => checkedInputs(plugin, plugin.inputs!(params)));
-      for (const { name, source, kind } of named) add(name, source, kind);
+      for (const { name, source, kind, speak } of named)
+        if (speak) inputs.push({ param: name, source, kind, speak });
+        else add(name, source, kind);
     }
+    checkSpeechBytes(spoken(inputs), this.deps.config.maxTextBytes);
     if (inputs.length > this.deps.config.maxInputs) {
       throw paramError(
         `Too many inputs: ${inputs.length} given, the limit is ${this.deps.config.maxInputs} (MEDIAFLOW_MAX_INPUTS)`,
@@ -309,8 +316,9 @@ export class Engine {
   }
 
   /**
-   * `prepare`, then the checks that look at the server itself: a voice field names a voice installed here (a 400
-   * naming close ones, a 501 for a neural voice without its runtime). What a job is checked with before it is queued.
+   * `prepare`, then the checks that look at the server itself: a voice field, and the voice of each input to speak,
+   * names a voice installed here (a 400 naming close ones, a 501 for a neural voice without its runtime). What a job
+   * is checked with before it is queued.
    */
   async check(operation: string, raw: Record<string, unknown>, localFiles?: LocalFilePolicy) {
     const prepared = this.prepare(operation, raw, localFiles);
@@ -319,6 +327,7 @@ export class Engine {
       if ((schema as Record<string, unknown>)[VOICE_KEYWORD] && typeof value === 'string' && value !== '')
         await this.deps.voices.voice(value);
     }
+    await checkVoices(this.deps.voices, spoken(prepared.inputs));
     return prepared;
   }
 
@@ -467,8 +476,11 @@ export class Engine {
     const probeSignal = options.signal ? AbortSignal.any([options.signal, stopProbes.signal]) : stopProbes.signal;
     try {
       await time('downloadMs', () =>
-        this.fetchAll(dir, requests, options.signal, (index, file) => {
-          probing[index] = probes.add(() => this.probeInput(dir, file, requests[index]!, probeSignal));
+        this.fetchAll(dir, requests, options.signal, (index, file, speech) => {
+          probing[index] = probes.add(async () => {
+            const local = await this.probeInput(dir, file, requests[index]!, probeSignal);
+            return speech ? { ...local, speech } : local;
+          });
           // Told below, in the inputs' order, once every download has ended.
           probing[index].catch(() => {});
         }),
@@ -537,12 +549,15 @@ export class Engine {
     };
   }
 
-  /** Downloads (or links) every input in parallel, telling `arrived` of each; the first failure cancels the rest. */
+  /**
+   * Downloads (or links) every input in parallel, and speaks those to speak one after the other meanwhile, telling
+   * `arrived` of each (with its speech's timings); the first failure cancels the rest.
+   */
   private async fetchAll(
     dir: string,
     requests: InputRequest[],
     signal: AbortSignal | undefined,
-    arrived: (index: number, file: string) => void,
+    arrived: (index: number, file: string, speech?: LocalInput['speech']) => void,
   ): Promise<void> {
     const { config } = this.deps;
     const limits = this.fetchLimits();
@@ -556,7 +571,13 @@ export class Engine {
       maxBytes: subtitleBytes,
       maxBytesSetting: 'MEDIAFLOW_MAX_SUBTITLE_BYTES',
     };
+    const speak = speaker({ voices: this.deps.voices, dir, signal: combined, timeoutMs: config.jobTimeoutMs });
     const fetchOne = async (request: InputRequest, index: number): Promise<void> => {
+      if (request.speak) {
+        const name = `in${index}.wav`;
+        arrived(index, name, await speak(request.speak, path.join(dir, name)));
+        return;
+      }
       const name = `in${index}${safeExtension(request.source)}`;
       const subtitle = request.kind === 'subtitle';
       if (request.stored !== undefined) await this.deps.store.copyTo(request.stored, path.join(dir, name));
@@ -611,7 +632,9 @@ export class Engine {
     const { config, binaries } = this.deps;
     signal?.throwIfAborted();
     const undecodable =
-      request.kind === 'subtitle' ? await subtitleToUtf8(path.join(dir, file), request.source, signal) : undefined;
+      request.kind === 'subtitle'
+        ? await subtitleToUtf8(this.deps.textWorkers, path.join(dir, file), request.source, signal)
+        : undefined;
     const facts = await probeFile(binaries.ffprobe, file, {
       cwd: dir,
       timeoutMs: 60_000,
@@ -712,6 +735,9 @@ export class Engine {
     if (plan.steps?.length) {
       answered = await runSteps(plugin.name, dir, plan.steps, {
         voices: this.deps.voices,
+        speech: this.deps.speech,
+        textWorkers: this.deps.textWorkers,
+        imageThreads: coresEach(this.deps.slots.size),
         timeoutMs: this.deps.config.jobTimeoutMs,
         deadline: options.deadline,
         maxPixels: this.deps.config.maxPixels,
