@@ -1,5 +1,14 @@
 import type { TimeRange } from '../../sdk.js';
-import { assTime, formatNumber, mapStyles, scriptGeometry, STYLE_FORMAT, type ScriptGeometry } from './ass-script.js';
+import {
+  assSeconds,
+  assTime,
+  dialogues,
+  formatNumber,
+  mapStyles,
+  scriptGeometry,
+  STYLE_FORMAT,
+  type ScriptGeometry,
+} from './ass-script.js';
 import { EVENTS_HEAD, scriptHead } from './ass-captions.js';
 
 /**
@@ -98,43 +107,20 @@ function stylesOf(ass: string): Style[] {
   return [{ name: 'Default', values: STYLE_FORMAT.map((name) => STYLE_DEFAULTS[name] ?? 'Default') }];
 }
 
-/** `H:MM:SS.cc` in seconds, or NaN. */
-function seconds(time: string): number {
-  const match = /^\s*(\d+):(\d+):(\d+(?:\.\d+)?)\s*$/.exec(time);
-  return match ? Number(match[1]) * 3600 + Number(match[2]) * 60 + Number(match[3]) : Number.NaN;
-}
-
-/** The script's `Dialogue:` events, read by its `[Events]` section's `Format:` line (comments and the rest dropped). */
-function eventsOf(ass: string): Event[] {
-  let inEvents = false;
-  let format: string[] = [];
-  const events: Event[] = [];
-  for (const line of ass.split(/\r?\n/)) {
-    const heading = /^\s*\[(.+)\]\s*$/.exec(line);
-    if (heading) inEvents = heading[1]!.toLowerCase() === 'events';
-    const entry = inEvents ? /^\s*(Format|Dialogue)\s*:\s*(.*)$/i.exec(line) : null;
-    if (!entry) continue;
-    if (entry[1]!.toLowerCase() === 'format') {
-      format = entry[2]!.split(',').map((name) => name.trim().toLowerCase());
-      continue;
-    }
-    // The last field, the text, takes the rest of the line, commas included.
-    const parts = entry[2]!.split(',');
-    const values = [...parts.slice(0, format.length - 1), parts.slice(format.length - 1).join(',')];
-    const get = (name: string) => values[format.indexOf(name)] ?? '';
+/** The script's `Dialogue:` events (dialogues), their layer, times and style read. */
+const eventsOf = (ass: string): Event[] =>
+  dialogues(ass).map((event) => {
     // SSA's first field is `Marked=0`, not a layer.
-    const layer = Number.parseInt(get('layer'), 10);
-    events.push({
+    const layer = Number.parseInt(event.field('layer'), 10);
+    return {
       layer: Number.isFinite(layer) ? Math.min(Math.max(layer, 0), LAYERS_PER_TRACK - 1) : 0,
-      start: seconds(get('start')),
-      end: seconds(get('end')),
-      style: get('style').trim(),
-      fields: ['name', 'marginl', 'marginr', 'marginv', 'effect'].map(get),
-      text: get('text'),
-    });
-  }
-  return events;
-}
+      start: assSeconds(event.field('start')),
+      end: assSeconds(event.field('end')),
+      style: event.field('style').trim(),
+      fields: ['name', 'marginl', 'marginr', 'marginv', 'effect'].map(event.field),
+      text: event.text,
+    };
+  });
 
 /**
  * The name of the style an event of the part uses, as libass looks it up: leading `*` ignored, `Default` in any case,

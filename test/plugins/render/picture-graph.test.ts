@@ -192,6 +192,19 @@ describe('the combined ASS script', () => {
     );
   });
 
+  it("reads the events of a section without a Format line in libass's order, as libass draws them", () => {
+    const bare = ['[Events]', 'Dialogue: 0,0:00:01.00,0:00:02.,Default,,0,0,0,,Hi, there'].join('\n');
+    const script = mergeScripts(
+      [{ ass: bare, prefix: 't0c0-', shift: 0, window: { start: 0, end: 5 }, track: 0, keepLayout: true }],
+      { start: 0, end: 5 },
+      1080,
+    );
+    assert.deepEqual(
+      script.split('\n').filter((line) => line.startsWith('Dialogue:')),
+      ['Dialogue: 0,0:00:01.00,0:00:02.00,t0c0-Default,,0,0,0,,Hi, there'],
+    );
+  });
+
   it("highlights a subtitle cue's words in turn, around its own tags and line breaks", () => {
     // Three words of 5, 5 and 6 characters share the 1.5 s cue: lit until 0.47, 0.94 and 1.5 s.
     const lit = (centiseconds: number, until: number) =>
