@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { resolveBinaries } from '../src/engine/run/binaries.js';
 import { ffmpegCommandLine } from '../src/engine/run/ffmpeg.js';
 import { inputArgs } from '../src/engine/inputs/input-policy.js';
-import type { BuildContext, LocalInput, PluginDefinition } from '../src/engine/plugins/plugin.js';
+import type { BuildContext, LocalInput, PluginDefinition } from '../src/engine/contract/plugin.js';
 import { Registry } from '../src/engine/plugins/registry.js';
 import { probeFile } from '../src/engine/probe/probe.js';
 import { convertWithFfmpeg } from '../src/plugins/convert-image-from-url.js';

@@ -24,7 +24,7 @@ import { loadConfig } from '../src/engine/config.js';
 import { createRuntime, resolve, TOKENS } from '../src/runtime.js';
 import { ffmpegCommandLine } from '../src/engine/run/ffmpeg.js';
 import { runSteps } from '../src/engine/run/plan-steps.js';
-import type { Plan } from '../src/engine/plugins/plugin.js';
+import type { Plan } from '../src/engine/contract/plugin.js';
 import { builtinRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';
 import { startServeProcess } from '../test/helpers/serve-process.js';

@@ -7,7 +7,7 @@ import {
   paramMarked,
   VALUES_KEYWORD,
   type PluginDefinition,
-} from '../engine/plugins/plugin.js';
+} from '../engine/contract/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { pluginFlags } from '../engine/plugins/plugin-loader.js';
 import { CLI_COMMANDS, dashed, type CliCommand } from '../engine/plugins/reserved.js';

@@ -8,7 +8,7 @@ import {
   type OutputSpec,
   type PluginDefinition,
   type SingleOutput,
-} from '../engine/plugins/plugin.js';
+} from '../engine/contract/plugin.js';
 import { dashed } from '../engine/plugins/reserved.js';
 import { LocalOutputStore } from '../engine/storage/storage.js';
 import type { CliServices } from '../runtime.js';

@@ -4,7 +4,7 @@ import { execa } from 'execa';
 import { resolveBinaries } from '../engine/run/binaries.js';
 import { loadConfig } from '../engine/config.js';
 import { anyLocalPath } from '../engine/run/engine.js';
-import { outputPaths } from '../engine/plugins/plugin.js';
+import { outputPaths } from '../engine/contract/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { cliRuntime } from './cli-runtime.js';
 import { fail } from './fail.js';

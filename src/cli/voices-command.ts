@@ -3,7 +3,7 @@ import { loadConfig } from '../engine/config.js';
 import { paramError } from '../engine/errors.js';
 import { resolveBinaries } from '../engine/run/binaries.js';
 import type { Voices } from '../engine/voice/voices.js';
-import type { Voice } from '../engine/voice/voice-types.js';
+import type { Voice } from '../engine/contract/speech.js';
 import { fail } from './fail.js';
 import { columns, usageErrorsExitTwo } from './subcommands.js';
 

@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { access, copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Engine, JobProgress, LocalFilePolicy } from '../engine/run/engine.js';
-import { outputPaths, type OutputSpec } from '../engine/plugins/plugin.js';
+import { outputPaths, type OutputSpec } from '../engine/contract/plugin.js';
 import { isAbort, MediaflowError, paramError } from '../engine/errors.js';
 import { LocalOutputStore, publishAll, type OutputStore } from '../engine/storage/storage.js';
 import type { PipelineDefinition, PipelineStep } from './definition.js';

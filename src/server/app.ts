@@ -11,7 +11,7 @@ import { diskSpace } from '../engine/storage/disk-space.js';
 import type { Engine } from '../engine/run/engine.js';
 import { MediaflowError, paramError } from '../engine/errors.js';
 import { checkNesting } from '../engine/nesting.js';
-import { inputSpecOf, paramMarked, VALUES_KEYWORD } from '../engine/plugins/plugin.js';
+import { inputSpecOf, paramMarked, VALUES_KEYWORD } from '../engine/contract/plugin.js';
 import { binaryVersion } from '../engine/run/ffmpeg.js';
 import { installedFonts } from '../engine/subtitles/fonts.js';
 import { speechStatus } from '../engine/speech/recognise.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import { execa } from 'execa';
-import type { TimedSentence } from '../../src/engine/voice/voice-types.js';
+import type { TimedSentence } from '../../src/engine/contract/speech.js';
 import { durationOf, probe } from './media.js';
 
 /** A span of a file where sound is heard, in seconds. */

@@ -4,7 +4,7 @@ import { describe, it } from '../helpers/lifecycle.js';
 import { fixture } from '../helpers/fixtures.js';
 import { resolveBinaries } from '../../src/engine/run/binaries.js';
 import { inputArgs } from '../../src/engine/inputs/input-policy.js';
-import type { LocalInput, Plan } from '../../src/engine/plugins/plugin.js';
+import type { LocalInput, Plan } from '../../src/engine/contract/plugin.js';
 import { probeFile } from '../../src/engine/probe/probe.js';
 import mergeVideos from '../../src/plugins/merge-videos.js';
 

@@ -1,7 +1,7 @@
 import { DEFAULT_MAX_PIXELS } from '../config.js';
 import { mediaError } from '../errors.js';
-import type { InputKind, LocalInput } from '../plugins/plugin.js';
-import type { MediaFacts } from '../probe/media-facts.js';
+import type { InputKind, LocalInput } from '../contract/plugin.js';
+import type { MediaFacts } from '../contract/media-facts.js';
 
 /**
  * Demuxers a user's file may be opened with: plain containers, picture and subtitle formats.

@@ -1,6 +1,6 @@
 import { isErrorCode, MediaflowError, type Problem } from '../errors.js';
 import { outputProblem } from './plugin-check.js';
-import { inputSpecOf, type NamedInput, type OutputSpec, type Plan, type PluginDefinition } from './plugin.js';
+import { inputSpecOf, type NamedInput, type OutputSpec, type Plan, type PluginDefinition } from '../contract/plugin.js';
 import { shortMessage } from '../run/short-message.js';
 
 /**

@@ -11,8 +11,8 @@ import { waveFacts } from './wave-audio.js';
 import { ffprobeSeconds } from './ffprobe-seconds.js';
 import { DEFAULT_MAX_PIXELS } from '../config.js';
 import { ALL_DEMUXERS, lockedInputOptions } from '../inputs/input-policy.js';
-import { audioStream, videoStream } from './media-facts.js';
-import type { AudioFacts, MediaFacts, StreamFacts, VideoFacts } from './media-facts.js';
+import { audioStream, videoStream } from '../contract/media-facts.js';
+import type { AudioFacts, MediaFacts, StreamFacts, VideoFacts } from '../contract/media-facts.js';
 
 /** How one input is probed. */
 export interface ProbeOptions extends RunOptions {

@@ -40,7 +40,7 @@ import {
   type Plan,
   type PluginDefinition,
   type PluginSettings,
-} from '../plugins/plugin.js';
+} from '../contract/plugin.js';
 import { probeFile } from '../probe/probe.js';
 import type { Registry } from '../plugins/registry.js';
 import type { Slots } from './slots.js';

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import type { Sharp, SharpOptions } from 'sharp';
 import { MediaflowError, mediaError } from '../errors.js';
-import type { MediaFacts } from '../probe/media-facts.js';
+import type { MediaFacts } from '../contract/media-facts.js';
 import { shortMessage } from './short-message.js';
 
 /**

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { MediaflowError } from '../errors.js';
 import { transformImage } from './libvips.js';
 import { pluginFailure, PluginHookError } from '../plugins/plugin-call.js';
-import type { Step, StepContext } from '../plugins/plugin.js';
+import type { Step, StepContext } from '../contract/plugin.js';
 import { offThread } from '../subtitles/text-workers.js';
 import { spawnChild } from './child-process.js';
 import type { Voices } from '../voice/voices.js';

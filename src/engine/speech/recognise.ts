@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MediaflowError, paramError } from '../errors.js';
-import type { StepContext } from '../plugins/plugin.js';
+import type { StepContext } from '../contract/plugin.js';
 import { tidyStderr } from '../run/ffmpeg.js';
 import { publicText } from '../safe-text.js';
 import { type BindingName, type BindingSetting, chooseBinding } from './binding.js';

@@ -11,9 +11,9 @@ import {
   type SentenceText,
   type SpokenSentence,
   type SynthesisRun,
-  type Voice,
   type VoiceEngine,
 } from './voice-types.js';
+import type { Voice } from '../contract/speech.js';
 
 /**
  * espeak-ng (Debian's `espeak-ng` on PATH): about a hundred languages, each its own voice (`espeak:de`,

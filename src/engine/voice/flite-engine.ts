@@ -9,9 +9,9 @@ import {
   type SentenceText,
   type SpokenSentence,
   type SynthesisRun,
-  type Voice,
   type VoiceEngine,
 } from './voice-types.js';
+import type { Voice } from '../contract/speech.js';
 
 /**
  * flite, the voice inside ffmpeg where it is built with libflite (Debian's is): the `flite` source filter, reading

@@ -13,9 +13,9 @@ import {
   type SentenceText,
   type SpokenSentence,
   type SynthesisRun,
-  type Voice,
   type VoiceEngine,
 } from './voice-types.js';
+import type { Voice } from '../contract/speech.js';
 
 /**
  * Piper and Kokoro, the neural voices: models the operator names in MEDIAFLOW_TTS_MODELS, spoken by sherpa-onnx in

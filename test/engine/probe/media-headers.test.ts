@@ -12,7 +12,7 @@ import { box, emptyBoxes, emptyBoxesFile, FTYP, paddedMovie } from '../../helper
 import { mpegAudioFacts } from '../../../src/engine/probe/mpeg-audio.js';
 import { subtitleFacts } from '../../../src/engine/probe/subtitle-format.js';
 import { waveFacts } from '../../../src/engine/probe/wave-audio.js';
-import type { MediaFacts } from '../../../src/engine/probe/media-facts.js';
+import type { MediaFacts } from '../../../src/engine/contract/media-facts.js';
 import { factsFromProbe, probeFile } from '../../../src/engine/probe/probe.js';
 
 const picture = (filter: string) => ['-f', 'lavfi', '-i', filter];

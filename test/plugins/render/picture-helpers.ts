@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { inputArgs } from '../../../src/engine/inputs/input-policy.js';
-import type { LocalInput } from '../../../src/engine/plugins/plugin.js';
+import type { LocalInput } from '../../../src/engine/contract/plugin.js';
 import { probeFile } from '../../../src/engine/probe/probe.js';
 import { resolveBinaries } from '../../../src/engine/run/binaries.js';
 import { subtitleAsAss } from '../../../src/engine/subtitles/subtitle-ass.js';

@@ -9,7 +9,7 @@ import { audioOf, beepAt, durationOf, pcm, probe, toneLevel } from '../../helper
 import { countingClip } from '../../helpers/timed-media.js';
 import { resolveBinaries } from '../../../src/engine/run/binaries.js';
 import { inputArgs } from '../../../src/engine/inputs/input-policy.js';
-import type { LocalInput } from '../../../src/engine/plugins/plugin.js';
+import type { LocalInput } from '../../../src/engine/contract/plugin.js';
 import { probeFile } from '../../../src/engine/probe/probe.js';
 import { DUCK } from '../../../src/plugins/render/ducking.js';
 import { InputList } from '../../../src/plugins/render/input-list.js';

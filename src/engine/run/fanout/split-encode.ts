@@ -2,7 +2,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { concatList, concatListArgs, DEMUXERS, lockedInputOptions } from '../../inputs/input-policy.js';
 import type { Logger } from '../../logger.js';
-import { argv, KEEP_FRAME_TIMES, type FanoutPart, type FanoutSpec } from '../../plugins/plugin.js';
+import { argv, KEEP_FRAME_TIMES, type FanoutPart, type FanoutSpec } from '../../contract/plugin.js';
 import { runFfmpeg, runFfprobe, type RunOptions } from '../ffmpeg.js';
 import type { Slots } from '../slots.js';
 import { BOUND_SLACK, partLength, planParts, type PartSpan } from './part-plan.js';
