@@ -25,7 +25,7 @@ export { builtinPlugins, builtinRegistry, loadRegistry } from './plugins/index.j
 
 // Embedding the server.
 export { loadConfig, type Config } from './engine/config.js';
-export { resolveBinaries, type Binaries } from './engine/run/binaries.js';
+export { resolveBinaries, type Binaries } from './engine/exec/binaries.js';
 export type { ServerOptions } from './server/app.js';
 export { startServer } from './server/start.js';
 export { openApiDocument } from './server/openapi/document.js';

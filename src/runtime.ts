@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import path from 'node:path';
 import { container as rootContainer, instanceCachingFactory, type DependencyContainer } from 'tsyringe';
-import { resolveBinaries, type Binaries } from './engine/run/binaries.js';
+import { resolveBinaries, type Binaries } from './engine/exec/binaries.js';
 import type { Config } from './engine/config.js';
 import { Engine, type EngineObserver } from './engine/run/engine.js';
 import { InputCache } from './engine/inputs/input-cache.js';
@@ -11,7 +11,7 @@ import type { PartRunner } from './engine/run/fanout/part-runner.js';
 import type { JobObserver, JobService } from './jobs/service.js';
 import { silentLogger, type Logger } from './engine/logger.js';
 import type { Registry } from './engine/plugins/registry.js';
-import { Slots } from './engine/run/slots.js';
+import { Slots } from './engine/exec/slots.js';
 import { LocalOutputStore, Workspaces, workRootOf, type OutputStore } from './engine/storage/storage.js';
 import { Voices } from './engine/voice/voices.js';
 

@@ -33,7 +33,7 @@ export {
   type TimeRange,
 } from './engine/contract/plugin.js';
 export { parseTime, TIME_PATTERN, timeWithin } from './engine/contract/times.js';
-export { libvipsReads } from './engine/run/libvips.js';
+export { libvipsReads } from './engine/exec/libvips.js';
 export {
   recogniseSpeech,
   recognitionLanguage,
@@ -52,7 +52,7 @@ export {
 } from './engine/contract/speech.js';
 /** The sharp (libvips) pipeline an `imageStep` transform receives and returns. */
 export type { Sharp } from 'sharp';
-export { concatList, concatListArgs } from './engine/inputs/input-policy.js';
+export { concatList, concatListArgs } from './engine/exec/input-policy.js';
 export type { AudioFacts, MediaFacts, VideoFacts } from './engine/contract/media-facts.js';
 export {
   mediaError,

@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
-import { resolveBinaries } from '../engine/run/binaries.js';
-import { binaryVersion } from '../engine/run/ffmpeg.js';
+import { resolveBinaries } from '../engine/exec/binaries.js';
+import { binaryVersion } from '../engine/exec/ffmpeg.js';
 import {
   DOCUMENT_KEYWORD,
   inputSpecOf,

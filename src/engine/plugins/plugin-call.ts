@@ -1,7 +1,7 @@
 import { isErrorCode, MediaflowError, type Problem } from '../errors.js';
 import { outputProblem } from './plugin-check.js';
 import { inputSpecOf, type NamedInput, type OutputSpec, type Plan, type PluginDefinition } from '../contract/plugin.js';
-import { shortMessage } from '../run/short-message.js';
+import { shortMessage } from '../exec/short-message.js';
 
 /**
  * Calls into a plugin's code (`output`, `checkParams`, `inputs`, `outputSeconds`, `outputSize`, `check`, `build`,

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { MediaflowError } from '../errors.js';
-import { transformImage } from './libvips.js';
+import { transformImage } from '../exec/libvips.js';
 import { pluginFailure, PluginHookError } from '../plugins/plugin-call.js';
 import type { Step, StepContext } from '../contract/plugin.js';
 import { offThread } from '../subtitles/text-workers.js';
-import { spawnChild } from './child-process.js';
+import { spawnChild } from '../exec/child-process.js';
 import type { Voices } from '../voice/voices.js';
 
 /** Names a plan may give workspace files: generated, never a path. */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MediaflowError, paramError } from '../errors.js';
 import type { StepContext } from '../contract/plugin.js';
-import { tidyStderr } from '../run/ffmpeg.js';
+import { tidyStderr } from '../exec/ffmpeg.js';
 import { publicText } from '../safe-text.js';
 import { type BindingName, type BindingSetting, chooseBinding } from './binding.js';
 import { modelFacts } from './model-file.js';

@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MediaflowError } from '../errors.js';
-import { tidyStderr } from '../run/ffmpeg.js';
-import { runProgram, spawnChild } from '../run/child-process.js';
+import { tidyStderr } from '../exec/ffmpeg.js';
+import { runProgram, spawnChild } from '../exec/child-process.js';
 import { PACKAGE_MISSING, packageResolves, runNodeChild } from './node-child.js';
 import {
   engineFound,

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { runFfmpeg } from '../run/ffmpeg.js';
-import { runProgram } from '../run/child-process.js';
+import { runFfmpeg } from '../exec/ffmpeg.js';
+import { runProgram } from '../exec/child-process.js';
 import {
   engineFound,
   engineMissing,

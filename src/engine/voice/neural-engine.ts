@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { MediaflowError } from '../errors.js';
-import { tidyStderr } from '../run/ffmpeg.js';
+import { tidyStderr } from '../exec/ffmpeg.js';
 import type { ModelStore, ReadyModel } from './model-store.js';
 import { PACKAGE_MISSING, packageResolves, runNodeChild } from './node-child.js';
 import type { ModelEngine, ModelEntry } from './tts-models.js';

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, it, before, after } from '../../helpers/lifecycle.js';
-import { runFfprobe } from '../../../src/engine/run/ffmpeg.js';
+import { runFfprobe } from '../../../src/engine/exec/ffmpeg.js';
 import { factsFromMovie, movieExtent, readTopLevel, TOP_LEVEL_LIMITS } from '../../../src/engine/probe/iso-media.js';
 import { MAX_BOXES } from '../../../src/engine/probe/iso-boxes.js';
 import { box, emptyBoxes, emptyBoxesFile, FTYP, paddedMovie } from '../../helpers/iso-boxes.js';

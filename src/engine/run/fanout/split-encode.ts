@@ -1,10 +1,10 @@
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { concatList, concatListArgs, DEMUXERS, lockedInputOptions } from '../../inputs/input-policy.js';
+import { concatList, concatListArgs, DEMUXERS, lockedInputOptions } from '../../exec/input-policy.js';
 import type { Logger } from '../../logger.js';
 import { argv, KEEP_FRAME_TIMES, type FanoutPart, type FanoutSpec } from '../../contract/plugin.js';
-import { runFfmpeg, runFfprobe, type RunOptions } from '../ffmpeg.js';
-import type { Slots } from '../slots.js';
+import { runFfmpeg, runFfprobe, type RunOptions } from '../../exec/ffmpeg.js';
+import type { Slots } from '../../exec/slots.js';
 import { BOUND_SLACK, partLength, planParts, type PartSpan } from './part-plan.js';
 import type { PartJob, PartRunner, PartTask } from './part-runner.js';
 import { videoPackets } from './video-packets.js';
