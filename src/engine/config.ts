@@ -2,7 +2,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MediaflowError } from './errors.js';
-import { BINDING_SETTINGS, type BindingSetting } from './speech/binding.js';
+
+/** MEDIAFLOW_WHISPER_BINDING's values: which of whisper.cpp's bindings recognises (speech/bindings/choice.ts). */
+export const BINDING_SETTINGS = ['auto', 'fugood', 'napi'] as const;
+export type BindingSetting = (typeof BINDING_SETTINGS)[number];
 
 /** mediaflow's settings: the table of docs/configuration.md, plus the limits of the hostile-input work. */
 export interface Config {

@@ -5,7 +5,8 @@ import { MediaflowError, paramError } from '../errors.js';
 import type { StepContext } from '../contract/plugin.js';
 import { tidyStderr } from '../exec/ffmpeg.js';
 import { publicText } from '../safe-text.js';
-import { type BindingName, type BindingSetting, chooseBinding } from './binding.js';
+import { type BindingName, chooseBinding } from './bindings/choice.js';
+import type { BindingSetting } from '../config.js';
 import { modelFacts } from './model-file.js';
 import { checkFetchedModel, ensureWhisperModel, isEnglishOnly, knownModel, type ModelSettings } from './models.js';
 

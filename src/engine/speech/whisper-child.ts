@@ -17,7 +17,8 @@
  * the same words every time (@fugood only: @napi-rs cannot, and fails). `--binding` is MEDIAFLOW_WHISPER_BINDING.
  */
 import { parseArgs } from 'node:util';
-import { BINDING_SETTINGS, type BindingSetting, chooseBinding, installCommand } from './binding.js';
+import { chooseBinding, installCommand } from './bindings/choice.js';
+import { BINDING_SETTINGS, type BindingSetting } from '../config.js';
 import type { Recognise } from './bindings/recogniser.js';
 
 /** The exit status when the binding is missing, does not load or cannot run here. */
