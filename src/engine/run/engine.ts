@@ -27,7 +27,7 @@ import {
   checkedPlan,
   pluginFailure,
   PluginHookError,
-} from '../plugins/plugin-call.js';
+} from './plugin-call.js';
 import {
   inputSpecOf,
   outputPaths,

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { MediaflowError } from '../errors.js';
 import { transformImage } from '../exec/libvips.js';
-import { pluginFailure, PluginHookError } from '../plugins/plugin-call.js';
+import { pluginFailure, PluginHookError } from './plugin-call.js';
 import type { Step, StepContext } from '../contract/plugin.js';
 import { offThread } from '../subtitles/text-workers.js';
 import { spawnChild } from '../exec/child-process.js';

@@ -1,5 +1,5 @@
 import { isErrorCode, MediaflowError, type Problem } from '../errors.js';
-import { outputProblem } from './plugin-check.js';
+import { outputProblem } from '../plugins/plugin-check.js';
 import { inputSpecOf, type NamedInput, type OutputSpec, type Plan, type PluginDefinition } from '../contract/plugin.js';
 import { shortMessage } from '../exec/short-message.js';
 
