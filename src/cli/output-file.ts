@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { JobOptions, JobResult } from '../engine/run/engine.js';
+import type { JobResult } from '../engine/run/engine.js';
+import type { JobOptions } from '../engine/run/job-run.js';
 import { paramError } from '../engine/errors.js';
 import {
   FORMAT_KEYWORD,

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../engine/config.js';
 import { paramError } from '../engine/errors.js';
-import { anyLocalPath } from '../engine/run/engine.js';
+import { anyLocalPath } from '../engine/run/job-run.js';
 import { answerFiles, DOCUMENT_KEYWORD, paramMarked, type PluginDefinition } from '../engine/contract/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { dashed } from '../engine/plugins/reserved.js';
