@@ -24,6 +24,8 @@ export {
   type Plan,
   type PluginDefinition,
   type PluginSettings,
+  type ReadyPart,
+  type ReadyParts,
   type SingleOutput,
   type Static,
   type Step,
@@ -91,4 +93,13 @@ export {
   type AudioContainer,
 } from './sdk/audio-encoding.js';
 export { keyframeListing, keyframesIn } from './sdk/keyframes.js';
-export { fanoutParam, frameByFrame, keptFrameTimes, splitsInParts, type FrameByFrame } from './sdk/fanout.js';
+export {
+  fanoutParam,
+  frameByFrame,
+  joinParts,
+  keptFrameTimes,
+  splitsInParts,
+  type FrameByFrame,
+  type Join,
+  type PlacedPart,
+} from './sdk/fanout.js';

@@ -289,7 +289,14 @@ describe('the MCP server', () => {
         assert.deepEqual(properties.edit!.properties, document.properties);
         assert.deepEqual(properties.edit!.required, ['tracks']);
         assert.equal(properties.edit!.additionalProperties, false);
-        assert.deepEqual(Object.keys(properties).sort(), ['dry_run', 'edit', 'merge', 'storyboard', 'template']);
+        assert.deepEqual(Object.keys(properties).sort(), [
+          'dry_run',
+          'edit',
+          'fanout',
+          'merge',
+          'storyboard',
+          'template',
+        ]);
         // The description holds one complete document, on a line of its own: pictures with a fade, a text, music.
         const description = render.description ?? '';
         const line = description.split('\n').find((text) => text.startsWith('{'))!;

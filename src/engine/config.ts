@@ -105,6 +105,8 @@ export interface Config {
   stalledIntervalMs: number;
   /** Serve the BullMQ dashboard at /admin/queues (Redis mode; needs the API key). */
   dashboard: boolean;
+  /** Serve the studio page at /studio/ (docs/studio.md). */
+  studio: boolean;
   /** Finished queue entries kept for the dashboard, at most this many per queue... */
   dashboardKeepJobs: number;
   /** ...and for at most this many milliseconds. */
@@ -550,6 +552,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'serve the queue dashboard at /admin/queues (Redis mode; needs the API key)',
   },
   {
+    key: 'studio',
+    env: 'MEDIAFLOW_STUDIO',
+    flag: 'studio',
+    kind: 'bool',
+    description: 'serve the studio page at /studio/ (0: off)',
+  },
+  {
     key: 'dashboardKeepJobs',
     env: 'MEDIAFLOW_DASHBOARD_KEEP_JOBS',
     flag: 'dashboard-keep-jobs',
@@ -698,6 +707,7 @@ export function defaultConfig(): Config {
     webhookAllowedHosts: [],
     stalledIntervalMs: 30_000,
     dashboard: false,
+    studio: true,
     dashboardKeepJobs: 1000,
     dashboardKeepAgeMs: 24 * 3_600_000,
     s3Prefix: '',

@@ -5,7 +5,7 @@ import multipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Binaries } from '../engine/exec/binaries.js';
-import type { Config } from '../engine/config.js';
+import { apiKeysOf, type Config } from '../engine/config.js';
 import { serverServices } from '../runtime.js';
 import { diskSpace } from '../engine/storage/disk-space.js';
 import type { Engine } from '../engine/run/engine.js';
@@ -31,6 +31,8 @@ import { registerPipelineRoutes } from './pipeline-routes.js';
 import { registerTemplatesRoute } from './templates-route.js';
 import { createMetrics } from './metrics.js';
 import { registerApiDocs } from './openapi/docs-page.js';
+import { registerStudio } from './studio-route.js';
+import { registerTemplateDocumentRoute } from './template-document-route.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandler } from './error-handler.js';
 import { registerUrlencoded } from './urlencoded.js';
 import { limitConnections, timeLimitOptions, uploadsAtOnce } from './connections.js';
@@ -223,7 +225,10 @@ export async function buildServer(
   }
   await registerPipelineRoutes(app, { config, registry, onRequest: checkKey, submit });
   registerTemplatesRoute(app, { templatesDir: config.templatesDir, onRequest: checkKey });
-  registerJobRoutes(app, jobs, checkKey, ownerOf);
+  registerJobRoutes(app, jobs, checkKey, ownerOf, apiKeysOf(config).length > 0);
+  registerTemplateDocumentRoute(app, { templatesDir: config.templatesDir, onRequest: checkKey });
+  // The studio page (docs/studio.md): open like /docs, its API calls carry the key.
+  if (config.studio) registerStudio(app);
   // Every operation and pipeline as an MCP tool, over streamable HTTP (docs/mcp.md).
   registerMcpRoutes(app, { config, registry, jobs, onRequest: checkKey, submit });
   if (config.dashboard) {

@@ -178,6 +178,8 @@ export interface PluginSettings {
   maxClips: number;
   /** MEDIAFLOW_TEMPLATES: the folder of edit templates, for an operation that takes one by name. */
   templatesDir: string;
+  /** MEDIAFLOW_PART_SECONDS: about how long one part of an encode made in parts is (Plan.readyParts). */
+  partSeconds: number;
 }
 
 /** Everything a builder gets. Builders are pure: they return a plan, they do not run anything. */
@@ -252,6 +254,45 @@ export interface Plan {
    * stream copy; the audio is encoded once, whole.
    */
   fanout?: FanoutSpec;
+  /**
+   * The stage's encode as parts the plugin has cut itself (a render's scenes), each a ready command with only its own
+   * inputs open: `commands` make them one after another and join them (`joinParts`); given, and the output longer
+   * than MEDIAFLOW_FANOUT_MIN, the engine runs these at once instead, by this process's slots or by any worker, the
+   * audio once, whole, on the job's own worker, and joins them by stream copy (docs/fanout.md). When the joined file
+   * does not hold every part's frames, `commands` run after all.
+   */
+  readyParts?: ReadyParts;
+}
+
+/** An encode in parts that the plugin made itself (Plan.readyParts): the join copies them, so they share a codec. */
+export interface ReadyParts {
+  /** The parts, in the order of the output. */
+  parts: readonly ReadyPart[];
+  /**
+   * The command writing the output's audio, whole, into `output` (`.m4a` for AAC, `.mka` for others), on the job's own
+   * worker; none: no audio.
+   */
+  audio?: { command: string[]; output: string };
+  /** Options of the join's output before its file name: the muxer's (`-f mp4 -movflags +faststart`). */
+  muxer: readonly string[];
+  /** The file the join writes: the plan's output. */
+  output: string;
+}
+
+/** One part of ReadyParts: a command writing its picture, video only, and what the join needs to know of it. */
+export interface ReadyPart {
+  command: string[];
+  /** The file `command` writes, in a container the concat demuxer reads (mp4, or webm for VP9). */
+  output: string;
+  /** Frames it holds: the joined output must hold every part's. */
+  frames: number;
+  /** Where its first frame is on the output's clock, and how long it lasts, in seconds. */
+  start: number;
+  seconds: number;
+  /** The workspace files its command reads (its inputs, its generated files): a part on another worker gets these. */
+  reads: readonly string[];
+  /** What it is, as its failure names it: `Scene 2 of 5 (60 to 120 s of the timeline)`. */
+  label: string;
 }
 
 /**

@@ -46,6 +46,7 @@ export const SERVER_PATHS = {
   openapi: '/openapi.json',
   docs: '/docs',
   mcp: '/mcp',
+  studio: '/studio',
 } as const;
 
 /** A plugin's path may be neither one of these nor under one. */

@@ -88,6 +88,7 @@ export class Engine {
       maxInputs: config.maxInputs,
       maxClips: config.maxClips,
       templatesDir: config.templatesDir,
+      partSeconds: config.partMs / 1000,
     };
     this.planDeps = {
       ...deps,

@@ -3,7 +3,7 @@ import type { LocalInput, Plan } from '../contract/plugin.js';
 import { runFfmpeg } from '../exec/ffmpeg.js';
 import type { EngineDeps } from './engine-deps.js';
 import type { PartRunner } from './fanout/part-runner.js';
-import { keptSeconds, splitEncode } from './fanout/split-encode.js';
+import { keptSeconds, readyEncode, splitEncode } from './fanout/split-encode.js';
 import type { JobRun } from './job-run.js';
 import { cappedPlan, checkFrameSize, checkOutputLength } from './output-caps.js';
 import { runSteps, workspaceFile } from './plan-steps.js';
@@ -155,8 +155,9 @@ async function runPlan(
 }
 
 /**
- * Runs a stage's encode in parts (docs/fanout.md) when it has one (Plan.fanout), fan-out is on and the input long
- * enough; returns how many, or undefined when the stage is to run its commands instead.
+ * Runs a stage's encode in parts (docs/fanout.md) when fan-out is on and the output long enough: the input's, split
+ * at its keyframes (Plan.fanout), or the parts the plugin made (Plan.readyParts). Returns how many, or undefined when
+ * the stage is to run its commands instead (as it does when it has neither).
  */
 async function split(
   deps: PlanDeps,
@@ -168,10 +169,12 @@ async function split(
 ): Promise<number | undefined> {
   const { config, binaries, slots, logger } = deps;
   const { options } = job;
-  const spec = plan.fanout;
-  if (!spec || !config.fanout || keptSeconds(spec) * 1000 <= config.fanoutMinMs) return undefined;
+  const { fanout, readyParts } = plan;
+  if (!fanout && !readyParts) return undefined;
+  const seconds = fanout ? keptSeconds(fanout) : (readyParts?.parts ?? []).reduce((sum, part) => sum + part.seconds, 0);
+  if (!config.fanout || seconds * 1000 <= config.fanoutMinMs) return undefined;
   const reads = Object.values(job.inputs).flatMap((list) => list.map((input) => input.file));
-  reads.push(...Object.keys(plan.files ?? {}), ...(spec.reads ?? []));
+  reads.push(...Object.keys(plan.files ?? {}), ...(fanout?.reads ?? []));
   const splitDeps = {
     ffmpeg: binaries.ffmpeg,
     ffprobe: binaries.ffprobe,
@@ -181,15 +184,17 @@ async function split(
     timeoutMs: config.jobTimeoutMs,
     partSeconds: config.partMs / 1000,
   };
-  return splitEncode(splitDeps, spec, {
+  const splitJob = {
     id: job.id,
     dir: job.dir,
     reads,
     ...(options.owner !== undefined ? { owner: options.owner } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onProgress ? progress : {}),
-    onLog: (_task, log) => logs.push(log),
-  });
+    onLog: (_task: string, log: string) => logs.push(log),
+  };
+  if (fanout) return splitEncode(splitDeps, fanout, splitJob);
+  return readyParts!.parts.length > 1 ? readyEncode(splitDeps, readyParts!, splitJob) : undefined;
 }
 
 /**

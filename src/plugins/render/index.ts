@@ -1,6 +1,7 @@
 import {
   CONTRACT_VERSION,
   definePlugin,
+  fanoutParam,
   MediaflowError,
   Optional,
   Param,
@@ -12,9 +13,8 @@ import {
   type Static,
 } from '../../sdk.js';
 import { compile } from './compile.js';
-import { checkDocument } from './document-check.js';
 import { TIMELINE_VIEW, timelineView } from './dry-run.js';
-import { mergeFields } from './merge.js';
+import { checkEdit } from './edit-check.js';
 import {
   documentProblems,
   mediaKindProblems,
@@ -25,6 +25,8 @@ import {
   type MediaOf,
 } from './resolve.js';
 import { DEFAULTS, EDIT_SCHEMA, EXAMPLE, RENDER_FORMATS, type EditDocument } from './schema.js';
+import { SCENE_MEDIA, SCENE_SECONDS } from './scenes.js';
+import { storyboard } from './storyboard.js';
 import { loadTemplate, TEMPLATE_NAME } from './templates.js';
 
 /**
@@ -65,6 +67,7 @@ const PARAMS = Type.Object({
     default: false,
     description: "With dry_run: also draw each visual clip's frame at its midpoint, on its track, in one picture",
   }),
+  fanout: fanoutParam(),
 });
 
 type Params = Static<typeof PARAMS>;
@@ -114,7 +117,8 @@ export default definePlugin({
     '(in a form, any other field is a merge value, and a file part named after one is that file). Instead of ' +
     '`edit`, `template` names a template of the server (shipped: narrated-short, quote-card, audiogram; GET ' +
     '/templates/ lists them with their merge fields). A bad document is a 400 listing every problem with its JSON ' +
-    'path (`errors`), before anything is fetched; `dry_run=true` answers the resolved `timeline` and writes nothing.',
+    'path (`errors`), before anything is fetched; `dry_run=true` answers the resolved `timeline` and writes nothing ' +
+    "(with `storyboard=true`, one picture of it: each visual clip's middle frame on its track, `storyboard_url`).",
   params: PARAMS,
   answers: Type.Object({
     duration: Optional(Type.Number({ description: 'Seconds the rendered video lasts', examples: [9.5] })),
@@ -138,17 +142,14 @@ export default definePlugin({
           : 'Give `edit` or `template`, not both',
       );
     const source = params.edit ?? loadTemplate(settings.templatesDir, params.template!);
-    const merged = mergeFields(source, params.merge ?? {});
-    const checked = checkDocument(EDIT_SCHEMA, merged.document, merged.whole);
-    // A field without a value is told once, not again as the text the schema then finds in its place.
-    const told = new Set(merged.problems.map((problem) => problem.path));
-    let problems = [...merged.problems, ...checked.problems.filter((problem) => !told.has(problem.path))];
-    const document = checked.value as EditDocument;
-    if (problems.length === 0) problems = documentProblems(document, settings);
+    const checked = checkEdit(EDIT_SCHEMA, source, params.merge ?? {});
+    const document = checked.document as EditDocument;
+    const problems = checked.problems.length > 0 ? checked.problems : documentProblems(document, settings);
     if (problems.length > 0) throw problemsError(problems);
     if (params.storyboard && !params.dry_run) throw paramError('Expected `dry_run` to be true with `storyboard`');
     refuseVoices(document);
-    return { edit: document, merge: merged.used, dry_run: params.dry_run, storyboard: params.storyboard };
+    const { dry_run, storyboard, fanout } = params;
+    return { edit: document, merge: checked.used, dry_run, storyboard, fanout };
   },
   inputs: (params): NamedInput[] =>
     mediaSources(documentOf(params)).sources.map(({ src, kind }, index) => ({
@@ -162,10 +163,12 @@ export default definePlugin({
     const unusable = mediaKindProblems(document, media);
     if (unusable.length > 0) throw problemsError(unusable, 'MF_ERR_MEDIA');
     const timeline = resolve(document, params.merge ?? {}, media, settings);
-    if (params.dry_run && !params.storyboard) return { commands: [], answers: { timeline: timelineView(timeline) } };
-    if (params.storyboard)
-      throw new MediaflowError('MF_ERR_UNAVAILABLE', 'Storyboards are not built yet on this server');
-    return compile(timeline, input, output);
+    if (params.dry_run) {
+      const answers = { timeline: timelineView(timeline) };
+      return params.storyboard ? { ...storyboard(timeline, input, output), answers } : { commands: [], answers };
+    }
+    const scenes = { seconds: settings?.partSeconds ?? SCENE_SECONDS, media: SCENE_MEDIA };
+    return compile(timeline, input, output, { scenes, fanout: params.fanout });
   },
   message: (params) => (params.dry_run ? 'Timeline resolved successfully' : 'Video rendered successfully'),
 });

@@ -53,8 +53,6 @@ export const TRANSITIONS = [
   'dissolve',
 ] as const;
 
-/** A merge field's name, as `{{NAME}}` uses it. */
-export const MERGE_NAME = '[A-Za-z_][A-Za-z0-9_]*';
 /** A clip's `id`, which `from` names. */
 const ID_PATTERN = '^[A-Za-z0-9_.-]{1,64}$';
 const TIME_WORDS = 'a time: seconds (12.5) or [HH:]MM:SS[.mmm] (01:02:03.5)';

@@ -11,6 +11,7 @@ import { templateRoutes } from './templates.js';
 import { VERSION } from '../../engine/version.js';
 import type { Json } from './shared.js';
 import { uploadParameters, uploadRoutes } from './uploads.js';
+import { studioRoutes } from './studio.js';
 
 /**
  * The OpenAPI 3.1 document of a server, generated from its registry: the same plugin schemas that
@@ -37,6 +38,7 @@ export function openApiDocument(
     pipelineRoutes(secured),
     templateRoutes(secured),
     jobRoutes(secured),
+    studioRoutes(secured),
   );
   return {
     openapi: '3.1.0',
