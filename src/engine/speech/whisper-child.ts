@@ -1,8 +1,8 @@
 /**
- * Speech recognition in a process of its own: whisper.cpp through a prebuilt Node binding (binding.ts: @fugood's CPU
- * build, or @napi-rs/whisper's AVX2 build). It runs as a child because neither binding can stop a recognition
- * (@fugood's stop() never reaches whisper.cpp; @napi-rs's full() holds the JavaScript thread), so the only sure way
- * to cancel one, or end it at a time limit, is to kill the process that runs it.
+ * Speech recognition in a process of its own: whisper.cpp through a prebuilt Node binding (bindings/choice.ts:
+ * @fugood's CPU build, or @napi-rs/whisper's AVX2 build). It runs as a child because neither binding can stop a
+ * recognition (@fugood's stop() never reaches whisper.cpp; @napi-rs's full() holds the JavaScript thread), so the only
+ * sure way to cancel one, or end it at a time limit, is to kill the process that runs it.
  *
  *   node whisper-child.js --model <ggml file> --audio <16 kHz mono WAV> [--language en|auto|<code>] [--words]
  *                         [--threads <n>] [--no-fallback] [--binding auto|fugood|napi]
