@@ -48,6 +48,7 @@ export {
   SPEED_RANGE as SPEECH_SPEED_RANGE,
   type Speech,
   type SpeechRequest,
+  type SpeechSettings,
   type TimedSentence,
   type TimedWord,
   type Voice,

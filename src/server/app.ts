@@ -86,7 +86,7 @@ export async function buildServer(
   limitConnections(app.server, config, app.log);
   installErrorHandler(app, config);
   const runtime = { config, registry, logger: app.log, observer: metrics.observer };
-  const { engine, store, workspaces, binaries, jobs, voices } = await serverServices(
+  const { engine, store, workspaces, binaries, jobs, voices, speech } = await serverServices(
     { ...runtime, ...(options.binaries ? { binaries: options.binaries } : {}) },
     metrics.jobObserver,
   );
@@ -180,7 +180,7 @@ export async function buildServer(
       queue: { ...depth, concurrency: config.concurrency, max_waiting: config.maxQueue },
       operations: registry.list().map((p) => p.name),
       // Whether /transcribe/ works here (binding and model), and the model's file name; the model file is read once.
-      transcription: speechStatus(),
+      transcription: speechStatus(speech),
       // Which engines of text to speech speak here, with how many voices, or why not (looked up once).
       voices: voiceEngines,
     };

@@ -1,7 +1,7 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import type { Sharp } from 'sharp';
 import type { MediaFacts } from './media-facts.js';
-import type { Speech, SpeechRequest } from './speech.js';
+import type { Speech, SpeechRequest, SpeechSettings } from './speech.js';
 import { TIME_FORM, type TimeRange } from './times.js';
 
 /**
@@ -180,6 +180,8 @@ export interface PluginSettings {
   templatesDir: string;
   /** MEDIAFLOW_PART_SECONDS: about how long one part of an encode made in parts is (Plan.readyParts). */
   partSeconds: number;
+  /** Speech recognition here (MEDIAFLOW_WHISPER_MODEL, MEDIAFLOW_WHISPER_BINDING), for `speechModel`. */
+  speech: SpeechSettings;
 }
 
 /** Everything a builder gets. Builders are pure: they return a plan, they do not run anything. */
@@ -407,6 +409,8 @@ export interface StepContext {
    * unless `options.progress` hears it instead.
    */
   speak: (request: SpeechRequest, output: string, options?: { progress?: (ratio: number) => void }) => Promise<Speech>;
+  /** Speech recognition as the engine running the step has it set up, for `recogniseSpeech`. */
+  speech: SpeechSettings;
 }
 
 /** How a program run by `StepContext.spawn` ended: its exit code (or the signal that ended it) and its output. */

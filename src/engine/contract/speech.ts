@@ -1,6 +1,11 @@
+import type { Config } from '../config.js';
+import type { BindingSetting } from '../config-table.js';
+
 /**
  * What a plugin sees of text to speech (docs/voice.md): the voices, what it may ask to be said, and what a synthesis
- * answers. The engines that speak are engine/voice/'s; a step reaches them through StepContext.speak.
+ * answers. The engines that speak are engine/voice/'s; a step reaches them through StepContext.speak. And the
+ * settings of speech recognition a plugin is given (PluginSettings.speech, StepContext.speech) for speech/'s
+ * functions that the SDK publishes.
  */
 
 /** The engines, best first: the default voice is the first available engine's. */
@@ -56,4 +61,25 @@ export interface Speech {
    * `proportional`, each word's share of its sentence's letters (a sentence's own times are exact either way).
    */
   wordTimes: 'engine' | 'proportional';
+}
+
+/** The settings a model's fetch follows: where names come from, where they go, and the download rules of inputs. */
+export type ModelSettings = Pick<
+  Config,
+  'dataDir' | 'whisperModelUrl' | 'allowPrivateUrls' | 'downloadTimeoutMs' | 'firstByteTimeoutMs'
+>;
+
+/**
+ * Speech recognition as an engine's configuration sets it up: each engine has its own, given to its plugins' checks
+ * (PluginSettings.speech) and steps (StepContext.speech), so two engines in one process recognise with their own.
+ */
+export interface SpeechSettings {
+  /** MEDIAFLOW_WHISPER_MODEL: a known model's name (fetched on first use) or a ggml file's path; unset, none. */
+  model: string | undefined;
+  /** MEDIAFLOW_WHISPER_BINDING. */
+  binding: BindingSetting;
+  /** Threads each recognition gets: its job slot's share of the cores. */
+  threads: number;
+  /** How a known model's name is fetched, and where it is kept. */
+  models: ModelSettings;
 }

@@ -1,4 +1,3 @@
-import os from 'node:os';
 import type { Sharp, SharpOptions } from 'sharp';
 import { MediaflowError, mediaError } from '../errors.js';
 import type { MediaFacts } from '../contract/media-facts.js';
@@ -33,16 +32,6 @@ export const libvipsReads = (facts: MediaFacts): boolean =>
   facts.isImage && LIBVIPS_DEMUXERS.includes(facts.formatName.split(',')[0]!);
 
 let loading: Promise<typeof import('sharp')> | undefined;
-let threads = 1;
-
-/**
- * Sets libvips' threads per picture so that all slots together use the cores once: each slot works
- * one job, and more threads than cores only trade places. Call before the first picture.
- */
-export function setLibvipsSlots(slots: number): void {
-  threads = Math.max(1, Math.floor(os.availableParallelism() / Math.max(1, slots)));
-  void loading?.then(({ default: sharp }) => sharp.concurrency(threads));
-}
 
 /** sharp, configured for a server on first use. */
 function loadSharp(): Promise<typeof import('sharp')> {
@@ -53,7 +42,6 @@ function loadSharp(): Promise<typeof import('sharp')> {
     // No operation cache: every job reads other files, and a cached one keeps a deleted workspace
     // file open and its pixels in memory.
     sharp.cache(false);
-    sharp.concurrency(threads);
     return module;
   });
   return loading;
@@ -64,6 +52,11 @@ export interface ImageLimits {
   maxPixels: number;
   /** Whole seconds libvips may work before it stops (at least 1). */
   timeoutSeconds: number;
+  /**
+   * Threads for the picture: the job slot's share of the cores (`coresEach`), so that all slots together use each
+   * core once; more threads than cores only trade places.
+   */
+  threads: number;
   /** The input as the user named it, for messages. */
   source?: string;
 }
@@ -79,6 +72,9 @@ export async function transformImage(
   limits: ImageLimits,
 ): Promise<void> {
   const { default: sharp } = await loadSharp();
+  // libvips has one thread count per process, read as each picture's work starts: set to this engine's, it holds for
+  // this picture, unless another engine's picture starts at the same moment.
+  sharp.concurrency(limits.threads);
   const options: SharpOptions = { limitInputPixels: limits.maxPixels, autoOrient: true, failOn: 'error' };
   const input = limits.source ? `Input ${limits.source}` : 'Input';
   try {

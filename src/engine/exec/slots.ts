@@ -1,3 +1,4 @@
+import os from 'node:os';
 import PQueue from 'p-queue';
 
 /**
@@ -63,3 +64,10 @@ export class Slots {
     }
   }
 }
+
+/**
+ * The cores each of `slots` job slots may use for threads of its own (libvips, whisper.cpp): each slot works one job,
+ * and with every slot busy each core is used once.
+ */
+export const coresEach = (slots: number): number =>
+  Math.max(1, Math.floor(os.availableParallelism() / Math.max(1, slots)));

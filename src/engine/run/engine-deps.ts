@@ -6,6 +6,8 @@ import type { InputCache } from '../inputs/input-cache.js';
 import type { Logger } from '../logger.js';
 import type { OutputStore, Workspaces } from '../storage/storage.js';
 import type { Voices } from '../voice/voices.js';
+import type { SpeechSettings } from '../contract/speech.js';
+import type { TextWorkers } from '../subtitles/text-workers.js';
 import type { Registry } from '../plugins/registry.js';
 import type { PartRunner } from './fanout/part-runner.js';
 
@@ -36,4 +38,8 @@ export interface EngineDeps {
   parts?: PartRunner;
   /** Text to speech, for a step's `speak` and the voice fields of a request (docs/voice.md). */
   voices: Voices;
+  /** Speech recognition, for plugins' checks and steps (`speechModel`, `recogniseSpeech`). */
+  speech: SpeechSettings;
+  /** Threads for CPU-bound text work: subtitle inputs' decoding, a step's `offThread`. */
+  textWorkers: TextWorkers;
 }

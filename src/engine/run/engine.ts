@@ -16,13 +16,10 @@ import {
 import { mediaError, MediaflowError, paramError, tooLargeError } from '../errors.js';
 import { ffmpegCommandLine } from '../exec/ffmpeg.js';
 import { inputArgs } from '../exec/input-policy.js';
-import { setLibvipsSlots } from '../exec/libvips.js';
 import { checkUrl } from '../inputs/address-guard.js';
 import { parseParams } from '../plugins/params.js';
-import { setSpeech } from '../speech/recognise.js';
 import { publishAll, type Workspaces } from '../storage/storage.js';
 import { codePointName, glyphWarnings, missingGlyphs } from '../subtitles/missing-glyphs.js';
-import { setTextWorkers } from '../subtitles/text-workers.js';
 import type { EngineDeps } from './engine-deps.js';
 import { LocalPartRunner, PartEncoder } from './fanout/part-runner.js';
 import { jobDeadline } from './job-deadline.js';
@@ -89,20 +86,13 @@ export class Engine {
       maxClips: config.maxClips,
       templatesDir: config.templatesDir,
       partSeconds: config.partMs / 1000,
+      speech: deps.speech,
     };
     this.planDeps = {
       ...deps,
       parts:
         deps.parts ?? new LocalPartRunner(new PartEncoder(deps.binaries.ffmpeg, deps.slots, deps.config.jobTimeoutMs)),
     };
-    setLibvipsSlots(deps.config.concurrency);
-    setSpeech({
-      model: deps.config.whisperModel,
-      binding: deps.config.whisperBinding,
-      concurrency: deps.config.concurrency,
-      fetch: deps.config,
-    });
-    setTextWorkers(deps.config.concurrency);
   }
 
   /** The work folders of this engine's jobs; a pipeline run keeps its steps' outputs in one of them. */

@@ -26,7 +26,7 @@ export interface InputRequest {
 }
 
 /** What preparing the inputs uses of the engine. */
-export type InputDeps = Pick<EngineDeps, 'config' | 'binaries' | 'store' | 'cache' | 'observer'>;
+export type InputDeps = Pick<EngineDeps, 'config' | 'binaries' | 'store' | 'cache' | 'observer' | 'textWorkers'>;
 
 /** Times `work` under `name` in the job's timings. */
 export type Timed = <T>(name: string, work: () => Promise<T>) => Promise<T>;
@@ -169,7 +169,9 @@ async function probeInput(
   const { config, binaries } = deps;
   signal?.throwIfAborted();
   const undecodable =
-    request.kind === 'subtitle' ? await subtitleToUtf8(path.join(dir, file), request.source, signal) : undefined;
+    request.kind === 'subtitle'
+      ? await subtitleToUtf8(deps.textWorkers, path.join(dir, file), request.source, signal)
+      : undefined;
   const facts = await probeFile(binaries.ffprobe, file, {
     cwd: dir,
     timeoutMs: 60_000,

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { LocalInput, Plan } from '../contract/plugin.js';
 import { runFfmpeg } from '../exec/ffmpeg.js';
+import { coresEach } from '../exec/slots.js';
 import type { EngineDeps } from './engine-deps.js';
 import type { PartRunner } from './fanout/part-runner.js';
 import { keptSeconds, readyEncode, splitEncode } from './fanout/split-encode.js';
@@ -13,7 +14,10 @@ import { callPlugin, checkedPlan, pluginFailure, PluginHookError } from './plugi
 const MAX_STAGES = 8;
 
 /** What running a plan uses of the engine, with the runner of a split encode's parts made. */
-export type PlanDeps = Pick<EngineDeps, 'config' | 'binaries' | 'slots' | 'logger' | 'observer' | 'voices'> & {
+export type PlanDeps = Pick<
+  EngineDeps,
+  'config' | 'binaries' | 'slots' | 'logger' | 'observer' | 'voices' | 'speech' | 'textWorkers'
+> & {
   parts: PartRunner;
 };
 
@@ -116,6 +120,9 @@ async function runPlan(
   if (plan.steps?.length) {
     answered = await runSteps(plugin.name, dir, plan.steps, {
       voices: deps.voices,
+      speech: deps.speech,
+      textWorkers: deps.textWorkers,
+      imageThreads: coresEach(deps.slots.size),
       timeoutMs: deps.config.jobTimeoutMs,
       deadline: options.deadline,
       maxPixels: deps.config.maxPixels,

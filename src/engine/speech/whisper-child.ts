@@ -18,7 +18,7 @@
  */
 import { parseArgs } from 'node:util';
 import { chooseBinding, installCommand } from './bindings/choice.js';
-import { BINDING_SETTINGS, type BindingSetting } from '../config.js';
+import { BINDING_SETTINGS, type BindingSetting } from '../config-table.js';
 import type { Recognise } from './bindings/recogniser.js';
 
 /** The exit status when the binding is missing, does not load or cannot run here. */

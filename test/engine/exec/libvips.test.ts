@@ -15,7 +15,7 @@ describe('libvips (in-process pictures)', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  const limits = { maxPixels: 100_000_000, timeoutSeconds: 30 };
+  const limits = { maxPixels: 100_000_000, timeoutSeconds: 30, threads: 1 };
   const png = (picture: import('sharp').Sharp) => picture.png();
 
   it('refuses SVG and other loaders than JPEG, PNG, WebP, GIF and TIFF, whatever the file is called', async () => {

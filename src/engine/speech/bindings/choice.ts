@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { BindingSetting } from '../../config.js';
+import type { BindingSetting } from '../../config-table.js';
 
 /**
  * whisper.cpp's prebuilt Node bindings, and which one recognises here (MEDIAFLOW_WHISPER_BINDING). Shared by the
