@@ -38,6 +38,8 @@ const seconds = (value: number | string): number => (typeof value === 'number' ?
 const given = (value: number | string | undefined): number | undefined =>
   value === undefined || value === 'auto' ? undefined : seconds(value);
 const shown = (value: number) => `${Number(value.toFixed(3))} s`;
+/** A clip type with its article: `an image clip`, `a video clip`. */
+const aClip = (type: string) => `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type} clip`;
 
 /** Every clip of the document, track by track, in the document's order. */
 export const placedClips = (document: EditDocument): Placed[] =>
@@ -160,7 +162,7 @@ function layOut(document: EditDocument, media: MediaOf | undefined, limits: Limi
       else if (!SPEAKERS.includes(followed.clip.type))
         problem(
           `${p.path}.from`,
-          `'${clip.from}' is ${followed.path}, a ${followed.clip.type} clip: ${clip.type} clips follow an audio, ` +
+          `'${clip.from}' is ${followed.path}, ${aClip(followed.clip.type)}: ${clip.type} clips follow an audio, ` +
             'voice or video clip',
         );
       else follows.set(p.path, followed);
@@ -369,7 +371,7 @@ export function mediaKindProblems(document: EditDocument, media: MediaOf): Probl
     const need = needs[p.clip.type];
     const input = need && media(p);
     if (!input || need[0](input)) return [];
-    return [{ path: `${p.path}.src`, error: `${input.source} has no ${need[1]}, which a ${p.clip.type} clip needs` }];
+    return [{ path: `${p.path}.src`, error: `${input.source} has no ${need[1]}, which ${aClip(p.clip.type)} needs` }];
   });
 }
 

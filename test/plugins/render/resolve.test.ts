@@ -297,7 +297,7 @@ describe('resolve: what is refused, with its path', () => {
       ['tracks[1].clips[0].from', "no clip has the id 'nobody'"],
       [
         'tracks[2].clips[0].from',
-        "'pic' is tracks[0].clips[0], a image clip: waveform clips follow an audio, voice or video clip",
+        "'pic' is tracks[0].clips[0], an image clip: waveform clips follow an audio, voice or video clip",
       ],
       ['tracks[4].clips[0].from', 'give `src` or `from`, not both'],
       ['tracks[4].clips[1].duration', 'missing: a looping clip needs it (it repeats until then)'],
