@@ -20,6 +20,7 @@ export {
   type InputSpec,
   type LocalInput,
   type NamedInput,
+  type SpeechInput,
   type OutputSpec,
   type Plan,
   type PluginDefinition,

@@ -86,6 +86,41 @@ describe('the storyboard’s plan', () => {
     assert.deepEqual(next.commands, [], 'the board is made by laying the frames on it, not by an encode');
     assert.equal(next.steps!.length, 1);
   });
+
+  it("draws the words of captions from a voice, whose times need no transcription, and not another clip's", () => {
+    const sound = { file: 'a.wav', source: 'a.wav', facts: { isImage: false, audio: {} } } as unknown as LocalInput;
+    const words = ['one', 'two'].map((text, i) => ({ text, spaced: true, start: i, end: i + 1 }));
+    const captions = (track: number, from: string) =>
+      ({
+        ...{ type: 'captions', track, start: 0, end: 2, source: { from } },
+        ...{ style: {}, highlight: 'none', highlightColor: '#FFD700', wordsPerLine: 8 },
+      }) as Clip;
+    const timeline = timelineOf(
+      [
+        {
+          type: 'voice',
+          track: 0,
+          start: 0,
+          end: 2,
+          id: 'v',
+          text: 'one two',
+          voice: 'flite:slt',
+          media: sound,
+          words,
+        },
+        { type: 'audio', track: 1, start: 0, end: 2, id: 'a', media: sound, trim: 0, volume: 0 },
+        captions(2, 'v'),
+        captions(3, 'a'),
+      ] as Clip[],
+      { width: 320, height: 180 },
+    );
+    const plan: Plan = storyboard(timeline, (input) => ['-i', input.file], 'storyboard.png');
+    const scripts = Object.entries(plan.files!).filter(
+      ([name]) => name.endsWith('.ass') && name !== 'storyboard-times.ass',
+    );
+    assert.equal(scripts.length, 1, Object.keys(plan.files!).join(', '));
+    assert.match(scripts[0]![1], /^Dialogue: .*one two$/m, 'the voice’s words');
+  });
 });
 
 describe('POST /render/ with a storyboard', () => {

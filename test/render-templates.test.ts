@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from './helpers/lifecycle.js';
@@ -7,8 +7,6 @@ import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { assertNearRgb, audioOf, durationOf, frameRgb, probe, videoOf, type Rgb } from './helpers/media.js';
 import { runCli, runCliOnTerminal, startMediaflow, type TestServer } from './helpers/mediaflow.js';
-import { leftovers, servePipelines, type Served } from './helpers/pipeline-server.js';
-import { FUGOOD, HELLO_SCRIPT, whisperCases, writeScriptedModel } from './helpers/whisper-model.js';
 
 /**
  * The templates mediaflow ships (templates/), each rendered for real with its merge values by a real server (a JSON
@@ -35,19 +33,17 @@ function pixelsNear(frame: Frame, colour: Rgb, [x0, y0, w, h]: [number, number, 
 const WHITE: Rgb = [255, 255, 255];
 const GOLD: Rgb = [255, 215, 0];
 
-const whisper = whisperCases('narrated-short render');
 let files: FileServer;
 let server: TestServer;
-let speaking: Served | undefined;
 let work: string;
 const url = (name: string) => files.url(`/f/${name}`);
 
-/** narrated-short's media: a red, a green and a blue picture, a 5 s voice, 2 s of music. */
-const narratedMedia = () => ({
+/** narrated-short's merge values: a red, a green and a blue picture, a script of two sentences, 2 s of music. */
+const narrated = () => ({
   PHOTO_1: url('red-640x360.jpg'),
   PHOTO_2: url('green-360x640.png'),
   PHOTO_3: url('blue-640x480.webp'),
-  VOICE_URL: url('tone-5s-44k-stereo.mp3'),
+  SCRIPT: 'Hello there. This is a short.',
   MUSIC_URL: url('tone-2s-44k-stereo.mp3'),
 });
 
@@ -73,23 +69,11 @@ before(async () => {
   await fixtures('tone-2s-44k-stereo.mp3', 'tone-3s-44k-stereo.mp3', 'hello.srt');
   files = await startFileServer();
   work = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-templates-'));
-  const model = path.join(work, 'scripted.bin');
   // The shipped templates (no MEDIAFLOW_TEMPLATES), behind a key.
   server = await startMediaflow({ MEDIAFLOW_API_KEY: API_KEY });
-  // Speech transcribed by the scripted model, in a process of its own (the recogniser's child runs from dist/).
-  if (!whisper.missing) {
-    await writeScriptedModel(model, { segments: HELLO_SCRIPT });
-    speaking = await servePipelines(await mkdtemp(path.join(work, 'data-')), {
-      MEDIAFLOW_API_KEY: API_KEY,
-      MEDIAFLOW_WHISPER_MODEL: model,
-      ...FUGOOD,
-    });
-  }
 });
 
 after(async () => {
-  speaking?.child.kill('SIGTERM');
-  await speaking?.child;
   await server?.close();
   await files?.close();
   if (work) await rm(work, { recursive: true, force: true });
@@ -150,17 +134,16 @@ describe('the shipped templates, rendered', () => {
     assert.deepEqual(await server.workLeftovers(), []);
   });
 
-  it('narrated-short: pictures in turn, the title, captions of the voice and music, in 1080x1920', async (context) => {
-    if (whisper.skipped(context)) return;
-    const res = await render(speaking!, {
+  it('narrated-short: pictures in turn, the title, the script spoken with captions of it, and music', async () => {
+    const res = await render(server, {
       template: 'narrated-short',
-      merge: { ...narratedMedia(), TITLE: 'Hello there', DURATION: '4', PHOTO_SECONDS: '1.5' },
+      merge: { ...narrated(), TITLE: 'Hello there', DURATION: '4', PHOTO_SECONDS: '1.5' },
     });
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    const { info, at } = await rendered(res.body, speaking!);
+    const { info, at } = await rendered(res.body);
     assert.deepEqual([videoOf(info)!.width, videoOf(info)!.height, videoOf(info)!.r_frame_rate], [1080, 1920, '30/1']);
     assert.ok(Math.abs(durationOf(info) - 4) < 0.05, String(durationOf(info)));
-    assert.ok(Math.abs(Number(audioOf(info)!.duration) - 4) < 0.05, 'the voice and the music, cut at DURATION');
+    assert.ok(Math.abs(Number(audioOf(info)!.duration) - 4) < 0.05, 'the voice and the music, to DURATION');
     // The pictures: the first two 1.5 s each, crossing over 0.5 s; the third from 2 s to the end.
     const colours: Array<[number, Rgb]> = [
       [0.5, [255, 0, 0]],
@@ -176,30 +159,28 @@ describe('the shipped templates, rendered', () => {
     // The title at the top for its first 3 s.
     assert.ok(pixelsNear(frames.get(0.5)!, WHITE, [60, 200, 960, 250]) > 500, 'the title at 0.5 s');
     assert.equal(pixelsNear(frames.get(3.5)!, WHITE, [60, 200, 960, 250]), 0, 'no title at 3.5 s');
-    // The voice speaks from 0.3 s; the scripted model hears "Hello world." in its first 2 s, "Hello" lit first.
-    const spoken = await at(0.6);
+    // The server's default voice says the script from 0.3 s: "Hello" is lit first, the words after it white.
+    const spoken = await at(0.5);
     assert.ok(pixelsNear(spoken, GOLD, [60, 760, 960, 400], 50) > 300, 'the word said, lit, in the middle');
     assert.ok(pixelsNear(spoken, WHITE, [60, 760, 960, 400]) > 300, 'the words around it, white');
-    assert.deepEqual(await leftovers(speaking!.dataDir, 'work'), []);
+    assert.equal(pixelsNear(frames.get(3.5)!, GOLD, [60, 760, 960, 400], 50), 0, 'nothing lit once it is said');
+    assert.deepEqual(await server.workLeftovers(), []);
   });
 
-  it('narrated-short without a whisper model: a 501 that says what to set, nothing left behind', async () => {
-    const bare = await startMediaflow({ MEDIAFLOW_WHISPER_MODEL: '' });
-    try {
-      const res = await fetch(`${bare.base}/render/`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ template: 'narrated-short', merge: narratedMedia() }),
-      });
-      const body = (await res.json()) as Json;
-      assert.equal(res.status, 501, JSON.stringify(body));
-      assert.match(body.error, /^Transcription is not available on this server: no model is set/);
-      assert.match(body.error, /MEDIAFLOW_WHISPER_MODEL/);
-      assert.deepEqual(await bare.workLeftovers(), []);
-      assert.deepEqual(await readdir(path.join(bare.dataDir, 'uploads')).catch(() => []), []);
-    } finally {
-      await bare.close();
-    }
+  it('narrated-short with a VOICE not installed: a 400 at the voice clip, before anything is fetched', async () => {
+    const seen = [...files.hits.values()].reduce((sum, count) => sum + count, 0);
+    const res = await render(server, { template: 'narrated-short', merge: { ...narrated(), VOICE: 'espeak:en-uss' } });
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.deepEqual(
+      res.body.errors.map((problem: Json) => problem.path),
+      ['tracks[3].clips[0].voice'],
+    );
+    assert.match(res.body.error, /unknown voice 'espeak:en-uss': did you mean espeak:en-us\?/);
+    assert.equal(
+      [...files.hits.values()].reduce((sum, count) => sum + count, 0),
+      seen,
+      'nothing fetched',
+    );
   });
 });
 
@@ -215,7 +196,7 @@ describe('GET /templates/ and mediaflow templates', () => {
       ['audiogram', 'narrated-short', 'quote-card'],
     );
     const byName = new Map(templates.map((template) => [template.name, template]));
-    assert.match(byName.get('narrated-short')!.description, /whisper model \(a 501 without one\)/);
+    assert.match(byName.get('narrated-short')!.description, /the SCRIPT spoken by the server/);
     // Those a request must give first; URLs without defaults.
     assert.deepEqual(byName.get('quote-card')!.merge, [
       { name: 'QUOTE', kind: 'text' },
@@ -228,11 +209,13 @@ describe('GET /templates/ and mediaflow templates', () => {
       { name: 'PHOTO_1', kind: 'url' },
       { name: 'PHOTO_2', kind: 'url' },
       { name: 'PHOTO_3', kind: 'url' },
-      { name: 'VOICE_URL', kind: 'url' },
+      { name: 'SCRIPT', kind: 'text' },
       { name: 'MUSIC_URL', kind: 'url' },
       { name: 'DURATION', kind: 'number', default: '15' },
       { name: 'PHOTO_SECONDS', kind: 'number', default: '5' },
       { name: 'TITLE', kind: 'text', default: 'A short story' },
+      { name: 'VOICE', kind: 'text', default: '' },
+      { name: 'SPEED', kind: 'number', default: '1' },
       { name: 'MUSIC_DB', kind: 'number', default: '-8' },
     ]);
     assert.deepEqual(

@@ -377,6 +377,7 @@ describe('the n8n node, in n8n-core, against mediaflow serve', () => {
       [
         ['dry_run', 'boolean'],
         ['edit', 'json'],
+        ['fanout', 'boolean'],
         ['storyboard', 'boolean'],
       ],
     );

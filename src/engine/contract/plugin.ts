@@ -149,6 +149,11 @@ export interface LocalInput {
    * (SRT and WebVTT cues as events of one `Default` style; ASS and SSA with their own styles).
    */
   ass?: string;
+  /**
+   * Inputs the engine spoke (NamedInput.speak) only: the voice that spoke, and when each sentence and word is said,
+   * in seconds of the file.
+   */
+  speech?: Omit<Speech, 'file'>;
 }
 
 /** The probed facts of each input parameter's inputs, in the order given, as `output` sees them. */
@@ -156,14 +161,28 @@ export type InputFacts = Record<string, MediaFacts[]>;
 
 /**
  * An input a plugin names from its parameters (`PluginDefinition.inputs`) rather than by a URL parameter: fetched,
- * cached, checked and probed as those are, and given to `check` and `build` as `inputs[name]` (a list of one).
+ * cached, checked and probed as those are, and given to `check` and `build` as `inputs[name]` (a list of one). With
+ * `speak`, nothing is fetched: the engine speaks the text into a WAV (docs/voice.md) and probes that.
  */
 export interface NamedInput {
   /** Its key in the builder's `inputs`: a generated name, not a parameter's. */
   name: string;
-  /** The URL, or from the CLI a local path. */
+  /** The URL, or from the CLI a local path; for speech, what it is, as messages name it (`the speech of ...`). */
   source: string;
   kind: InputKind;
+  /** Speech to make instead of fetching (kind `audio`): the input is its WAV, its timings `LocalInput.speech`. */
+  speak?: SpeechInput;
+}
+
+/**
+ * What a plugin asks the engine to speak as an input (StepContext.speak's request), and where the request says it: its
+ * voice is checked before the job is queued (a 400 at `<at>.voice` naming close matches, a 501 for a neural voice
+ * without its runtime), and its text counts against MEDIAFLOW_MAX_TEXT_BYTES with the others' (a 413 naming
+ * `<at>.text`).
+ */
+export interface SpeechInput extends SpeechRequest {
+  /** The JSON path of the object holding `text` and `voice` in the parameters (`tracks[1].clips[0]`). */
+  at: string;
 }
 
 /** The server's settings a plugin's checks and builder may read (docs/configuration.md). */
@@ -509,7 +528,8 @@ export interface PluginDefinition<S extends TObject = TObject> {
   /**
    * Inputs the parameters name other than by URL parameters (the media of a document's clips): each is fetched,
    * cached, checked against its kind and probed like a URL parameter's, counted against MEDIAFLOW_MAX_INPUTS, and
-   * handed to `check` and `build` under its `name`. List each source once, however often the parameters use it.
+   * handed to `check` and `build` under its `name`. List each source once, however often the parameters use it. An
+   * input with `speak` is speech the engine makes from text instead (NamedInput.speak).
    */
   inputs?: (params: Static<S>) => NamedInput[];
   /**

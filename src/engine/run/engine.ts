@@ -12,6 +12,7 @@ import {
   type Plan,
   type PluginDefinition,
   type PluginSettings,
+  type SpeechInput,
 } from '../contract/plugin.js';
 import { mediaError, MediaflowError, paramError, tooLargeError } from '../errors.js';
 import { ffmpegCommandLine } from '../exec/ffmpeg.js';
@@ -27,6 +28,7 @@ import type { JobOptions, JobRun, LocalFilePolicy, RunningOptions } from './job-
 import { checkFrameSize, checkOutputLength } from './output-caps.js';
 import { callPlugin, checkedInputs, checkedMessage, checkedOutput, checkedPlan } from './plugin-call.js';
 import { fetchLimits, prepareInputs, type InputRequest, type Timed } from './prepare-inputs.js';
+import { checkSpeechBytes, checkVoices } from './spoken-inputs.js';
 import { runStages, stagedPlan, type PlanDeps } from './run-plan.js';
 
 /** A finished job: the message, where its outputs were published (relative to the store's root), its answers. */
@@ -69,6 +71,10 @@ export interface JobPlan {
   /** Each ffmpeg command in order, binary first; empty when the plugin writes its output in its steps. */
   commands: string[][];
 }
+
+/** The speech among a request's inputs (NamedInput.speak). */
+const spoken = (inputs: readonly InputRequest[]): SpeechInput[] =>
+  inputs.flatMap((input) => (input.speak ? [input.speak] : []));
 
 /** The one way in: every front end (HTTP, CLI, pipelines) runs operations through `run`. */
 export class Engine {
@@ -153,8 +159,11 @@ export class Engine {
     }
     if (plugin.inputs) {
       const named = callPlugin(plugin, 'inputs', () => checkedInputs(plugin, plugin.inputs!(params)));
-      for (const { name, source, kind } of named) add(name, source, kind);
+      for (const { name, source, kind, speak } of named)
+        if (speak) inputs.push({ param: name, source, kind, speak });
+        else add(name, source, kind);
     }
+    checkSpeechBytes(spoken(inputs), this.deps.config.maxTextBytes);
     if (inputs.length > this.deps.config.maxInputs) {
       throw paramError(
         `Too many inputs: ${inputs.length} given, the limit is ${this.deps.config.maxInputs} (MEDIAFLOW_MAX_INPUTS)`,
@@ -179,8 +188,9 @@ export class Engine {
   }
 
   /**
-   * `prepare`, then the checks that look at the server itself: a voice field names a voice installed here (a 400
-   * naming close ones, a 501 for a neural voice without its runtime). What a job is checked with before it is queued.
+   * `prepare`, then the checks that look at the server itself: a voice field, and the voice of each input to speak,
+   * names a voice installed here (a 400 naming close ones, a 501 for a neural voice without its runtime). What a job
+   * is checked with before it is queued.
    */
   async check(operation: string, raw: Record<string, unknown>, localFiles?: LocalFilePolicy) {
     const prepared = this.prepare(operation, raw, localFiles);
@@ -189,6 +199,7 @@ export class Engine {
       if ((schema as Record<string, unknown>)[VOICE_KEYWORD] && typeof value === 'string' && value !== '')
         await this.deps.voices.voice(value);
     }
+    await checkVoices(this.deps.voices, spoken(prepared.inputs));
     return prepared;
   }
 

@@ -1,6 +1,13 @@
 import { isErrorCode, MediaflowError, type Problem } from '../errors.js';
 import { outputProblem } from '../plugins/plugin-check.js';
-import { inputSpecOf, type NamedInput, type OutputSpec, type Plan, type PluginDefinition } from '../contract/plugin.js';
+import {
+  inputSpecOf,
+  type NamedInput,
+  type OutputSpec,
+  type Plan,
+  type PluginDefinition,
+  type SpeechInput,
+} from '../contract/plugin.js';
 import { shortMessage } from '../exec/short-message.js';
 
 /**
@@ -162,8 +169,8 @@ export function checkedOutput(plugin: PluginDefinition, value: unknown): OutputS
 const INPUT_KINDS = ['audio', 'video', 'image', 'subtitle', 'media'];
 
 /**
- * What `inputs()` returned, checked: a list of `{ name, source, kind }`, each name its own and no URL parameter's
- * (the builder finds the inputs by these names).
+ * What `inputs()` returned, checked: a list of `{ name, source, kind }` (and `speak` for speech), each name its own and
+ * no URL parameter's (the builder finds the inputs by these names).
  */
 export function checkedInputs(plugin: PluginDefinition, value: unknown): NamedInput[] {
   const fail = (what: string): never => {
@@ -180,6 +187,16 @@ export function checkedInputs(plugin: PluginDefinition, value: unknown): NamedIn
       !INPUT_KINDS.includes(String(input.kind))
     )
       return fail('an input that is not { name, source, kind } (kind: audio, video, image, subtitle or media)');
+    const speak = input.speak as Partial<SpeechInput> | null | undefined;
+    if (
+      speak !== undefined &&
+      (typeof speak?.text !== 'string' ||
+        typeof speak.at !== 'string' ||
+        !['string', 'undefined'].includes(typeof speak.voice) ||
+        !['number', 'undefined'].includes(typeof speak.speed) ||
+        input.kind !== 'audio')
+    )
+      return fail(`a speech input '${input.name}' that is not { text, at, voice?, speed? } of kind audio`);
     if (names.has(input.name)) return fail(`the name '${input.name}' twice, or the name of a URL parameter`);
     names.add(input.name);
   }

@@ -2,7 +2,7 @@ import { access, constants, link, realpath, stat, symlink } from 'node:fs/promis
 import path from 'node:path';
 import PQueue from 'p-queue';
 import type { Config } from '../config.js';
-import type { InputKind, LocalInput } from '../contract/plugin.js';
+import type { InputKind, LocalInput, SpeechInput } from '../contract/plugin.js';
 import { paramError } from '../errors.js';
 import { inputArgs } from '../exec/input-policy.js';
 import { ByteBudget, download, inputTooLarge, type FetchLimits } from '../inputs/fetcher.js';
@@ -13,6 +13,7 @@ import { subtitleAsAss } from '../subtitles/subtitle-ass.js';
 import { subtitleToUtf8 } from '../subtitles/subtitle-encoding.js';
 import type { EngineDeps } from './engine-deps.js';
 import type { JobOptions } from './job-run.js';
+import { speaker } from './spoken-inputs.js';
 
 /** An input as the user named it, with the kind its parameter needs. */
 export interface InputRequest {
@@ -23,10 +24,15 @@ export interface InputRequest {
   localPath?: string;
   /** The output-store path behind the source (an own output), when it is not fetched. */
   stored?: string;
+  /** Speech the engine makes instead of fetching anything (NamedInput.speak). */
+  speak?: SpeechInput;
 }
 
 /** What preparing the inputs uses of the engine. */
-export type InputDeps = Pick<EngineDeps, 'config' | 'binaries' | 'store' | 'cache' | 'observer' | 'textWorkers'>;
+export type InputDeps = Pick<
+  EngineDeps,
+  'config' | 'binaries' | 'store' | 'cache' | 'observer' | 'textWorkers' | 'voices'
+>;
 
 /** Times `work` under `name` in the job's timings. */
 export type Timed = <T>(name: string, work: () => Promise<T>) => Promise<T>;
@@ -71,8 +77,11 @@ export async function prepareInputs(
   const probeSignal = options.signal ? AbortSignal.any([options.signal, stopProbes.signal]) : stopProbes.signal;
   try {
     await time('downloadMs', () =>
-      fetchAll(deps, dir, requests, options.signal, (index, file) => {
-        probing[index] = probes.add(() => probeInput(deps, dir, file, requests[index]!, probeSignal));
+      fetchAll(deps, dir, requests, options.signal, (index, file, speech) => {
+        probing[index] = probes.add(async () => {
+          const local = await probeInput(deps, dir, file, requests[index]!, probeSignal);
+          return speech ? { ...local, speech } : local;
+        });
         // Told below, in the inputs' order, once every download has ended.
         probing[index].catch(() => {});
       }),
@@ -94,13 +103,16 @@ export async function prepareInputs(
   return { inputs, locals, kinds };
 }
 
-/** Downloads (or links) every input in parallel, telling `arrived` of each; the first failure cancels the rest. */
+/**
+ * Downloads (or links) every input in parallel, and speaks those to speak one after the other meanwhile, telling
+ * `arrived` of each (with its speech's timings); the first failure cancels the rest.
+ */
 async function fetchAll(
   deps: InputDeps,
   dir: string,
   requests: InputRequest[],
   signal: AbortSignal | undefined,
-  arrived: (index: number, file: string) => void,
+  arrived: (index: number, file: string, speech?: LocalInput['speech']) => void,
 ): Promise<void> {
   const { config } = deps;
   const limits = fetchLimits(config);
@@ -114,7 +126,13 @@ async function fetchAll(
     maxBytes: subtitleBytes,
     maxBytesSetting: 'MEDIAFLOW_MAX_SUBTITLE_BYTES',
   };
+  const speak = speaker({ voices: deps.voices, dir, signal: combined, timeoutMs: config.jobTimeoutMs });
   const fetchOne = async (request: InputRequest, index: number): Promise<void> => {
+    if (request.speak) {
+      const name = `in${index}.wav`;
+      arrived(index, name, await speak(request.speak, path.join(dir, name)));
+      return;
+    }
     const name = `in${index}${safeExtension(request.source)}`;
     const subtitle = request.kind === 'subtitle';
     if (request.stored !== undefined) await deps.store.copyTo(request.stored, path.join(dir, name));

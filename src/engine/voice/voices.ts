@@ -3,7 +3,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { distance } from '../edit-distance.js';
-import { MediaflowError, mediaError, paramError } from '../errors.js';
+import { MediaflowError, mediaError, paramError, problemsError } from '../errors.js';
 import { EspeakEngine } from './espeak-engine.js';
 import { FliteEngine } from './flite-engine.js';
 import { ModelStore } from './model-store.js';
@@ -104,9 +104,10 @@ export class Voices {
 
   /**
    * The voice `id` names (`<engine>:<name>`), or the default one: a 400 naming the field for a voice not here (with
-   * the closest ones), a 501 for a neural voice whose engine cannot run here.
+   * the closest ones; `at`: the JSON path of a document's field that gave it, told as a problem at that path), a 501
+   * for a neural voice whose engine cannot run here.
    */
-  async voice(id?: string): Promise<Voice> {
+  async voice(id?: string, at?: string): Promise<Voice> {
     if (id === undefined || id === '') return this.defaultVoice();
     const [engineName] = id.split(':', 1);
     const engine = ENGINE_NAMES.find((name) => name === engineName);
@@ -128,10 +129,11 @@ export class Voices {
       .sort((a, b) => a.d - b.d)
       .slice(0, 3)
       .map((candidate) => candidate.id);
-    throw paramError(
-      `Unknown voice '${id}' for \`voice\`: ${close.length > 0 ? `did you mean ${close.join(', ')}? ` : ''}` +
-        'a voice is <engine>:<name>, and GET /voices/ (mediaflow voices list) lists those installed',
-    );
+    const why =
+      `${close.length > 0 ? `did you mean ${close.join(', ')}? ` : ''}` +
+      'a voice is <engine>:<name>, and GET /voices/ (mediaflow voices list) lists those installed';
+    if (at !== undefined) throw problemsError([{ path: at, error: `unknown voice '${id}': ${why}` }]);
+    throw paramError(`Unknown voice '${id}' for \`voice\`: ${why}`);
   }
 
   /**

@@ -2,7 +2,6 @@ import {
   CONTRACT_VERSION,
   definePlugin,
   fanoutParam,
-  MediaflowError,
   Optional,
   Param,
   paramError,
@@ -19,9 +18,10 @@ import {
   documentProblems,
   mediaKindProblems,
   mediaSources,
-  placedClips,
   resolve,
+  speechKey,
   srcOf,
+  voiceSources,
   type MediaOf,
 } from './resolve.js';
 import { DEFAULTS, EDIT_SCHEMA, EXAMPLE, RENDER_FORMATS, type EditDocument } from './schema.js';
@@ -77,24 +77,21 @@ const documentOf = (params: Params): EditDocument => params.edit as EditDocument
 
 /** The name of the `index`th media of a document among the builder's inputs. */
 const inputName = (index: number) => `media_${index + 1}`;
+/** The name of the `index`th speech of a document's voice clips among the builder's inputs. */
+const speechName = (index: number) => `speech_${index + 1}`;
 
-/** Each clip's media among the builder's inputs, by its src (one input per file, however many clips use it). */
+/**
+ * Each clip's media among the builder's inputs: by its src (one input per file, however many clips use it), a voice
+ * clip's by what it says (one speech per text, voice and speed).
+ */
 function mediaFinder(document: EditDocument, inputs: Record<string, LocalInput[]>): MediaOf {
   const names = new Map(mediaSources(document).sources.map(({ src }, index) => [src, inputName(index)]));
-  return (placed) => {
-    const src = srcOf(placed.clip);
+  const speeches = new Map(voiceSources(document).map(({ key }, index) => [key, speechName(index)]));
+  return ({ clip }) => {
+    if (clip.type === 'voice') return inputs[speeches.get(speechKey(clip))!]?.[0];
+    const src = srcOf(clip);
     return src === undefined ? undefined : inputs[names.get(src)!]?.[0];
   };
-}
-
-/** Voice clips need the speech engine, which this server does not run yet: a 501 naming the first. */
-function refuseVoices(document: EditDocument): void {
-  const voice = placedClips(document).find((placed) => placed.clip.type === 'voice');
-  if (voice)
-    throw new MediaflowError(
-      'MF_ERR_UNAVAILABLE',
-      `Voice clips cannot be rendered here yet (${voice.path}): give the speech as an audio clip with role voice`,
-    );
 }
 
 export default definePlugin({
@@ -108,9 +105,12 @@ export default definePlugin({
     'above an earlier one, and the sound of every clip is mixed. Clips: `image` and `video` (`src`, `fit`, `motion` ' +
     'for images, `transition` from the clip before on the track), `text` (with caption style fields: `font_size`, ' +
     '`color`, `position`), `audio` (`volume` in dB, `loop`, `fade_in`, `fade_out`, `role: voice`, `duck`), ' +
-    '`captions` (`src`, an SRT or VTT, or `from`, the id of a clip whose speech is transcribed) and `waveform` ' +
-    '(`from`). Times are seconds or [HH:]MM:SS[.mmm]; `start` is `auto` by default (the end of the clip before on ' +
-    "its track), `duration` the media's own length (images and text need one); a transition overlaps the two clips " +
+    '`voice` (`text` the server speaks, `voice` as <engine>:<name> from GET /voices/, `speed`; it lasts its speech, ' +
+    'and music with `duck` dips under it), `captions` (`src`, an SRT or VTT, or `from`, the id of a clip whose ' +
+    "speech is captioned: a voice clip's by its own word times, `words_per_line` words a line; an audio or video " +
+    "clip's transcribed) and `waveform` (`from`). Times are seconds or [HH:]MM:SS[.mmm]; `start` is `auto` by " +
+    "default (the end of the clip before on its track), `duration` the media's own length (images and text need " +
+    'one); a transition overlaps the two clips ' +
     'by its duration. Example, 9.5 s: two pictures crossing with a fade, a title over the first 3 s, looped music ' +
     `under them:\n${JSON.stringify(EXAMPLE)}\n` +
     "`{{NAME}}` in any string is a merge field: the request's `merge` value, else the document's `merge` default " +
@@ -147,16 +147,23 @@ export default definePlugin({
     const problems = checked.problems.length > 0 ? checked.problems : documentProblems(document, settings);
     if (problems.length > 0) throw problemsError(problems);
     if (params.storyboard && !params.dry_run) throw paramError('Expected `dry_run` to be true with `storyboard`');
-    refuseVoices(document);
     const { dry_run, storyboard, fanout } = params;
     return { edit: document, merge: checked.used, dry_run, storyboard, fanout };
   },
-  inputs: (params): NamedInput[] =>
-    mediaSources(documentOf(params)).sources.map(({ src, kind }, index) => ({
+  // The media are fetched; the voice clips' speech is made by the engine's voices (docs/voice.md).
+  inputs: (params): NamedInput[] => [
+    ...mediaSources(documentOf(params)).sources.map(({ src, kind }, index) => ({
       name: inputName(index),
       source: src,
       kind,
     })),
+    ...voiceSources(documentOf(params)).map(({ speak }, index) => ({
+      name: speechName(index),
+      source: `the speech of ${speak.at}`,
+      kind: 'audio' as const,
+      speak,
+    })),
+  ],
   build: ({ params, inputs, settings, input, output }) => {
     const document = documentOf(params);
     const media = mediaFinder(document, inputs);

@@ -87,13 +87,17 @@ const midpoint = (clip: Clip, duration: number) => (clip.start + Math.min(clip.e
 
 /**
  * The clip alone on the timeline, at the board frame's size: what its frame shows. A waveform keeps the clip whose
- * sound it draws; captions made from speech show nothing, as a dry run transcribes nothing.
+ * sound it draws, and captions of a voice the voice, whose words' times its synthesis gave; captions of other speech
+ * show nothing, as a dry run transcribes nothing.
  */
 function alone(timeline: Timeline, clip: VisualClip, frame: FrameSize): Timeline {
-  const drawn: Clip[] =
-    clip.type === 'captions' && 'from' in clip.source
-      ? []
-      : [clip, ...timeline.clips.filter((other) => clip.type === 'waveform' && other.id === clip.from)];
+  const followed = (id: string) => timeline.clips.filter((other) => other.id === id);
+  let drawn: Clip[] = [clip];
+  if (clip.type === 'waveform') drawn = [clip, ...followed(clip.from)];
+  if (clip.type === 'captions' && 'from' in clip.source) {
+    const voice = followed(clip.source.from).filter((other) => other.type === 'voice');
+    drawn = voice.length > 0 ? [clip, ...voice] : [];
+  }
   return { ...timeline, output: { ...timeline.output, format: 'mp4', ...frame }, clips: drawn };
 }
 

@@ -23,6 +23,7 @@ describe("a plugin's named inputs", () => {
     const inputs = [
       { name: 'media_1', source: 'https://example.com/a.jpg', kind: 'image' },
       { name: 'media_2', source: 'clip.mp4', kind: 'video' },
+      { name: 'speech_1', source: 'the speech', kind: 'audio', speak: { text: 'Hi.', voice: 'flite:slt', at: 'x' } },
     ];
     assert.deepEqual(named(inputs), inputs);
     assert.deepEqual(named([]), []);
@@ -33,6 +34,14 @@ describe("a plugin's named inputs", () => {
       [{ name: 'x' }, 'something other than a list of { name, source, kind }'],
       [[{ name: 'a', source: 'b', kind: 'hologram' }], 'an input that is not { name, source, kind }'],
       [[null], 'an input that is not { name, source, kind }'],
+      [
+        [{ name: 'a', source: 'b', kind: 'video', speak: { text: 'Hi.', at: 'x' } }],
+        "a speech input 'a' that is not { text, at, voice?, speed? } of kind audio",
+      ],
+      [
+        [{ name: 'a', source: 'b', kind: 'audio', speak: { text: 'Hi.', speed: '2', at: 'x' } }],
+        "a speech input 'a' that is not",
+      ],
       [
         [
           { name: 'a', source: 'b', kind: 'audio' },

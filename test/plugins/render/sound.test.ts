@@ -109,6 +109,7 @@ const voice = (name: string, start: number, end: number): VoiceClip => ({
   speed: 1,
   volume: 0,
   media: media[name]!,
+  words: [],
 });
 
 const timeline = (duration: number, clips: Clip[]): Timeline => ({
