@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { FORMAT_KEYWORD } from '../src/engine/plugins/plugin.js';
+import { FORMAT_KEYWORD } from '../src/engine/contract/plugin.js';
 import { JOB_STATUSES } from '../src/jobs/job.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_METADATA_BYTES } from '../src/server/limits.js';
 import { builtinRegistry } from '../src/plugins/index.js';

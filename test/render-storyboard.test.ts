@@ -8,7 +8,7 @@ import { serveFile, startFileServer, type FileServer } from './helpers/file-serv
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { assertNearRgb, frameRgb, probe, videoOf, type Rgb } from './helpers/media.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
-import type { LocalInput, Plan } from '../src/engine/plugins/plugin.js';
+import type { LocalInput, Plan } from '../src/engine/contract/plugin.js';
 import { BOARD, boardLayout, storyboard } from '../src/plugins/render/storyboard.js';
 import type { Clip } from '../src/plugins/render/timeline.js';
 import { timelineOf } from './plugins/render/picture-helpers.js';

@@ -283,7 +283,7 @@ describe('the studio page in a browser', () => {
     await until(`document.querySelectorAll('#timeline .thumb').length === 3`, 30_000);
     /** The colour a bar's picture shows at a point, given as shares of its width and height. */
     const shown = async (selector: string, across: number, down: number): Promise<Rgb> => {
-      // Read from a file: the server in this process lets libvips load files only (src/engine/run/libvips.ts).
+      // Read from a file: the server in this process lets libvips load files only (src/engine/exec/libvips.ts).
       const shot = path.join(ARTIFACTS, `studio-thumb-${selector.replace(/\W+/g, '-')}.png`);
       await (await page.$(`${selector} .thumb`))!.screenshot({ path: shot as `${string}.png` });
       const { data, info } = await sharp(shot).removeAlpha().raw().toBuffer({ resolveWithObject: true });

@@ -1,13 +1,13 @@
 import { Command, CommanderError, Option } from 'commander';
-import { resolveBinaries } from '../engine/run/binaries.js';
-import { binaryVersion } from '../engine/run/ffmpeg.js';
+import { resolveBinaries } from '../engine/exec/binaries.js';
+import { binaryVersion } from '../engine/exec/ffmpeg.js';
 import {
   DOCUMENT_KEYWORD,
   inputSpecOf,
   paramMarked,
   VALUES_KEYWORD,
   type PluginDefinition,
-} from '../engine/plugins/plugin.js';
+} from '../engine/contract/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { pluginFlags } from '../engine/plugins/plugin-loader.js';
 import { CLI_COMMANDS, dashed, type CliCommand } from '../engine/plugins/reserved.js';

@@ -1,6 +1,5 @@
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { BINDING_SETTINGS } from './speech/binding.js';
 import {
   asWritten,
   baseUrl,
@@ -39,6 +38,10 @@ export type Setting = Entry<number> | Entry<string> | Entry<boolean> | Entry<str
  * the setting says: the decoders' own limit is raised to at least this, never lowered below it.
  */
 export const DEFAULT_MAX_PIXELS = 100_000_000;
+
+/** MEDIAFLOW_WHISPER_BINDING's values: which of whisper.cpp's bindings recognises (speech/bindings/choice.ts). */
+export const BINDING_SETTINGS = ['auto', 'fugood', 'napi'] as const;
+export type BindingSetting = (typeof BINDING_SETTINGS)[number];
 
 /** The templates shipped with mediaflow, at the package's root (beside src/ and dist/, whichever this file is in). */
 const SHIPPED_TEMPLATES = fileURLToPath(new URL('../../templates', import.meta.url));

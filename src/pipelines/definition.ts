@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { NUMBER, parseParams } from '../engine/plugins/params.js';
-import { DOCUMENT_KEYWORD, inputSpecOf, VALUES_KEYWORD, type PluginDefinition } from '../engine/plugins/plugin.js';
+import { DOCUMENT_KEYWORD, inputSpecOf, VALUES_KEYWORD, type PluginDefinition } from '../engine/contract/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { fileFieldsOf, sampleFiles, sampleParams } from '../engine/plugins/plugin-check.js';
 import { dashed } from '../engine/plugins/reserved.js';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
-import type { TimedSentence } from '../../src/engine/voice/voice-types.js';
+import type { TimedSentence } from '../../src/engine/contract/speech.js';
 import { getJob, submitJob, waitForJob } from './jobs.js';
 import { durationOf, probe } from './media.js';
 import type { TestServer } from './mediaflow.js';

@@ -24,7 +24,7 @@
  * start where the script says: a segment's time split evenly between its words, on the 20 ms grid. whisper.cpp
  * counts those times from the start of the window only when the window's first segment starts at 0.
  */
-import { type BindingName, bindingProblem } from '../../src/engine/speech/binding.js';
+import { type BindingName, bindingProblem } from '../../src/engine/speech/bindings/choice.js';
 import { optionalCases, type OptionalCases } from './optional-cases.js';
 import { seeded } from './seeded.js';
 import { specialTokens, TINY_EN, writeModel, type Tensor, type WhisperDims } from './whisper-ggml.js';

@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { MediaflowError } from '../errors.js';
-import { transformImage } from './libvips.js';
-import { pluginFailure, PluginHookError } from '../plugins/plugin-call.js';
-import type { Step, StepContext } from '../plugins/plugin.js';
-import type { SpeechSettings } from '../speech/speech-settings.js';
+import { transformImage } from '../exec/libvips.js';
+import { pluginFailure, PluginHookError } from './plugin-call.js';
+import type { Step, StepContext } from '../contract/plugin.js';
+import type { SpeechSettings } from '../contract/speech.js';
 import type { TextWorkers } from '../subtitles/text-workers.js';
-import { spawnChild } from './child-process.js';
+import { spawnChild } from '../exec/child-process.js';
 import type { Voices } from '../voice/voices.js';
 
 /** Names a plan may give workspace files: generated, never a path. */

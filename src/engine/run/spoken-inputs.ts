@@ -1,6 +1,6 @@
 import { MediaflowError, problemsError, timeoutError, tooLargeError, type Problem } from '../errors.js';
-import type { SpeechInput } from '../plugins/plugin.js';
-import type { Speech } from '../voice/voice-types.js';
+import type { SpeechInput } from '../contract/plugin.js';
+import type { Speech } from '../contract/speech.js';
 import type { Voices } from '../voice/voices.js';
 
 /**

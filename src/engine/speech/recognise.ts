@@ -2,13 +2,13 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MediaflowError, paramError } from '../errors.js';
-import type { StepContext } from '../plugins/plugin.js';
-import { tidyStderr } from '../run/ffmpeg.js';
+import type { StepContext } from '../contract/plugin.js';
+import { tidyStderr } from '../exec/ffmpeg.js';
 import { publicText } from '../safe-text.js';
-import { type BindingName, chooseBinding } from './binding.js';
+import { type BindingName, chooseBinding } from './bindings/choice.js';
 import { modelFacts } from './model-file.js';
 import { checkFetchedModel, ensureWhisperModel, isEnglishOnly, knownModel } from './models.js';
-import type { SpeechSettings } from './speech-settings.js';
+import type { SpeechSettings } from '../contract/speech.js';
 
 /**
  * Speech recognition as plugins use it: whisper.cpp run in a child process (whisper-child.ts) by a plan's step,

@@ -11,15 +11,15 @@ import { NeuralEngine, threadsPerSynthesis } from './neural-engine.js';
 import { joinSentences } from './sentence-join.js';
 import { sentencesOf } from './text-units.js';
 import { parseTtsModels, type ModelEntry } from './tts-models.js';
+import type { EngineStatus, SynthesisRun, VoiceEngine } from './voice-types.js';
 import {
   ENGINE_NAMES,
+  SPEED_RANGE,
   type EngineName,
-  type EngineStatus,
   type Speech,
-  type SynthesisRun,
+  type SpeechRequest,
   type Voice,
-  type VoiceEngine,
-} from './voice-types.js';
+} from '../contract/speech.js';
 
 /**
  * Text to speech, as the engine's front ends use it (docs/voice.md): the voices of every engine installed here, the
@@ -47,16 +47,6 @@ export interface VoicesDeps {
   ffmpeg: string;
   /** espeak-ng's command (default: `espeak-ng` on PATH). */
   espeak?: string;
-}
-
-/** The slowest and fastest speeds a voice is asked for. */
-export const SPEED_RANGE = { min: 0.5, max: 2 } as const;
-
-/** What to say, with which voice (its id; default: the default voice) and at which speed (1). */
-export interface SpeechRequest {
-  text: string;
-  voice?: string;
-  speed?: number;
 }
 
 /** The voices each engine prefers as its default, where it has them. */

@@ -1,6 +1,6 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { parseParams } from '../../engine/plugins/params.js';
-import { inputSpecOf, type InputSpec } from '../../engine/plugins/plugin.js';
+import { inputSpecOf, type InputSpec } from '../../engine/contract/plugin.js';
 import { ExprError, parseExpr, refsOf, showExpr, showRef, type Expr, type ParamForm, type Ref } from '../template.js';
 import type { Issues } from './issues.js';
 import type { PipelineInput } from './types.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from '../../helpers/lifecycle.js';
 import { captionPixels, meanX } from '../../helpers/caption-pixels.js';
 import { brightPixels, frameRgb } from '../../helpers/media.js';
-import type { LocalInput } from '../../../src/engine/plugins/plugin.js';
+import type { LocalInput } from '../../../src/engine/contract/plugin.js';
 import { textScript } from '../../../src/plugins/render/picture.js';
 import type { Clip } from '../../../src/plugins/render/timeline.js';
 import { decodedFrames, timelineOf, Workspace } from './picture-helpers.js';

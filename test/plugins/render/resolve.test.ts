@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../../helpers/lifecycle.js';
-import type { LocalInput } from '../../../src/engine/plugins/plugin.js';
-import type { MediaFacts } from '../../../src/engine/probe/media-facts.js';
+import type { LocalInput } from '../../../src/engine/contract/plugin.js';
+import type { MediaFacts } from '../../../src/engine/contract/media-facts.js';
 import { MediaflowError } from '../../../src/engine/errors.js';
 import { timelineView } from '../../../src/plugins/render/dry-run.js';
 import {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../../helpers/lifecycle.js';
-import type { LocalInput, Plan } from '../../../src/engine/plugins/plugin.js';
+import type { LocalInput, Plan } from '../../../src/engine/contract/plugin.js';
 import { FrameClock } from '../../../src/plugins/render/clock.js';
 import { compile } from '../../../src/plugins/render/compile.js';
 import { cutFrames, SCENE_MEDIA, scenesOf } from '../../../src/plugins/render/scenes.js';

@@ -1,5 +1,5 @@
-import { concatList, concatListArgs, DEMUXERS, lockedInputOptions } from '../../inputs/input-policy.js';
-import { argv } from '../../plugins/plugin.js';
+import { concatList, concatListArgs, DEMUXERS, lockedInputOptions } from '../../exec/input-policy.js';
+import { argv } from '../../contract/plugin.js';
 
 /** A part of an encode made in parts, as the join places it: its file, and its first frame's time on the output. */
 export interface PlacedPart {

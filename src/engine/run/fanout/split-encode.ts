@@ -1,10 +1,10 @@
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DEMUXERS, lockedInputOptions } from '../../inputs/input-policy.js';
+import { DEMUXERS, lockedInputOptions } from '../../exec/input-policy.js';
 import type { Logger } from '../../logger.js';
-import { KEEP_FRAME_TIMES, type FanoutPart, type FanoutSpec, type ReadyParts } from '../../plugins/plugin.js';
-import { runFfmpeg, runFfprobe, type RunOptions } from '../ffmpeg.js';
-import type { Slots } from '../slots.js';
+import { KEEP_FRAME_TIMES, type FanoutPart, type FanoutSpec, type ReadyParts } from '../../contract/plugin.js';
+import { runFfmpeg, runFfprobe, type RunOptions } from '../../exec/ffmpeg.js';
+import type { Slots } from '../../exec/slots.js';
 import { BOUND_SLACK, partLength, planParts, type PartSpan } from './part-plan.js';
 import { joinParts } from './join.js';
 import type { PartJob, PartRunner, PartTask } from './part-runner.js';

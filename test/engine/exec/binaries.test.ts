@@ -3,7 +3,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from '../../helpers/lifecycle.js';
-import { resolveBinaries } from '../../../src/engine/run/binaries.js';
+import { resolveBinaries } from '../../../src/engine/exec/binaries.js';
 
 /** Resolution only checks that files are executable; these are never run. */
 async function executable(file: string): Promise<string> {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { busyError, MediaflowError } from '../errors.js';
-import type { Spawned } from '../plugins/plugin.js';
+import type { Spawned } from '../contract/plugin.js';
 
 /**
  * How mediaflow runs every program (ffmpeg, ffprobe, whisper, a plugin's): an argument array, never

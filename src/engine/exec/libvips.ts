@@ -1,6 +1,6 @@
 import type { Sharp, SharpOptions } from 'sharp';
 import { MediaflowError, mediaError } from '../errors.js';
-import type { MediaFacts } from '../probe/media-facts.js';
+import type { MediaFacts } from '../contract/media-facts.js';
 import { shortMessage } from './short-message.js';
 
 /**

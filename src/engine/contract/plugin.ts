@@ -1,9 +1,7 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import type { Sharp } from 'sharp';
-import type { MediaFacts } from '../probe/media-facts.js';
-import type { SpeechSettings } from '../speech/speech-settings.js';
-import type { Speech } from '../voice/voice-types.js';
-import type { SpeechRequest } from '../voice/voices.js';
+import type { MediaFacts } from './media-facts.js';
+import type { Speech, SpeechRequest, SpeechSettings } from './speech.js';
 import { TIME_FORM, type TimeRange } from './times.js';
 
 /**

@@ -6,9 +6,9 @@
  */
 import { closeSync, openSync } from 'node:fs';
 import os from 'node:os';
-import { resolveBinaries } from '../../../src/engine/run/binaries.js';
-import { spawnChild } from '../../../src/engine/run/child-process.js';
-import { binaryVersion, runFfmpeg, runFfprobe } from '../../../src/engine/run/ffmpeg.js';
+import { resolveBinaries } from '../../../src/engine/exec/binaries.js';
+import { spawnChild } from '../../../src/engine/exec/child-process.js';
+import { binaryVersion, runFfmpeg, runFfprobe } from '../../../src/engine/exec/ffmpeg.js';
 
 const { ffmpeg, ffprobe } = resolveBinaries();
 const cwd = os.tmpdir();

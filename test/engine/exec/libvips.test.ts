@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from '../../helpers/lifecycle.js';
 import { fixture } from '../../helpers/fixtures.js';
-import { transformImage } from '../../../src/engine/run/libvips.js';
+import { transformImage } from '../../../src/engine/exec/libvips.js';
 
 describe('libvips (in-process pictures)', () => {
   let dir: string;

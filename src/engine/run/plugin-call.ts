@@ -1,5 +1,5 @@
 import { isErrorCode, MediaflowError, type Problem } from '../errors.js';
-import { outputProblem } from './plugin-check.js';
+import { outputProblem } from '../plugins/plugin-check.js';
 import {
   inputSpecOf,
   type NamedInput,
@@ -7,8 +7,8 @@ import {
   type Plan,
   type PluginDefinition,
   type SpeechInput,
-} from './plugin.js';
-import { shortMessage } from '../run/short-message.js';
+} from '../contract/plugin.js';
+import { shortMessage } from '../exec/short-message.js';
 
 /**
  * Calls into a plugin's code (`output`, `checkParams`, `inputs`, `outputSeconds`, `outputSize`, `check`, `build`,

@@ -1,7 +1,6 @@
 import { DEFAULT_MAX_PIXELS } from '../config.js';
-import { mediaError } from '../errors.js';
-import type { InputKind, LocalInput } from '../plugins/plugin.js';
-import type { MediaFacts } from '../probe/media-facts.js';
+import type { InputKind, LocalInput } from '../contract/plugin.js';
+import type { MediaFacts } from '../contract/media-facts.js';
 
 /**
  * Demuxers a user's file may be opened with: plain containers, picture and subtitle formats.
@@ -74,7 +73,7 @@ export function lockedInputOptions(demuxers: readonly string[]): string[] {
 }
 
 /** The demuxer ffprobe chose, by its first name (`mov,mp4,m4a,...` → `mov`). */
-const demuxerOf = (facts: MediaFacts) => facts.formatName.split(',')[0]!;
+export const demuxerOf = (facts: MediaFacts): string => facts.formatName.split(',')[0]!;
 
 /**
  * ffmpeg options that open one probed input: the demuxer forced to the one the probe saw, the
@@ -94,71 +93,6 @@ export function inputArgs(input: LocalInput, kind: InputKind = 'media'): string[
     '-i',
     input.file,
   ];
-}
-
-const describe = (facts: MediaFacts): string => {
-  if (facts.isImage) return `an image (${demuxerOf(facts)})`;
-  const streams = [
-    facts.video && `video ${facts.video.codec}`,
-    facts.audio && `audio ${facts.audio.codec}`,
-    facts.subtitle && 'subtitles',
-  ]
-    .filter(Boolean)
-    .join(' and ');
-  return streams ? `${demuxerOf(facts)} with ${streams}` : `${demuxerOf(facts)} with no usable stream`;
-};
-
-/** Whether probed facts are what an input of `kind` needs: its streams, read by one of its demuxers. */
-function fits(facts: MediaFacts, kind: InputKind): boolean {
-  const streams: Record<InputKind, boolean> = {
-    audio: Boolean(facts.audio),
-    video: Boolean(facts.video) && !facts.isImage,
-    image: facts.isImage,
-    subtitle: Boolean(facts.subtitle),
-    media: Boolean(facts.audio || facts.video),
-  };
-  return streams[kind] && DEMUXERS[kind].includes(demuxerOf(facts));
-}
-
-/** Throws a 422 when probed facts do not fit what an input parameter needs. */
-export function checkKind(
-  source: string,
-  facts: MediaFacts,
-  kind: InputKind,
-  limits: { maxPixels: number; maxDurationMs: number },
-): void {
-  const { maxPixels, maxDurationMs } = limits;
-  if (!fits(facts, kind)) {
-    throw mediaError(
-      `Input ${source} is not ${kind === 'image' || kind === 'audio' ? `an ${kind}` : `a ${kind}`} file: ` +
-        `found ${describe(facts)}`,
-    );
-  }
-  const pixels = (facts.video?.width ?? 0) * (facts.video?.height ?? 0);
-  if (pixels > maxPixels) {
-    throw mediaError(
-      `Input ${source} is ${facts.video!.width}x${facts.video!.height}, more than the limit of ${maxPixels} ` +
-        `pixels (MEDIAFLOW_MAX_PIXELS)`,
-    );
-  }
-  if (facts.duration !== undefined && facts.duration * 1000 > maxDurationMs) {
-    throw mediaError(
-      `Input ${source} lasts ${Math.round(facts.duration)} s, more than the limit of ${maxDurationMs / 1000} ` +
-        `s (MEDIAFLOW_MAX_DURATION)`,
-    );
-  }
-}
-
-/**
- * Throws a 422 unless probed facts fit some input: media (audio, video or a picture) or subtitles,
- * within the same limits. For a file whose use is not known yet (an upload); its use checks its kind.
- */
-export function checkAnyKind(
-  source: string,
-  facts: MediaFacts,
-  limits: { maxPixels: number; maxDurationMs: number },
-): void {
-  checkKind(source, facts, fits(facts, 'subtitle') ? 'subtitle' : 'media', limits);
 }
 
 /**

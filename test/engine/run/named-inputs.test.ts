@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../../helpers/lifecycle.js';
 import { MediaflowError } from '../../../src/engine/errors.js';
-import { callPlugin, checkedInputs } from '../../../src/engine/plugins/plugin-call.js';
-import { CONTRACT_VERSION, Param, Type, type PluginDefinition } from '../../../src/engine/plugins/plugin.js';
+import { callPlugin, checkedInputs } from '../../../src/engine/run/plugin-call.js';
+import { CONTRACT_VERSION, Param, Type, type PluginDefinition } from '../../../src/engine/contract/plugin.js';
 
 const plugin = {
   contract: CONTRACT_VERSION,

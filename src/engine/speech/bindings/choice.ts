@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type { BindingSetting } from '../../config-table.js';
 
 /**
  * whisper.cpp's prebuilt Node bindings, and which one recognises here (MEDIAFLOW_WHISPER_BINDING). Shared by the
@@ -12,8 +13,6 @@ import { createRequire } from 'node:module';
  *   install can hold, so installed by hand beside it (and by `npm install`, as a dev dependency).
  * - `auto` (the default): napi where it is installed and the CPU has what its build needs, else fugood.
  */
-export const BINDING_SETTINGS = ['auto', 'fugood', 'napi'] as const;
-export type BindingSetting = (typeof BINDING_SETTINGS)[number];
 export type BindingName = Exclude<BindingSetting, 'auto'>;
 
 const FUGOOD = `@fugood/node-whisper-${process.platform}-${process.arch}`;

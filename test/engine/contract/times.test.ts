@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from '../../helpers/lifecycle.js';
 import { MediaflowError } from '../../../src/engine/errors.js';
 import { parseParams } from '../../../src/engine/plugins/params.js';
-import { Optional, Param, Type } from '../../../src/engine/plugins/plugin.js';
+import { Optional, Param, Type } from '../../../src/engine/contract/plugin.js';
 import { sampleParams, schemaProblem } from '../../../src/engine/plugins/plugin-check.js';
-import { timeWithin } from '../../../src/engine/plugins/times.js';
+import { timeWithin } from '../../../src/engine/contract/times.js';
 
 const schema = Type.Object({
   start: Param.time({ default: 0, description: 'Where to start' }),

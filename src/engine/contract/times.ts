@@ -1,5 +1,5 @@
 import { paramError, shortened } from '../errors.js';
-import type { MediaFacts } from '../probe/media-facts.js';
+import type { MediaFacts } from './media-facts.js';
 
 /**
  * Times and ranges of times as users write them in fields, parsed in this one place for every

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from '../../helpers/lifecycle.js';
-import { runFfmpeg, tidyStderr } from '../../../src/engine/run/ffmpeg.js';
+import { runFfmpeg, tidyStderr } from '../../../src/engine/exec/ffmpeg.js';
 
 describe('ffmpeg: the message of a failed run', () => {
   let dir: string;
