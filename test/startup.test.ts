@@ -75,7 +75,7 @@ describe('what the CLI loads', () => {
     assert.match(stdout, /^mediaflow \d+\.\d+\.\d+\nffmpeg version .*\nffprobe version /);
     // The list is whole: the CLI and the built-in plugins (TypeBox's schemas) are in it.
     assert.ok(urls.some((url) => url.endsWith('/dist/cli/main.js')));
-    assert.ok(urls.some((url) => url.endsWith('/dist/plugins/trim-media.js')));
+    assert.ok(urls.some((url) => url.endsWith('/dist/plugins/trim-media/index.js')));
     assert.ok(packages.has('@sinclair/typebox') && packages.has('commander'));
     assert.deepEqual(among(packages, [...FRONT_ENDS_ONLY, ...RUN_ONLY]), []);
   });

@@ -1,11 +1,11 @@
 import type { HeardWord } from '../../sdk.js';
-import { assScript, karaokeTags } from '../shared/ass-captions.js';
-import { assLines } from '../shared/ass-script.js';
-import { restyle } from '../shared/caption-style.js';
-import { splitCues } from '../shared/cue-lines.js';
-import { lineEvents, timedWords, type TimedWord } from '../shared/transcript.js';
+import { assScript, karaokeTags } from '../captions/ass-captions.js';
+import { assLines } from '../captions/ass-script.js';
+import { restyle } from '../captions/caption-style.js';
+import { splitCues } from '../captions/cue-lines.js';
+import { lineEvents, timedWords, type TimedWord } from '../captions/transcript.js';
 import type { Span } from './clock.js';
-import { mergeScripts, type ScriptPart } from './ass-merge.js';
+import { mergeScripts, type ScriptPart } from '../captions/ass-merge.js';
 import type { AudioClip, CaptionsClip, Clip, TextClip, Timeline, VideoClip, VoiceClip } from './timeline.js';
 
 /**
