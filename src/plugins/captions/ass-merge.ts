@@ -6,6 +6,7 @@ import {
   formatNumber,
   mapStyles,
   scriptGeometry,
+  ASS_STYLE_DEFAULTS,
   STYLE_FORMAT,
   type ScriptGeometry,
 } from './ass-script.js';
@@ -40,32 +41,6 @@ export interface ScriptPart {
 /** ASS layers a track's events take: track × LAYERS_PER_TRACK + the event's own layer (0 to 99). */
 const LAYERS_PER_TRACK = 100;
 
-/** The values of a style field an SSA (v4) script lacks, or any script leaves out of its `Format:` line. */
-const STYLE_DEFAULTS: Record<string, string> = {
-  Fontname: 'Arial',
-  Fontsize: '18',
-  PrimaryColour: '&H00FFFFFF',
-  SecondaryColour: '&H00FFFFFF',
-  OutlineColour: '&H00000000',
-  BackColour: '&H00000000',
-  Bold: '0',
-  Italic: '0',
-  Underline: '0',
-  StrikeOut: '0',
-  ScaleX: '100',
-  ScaleY: '100',
-  Spacing: '0',
-  Angle: '0',
-  BorderStyle: '1',
-  Outline: '2',
-  Shadow: '0',
-  Alignment: '2',
-  MarginL: '10',
-  MarginR: '10',
-  MarginV: '10',
-  Encoding: '1',
-};
-
 interface Style {
   name: string;
   /** Values in STYLE_FORMAT's order. */
@@ -89,6 +64,10 @@ function ssaAlignment(value: number): number {
   return Math.min(Math.max(column, 0), 2) + 1 + row;
 }
 
+/** A style field's value where a script leaves it out; a style's name has none. */
+const defaultOf = (name: (typeof STYLE_FORMAT)[number]): string | undefined =>
+  name === 'Name' ? undefined : ASS_STYLE_DEFAULTS[name];
+
 /**
  * The script's styles in STYLE_FORMAT's order, whatever its own `Format:` line (SSA's too); a script without any has
  * the one libass would draw it in, `Default`.
@@ -99,12 +78,12 @@ function stylesOf(ass: string): Style[] {
     const values = STYLE_FORMAT.map((name) => {
       const own = fields.get(name) ?? (name === 'OutlineColour' ? fields.get('TertiaryColour') : undefined);
       if (name === 'Alignment' && fields.ssa && own !== undefined) return String(ssaAlignment(Number(own)));
-      return own ?? STYLE_DEFAULTS[name] ?? '';
+      return own ?? defaultOf(name) ?? '';
     });
     styles.push({ name: values[0]!, values });
   });
   if (styles.length > 0) return styles;
-  return [{ name: 'Default', values: STYLE_FORMAT.map((name) => STYLE_DEFAULTS[name] ?? 'Default') }];
+  return [{ name: 'Default', values: STYLE_FORMAT.map((name) => defaultOf(name) ?? 'Default') }];
 }
 
 /** The script's `Dialogue:` events (dialogues), their layer, times and style read. */

@@ -31,6 +31,32 @@ export const STYLE_FORMAT = [
   'Encoding',
 ] as const;
 
+/** The values of a style field an SSA (v4) script lacks, or any script leaves out of its `Format:` line. */
+export const ASS_STYLE_DEFAULTS: Readonly<Record<Exclude<(typeof STYLE_FORMAT)[number], 'Name'>, string>> = {
+  Fontname: 'Arial',
+  Fontsize: '18',
+  PrimaryColour: '&H00FFFFFF',
+  SecondaryColour: '&H00FFFFFF',
+  OutlineColour: '&H00000000',
+  BackColour: '&H00000000',
+  Bold: '0',
+  Italic: '0',
+  Underline: '0',
+  StrikeOut: '0',
+  ScaleX: '100',
+  ScaleY: '100',
+  Spacing: '0',
+  Angle: '0',
+  BorderStyle: '1',
+  Outline: '2',
+  Shadow: '0',
+  Alignment: '2',
+  MarginL: '10',
+  MarginR: '10',
+  MarginV: '10',
+  Encoding: '1',
+};
+
 /** The coordinate space of a script: sizes and margins are in its units, which libass scales to the frame. */
 export interface ScriptGeometry {
   playResX: number;

@@ -1,5 +1,5 @@
 import { argv, type LocalInput, type Plan } from '../../sdk.js';
-import { assTime, STYLE_FORMAT } from '../captions/ass-script.js';
+import { ASS_STYLE_DEFAULTS, assTime, STYLE_FORMAT } from '../captions/ass-script.js';
 import { EVENTS_HEAD, scriptHead } from '../captions/ass-captions.js';
 import { FrameClock } from './clock.js';
 import { filterColour } from './colour.js';
@@ -103,29 +103,15 @@ function alone(timeline: Timeline, clip: VisualClip, frame: FrameSize): Timeline
 
 /** The style the times are drawn in: small white text, centred on the point given. */
 const TIMES_STYLE: Record<(typeof STYLE_FORMAT)[number], string> = {
+  ...ASS_STYLE_DEFAULTS,
   Name: 'Times',
   Fontname: 'DejaVu Sans',
   Fontsize: '13',
-  PrimaryColour: '&H00FFFFFF',
-  SecondaryColour: '&H00FFFFFF',
-  OutlineColour: '&H00000000',
-  BackColour: '&H00000000',
-  Bold: '0',
-  Italic: '0',
-  Underline: '0',
-  StrikeOut: '0',
-  ScaleX: '100',
-  ScaleY: '100',
-  Spacing: '0',
-  Angle: '0',
-  BorderStyle: '1',
   Outline: '0',
-  Shadow: '0',
   Alignment: '8',
   MarginL: '0',
   MarginR: '0',
   MarginV: '0',
-  Encoding: '1',
 };
 
 /** Seconds as the board shows them: to the hundredth. */
