@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import { after, before } from './lifecycle.js';
+import { fixtures } from './fixtures.js';
+import { contentTypeOf, serveFile, startFileServer, type FileServer, type Route } from './file-server.js';
+import { startMediaflow, type TestServer } from './mediaflow.js';
+
+/** A version 4 UUID, as a RegExp source: the job id in an output's URL. */
+export const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
+
+/** Writes media with ffmpeg: `args` (inputs and output options) then `file`, quietly, over anything there. */
+export async function makeMedia(file: string, args: string[]): Promise<string> {
+  await execa('ffmpeg', ['-v', 'error', ...args, '-y', file]);
+  return file;
+}
+
+/** A file a test makes for itself: ffmpeg's arguments (see makeMedia), or a function that writes it. */
+export type Recipe = string[] | ((file: string, made: Readonly<Record<string, string>>) => Promise<unknown>);
+
+/** What the tests of an operation talk to; its fields are set before the first test. */
+export interface OperationHarness {
+  /** The fixture server: `/f/<fixture>`, `/local/<name>` for each made file, and the routes asked for. */
+  files: FileServer;
+  server: TestServer;
+  /** A folder of the tests' own, removed after them. */
+  scratch: string;
+  /** The path of each made file, by name. */
+  made: Record<string, string>;
+  /** The fixture server's URL of a made file. */
+  local: (name: string) => string;
+  /**
+   * POSTs `fields` to `route` and checks the success answer: 200, `message`, and an `output_file` URL under the
+   * server's /uploads/ whose rest matches `name` (a RegExp source; UUID is the job id). Returns the output's local
+   * path and the answer.
+   */
+  expectOutput: (
+    route: string,
+    fields: Record<string, string>,
+    expected: { message: string; name: string },
+  ) => Promise<{ file: string; body: Record<string, unknown> }>;
+}
+
+/**
+ * Sets up, before the enclosing describe's tests, what an operation's tests need: the named fixtures, the files of
+ * `make` written into a scratch folder (in order, each seeing those before it), a fixture server that also serves
+ * them and `routes`, and a mediaflow server with `env`. Stops and removes all of it after the tests.
+ */
+export function useOperation(
+  spec: {
+    fixtures?: string[];
+    make?: Record<string, Recipe>;
+    routes?: Record<string, Route>;
+    env?: Record<string, string>;
+  } = {},
+): OperationHarness {
+  const harness = {
+    made: {},
+    local: (name: string) => harness.files.url(`/local/${name}`),
+    expectOutput: async (route, fields, expected) => {
+      const { server } = harness;
+      const res = await server.post(route, fields);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.message, expected.message);
+      assert.match(res.body.output_file!, new RegExp(`^${server.base}/uploads/${expected.name}$`));
+      return { file: server.pathOf(res.body.output_file!), body: res.body };
+    },
+  } as OperationHarness;
+  before(async () => {
+    await fixtures(...(spec.fixtures ?? []));
+    harness.scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-operation-'));
+    for (const [name, recipe] of Object.entries(spec.make ?? {})) {
+      const file = path.join(harness.scratch, name);
+      await (Array.isArray(recipe) ? makeMedia(file, recipe) : recipe(file, harness.made));
+      harness.made[name] = file;
+    }
+    const served = Object.entries(harness.made).map(([name, file]) => [
+      `/local/${name}`,
+      serveFile(file, contentTypeOf(name)),
+    ]);
+    harness.files = await startFileServer({ ...Object.fromEntries(served), ...spec.routes });
+    harness.server = await startMediaflow(spec.env);
+  });
+  after(async () => {
+    await harness.server?.close();
+    await harness.files?.close();
+    if (harness.scratch) await rm(harness.scratch, { recursive: true, force: true });
+  });
+  return harness;
+}
