@@ -1,39 +1,12 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { execa } from 'execa';
 import { assertCliParity } from './helpers/cli-parity.js';
 import { describe, it } from './helpers/lifecycle.js';
 import { fixture } from './helpers/fixtures.js';
-import { probe, videoOf } from './helpers/media.js';
+import { frameRgb, probe, videoOf } from './helpers/media.js';
 import { UUID, useOperation } from './helpers/operation.js';
+import { isBlack, isBlue, isWhite } from './helpers/pixels.js';
 
-type Rgb = [number, number, number];
-
-/**
- * A still image's decoded RGB pixels. (media.ts's frameRgb passes `-ss`, and ffmpeg 5.1's image2
- * demuxer then returns no frame for larger JPEGs, so stills are decoded here without seeking.)
- */
-async function stillRgb(
-  file: string,
-): Promise<{ width: number; height: number; pixel: (x: number, y: number) => Rgb }> {
-  const video = videoOf(await probe(file))!;
-  const { width, height } = video as { width: number; height: number };
-  const { stdout } = await execa(
-    'ffmpeg',
-    ['-v', 'error', '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
-    { encoding: 'buffer' },
-  );
-  const data = stdout as unknown as Uint8Array;
-  assert.equal(data.length, width * height * 3, `decoded ${file}`);
-  return {
-    width,
-    height,
-    pixel: (x, y) => [data[(y * width + x) * 3]!, data[(y * width + x) * 3 + 1]!, data[(y * width + x) * 3 + 2]!],
-  };
-}
-const isBlue = ([r, g, b]: Rgb) => b > 180 && r < 70 && g < 70;
-const isBlack = ([r, g, b]: Rgb) => r < 24 && g < 24 && b < 24;
-const isWhite = ([r, g, b]: Rgb) => r > 230 && g > 230 && b > 230;
 
 describe('resize_image', () => {
   const op = useOperation({
@@ -87,7 +60,7 @@ describe('resize_image', () => {
   it('keeps colours: a blue WebP is still blue as a JPEG', async () => {
     const file = await resize('blue-640x480.webp', '64', '48');
     await assertJpeg(file, 64, 48);
-    const frame = await stillRgb(file);
+    const frame = await frameRgb(file);
     for (const [x, y] of [
       [0, 0],
       [32, 24],
@@ -97,11 +70,11 @@ describe('resize_image', () => {
   });
 
   it('makes transparency black, not the colour hidden under it', async () => {
-    let frame = await stillRgb(await resize('red-alpha-400x300.png', '40', '30'));
+    let frame = await frameRgb(await resize('red-alpha-400x300.png', '40', '30'));
     assert.ok(isBlack(frame.pixel(20, 15)), `transparent red became ${frame.pixel(20, 15)}`);
     const file = await resize('alpha-box-1080x1920.png', '270', '480');
     await assertJpeg(file, 270, 480);
-    frame = await stillRgb(file);
+    frame = await frameRgb(file);
     assert.ok(isBlack(frame.pixel(5, 5)), `corner is ${frame.pixel(5, 5)}`);
     assert.ok(isWhite(frame.pixel(135, 240)), `centre is ${frame.pixel(135, 240)}`);
   });
