@@ -93,18 +93,16 @@ async function main() {
 
   // A second engine on the same config captures the plans the plugins build, to replay them as the floor.
   let captured: { plan: Plan; inputs: ReadonlyArray<{ file: string; source: string }> } | undefined;
-  const planner = resolve(
-    await createRuntime({
-      config,
-      registry,
-      observer: {
-        jobEnded: () => {},
-        downloaded: () => {},
-        planned: (_op, plan, inputs) => (captured = { plan, inputs }),
-      },
-    }),
-    TOKENS.Engine,
-  );
+  const plannerRuntime = await createRuntime({
+    config,
+    registry,
+    observer: {
+      jobEnded: () => {},
+      downloaded: () => {},
+      planned: (_op, plan, inputs) => (captured = { plan, inputs }),
+    },
+  });
+  const planner = resolve(plannerRuntime, TOKENS.Engine);
 
   const memory = new PeakMemory();
   const ffmpeg = (await import('../src/engine/run/binaries.js')).resolveBinaries().ffmpeg;
@@ -243,7 +241,12 @@ async function main() {
     for (const [name, content] of Object.entries(plan.files ?? {})) await writeFile(path.join(dir, name), content);
     // Steps before commands prepare their files (add-subtitles' styled script, written in a worker thread).
     if (plan.commands.length > 0 && plan.steps?.length) {
-      await runSteps(c.op, dir, plan.steps, { timeoutMs: 60_000, maxPixels: 100_000_000, sources: new Map() });
+      await runSteps(c.op, dir, plan.steps, {
+        voices: resolve(plannerRuntime, TOKENS.Voices),
+        timeoutMs: 60_000,
+        maxPixels: 100_000_000,
+        sources: new Map(),
+      });
     }
     const floor =
       plan.commands.length === 0

@@ -13,6 +13,7 @@ import { silentLogger, type Logger } from './engine/logger.js';
 import type { Registry } from './engine/plugins/registry.js';
 import { Slots } from './engine/run/slots.js';
 import { LocalOutputStore, Workspaces, workRootOf, type OutputStore } from './engine/storage/storage.js';
+import { Voices } from './engine/voice/voices.js';
 
 /**
  * A token that carries the type it resolves to, so `resolve` needs no type argument. Tokens, not
@@ -33,6 +34,7 @@ export const TOKENS = {
   Observer: token<EngineObserver>('EngineObserver'),
   Engine: token<Engine>('Engine'),
   Parts: token<PartRunner>('PartRunner'),
+  Voices: token<Voices>('Voices'),
   Jobs: token<JobService>('JobService'),
 } as const;
 
@@ -92,6 +94,8 @@ function compose(options: RuntimeOptions, defaultStore: () => OutputStore): Depe
   provide(c, TOKENS.Slots, () => new Slots(config.concurrency));
   const cacheDir = options.cacheDir ?? path.join(config.dataDir, 'cache');
   provide(c, TOKENS.InputCache, () => new InputCache(cacheDir, config.cacheBytes));
+  // Text to speech: the engines it finds are looked up once, when first asked.
+  provide(c, TOKENS.Voices, (c) => new Voices({ settings: config, ffmpeg: resolve(c, TOKENS.Binaries).ffmpeg }));
   provide(
     c,
     TOKENS.Engine,
@@ -104,6 +108,7 @@ function compose(options: RuntimeOptions, defaultStore: () => OutputStore): Depe
         store: resolve(c, TOKENS.Store),
         workspaces: resolve(c, TOKENS.Workspaces),
         slots: resolve(c, TOKENS.Slots),
+        voices: resolve(c, TOKENS.Voices),
         ...(c.isRegistered(TOKENS.Observer, true) ? { observer: resolve(c, TOKENS.Observer) } : {}),
         // A cache size of 0 turns the cache off: every input is downloaded every time.
         ...(config.cacheBytes > 0 ? { cache: resolve(c, TOKENS.InputCache) } : {}),
@@ -189,6 +194,8 @@ export interface ServerServices {
   workspaces: Workspaces;
   binaries: Binaries;
   jobs: JobService;
+  /** The voices of text to speech, which GET /voices lists and /health sums up. */
+  voices: Voices;
 }
 
 /**
@@ -201,7 +208,14 @@ export async function serverServices(options: RuntimeOptions, jobObserver?: JobO
   const jobs = await wireJobs(c, 'api', jobObserver);
   const engine = resolve(c, TOKENS.Engine);
   const binaries = resolve(c, TOKENS.Binaries);
-  return { engine, store: resolve(c, TOKENS.Store), workspaces: resolve(c, TOKENS.Workspaces), binaries, jobs };
+  return {
+    engine,
+    store: resolve(c, TOKENS.Store),
+    workspaces: resolve(c, TOKENS.Workspaces),
+    binaries,
+    jobs,
+    voices: resolve(c, TOKENS.Voices),
+  };
 }
 
 /** `mediaflow worker`'s runtime: the job stack alone, working jobs from the shared queue. */

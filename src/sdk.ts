@@ -19,9 +19,11 @@ export {
   type InputKind,
   type InputSpec,
   type LocalInput,
+  type NamedInput,
   type OutputSpec,
   type Plan,
   type PluginDefinition,
+  type PluginSettings,
   type SingleOutput,
   type Static,
   type Step,
@@ -30,7 +32,7 @@ export {
   type TObject,
   type TimeRange,
 } from './engine/plugins/plugin.js';
-export { timeWithin } from './engine/plugins/times.js';
+export { parseTime, TIME_PATTERN, timeWithin } from './engine/plugins/times.js';
 export { libvipsReads } from './engine/run/libvips.js';
 export {
   recogniseSpeech,
@@ -40,11 +42,20 @@ export {
   type Recognised,
 } from './engine/speech/recognise.js';
 export { WHISPER_LANGUAGES } from './engine/speech/languages.js';
+export { SPEED_RANGE as SPEECH_SPEED_RANGE, type SpeechRequest } from './engine/voice/voices.js';
+export type { Speech, TimedSentence, TimedWord, Voice } from './engine/voice/voice-types.js';
 /** The sharp (libvips) pipeline an `imageStep` transform receives and returns. */
 export type { Sharp } from 'sharp';
 export { concatList, concatListArgs } from './engine/inputs/input-policy.js';
 export type { AudioFacts, MediaFacts, VideoFacts } from './engine/probe/media-facts.js';
-export { mediaError, paramError, unsupportedFormat, MediaflowError } from './engine/errors.js';
+export {
+  mediaError,
+  paramError,
+  problemsError,
+  unsupportedFormat,
+  MediaflowError,
+  type Problem,
+} from './engine/errors.js';
 export {
   VIDEO_CONTAINERS,
   QUALITIES,
@@ -57,6 +68,7 @@ export {
   isVideoContainer,
   evenPadFilter,
   evenSizeArgs,
+  isLargeFrame,
   muxerFor,
   videoCodecFor,
   videoEncoder,

@@ -185,7 +185,9 @@ describe('convert_image_from_url', () => {
     for (const target of ['exe', 'png -i /etc/passwd', '../../x', 'png;rm -rf /', 'mp4', 'svg', 'png/../../x']) {
       const res = await op.server.post('/convert_image_from_url/', { image_url: url, target_format: target });
       assert.equal(res.status, 400, `${target}: ${JSON.stringify(res.body)}`);
-      assert.equal(res.body.error, `Unsupported format '${target}'. Supported formats: ${SUPPORTED}.`);
+      // The value comes back as a client may see any message: a path of the server's disk by its last name.
+      const shown = target.replace('/etc/passwd', 'passwd');
+      assert.equal(res.body.error, `Unsupported format '${shown}'. Supported formats: ${SUPPORTED}.`);
     }
     const res = await op.server.post('/convert_image_from_url/', { image_url: url });
     assert.equal(res.status, 400);

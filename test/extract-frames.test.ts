@@ -277,7 +277,7 @@ describe('extract-frames', () => {
         { count: '12', sheet: 'true', width: '7680', format: 'webp' },
         422,
         'The contact sheet would be 30720x17280 pixels, more than a webp sheet may be (at most 16383 pixels a ' +
-          'side and 100000000 in all): give a smaller `width`, fewer frames or other `columns`',
+          'side): give a smaller `width`, fewer frames or other `columns`',
       ],
     ];
     for (const [fields, status, error] of refusals) {

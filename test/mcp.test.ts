@@ -111,7 +111,14 @@ function transportSuite(name: string, connect: () => Promise<Connected>, files: 
     it('lists every operation and pipeline as a tool, with the schema of its plugin', async () => {
       const { tools } = await mcp.client.listTools();
       const byName = new Map(tools.map((tool) => [tool.name, tool]));
-      for (const expected of ['convert-video', 'trim-media', 'merge-audios', 'images-to-video', 'podcast-clip'])
+      for (const expected of [
+        'convert-video',
+        'trim-media',
+        'merge-audios',
+        'images-to-video',
+        'podcast-clip',
+        'speak',
+      ])
         assert.ok(byName.has(expected), `${expected} in ${[...byName.keys()].join(', ')}`);
       const convert = byName.get('convert-video')!;
       assert.match(convert.description ?? '', /Convert a video to another format/);
@@ -142,6 +149,21 @@ function transportSuite(name: string, connect: () => Promise<Connected>, files: 
       const info = await probe(mcp.fileOf(body.output_file as string));
       assert.ok(Math.abs(durationOf(info) - 1.5) < 0.1, `duration ${durationOf(info)}`);
       assert.ok(videoOf(info) && audioOf(info));
+    });
+
+    it('speaks a text, answering the speech and its captions, two files', async () => {
+      const result = (await mcp.client.callTool({
+        name: 'speak',
+        arguments: { text: 'Hello from the tool. Goodbye.', captions: 'vtt', format: 'wav' },
+      })) as CallToolResult;
+      assert.equal(result.isError, undefined, JSON.stringify(result.content));
+      const body = structured(result);
+      assert.equal(body.message, 'Speech generated successfully');
+      assert.match(String(body.output_file), /\/speech\.wav$/);
+      const captions = await readFile(mcp.fileOf(String(body.subtitle_file_url)), 'utf8');
+      assert.match(captions, /^WEBVTT\n\n00:00:00\.000 --> .*\nHello from the tool\.\n/);
+      const info = await probe(mcp.fileOf(String(body.output_file)));
+      assert.ok(Math.abs(durationOf(info) - Number(body.duration)) < 0.01);
     });
 
     it('sends progress notifications while a long job runs, then its result', async () => {

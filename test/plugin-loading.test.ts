@@ -432,6 +432,23 @@ describe('third-party plugins: registration checks', () => {
       [{ build: 'not a function' }, 'build() is missing (it must be a function)'],
       [{ check: 42 }, 'check must be a function'],
       [{ checkParams: 'yes' }, 'checkParams must be a function'],
+      [{ inputs: [] }, 'inputs must be a function'],
+      [
+        { params: Type.Object({ a: Param.values({ description: 'A' }), b: Param.values({ description: 'B' }) }) },
+        "parameters 'a' and 'b' are both x-mediaflow-values: a plugin has one at most",
+      ],
+      [
+        { params: Type.Object({ doc: Param.document(Type.Object({}), { description: '' }) }) },
+        "parameter 'doc' has no description (--help and the API docs show it)",
+      ],
+      [
+        {
+          params: Type.Object({
+            doc: Param.document(Type.Object({}), { description: 'Doc', examples: ['text' as never] }),
+          }),
+        },
+        "parameter 'doc' has examples that are not a list of objects",
+      ],
       [
         { output: () => ({ field: 'output_file', path: 'fixed-name.jpg' }) },
         "output() returned path 'fixed-name.jpg'; it must contain {id}, the job's random id",

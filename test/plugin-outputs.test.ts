@@ -189,6 +189,16 @@ describe('plugin outputs: several files, none, answers and stages', () => {
     assert.match(outputProblem({ files: ['../{id}.wav'] })!, /stays under uploads/);
     assert.equal(outputProblem({ files: [] }), undefined);
     assert.match(outputProblem({ field: 'output_files', path: '{id}.wav' })!, /other than message/);
+    // Files alongside one output: each a field of its own and a path of the job's.
+    const single = { field: 'output_file', path: '{id}/a.wav' };
+    assert.equal(outputProblem({ ...single, alongside: [{ field: 'captions_url', path: '{id}/a.srt' }] }), undefined);
+    assert.match(
+      outputProblem({ ...single, alongside: [{ field: 'output_file', path: '{id}/a.srt' }] })!,
+      /of its own/,
+    );
+    assert.match(outputProblem({ ...single, alongside: [{ field: 'x', path: '{id}/a.wav' }] })!, /twice/);
+    assert.match(outputProblem({ ...single, alongside: [{ field: 'x', path: 'a.srt' }] })!, /must contain \{id\}/);
+    assert.match(outputProblem({ ...single, alongside: {} })!, /not a list of \{ field, path \}/);
     assert.match(answersProblem(Type.Object({ output_file: Type.String() }))!, /mediaflow answers itself/);
     assert.match(answersProblem(Type.Object({ Loud: Type.Number() }))!, /not a snake_case/);
     assert.equal(answersProblem(Type.Object({ loudness: Type.Number() })), undefined);

@@ -1,7 +1,13 @@
 import { Command, CommanderError, Option } from 'commander';
 import { resolveBinaries } from '../engine/run/binaries.js';
 import { binaryVersion } from '../engine/run/ffmpeg.js';
-import { inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
+import {
+  DOCUMENT_KEYWORD,
+  inputSpecOf,
+  paramMarked,
+  VALUES_KEYWORD,
+  type PluginDefinition,
+} from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { pluginFlags } from '../engine/plugins/plugin-loader.js';
 import { CLI_COMMANDS, dashed, type CliCommand } from '../engine/plugins/reserved.js';
@@ -35,14 +41,25 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
   const command = new Command(dashed(plugin.name))
     .summary(plugin.summary)
     .description(`${plugin.summary}.${plugin.description ? `\n\n${plugin.description}` : ''}`);
+  // A document parameter (Param.document) is also the command's argument: a JSON file, or `-` for standard input.
+  const document = paramMarked(plugin.params, DOCUMENT_KEYWORD);
+  if (document)
+    command.argument(
+      `[${document}]`,
+      `${describeParam(plugin.params.properties[document] as never)}: a JSON file, or - to read it from standard input`,
+    );
   for (const [key, schema] of Object.entries(plugin.params.properties) as Array<[string, Record<string, unknown>]>) {
     // A boolean is a bare flag with its negation (`--mono`, `--no-mono`); `--mono false` still works.
     const boolean = schema.type === 'boolean';
+    // Named values (Param.values) are one flag given once per value: `--merge TITLE="Episode 12"`.
+    const values = Boolean(schema[VALUES_KEYWORD]);
+    const valueForm = boolean ? '[true|false]' : values ? '<NAME=value>' : key === document ? '<json>' : '<value>';
     const option = new Option(
-      `--${dashed(key)} ${boolean ? '[true|false]' : '<value>'}`,
+      `--${dashed(key)} ${valueForm}`,
       describeParam(schema, plugin.params.required?.includes(key)),
     );
     if (schema.default !== undefined) option.default(String(schema.default));
+    if (values) option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
     command.addOption(option);
     if (boolean) command.addOption(new Option(`--no-${dashed(key)}`, `the same as --${dashed(key)} false`));
   }
@@ -54,9 +71,11 @@ function operationCommand(plugin: PluginDefinition, registry: Registry): Command
     )
     .option('--allow-private-urls', 'allow input URLs on loopback/private addresses')
     // The engine, the runtime and what they load come only when an operation runs, not for `--help`.
-    .action(async (flags: Record<string, string | boolean>) =>
-      (await import('./run-operation.js')).runOperation(plugin, registry, flags),
-    );
+    .action(async (...args: unknown[]) => {
+      const command = args.at(-1) as Command;
+      const [file] = command.processedArgs as Array<string | undefined>;
+      await (await import('./run-operation.js')).runOperation(plugin, registry, command.opts(), file);
+    });
   return command;
 }
 

@@ -2,7 +2,13 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { JobOptions, JobResult } from '../engine/run/engine.js';
 import { paramError } from '../engine/errors.js';
-import { FORMAT_KEYWORD, type OutputSpec, type PluginDefinition, type SingleOutput } from '../engine/plugins/plugin.js';
+import {
+  FORMAT_KEYWORD,
+  outputPaths,
+  type OutputSpec,
+  type PluginDefinition,
+  type SingleOutput,
+} from '../engine/plugins/plugin.js';
 import { dashed } from '../engine/plugins/reserved.js';
 import { LocalOutputStore } from '../engine/storage/storage.js';
 import type { CliServices } from '../runtime.js';
@@ -14,11 +20,12 @@ import { ensureWritableDir } from './out-dir.js';
  * Asked once the inputs are probed, before anything runs: an output may take the input's container.
  */
 function checkName(plugin: PluginDefinition, file: string, output: OutputSpec): void {
-  if ('files' in output) {
+  const files = outputPaths(output).length;
+  if ('files' in output || files > 1) {
     throw paramError(
-      output.files.length === 0
+      files === 0
         ? `${plugin.name} writes no file: leave out \`--output\``
-        : `\`--output\` names one file, and ${plugin.name} writes ${output.files.length} here: use \`--out-dir\``,
+        : `\`--output\` names one file, and ${plugin.name} writes ${files} here: use \`--out-dir\``,
     );
   }
   const ext = path.extname(output.path);

@@ -1,7 +1,9 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../engine/config.js';
+import { paramError } from '../engine/errors.js';
 import { anyLocalPath } from '../engine/run/engine.js';
-import { answerFiles, type PluginDefinition } from '../engine/plugins/plugin.js';
+import { answerFiles, DOCUMENT_KEYWORD, paramMarked, type PluginDefinition } from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { dashed } from '../engine/plugins/reserved.js';
 import { cliRuntime } from './cli-runtime.js';
@@ -11,6 +13,18 @@ import { ensureWritableDir } from './out-dir.js';
 import { runToFile } from './output-file.js';
 import { createProgressReporter } from './progress.js';
 
+/** The text of a document argument: a file's, or standard input's for `-`. */
+async function readDocument(file: string): Promise<string> {
+  if (file !== '-') {
+    return readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw paramError(`Cannot read ${file}: ${error.code === 'ENOENT' ? 'no such file' : error.code}`);
+    });
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /**
  * An operation's subcommand at work (main.ts loads this module only then): the flags read as its parameters, the
  * operation run, and its answer printed as JSON.
@@ -19,7 +33,10 @@ export async function runOperation(
   plugin: PluginDefinition,
   registry: Registry,
   flags: Record<string, string | boolean>,
+  /** The command's argument: the document parameter's file (Param.document), or `-` for standard input. */
+  file?: string,
 ): Promise<void> {
+  const document = paramMarked(plugin.params, DOCUMENT_KEYWORD);
   const raw: Record<string, unknown> = {};
   for (const key of Object.keys(plugin.params.properties)) {
     const value = flags[flagKey(dashed(key))];
@@ -32,6 +49,11 @@ export async function runOperation(
   process.once('SIGINT', onSigint);
   const progress = createProgressReporter(plugin.name);
   try {
+    if (document && file !== undefined) {
+      if (raw[document] !== undefined)
+        throw paramError(`Give \`${document}\` once: as the argument (a file) or as --${dashed(document)}`);
+      raw[document] = await readDocument(file);
+    }
     const config = loadConfig(process.env, flags.allowPrivateUrls ? { allowPrivateUrls: true } : {});
     if (output === undefined) await ensureWritableDir(outDir, '--out-dir');
     const cli = await cliRuntime(config, registry, outDir);

@@ -51,6 +51,10 @@ export function formatPlan(plan: PipelinePlan): string {
       const after = step.after.length > 0 ? `, after ${step.after.join(', ')}` : '';
       lines.push(`  ${step.name}: ${step.op}${each}${after}`);
       for (const [key, value] of Object.entries(step.with)) lines.push(`    ${key}: ${value}`);
+      if (step.skipped) {
+        lines.push(`    does not run: ${step.skipped}`);
+        continue;
+      }
       if (!step.runs) {
         const names = step.after.map((name) => `'${name}'`);
         const which =

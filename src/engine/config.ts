@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { MediaflowError } from './errors.js';
 import { BINDING_SETTINGS, type BindingSetting } from './speech/binding.js';
 
@@ -34,9 +35,13 @@ export interface Config {
   maxTextBytes: number;
   /** Milliseconds one ffmpeg run may take. */
   jobTimeoutMs: number;
+  /** Milliseconds a whole job may take once it has its slot: all its runs, steps and parts together; 0: no limit. */
+  jobTotalTimeoutMs: number;
   maxPixels: number;
   /** Milliseconds of media one input may last. */
   maxDurationMs: number;
+  /** Clips one render's edit document may hold (docs/render.md). */
+  maxClips: number;
   /** Split long frame-by-frame encodes into parts encoded in parallel (docs/fanout.md). */
   fanout: boolean;
   /** Milliseconds of input each part covers, about: parts end at the first keyframe past it. */
@@ -71,6 +76,8 @@ export interface Config {
   mcpSessionsPerKey: number;
   /** Folder of pipeline definitions (`POST /pipelines/<name>/`, `mediaflow run <name>`). */
   pipelinesDir: string;
+  /** Folder of render templates (`template` of /render/, docs/render.md); default: the ones shipped with mediaflow. */
+  templatesDir: string;
   /** Operation plugins to load after the built-ins: package names or paths (MEDIAFLOW_PLUGINS, --plugin). */
   plugins: string[];
   /** Runs a job may start before it is failed: a run cut short by a crash or kill -9 counts. */
@@ -276,6 +283,13 @@ export const SETTINGS: readonly Setting[] = [
     description: 'time one ffmpeg run may take',
   },
   {
+    key: 'jobTotalTimeoutMs',
+    env: 'MEDIAFLOW_JOB_TOTAL_TIMEOUT',
+    flag: 'job-total-timeout',
+    kind: 'duration',
+    description: 'time a whole job may take: downloads, every ffmpeg run, step and part together; 0 turns it off',
+  },
+  {
     key: 'maxPixels',
     env: 'MEDIAFLOW_MAX_PIXELS',
     flag: 'max-pixels',
@@ -288,6 +302,13 @@ export const SETTINGS: readonly Setting[] = [
     flag: 'max-duration',
     kind: 'duration',
     description: 'longest input media',
+  },
+  {
+    key: 'maxClips',
+    env: 'MEDIAFLOW_MAX_CLIPS',
+    flag: 'max-clips',
+    kind: 'int',
+    description: "clips in one render's edit document",
   },
   {
     key: 'fanout',
@@ -410,6 +431,13 @@ export const SETTINGS: readonly Setting[] = [
     flag: 'pipelines-dir',
     kind: 'string',
     description: 'folder of pipeline definitions',
+  },
+  {
+    key: 'templatesDir',
+    env: 'MEDIAFLOW_TEMPLATES',
+    flag: 'templates',
+    kind: 'string',
+    description: "folder of render templates (default: mediaflow's own templates/)",
   },
   {
     key: 'whisperModel',
@@ -611,6 +639,9 @@ export const apiKeysOf = (config: Pick<Config, 'apiKey' | 'apiKeys'>): string[] 
  */
 export const DEFAULT_MAX_PIXELS = 100_000_000;
 
+/** The templates shipped with mediaflow, at the package's root (beside src/ and dist/, whichever this file is in). */
+const SHIPPED_TEMPLATES = fileURLToPath(new URL('../../templates', import.meta.url));
+
 /** The defaults, as docs/configuration.md lists them. */
 export function defaultConfig(): Config {
   return {
@@ -631,8 +662,11 @@ export function defaultConfig(): Config {
     downloadTimeoutMs: 120_000,
     firstByteTimeoutMs: 30_000,
     jobTimeoutMs: 1_800_000,
+    // MEDIAFLOW_MAX_DURATION's default: the longest input, encoded in parts at about its own speed, still fits.
+    jobTotalTimeoutMs: 4 * 3_600_000,
     maxPixels: DEFAULT_MAX_PIXELS,
     maxDurationMs: 4 * 3_600_000,
+    maxClips: 200,
     logLevel: 'info',
     retentionMs: 24 * 3_600_000,
     bodyLimit: 1024 * 1024,
@@ -647,6 +681,7 @@ export function defaultConfig(): Config {
     // Room for a few outputs and every record write: one job's work files alone can take this much.
     minFreeDiskBytes: 256 * 1024 ** 2,
     pipelinesDir: './pipelines',
+    templatesDir: SHIPPED_TEMPLATES,
     plugins: [],
     jobAttempts: 2,
     // The request's fields (a body of MEDIAFLOW_BODY_LIMIT, 1 MiB) with room for the result and its webhook copy.
@@ -756,6 +791,7 @@ export function loadConfig(
   if (result.s3PublicUrl) result.s3PublicUrl = result.s3PublicUrl.replace(/\/+$/, '');
   result.dataDir = path.resolve(result.dataDir);
   result.pipelinesDir = path.resolve(result.pipelinesDir);
+  result.templatesDir = path.resolve(result.templatesDir);
   if (result.publicUrl) result.publicUrl = result.publicUrl.replace(/\/+$/, '');
   result.whisperModelUrl = result.whisperModelUrl.replace(/\/+$/, '');
   if (!BINDING_SETTINGS.includes(result.whisperBinding)) {

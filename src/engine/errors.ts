@@ -141,7 +141,9 @@ export const ERRORS = {
   MF_ERR_TIMEOUT: {
     status: 504,
     title: 'Processing timeout',
-    description: 'Processing ran past its time limit (`MEDIAFLOW_JOB_TIMEOUT`).',
+    description:
+      'Processing ran past its time limit: one ffmpeg run past `MEDIAFLOW_JOB_TIMEOUT`, or the whole job past ' +
+      '`MEDIAFLOW_JOB_TOTAL_TIMEOUT`.',
   },
   MF_ERR_STORAGE: {
     status: 507,
@@ -167,19 +169,32 @@ export const isErrorCode = (value: unknown): value is ErrorCode =>
 export const codeOfStatus = (status: number): ErrorCode | undefined =>
   (Object.keys(ERRORS) as ErrorCode[]).find((code) => ERRORS[code].status === status);
 
+/** One of several problems of a request, where it is: `tracks[1].clips[0].src` inside a document. */
+export interface Problem {
+  path: string;
+  error: string;
+}
+
 /** An error whose message may be shown to the user as is. */
 export class MediaflowError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   /** Seconds after which a 503 may be retried. */
   readonly retryAfter?: number;
+  /** Every problem found, when there were several to tell at once (the answer's `errors`); the message is the first. */
+  readonly errors?: readonly Problem[];
 
-  constructor(code: ErrorCode, message: string, options: { cause?: unknown; retryAfter?: number } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { cause?: unknown; retryAfter?: number; errors?: readonly Problem[] } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'MediaflowError';
     this.code = code;
     this.status = ERRORS[code].status;
     if (options.retryAfter !== undefined) this.retryAfter = options.retryAfter;
+    if (options.errors !== undefined && options.errors.length > 0) this.errors = options.errors;
   }
 }
 
@@ -193,6 +208,16 @@ export const tooLargeError = (message: string) => new MediaflowError('MF_ERR_TOO
 export const busyError = (message: string, retryAfter = 5) =>
   new MediaflowError('MF_ERR_BUSY', message, { retryAfter });
 export const timeoutError = (message: string) => new MediaflowError('MF_ERR_TIMEOUT', message);
+
+/** A problem as one line: its path, then what is wrong. */
+export const problemText = (problem: Problem): string => `${problem.path}: ${problem.error}`;
+
+/**
+ * Every problem of a request at once (at least one), as an error of `code` (a 400 by default): the message is the
+ * first problem, and `errors` lists them all, each with its path.
+ */
+export const problemsError = (problems: readonly Problem[], code: ErrorCode = 'MF_ERR_PARAM') =>
+  new MediaflowError(code, problemText(problems[0]!), { errors: problems });
 
 /** The system error codes of a full disk (ENOSPC) and of a full quota (EDQUOT). */
 const DISK_FULL_CODES: Record<string, string> = { ENOSPC: 'no space left on device', EDQUOT: 'disk quota exceeded' };
@@ -237,14 +262,24 @@ export interface JobError {
   error: string;
   /** Absent from records written before the code was kept. */
   code?: ErrorCode;
+  /** Every problem, each with its path, when the error told several (MediaflowError.errors). */
+  errors?: Problem[];
 }
 
-/** The error a job keeps for `error`: its message as a client may see it (no credentials, no server path). */
-export const jobErrorOf = (error: MediaflowError): JobError => ({
-  status: error.status,
+/**
+ * The `{error, code}` an error answers with, and `errors` when it told several problems: as a client may see it,
+ * with no credentials and no server path, whatever the messages held.
+ */
+export const publicError = (error: MediaflowError): Omit<JobError, 'status'> => ({
   error: publicText(error.message),
   code: error.code,
+  ...(error.errors
+    ? { errors: error.errors.map((problem) => ({ ...problem, error: publicText(problem.error) })) }
+    : {}),
 });
+
+/** The error a job keeps for `error`: its status and its public answer. */
+export const jobErrorOf = (error: MediaflowError): JobError => ({ status: error.status, ...publicError(error) });
 
 /**
  * A job's stored failure, answered to the synchronous request that waited for it with its own
@@ -252,7 +287,10 @@ export const jobErrorOf = (error: MediaflowError): JobError => ({
  */
 export function errorOfJob(stored: JobError): MediaflowError {
   const code = isErrorCode(stored.code) ? stored.code : (codeOfStatus(stored.status) ?? 'MF_ERR_INTERNAL');
-  return new MediaflowError(code, stored.error, code === 'MF_ERR_BUSY' ? { retryAfter: 5 } : {});
+  return new MediaflowError(code, stored.error, {
+    ...(code === 'MF_ERR_BUSY' ? { retryAfter: 5 } : {}),
+    ...(Array.isArray(stored.errors) ? { errors: stored.errors } : {}),
+  });
 }
 
 /** Whether a thrown value is the user's cancellation rather than a failure. */

@@ -5,7 +5,7 @@
  */
 
 import { errorOfJob, jobErrorOf, type JobError } from '../engine/errors.js';
-import { answerFiles } from '../engine/plugins/plugin.js';
+import { answerFiles, outputPaths, type OutputSpec } from '../engine/plugins/plugin.js';
 import type { WebhookState } from './webhooks/state.js';
 
 /** A job's statuses, in the order a job goes through them; the type, the counts and the API document read this. */
@@ -19,11 +19,12 @@ export const isTerminal = (status: JobStatus): boolean =>
 
 /**
  * A finished job's outputs, as paths relative to the output store (turned into URLs when shown): an
- * operation's one file under its field or its several files (none for an answer-only operation),
+ * operation's one file under its field (with any files alongside it) or its several files (none for an answer-only
+ * operation),
  * with its answers; or a pipeline's named results.
  */
 export type StoredResult =
-  | (OperationResult & ({ field: string; path: string } | { files: string[] }))
+  | (OperationResult & OutputSpec)
   | { message: string; outputs: Record<string, string | string[]>; answers?: Record<string, unknown> };
 
 /** What an operation's result holds besides its files. */
@@ -130,7 +131,7 @@ export async function resultBody(result: StoredResult, urlOf: UrlOf): Promise<Re
 export const resultPaths = (result: StoredResult | null): string[] => {
   if (result === null) return [];
   if ('outputs' in result) return Object.values(result.outputs).flat();
-  return 'files' in result ? result.files : [result.path];
+  return outputPaths(result);
 };
 
 /** The `{id}` of a job's output paths: its own output id, or the job id for records older than it. */

@@ -17,7 +17,7 @@ const operationProgress = (progress: JobProgress): ProgressReport => ({
 /** The `operation` handler: one call of the engine, which publishes the output to its store. */
 export const operationHandler = (engine: Engine): JobHandler => ({
   async check(job) {
-    engine.prepare(job.name, job.fields, job.localFiles);
+    await engine.check(job.name, job.fields, job.localFiles);
   },
   async run(job, options) {
     const result = await engine.run(job.name, job.fields, {

@@ -3,7 +3,7 @@ import { LineCounter, parseDocument, type Document } from 'yaml';
 import { NUMBER } from '../engine/plugins/params.js';
 import { inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
-import { sampleFiles } from '../engine/plugins/plugin-check.js';
+import { fileFieldsOf, sampleFiles } from '../engine/plugins/plugin-check.js';
 import { dashed } from '../engine/plugins/reserved.js';
 import { Issues, PipelineDefinitionError } from './definition/issues.js';
 import { checkEach, checkParam, noFileIssue, parseValue, type Shape } from './definition/references.js';
@@ -61,6 +61,8 @@ class Checker {
   private readonly issues: Issues;
   /** Steps whose operation writes no file (media-metadata), with its name: their output names nothing. */
   private readonly filelessSteps = new Map<string, string>();
+  /** The fields each step's operation may answer a file under (its output's, and those of files beside it). */
+  private readonly fileFields = new Map<string, ReadonlySet<string>>();
 
   constructor(
     private readonly doc: Document,
@@ -163,11 +165,13 @@ class Checker {
     const names = new Set(Object.keys(raw));
     const plugins = new Map<string, PluginDefinition>();
     const listSteps = new Set<string>();
+    const fileFields = this.fileFields;
     // First pass: operations, and which steps give a list of files (with `each`, or writing several) or none.
     for (const [name, step] of Object.entries(raw)) {
       if (!isRecord(step)) continue;
       const plugin = typeof step.op === 'string' ? findOperation(this.registry, step.op) : undefined;
       if (plugin) plugins.set(name, plugin);
+      if (plugin) fileFields.set(name, fileFieldsOf(plugin));
       const files = plugin && sampleFiles(plugin);
       if (step.each !== undefined || files) listSteps.add(name);
       if (plugin && files?.length === 0) this.filelessSteps.set(name, plugin.name);
@@ -181,7 +185,7 @@ class Checker {
         this.issues.add(path, 'expected a mapping with op and with', { step: name, field: 'op' });
         continue;
       }
-      this.issues.unknownKeys(step, ['op', 'with', 'each', 'description'], path, name);
+      this.issues.unknownKeys(step, ['op', 'with', 'each', 'when', 'unless', 'description'], path, name);
       const plugin = plugins.get(name);
       if (typeof step.op !== 'string')
         this.issues.add([...path, 'op'], 'expected the name of an operation', { step: name });
@@ -192,7 +196,9 @@ class Checker {
           .join(', ');
         this.issues.add([...path, 'op'], `unknown operation '${step.op}' (known: ${known})`, { step: name });
       }
-      const context = { step: name, names, inputs, listSteps, filelessSteps: this.filelessSteps };
+      const context = { step: name, names, inputs, listSteps, filelessSteps: this.filelessSteps, fileFields };
+      const when = this.condition(step.when, [...path, 'when'], name, inputs);
+      const unless = this.condition(step.unless, [...path, 'unless'], name, inputs);
       const after = new Set<string>();
       let each: Expr | undefined;
       let itemShape: Shape | undefined;
@@ -254,10 +260,39 @@ class Checker {
         ...(typeof step.description === 'string' ? { description: step.description } : {}),
         with: withExprs,
         ...(each ? { each } : {}),
+        ...(when ? { when } : {}),
+        ...(unless ? { unless } : {}),
         after: [...after].filter((dep) => names.has(dep)),
       });
     }
     return steps;
+  }
+
+  /** The input a step's `when` or `unless` names (`{{ inputs.<name> }}`), if it is given and names one. */
+  private condition(
+    raw: unknown,
+    path: Array<string | number>,
+    step: string,
+    inputs: Map<string, PipelineInput>,
+  ): string | undefined {
+    if (raw === undefined) return undefined;
+    const expr = parseValue(this.issues, raw, path, step);
+    if (!expr) return undefined;
+    if (expr.kind !== 'ref' || !('input' in expr.ref)) {
+      this.issues.add(path, 'expected an input: "{{ inputs.<name> }}" (the step runs when it is given)', { step });
+      return undefined;
+    }
+    if (!inputs.has(expr.ref.input)) {
+      this.issues.add(
+        path,
+        `{{ inputs.${expr.ref.input} }} names no input (declared: ${[...inputs.keys()].join(', ')})`,
+        {
+          step,
+        },
+      );
+      return undefined;
+    }
+    return expr.ref.input;
   }
 
   /** Orders the steps in stages and reports cycles. */
@@ -306,7 +341,16 @@ class Checker {
         this.issues.add(path, noFileIssue(expr.ref.step, operation));
         continue;
       }
-      results.push({ name, step: expr.ref.step });
+      const fields = this.fileFields.get(expr.ref.step);
+      if (expr.ref.field !== undefined && fields && !fields.has(expr.ref.field)) {
+        this.issues.add(
+          path,
+          `{{ steps.${expr.ref.step}.${expr.ref.field} }} names no file of step '${expr.ref.step}' (its files: ` +
+            `${[...fields].join(', ')})`,
+        );
+        continue;
+      }
+      results.push({ name, step: expr.ref.step, ...(expr.ref.field !== undefined ? { field: expr.ref.field } : {}) });
     }
     return results;
   }

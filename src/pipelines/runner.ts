@@ -3,12 +3,13 @@ import { constants } from 'node:fs';
 import { access, copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Engine, JobProgress, LocalFilePolicy } from '../engine/run/engine.js';
-import { outputPaths } from '../engine/plugins/plugin.js';
+import { outputPaths, type OutputSpec } from '../engine/plugins/plugin.js';
 import { isAbort, MediaflowError, paramError } from '../engine/errors.js';
 import { LocalOutputStore, publishAll, type OutputStore } from '../engine/storage/storage.js';
 import type { PipelineDefinition, PipelineStep } from './definition.js';
+import type { PipelineResult } from './definition/types.js';
 import { readInputs, type InputValue } from './inputs.js';
-import { showExpr, type Expr } from './template.js';
+import { showExpr, showRef, type Expr, type Ref } from './template.js';
 
 /** What a run tells its progress display. */
 export type StepEvent =
@@ -58,7 +59,47 @@ interface Scope {
    * operation that writes several files (none: an empty list).
    */
   outputs: Map<string, string | string[]>;
+  /**
+   * Each finished step's files by the fields its operation answers them under (its output's, and those of files
+   * alongside it: `subtitle_file_url`), as paths, or lists of them for a step with `each`.
+   */
+  files: Map<string, Record<string, string | string[]>>;
+  /** The steps that do not run in this run (`when`, `unless`), with why. */
+  skipped: Map<string, string>;
   item?: string;
+}
+
+/** Why a step does not run with these inputs (its `when` input is not given, its `unless` input is), if it does not. */
+function skipReason(step: PipelineStep, inputs: Record<string, InputValue>): string | undefined {
+  const given = (name: string) => [inputs[name] ?? ''].flat().some((value) => String(value).trim() !== '');
+  if (step.when !== undefined && !given(step.when)) return `its \`when\` input \`${step.when}\` is not given`;
+  if (step.unless !== undefined && given(step.unless)) return `its \`unless\` input \`${step.unless}\` is given`;
+  return undefined;
+}
+
+/** The steps of a definition that do not run with these inputs, with why. */
+const skippedSteps = (definition: PipelineDefinition, inputs: Record<string, InputValue>): Map<string, string> =>
+  new Map(
+    definition.steps.flatMap((step) => {
+      const reason = skipReason(step, inputs);
+      return reason === undefined ? [] : [[step.name, reason] as const];
+    }),
+  );
+
+/** A reference's value, or why it has none (a step that does not run, a file its step did not write). */
+function valueOf(ref: Ref, scope: Scope): { value: unknown } | { none: string } {
+  if ('input' in ref) {
+    const value = scope.inputs[ref.input];
+    const empty = value === undefined || (Array.isArray(value) ? value.length === 0 : String(value).trim() === '');
+    return empty ? { none: `input \`${ref.input}\` is not given` } : { value };
+  }
+  if ('item' in ref) return { value: scope.item };
+  const reason = scope.skipped.get(ref.step);
+  if (reason !== undefined) return { none: `step '${ref.step}' does not run (${reason})` };
+  const value = ref.field === undefined ? scope.outputs.get(ref.step) : scope.files.get(ref.step)?.[ref.field];
+  return value === undefined
+    ? { none: `step '${ref.step}' writes no file as \`${ref.field}\` with its parameters` }
+    : { value };
 }
 
 function resolve(expr: Expr, scope: Scope): unknown {
@@ -68,8 +109,16 @@ function resolve(expr: Expr, scope: Scope): unknown {
     case 'ref': {
       const { ref } = expr;
       if ('input' in ref) return scope.inputs[ref.input];
-      if ('step' in ref) return scope.outputs.get(ref.step);
-      return scope.item;
+      const found = valueOf(ref, scope);
+      if ('none' in found) throw paramError(`{{ ${showRef(ref)} }} has no value: ${found.none}`);
+      return found.value;
+    }
+    case 'first': {
+      const found = expr.refs.map((ref) => valueOf(ref, scope));
+      const first = found.find((one) => 'value' in one);
+      if (first && 'value' in first) return first.value;
+      const why = found.map((one) => ('none' in one ? one.none : '')).join(', and ');
+      throw paramError(`${showExpr(expr)} has no value: ${why}`);
     }
     case 'text':
       return expr.parts
@@ -112,6 +161,31 @@ export function stepError(step: PipelineStep, error: unknown, item?: { index: nu
   return new MediaflowError('MF_ERR_INTERNAL', `${where}internal error`, { cause: error });
 }
 
+/**
+ * The files of an output spec, each placed by `place`: the step's output (one file, or every one of several), and
+ * its files by the fields they are answered under.
+ */
+function filesOf(spec: OutputSpec, place: (file: string, index: number) => string) {
+  const files = outputPaths(spec).map(place);
+  if ('files' in spec) return { output: files, named: {} };
+  const named: Record<string, string> = {};
+  for (const field of [spec.field, ...(spec.alsoAs ?? [])]) named[field] = files[0]!;
+  (spec.alongside ?? []).forEach((file, index) => (named[file.field] = files[index + 1]!));
+  return { output: files.slice(0, 1), named };
+}
+
+/** Files by field, gathered over a step's items: a list for a step with `each`, else the one file. */
+function namedFiles(items: Array<Record<string, string>>, each: boolean): Record<string, string | string[]> {
+  const fields = [...new Set(items.flatMap((item) => Object.keys(item)))];
+  return Object.fromEntries(
+    fields.map((field) => [field, each ? items.flatMap((item) => item[field] ?? []) : items[0]![field]!]),
+  );
+}
+
+/** The value a result publishes: its step's output, or the file it names by field. */
+const resultValue = (result: PipelineResult, scope: Scope): string | string[] =>
+  result.field === undefined ? scope.outputs.get(result.step)! : scope.files.get(result.step)![result.field]!;
+
 /** A local file a step's input names, as `preflight` found it. */
 interface NamedFile {
   step: PipelineStep;
@@ -136,20 +210,31 @@ function preflight(
 ) {
   const placeholders = new Set<string>();
   const policy: LocalFilePolicy = (source) => (placeholders.has(source) ? source : localFiles?.(source));
-  const scope: Scope = { inputs, outputs: new Map() };
+  const scope: Scope = { inputs, outputs: new Map(), files: new Map(), skipped: skippedSteps(definition, inputs) };
   const fields = new Map<string, Array<Record<string, unknown>>>();
   const files: NamedFile[] = [];
   for (const step of definition.steps) {
-    const items = itemsOf(step, scope);
+    if (scope.skipped.has(step.name)) {
+      fields.set(step.name, []);
+      continue;
+    }
+    let items: string[] | undefined;
+    try {
+      items = itemsOf(step, scope);
+    } catch (error) {
+      throw stepError(step, error);
+    }
     if (items?.length === 0) throw stepError(step, new MediaflowError('MF_ERR_PARAM', '`each` gave no items'));
     const outputs: string[] = [];
+    const named: Array<Record<string, string>> = [];
     let several = false;
     const stepFields: Array<Record<string, unknown>> = [];
     for (const [index, item] of (items ?? [undefined]).entries()) {
-      const raw = fieldsOf(step, item === undefined ? scope : { ...scope, item });
-      let prepared;
       const where = items ? { index, count: items.length } : undefined;
+      let raw;
+      let prepared;
       try {
+        raw = fieldsOf(step, item === undefined ? scope : { ...scope, item });
         prepared = engine.prepare(step.op, raw, policy);
       } catch (error) {
         throw stepError(step, error, where);
@@ -159,18 +244,31 @@ function preflight(
           files.push({ step, ...(where ? { item: where } : {}), source: input.source, path: input.localPath });
       }
       const likely = engine.outputOf(prepared.plugin, prepared.params);
-      for (const [n, file] of outputPaths(likely).entries()) {
+      const placed = filesOf(likely, (file, n) => {
         const placeholder = path.join(workDir, 'pending', step.name, `${index}-${n}${path.extname(file)}`);
         placeholders.add(placeholder);
-        outputs.push(placeholder);
-      }
+        return placeholder;
+      });
+      outputs.push(...placed.output);
+      named.push(placed.named);
       several ||= 'files' in likely;
       stepFields.push(raw);
     }
     scope.outputs.set(step.name, items || several ? outputs : outputs[0]!);
+    scope.files.set(step.name, namedFiles(named, items !== undefined));
     fields.set(step.name, stepFields);
   }
-  return { fields, outputs: scope.outputs, files };
+  for (const result of definition.results) {
+    const reason = scope.skipped.get(result.step);
+    if (reason !== undefined)
+      throw paramError(`Result '${result.name}' has no value: step '${result.step}' does not run (${reason})`);
+    if (result.field !== undefined && scope.files.get(result.step)?.[result.field] === undefined)
+      throw paramError(
+        `Result '${result.name}' has no value: step '${result.step}' writes no file as \`${result.field}\` with its ` +
+          'parameters',
+      );
+  }
+  return { fields, scope, files };
 }
 
 /**
@@ -199,7 +297,7 @@ export async function checkRun(
   options: Pick<PipelineRunOptions, 'inputs' | 'localFiles'>,
 ): Promise<{ inputs: Record<string, InputValue>; results: string[] }> {
   const inputs = readInputs(definition, options.inputs);
-  const { outputs, files } = preflight(definition, engine, inputs, options.localFiles, engine.workspaces.pipelineDir());
+  const { scope, files } = preflight(definition, engine, inputs, options.localFiles, engine.workspaces.pipelineDir());
   for (const file of files) {
     const readable = await access(path.resolve(file.path), constants.R_OK).then(
       () => true,
@@ -210,7 +308,7 @@ export async function checkRun(
   }
   return {
     inputs,
-    results: definition.results.flatMap((result) => resultNames(result.name, outputs.get(result.step)!)),
+    results: definition.results.flatMap((result) => resultNames(result.name, resultValue(result, scope))),
   };
 }
 
@@ -244,7 +342,7 @@ export async function runPipeline(
   const produced = new Set<string>();
   // Steps take user inputs by the caller's policy, and the run's own intermediate files, nothing else.
   const policy: LocalFilePolicy = (source) => (produced.has(source) ? source : options.localFiles?.(source));
-  const scope: Scope = { inputs, outputs: new Map() };
+  const scope: Scope = { inputs, outputs: new Map(), files: new Map(), skipped: skippedSteps(definition, inputs) };
   const stepMs: Record<string, number> = {};
   const answers: Record<string, StepAnswers | StepAnswers[]> = {};
   const failFast = new AbortController();
@@ -253,17 +351,23 @@ export async function runPipeline(
 
   const runStep = async (step: PipelineStep, after: Array<Promise<void>>): Promise<void> => {
     await Promise.allSettled(after);
-    // A failed step (or the caller) has stopped the run: steps not yet started never start.
-    if (signal.aborted) return;
+    // A failed step (or the caller) has stopped the run: steps not yet started never start. A step whose `when` or
+    // `unless` says no does not start either.
+    if (signal.aborted || scope.skipped.has(step.name)) return;
     const stepStarted = performance.now();
     const items = itemsOf(step, scope);
     options.onEvent?.({ type: 'start', step: step.name, op: step.op, ...(items ? { items: items.length } : {}) });
     const runOne = async (
       item: string | undefined,
       index: number,
-    ): Promise<{ files: string[]; several: boolean; answers: StepAnswers | undefined }> => {
-      const raw = fieldsOf(step, item === undefined ? scope : { ...scope, item });
+    ): Promise<{
+      files: string[];
+      named: Record<string, string>;
+      several: boolean;
+      answers: StepAnswers | undefined;
+    }> => {
       try {
+        const raw = fieldsOf(step, item === undefined ? scope : { ...scope, item });
         const result = await engine.run(step.op, raw, {
           signal,
           ...(options.owner !== undefined ? { owner: options.owner } : {}),
@@ -277,9 +381,9 @@ export async function runPipeline(
               }
             : {}),
         });
-        const files = outputPaths(result.output).map((file) => workStore.locate(file));
-        for (const file of files) produced.add(file);
-        return { files, several: 'files' in result.output, answers: result.answers };
+        const { output: files, named } = filesOf(result.output, (file) => workStore.locate(file));
+        for (const file of outputPaths(result.output)) produced.add(workStore.locate(file));
+        return { files, named, several: 'files' in result.output, answers: result.answers };
       } catch (error) {
         throw stepError(step, error, items ? { index, count: items.length } : undefined);
       }
@@ -287,6 +391,13 @@ export async function runPipeline(
     const ran = await Promise.all((items ?? [undefined]).map((item, index) => runOne(item, index)));
     const files = ran.flatMap((one) => one.files);
     scope.outputs.set(step.name, items || ran[0]!.several ? files : files[0]!);
+    scope.files.set(
+      step.name,
+      namedFiles(
+        ran.map((one) => one.named),
+        items !== undefined,
+      ),
+    );
     if (ran.some((one) => one.answers))
       answers[step.name] = items ? ran.map((one) => one.answers ?? {}) : ran[0]!.answers!;
     stepMs[step.name] = Math.round(performance.now() - stepStarted);
@@ -332,16 +443,15 @@ async function publishResults(
 ): Promise<Record<string, string | string[]>> {
   // A file two results name is copied for all but the last, which takes the file itself.
   const remaining = new Map<string, number>();
-  const filesOf = (step: string) => [scope.outputs.get(step)!].flat();
   for (const result of definition.results)
-    for (const file of filesOf(result.step)) remaining.set(file, (remaining.get(file) ?? 0) + 1);
+    for (const file of [resultValue(result, scope)].flat()) remaining.set(file, (remaining.get(file) ?? 0) + 1);
   const outputs: Record<string, string | string[]> = {};
   const publishing: Array<readonly [string, string]> = [];
   for (const result of definition.results) {
-    const value = scope.outputs.get(result.step)!;
+    const value = resultValue(result, scope);
     const names = resultNames(result.name, value);
     const paths: string[] = [];
-    for (const [index, file] of filesOf(result.step).entries()) {
+    for (const [index, file] of [value].flat().entries()) {
       const name = names[index]!;
       const relative = resultDir ? path.posix.join(resultDir, name) : name;
       const left = remaining.get(file)!;
@@ -370,6 +480,8 @@ export interface PlannedStep {
   /** The parameters as written. */
   with: Record<string, string>;
   each?: { over: string; items: number };
+  /** Why the step does not run with these inputs (its `when` or `unless`), when it does not. */
+  skipped?: string;
   /**
    * For steps that use only pipeline inputs: each run's in-process steps (their labels) and ffmpeg
    * commands (one entry per item), with the inputs fetched and probed.
@@ -398,7 +510,7 @@ export async function planPipeline(
 ): Promise<PipelinePlan> {
   const inputs = readInputs(definition, options.inputs, { refuseUnknown: options.refuseUnknownInputs ?? false });
   const workDir = engine.workspaces.pipelineDir();
-  const { fields } = preflight(definition, engine, inputs, options.localFiles, workDir);
+  const { fields, scope } = preflight(definition, engine, inputs, options.localFiles, workDir);
   const byName = new Map(definition.steps.map((step) => [step.name, step]));
   const stages: PlannedStep[][] = [];
   for (const stage of definition.stages) {
@@ -412,8 +524,9 @@ export async function planPipeline(
         after: step.after,
         with: Object.fromEntries(Object.entries(step.with).map(([key, expr]) => [key, showExpr(expr)])),
         ...(step.each ? { each: { over: showExpr(step.each), items: stepFields.length } } : {}),
+        ...(scope.skipped.has(name) ? { skipped: scope.skipped.get(name)! } : {}),
       };
-      if (step.after.length === 0) {
+      if (step.after.length === 0 && !entry.skipped) {
         entry.runs = [];
         for (const [index, raw] of stepFields.entries()) {
           let plan;
@@ -442,6 +555,8 @@ export async function planPipeline(
     description: definition.description,
     inputs,
     stages,
-    results: Object.fromEntries(definition.results.map((result) => [result.name, `steps.${result.step}.output`])),
+    results: Object.fromEntries(
+      definition.results.map((result) => [result.name, `steps.${result.step}.${result.field ?? 'output'}`]),
+    ),
   };
 }

@@ -1,11 +1,13 @@
 /**
  * Parameter values of a pipeline step: literals, `{{ reference }}`s and text with references in it.
  * A reference names a pipeline input (`inputs.text`), an earlier step's output
- * (`steps.slideshow.output`) or, in a step with `each`, the current item (`item`).
+ * (`steps.slideshow.output`), a file a step writes beside it, by the field its operation answers it under
+ * (`steps.speech.subtitle_file_url`), or, in a step with `each`, the current item (`item`). A whole value may give
+ * alternatives, the first with a value counting (`{{ inputs.voice || steps.speech.output }}`).
  */
 
-/** What a `{{ ... }}` names. */
-export type Ref = { input: string } | { step: string } | { item: true };
+/** What a `{{ ... }}` names: `field` is a file of the step other than its output. */
+export type Ref = { input: string } | { step: string; field?: string } | { item: true };
 
 /** A parsed parameter value. */
 export type Expr =
@@ -15,11 +17,14 @@ export type Expr =
   | { kind: 'ref'; ref: Ref }
   /** Text with references in it, joined into one string. */
   | { kind: 'text'; parts: Array<string | Ref> }
+  /** Alternatives (`{{ a || b }}`): the first that has a value (an input given, a step that ran). */
+  | { kind: 'first'; refs: Ref[] }
   /** A YAML list; each item is a value, lists among them are flattened. */
   | { kind: 'list'; items: Expr[] };
 
 const NAME = '[A-Za-z_][A-Za-z0-9_-]*';
-const REF = new RegExp(`^(?:inputs\\.(${NAME})|steps\\.(${NAME})\\.output|(item))$`);
+const FIELD = '[a-z][a-z0-9_]*';
+const REF = new RegExp(`^(?:inputs\\.(${NAME})|steps\\.(${NAME})\\.(${FIELD})|(item))$`);
 const PLACEHOLDER = /\{\{(.*?)\}\}/gs;
 
 /** Thrown for a value that cannot be parsed; the caller adds where it is. */
@@ -29,22 +34,25 @@ function parseRef(text: string): Ref {
   const match = REF.exec(text.trim());
   if (!match) {
     throw new ExprError(
-      `unknown reference \`{{ ${text.trim()} }}\`: expected {{ inputs.<name> }}, {{ steps.<name>.output }} or ` +
-        `{{ item }}`,
+      `unknown reference \`{{ ${text.trim()} }}\`: expected {{ inputs.<name> }}, {{ steps.<name>.output }}, ` +
+        `{{ steps.<name>.<field of a file> }} or {{ item }}`,
     );
   }
   if (match[1] !== undefined) return { input: match[1] };
-  if (match[2] !== undefined) return { step: match[2] };
+  if (match[2] !== undefined) return match[3] === 'output' ? { step: match[2] } : { step: match[2], field: match[3]! };
   return { item: true };
 }
 
+/** The references of one `{{ ... }}`: one, or alternatives separated by `||`. */
+const parseRefs = (text: string): Ref[] => text.split('||').map(parseRef);
+
 /** Parses a string that may hold `{{ ... }}` references. */
 function parseText(text: string): Expr {
-  const parts: Array<string | Ref> = [];
+  const parts: Array<string | Ref[]> = [];
   let last = 0;
   for (const match of text.matchAll(PLACEHOLDER)) {
     if (match.index > last) parts.push(text.slice(last, match.index));
-    parts.push(parseRef(match[1]!));
+    parts.push(parseRefs(match[1]!));
     last = match.index + match[0].length;
   }
   const rest = text.slice(last);
@@ -61,8 +69,10 @@ function parseText(text: string): Expr {
   // `{{ ref }}` with only spaces around it is the reference itself, not text.
   const refs = parts.filter((p) => typeof p !== 'string');
   if (refs.length === 1 && parts.every((p) => typeof p !== 'string' || p.trim() === ''))
-    return { kind: 'ref', ref: refs[0]! };
-  return { kind: 'text', parts };
+    return refs[0]!.length === 1 ? { kind: 'ref', ref: refs[0]![0]! } : { kind: 'first', refs: refs[0]! };
+  if (refs.some((alternatives) => alternatives.length > 1))
+    throw new ExprError(`alternatives (\`||\`) must be the whole value, not part of text: \`${text}\``);
+  return { kind: 'text', parts: parts.map((part) => (typeof part === 'string' ? part : part[0]!)) };
 }
 
 /** Parses a value as YAML or JSON gave it; throws ExprError for one that no parameter can take. */
@@ -84,6 +94,8 @@ export function refsOf(expr: Expr): Ref[] {
       return [];
     case 'ref':
       return [expr.ref];
+    case 'first':
+      return expr.refs;
     case 'text':
       return expr.parts.filter((p): p is Ref => typeof p !== 'string');
     case 'list':
@@ -94,7 +106,7 @@ export function refsOf(expr: Expr): Ref[] {
 /** A reference as written, for messages and `--dry-run`. */
 export function showRef(ref: Ref): string {
   if ('input' in ref) return `inputs.${ref.input}`;
-  if ('step' in ref) return `steps.${ref.step}.output`;
+  if ('step' in ref) return `steps.${ref.step}.${ref.field ?? 'output'}`;
   return 'item';
 }
 
@@ -105,6 +117,8 @@ export function showExpr(expr: Expr): string {
       return String(expr.value);
     case 'ref':
       return `{{ ${showRef(expr.ref)} }}`;
+    case 'first':
+      return `{{ ${expr.refs.map(showRef).join(' || ')} }}`;
     case 'text':
       return expr.parts.map((p) => (typeof p === 'string' ? p : `{{ ${showRef(p)} }}`)).join('');
     case 'list':

@@ -1,4 +1,5 @@
 import { writeFile } from 'node:fs/promises';
+import { checkScriptCost, type DrawnInto } from './shared/ass-cost.js';
 import { captionStyleFields, captionStyleOf, restyle, type CaptionStyle } from './shared/caption-style.js';
 import {
   qualityParam,
@@ -23,16 +24,19 @@ import {
 const ASS_FILE = 'subtitles.ass';
 
 /**
- * Writes the subtitle script with the style fields applied. Run in a worker thread
- * (StepContext.offThread): a subtitle input of megabytes is tens of thousands of lines to rewrite.
+ * Writes the subtitle script with the style fields applied, once its cost to draw is known to be within bounds
+ * (ass-cost.ts: a 422 otherwise, before the video is decoded). Run in a worker thread (StepContext.offThread): a
+ * subtitle input of megabytes is tens of thousands of lines to weigh and rewrite.
  */
 export async function writeRestyled(
   ass: string,
   style: CaptionStyle,
-  frameHeight: number,
+  video: DrawnInto & { height: number },
+  source: string,
   file: string,
 ): Promise<void> {
-  await writeFile(file, restyle(ass, style, frameHeight), 'utf8');
+  checkScriptCost(ass, video, source);
+  await writeFile(file, restyle(ass, style, video.height), 'utf8');
 }
 
 export default definePlugin({
@@ -65,7 +69,12 @@ export default definePlugin({
     // styles and the result written under a generated name: no style value enters the filter graph.
     const size = video.facts.video;
     // The engine converts every subtitle input (LocalInput.ass); a step restyles it off the event loop.
-    const restyled = [subtitles.ass!, captionStyleOf(params), size?.height ?? 1080];
+    const drawnInto = {
+      height: size?.height ?? 1080,
+      fps: size?.fps || 25,
+      ...(video.facts.duration ? { duration: video.facts.duration } : {}),
+    };
+    const restyled = [subtitles.ass!, captionStyleOf(params), drawnInto, subtitles.source];
     // Complex shaping (HarfBuzz) with fontconfig's fallback fonts: every script the fonts cover is drawn shaped.
     // The name is generated; it is escaped all the same, so the graph stays intact whatever names come later.
     const burn = `ass=filename=${escapeFilterValue(ASS_FILE)}:shaping=complex`;
@@ -103,7 +112,7 @@ export default definePlugin({
         : {}),
       steps: [
         {
-          label: `worker thread: ${subtitles.file} styled -> ${ASS_FILE}`,
+          label: `worker thread: ${subtitles.file} weighed (its cost to draw) and styled -> ${ASS_FILE}`,
           run: (context) =>
             context.offThread(new URL(import.meta.url), 'writeRestyled', [...restyled, context.path(ASS_FILE)]),
         },

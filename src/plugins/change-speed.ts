@@ -9,36 +9,8 @@ import {
   qualityParam,
   Type,
 } from '../sdk.js';
+import { tempoFilters } from './shared/atempo.js';
 import { encodedOutput, keptContainer, keptFormatParam } from './shared/kept-container.js';
-
-/**
- * atempo factors whose product is `speed`, each within 0.5 to 2: the range where atempo keeps
- * the pitch without audible artefacts (0.25 is 0.5 x 0.5; 4 is 2 x 2; 3 is 2 x 1.5).
- */
-function atempoChain(speed: number): number[] {
-  const factors: number[] = [];
-  let rest = speed;
-  while (rest > 2) {
-    factors.push(2);
-    rest /= 2;
-  }
-  while (rest < 0.5) {
-    factors.push(0.5);
-    rest /= 0.5;
-  }
-  return [...factors, rest];
-}
-
-/**
- * Samples of silence that put atempo's output back in step with the picture: atempo works in windows
- * of a power of two at or above a 24th of a second, and its output starts half a window late into
- * the input, so without them the sound leads the picture (by 40 ms at half speed, 100 ms at a quarter).
- */
-function atempoLead(sampleRate: number): number {
-  let window = 1;
-  while (window < Math.floor(sampleRate / 24)) window *= 2;
-  return window / 2;
-}
 
 /**
  * The filter graph: the picture's timestamps divided by the speed (padded to even sizes when its
@@ -54,8 +26,7 @@ function speedGraph(facts: MediaFacts, speed: number, videoArgs: readonly string
     chains.push(`[0:v:0]setpts=PTS/${speed}${rate}${pad ? `,${pad}` : ''}[v]`);
   }
   if (facts.audio) {
-    const tempo = atempoChain(speed).map((factor) => `atempo=${factor}`);
-    chains.push(`[0:a:0]adelay=delays=${atempoLead(facts.audio.sampleRate)}S:all=1,${tempo.join(',')}[a]`);
+    chains.push(`[0:a:0]${tempoFilters(speed, facts.audio.sampleRate).join(',')}[a]`);
   }
   return chains.join(';');
 }

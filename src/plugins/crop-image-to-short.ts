@@ -10,6 +10,7 @@ import {
   type LocalInput,
   type Plan,
 } from '../sdk.js';
+import { coverCrop } from './shared/cover-crop.js';
 import { BLACK, flattenOntoBlack, JPEG_LIBVIPS, JPEG_OUTPUT } from './shared/still-image.js';
 
 const WIDTH = 720;
@@ -31,15 +32,10 @@ function largeEnough(image: LocalInput): boolean {
 export function cropWithFfmpeg({ inputs, output, input }: BuildContext<unknown>): string[] {
   const image = inputs.image_url![0]!;
   const chain = largeEnough(image)
-    ? `scale=${WIDTH}:${HEIGHT}:force_original_aspect_ratio=increase,crop=${WIDTH}:${HEIGHT}`
+    ? coverCrop(WIDTH, HEIGHT)
     : `scale=${WIDTH}:${HEIGHT}:force_original_aspect_ratio=decrease,` +
-      `pad=${WIDTH}:${HEIGHT}:(ow-iw)/2:(oh-ih)/2:color=black@0`;
-  return argv(
-    input(image),
-    ['-filter_complex', `${flattenOntoBlack(`${chain},setsar=1`, WIDTH, HEIGHT)}`],
-    JPEG_OUTPUT,
-    [output],
-  );
+      `pad=${WIDTH}:${HEIGHT}:(ow-iw)/2:(oh-ih)/2:color=black@0,setsar=1`;
+  return argv(input(image), ['-filter_complex', `${flattenOntoBlack(chain, WIDTH, HEIGHT)}`], JPEG_OUTPUT, [output]);
 }
 
 export default definePlugin({

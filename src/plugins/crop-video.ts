@@ -10,6 +10,7 @@ import {
   Type,
   videoEncoder,
 } from '../sdk.js';
+import { coverCrop } from './shared/cover-crop.js';
 import { keptFormatParam, keptVideoContainer } from './shared/kept-container.js';
 
 /** The frame's sides: even (4:2:0 encoders halve them), from a thumbnail's 16 to 4K's 4096. */
@@ -20,17 +21,6 @@ const side = (what: string, fallback: number) =>
     default: fallback,
     description: `The output's ${what} in pixels, an even number from 16 to 4096`,
   });
-
-/**
- * The picture scaled to cover width x height, then cut around its centre to exactly that size. The scaled size
- * comes from the display aspect ratio (`dar`, the sample aspect ratio included), so an anamorphic picture is not
- * squeezed; the longer side is rounded up, so it never falls a pixel short of the frame. ffmpeg turns a rotated
- * picture upright before the graph, so a phone's portrait video is cropped as it is shown. Only the two validated
- * numbers enter the graph.
- */
-export const coverCrop = (width: number, height: number): string =>
-  `scale=w='max(${width},ceil(${height}*dar))':h='max(${height},ceil(${width}/dar))',` +
-  `crop=${width}:${height},setsar=1`;
 
 export default definePlugin({
   contract: CONTRACT_VERSION,
@@ -52,6 +42,7 @@ export default definePlugin({
     field: 'output_file',
     path: `{id}/cropped.${keptVideoContainer(p.format, inputs?.video_url?.[0])}`,
   }),
+  outputSize: ({ width, height }) => ({ width, height }),
   // An odd side is refused before anything is downloaded: H.264 and VP9 in 4:2:0 cannot encode it.
   checkParams: ({ width, height }) => {
     for (const [key, value] of [

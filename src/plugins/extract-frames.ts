@@ -12,6 +12,7 @@ import {
   Type,
   type LocalInput,
   type Plan,
+  type VideoFacts,
 } from '../sdk.js';
 import { JPEG_OUTPUT } from './shared/still-image.js';
 import { shownSize } from './shared/shown-size.js';
@@ -37,23 +38,22 @@ const PICTURE_OUTPUT: Record<PictureFormat, readonly string[]> = {
 const TILE_OUTPUT = ['-frames:v', '1', '-update', '1', '-c:v', 'png', '-compression_level', '1', '-f', 'image2'];
 
 /**
- * Largest side each format's encoder writes (WebP's own limit; ffmpeg's JPEG encoder's 16-bit
- * sizes), and the most pixels of a sheet: the tile filter holds it whole in memory (about 300 MB
- * of RGB at this limit, the default of MEDIAFLOW_MAX_PIXELS for a decoded picture).
+ * Largest side each format's encoder writes (WebP's own limit; ffmpeg's JPEG encoder's 16-bit sizes). The pixels of
+ * a frame or a sheet are MEDIAFLOW_MAX_PIXELS's to bound (the plan's frameSize): the tile filter holds a sheet whole.
  */
 const MAX_SIDE: Record<PictureFormat, number> = { jpg: 65535, png: 2 ** 31 - 1, webp: 16383 };
-const SHEET_MAX_PIXELS = 100_000_000;
 
 /**
- * Seeked inputs one ffmpeg command opens at most: each keeps a decoder (its reference pictures)
- * until the command ends, so many frames are taken a group at a time. Ten per command take 0.08 s
- * a frame against 0.19 s with a process each (720p H.264, keyframes every 2 s); ten 720p decoders
- * hold 190 MB, fifty 720 MB. The budget keeps a group of 4K frames as small.
+ * Seeked inputs one ffmpeg command opens at most: each keeps a decoder (its reference pictures) and a scaler's
+ * pictures until the command ends, so many frames are taken a group at a time. Ten per command take 0.08 s a frame
+ * against 0.19 s with a process each (720p H.264, keyframes every 2 s); ten 720p decoders hold 190 MB, fifty 720 MB.
+ * The budget keeps a group of 4K frames as small, and of frames scaled up as much: six 7680x4320 frames of a 640x360
+ * video took 1.2 GB in one command.
  */
 const GROUP_MAX = 10;
 const GROUP_PIXELS = 10 * 1920 * 1080;
 
-/** Frames per command for pictures of `pixels`: fewer as they grow, one at the least. */
+/** Frames per command for pictures of `pixels` (read or written, the larger): fewer as they grow, one at the least. */
 const groupSize = (pixels: number): number =>
   Math.max(1, Math.min(GROUP_MAX, Math.floor(GROUP_PIXELS / Math.max(1, pixels))));
 
@@ -116,32 +116,38 @@ function scaleFilter(width: number | undefined): string {
   return `scale=${size}:flags=lanczos,setsar=1`;
 }
 
+/**
+ * A frame's size as it is taken, from the probed picture as shown (a video turned a quarter by its display matrix
+ * shows its frames the other way): `width` wide when asked, the height in proportion.
+ */
+function frameSize(p: FrameParams, picture: VideoFacts): { width: number; height: number } {
+  const shown = shownSize(picture);
+  if (!p.width) return shown;
+  return { width: p.width, height: Math.max(1, Math.round((p.width * shown.height) / shown.width)) };
+}
+
 /** The sheet's size: `columns` (no more than the frames) across, as many rows as the frames fill. */
 function sheetLayout(frames: number, columns: number): { columns: number; rows: number } {
   const across = Math.min(columns, frames);
   return { columns: across, rows: Math.ceil(frames / across) };
 }
 
-/**
- * Refuses a sheet larger than its format can hold or than SHEET_MAX_PIXELS, from the probed
- * picture size as shown: a video turned a quarter (its display matrix) shows its frames the other way.
- */
-function checkSheetSize(p: FrameParams, video: LocalInput, layout: { columns: number; rows: number }): void {
-  const picture = video.facts.video;
-  if (!picture) return;
-  const shown = shownSize(picture);
-  const cellWidth = p.width ?? shown.width;
-  const cellHeight = p.width ? Math.max(1, Math.round((p.width * shown.height) / shown.width)) : shown.height;
-  const width = cellWidth * layout.columns;
-  const height = cellHeight * layout.rows;
+/** The sheet's size from its frames', refused when wider or higher than its format can hold. */
+function sheetSize(
+  p: FrameParams,
+  frame: { width: number; height: number },
+  layout: { columns: number; rows: number },
+): { width: number; height: number } {
+  const width = frame.width * layout.columns;
+  const height = frame.height * layout.rows;
   const side = MAX_SIDE[p.format];
-  if (width > side || height > side || width * height > SHEET_MAX_PIXELS) {
+  if (width > side || height > side) {
     throw mediaError(
       `The contact sheet would be ${width}x${height} pixels, more than a ${p.format} sheet may be (at most ` +
-        `${Math.min(side, SHEET_MAX_PIXELS)} pixels a side and ${SHEET_MAX_PIXELS} in all): ` +
-        'give a smaller `width`, fewer frames or other `columns`',
+        `${side} pixels a side): give a smaller \`width\`, fewer frames or other \`columns\``,
     );
   }
+  return { width, height };
 }
 
 /**
@@ -157,8 +163,9 @@ function frameCommands(
   input: (input: LocalInput) => string[],
   scale: string,
   picture: readonly string[],
+  framePixels: number,
 ): string[][] {
-  const size = groupSize((video.facts.video?.width ?? 0) * (video.facts.video?.height ?? 0));
+  const size = groupSize(Math.max((video.facts.video?.width ?? 0) * (video.facts.video?.height ?? 0), framePixels));
   const commands: string[][] = [];
   for (let first = 0; first < times.length; first += size) {
     const seeks = times.slice(first, first + size).map((time) => seekTo(time, video, input));
@@ -179,15 +186,22 @@ function frameCommands(
 function framesPlan(p: FrameParams, video: LocalInput, input: (input: LocalInput) => string[], outputs: string[]) {
   const times = frameTimes(p, video);
   const scale = scaleFilter(p.width);
-  if (!p.sheet) return { commands: frameCommands(times, outputs, video, input, scale, PICTURE_OUTPUT[p.format]) };
+  // The probe found a picture (the input's kind); its size as taken bounds each command's group and the plan's size.
+  const frame = frameSize(p, video.facts.video!);
+  const pixels = frame.width * frame.height;
+  if (!p.sheet)
+    return {
+      frameSize: frame,
+      commands: frameCommands(times, outputs, video, input, scale, PICTURE_OUTPUT[p.format], pixels),
+    } satisfies Plan;
   const layout = sheetLayout(times.length, p.columns ?? DEFAULT_COLUMNS);
-  checkSheetSize(p, video, layout);
   const tiles = times.map((_, i) => `tile_${String(i + 1).padStart(3, '0')}.png`);
   const list = 'tiles.txt';
   return {
     files: { [list]: concatList(tiles.map((file) => ({ file }))) },
+    frameSize: sheetSize(p, frame, layout),
     commands: [
-      ...frameCommands(times, tiles, video, input, scale, TILE_OUTPUT),
+      ...frameCommands(times, tiles, video, input, scale, TILE_OUTPUT, pixels),
       argv(concatListArgs(list, 'image'), ['-vf', `tile=${layout.columns}x${layout.rows}`], PICTURE_OUTPUT[p.format], [
         outputs[0]!,
       ]),

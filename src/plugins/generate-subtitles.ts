@@ -51,7 +51,7 @@ export default definePlugin({
     'in turn (ASS karaoke \\k tags), for a time in proportion to its length.',
   params: PARAMS,
   output: (p) => ({ field: 'subtitle_file_url', path: `{id}/generated_subtitles.${p.format}` }),
-  checkParams: checkAssOnly,
+  checkParams: (params) => checkAssOnly(params),
   // No ffmpeg here: a step writes the output, in a worker thread (see writeSubtitles).
   build: ({ params, output }) => ({
     steps: [

@@ -10,8 +10,11 @@ import {
   Param,
   Type,
   videoEncoder,
+  isLargeFrame,
   qualityParam,
   paramError,
+  type LocalInput,
+  type MediaFacts,
   type Plan,
 } from '../sdk.js';
 import { motionPieces } from './shared/slideshow-motion.js';
@@ -42,6 +45,13 @@ export function frameSize(
   const shrink = width === undefined || height === undefined ? Math.min(1, Math.sqrt(MAX_FRAME_PIXELS / (w * h))) : 1;
   return { width: even(Math.floor(w * shrink)), height: even(Math.floor(h * shrink)) };
 }
+
+/** The facts of an image letterboxed into the frame by mediaflow itself: one Ut Video picture of the frame's size. */
+const stillFacts = (width: number, height: number): MediaFacts => ({
+  formatName: 'matroska,webm',
+  isImage: false,
+  video: { codec: 'utvideo', width, height, fps: 25, pixFmt: 'yuv420p' },
+});
 
 /** Pixel formats with an alpha channel (rgba, ya8, yuva420p, pal8 may carry it too). */
 const hasAlpha = (pixFmt: string) => /a|pal8/.test(pixFmt.replace(/^gray/, 'grey'));
@@ -98,6 +108,8 @@ export default definePlugin({
   // The images times their seconds: a long slideshow is refused before any image is fetched.
   // (A list parameter arrives as the array of its URLs.)
   outputSeconds: (p) => (p.image_urls as unknown as string[]).length * p.seconds_per_image,
+  outputSize: (p) =>
+    p.width !== undefined && p.height !== undefined ? { width: p.width, height: p.height } : undefined,
   build: ({ params, inputs, output, input }): Plan => {
     const images = inputs.image_urls!;
     const first = images[0]!.facts.video!;
@@ -109,6 +121,28 @@ export default definePlugin({
           `got ${params.transition_seconds}`,
       );
     }
+    const fit = fitInto(width, height);
+    // An image letterboxed into the frame, flattened onto black and written as an RGB PNG of the frame size.
+    const letterboxed = (image: LocalInput, file: string) =>
+      argv(
+        input(image),
+        ['-filter_complex', flattenOntoBlack(fit, width, height)],
+        ['-frames:v', '1', '-update', '1', '-c:v', 'png', '-pix_fmt', 'rgb24', '-f', 'image2', file],
+      );
+    const encoding = { quality: params.quality, framePixels: width * height };
+    // A frame above 4K has each image letterboxed by a command of its own into a picture the video's commands read
+    // as it is, in 4:2:0 and without loss (Ut Video; FFV1's encoder took 2.3 GB at 8K): a large image's letterboxing
+    // holds its pictures apart from the encoder's. Two 8K PNGs made into a slideshow in one command took 1.6 GB.
+    const large = isLargeFrame(width * height);
+    const still = (image: LocalInput, file: string) => ({
+      command: argv(
+        input(image),
+        ['-filter_complex', `${flattenOntoBlack(fit, width, height)},format=yuv420p`],
+        ['-frames:v', '1', '-c:v', 'utvideo', '-f', 'matroska', file],
+      ),
+      // One decoder thread: the file holds one picture, and each thread of a decoder keeps its own.
+      input: ['-threads', '1', ...input({ ...image, file, facts: stillFacts(width, height) })],
+    });
     if (params.motion !== 'none' || params.transition !== 'none') {
       // Each image's moving part is rendered on its own, in the output's codec, then the parts are joined
       // without encoding again: memory stays that of one or two pictures however many images there are.
@@ -121,19 +155,26 @@ export default definePlugin({
         zoom: params.motion === 'zoom',
         fade: params.transition === 'fade' ? Math.max(1, Math.round(params.transition_seconds * params.fps)) : 0,
         input,
-        encoder: videoEncoder(params.format, { still: params.motion === 'none', quality: params.quality }),
+        encoder: videoEncoder(params.format, { ...encoding, still: params.motion === 'none' }),
         muxer: muxerFor(params.format),
         extension: params.format,
+        ...(large ? { still } : {}),
       });
       // Each piece's length is given, so the joined timestamps are exact whatever the container rounds to.
       const list = concatList(pieces.map(({ file }) => ({ file, duration: params.seconds_per_image })));
       return {
         files: { 'pieces.txt': list },
         expectedSeconds: total,
-        // Progress follows the pieces, each its image's seconds; the join only copies them.
-        parts: [...pieces.map(() => params.seconds_per_image), 0],
+        frameSize: { width, height },
+        // Progress follows the pieces, each its image's seconds (a letterboxing before it, none); the join only copies.
+        parts: [
+          ...pieces.flatMap(({ commands }) =>
+            commands.map((_, i) => (i === commands.length - 1 ? params.seconds_per_image : 0)),
+          ),
+          0,
+        ],
         commands: [
-          ...pieces.map(({ command }) => command),
+          ...pieces.flatMap(({ commands }) => commands),
           argv(
             concatListArgs('pieces.txt', 'video'),
             ['-c:v', 'copy', '-frames:v', String(total * params.fps), '-an'],
@@ -142,24 +183,20 @@ export default definePlugin({
         ],
       };
     }
-    const fit = fitInto(width, height);
     // The concat demuxer reads one picture at a time, so memory does not grow with the count, but
     // it cannot switch decoders mid-stream. Pictures that all share the first one's codec and have
     // no alpha are read as they are; otherwise each is first letterboxed on its own, flattened
-    // onto black and written as an RGB PNG of the frame size, so all share one codec.
-    const direct = images.every(
-      (image) => image.facts.video!.codec === first.codec && !hasAlpha(image.facts.video!.pixFmt),
-    );
-    const frames = images.map((image, i) => ({ image, file: direct ? image.file : `frame${i}.png` }));
+    // onto black and written as an RGB PNG of the frame size, so all share one codec (a large frame's as stills).
+    const direct =
+      !large &&
+      images.every((image) => image.facts.video!.codec === first.codec && !hasAlpha(image.facts.video!.pixFmt));
+    const frames = images.map((image, i) => ({
+      image,
+      file: direct ? image.file : large ? `still${i}.mkv` : `frame${i}.png`,
+    }));
     const letterbox = direct
       ? []
-      : frames.map(({ image, file }) =>
-          argv(
-            input(image),
-            ['-filter_complex', flattenOntoBlack(fit, width, height)],
-            ['-frames:v', '1', '-update', '1', '-c:v', 'png', '-pix_fmt', 'rgb24', '-f', 'image2', file],
-          ),
-        );
+      : frames.map(({ image, file }) => (large ? still(image, file).command : letterboxed(image, file)));
     // The last entry's duration is only honoured when the file is listed once more.
     const list = concatList([
       ...frames.map(({ file }) => ({ file, duration: params.seconds_per_image })),
@@ -173,12 +210,14 @@ export default definePlugin({
     return {
       files: { 'images.txt': list },
       expectedSeconds: total,
+      frameSize: { width, height },
       commands: [
         ...letterbox,
         argv(
-          concatListArgs('images.txt', 'image'),
+          // A still's file is Matroska, which an image's demuxers do not take; one decoder thread, as for pieces.
+          large ? ['-threads', '1', ...concatListArgs('images.txt', 'video')] : concatListArgs('images.txt', 'image'),
           ['-vf', filter, '-fps_mode', 'cfr', '-r', String(params.fps), '-frames:v', String(total * params.fps), '-an'],
-          videoEncoder(params.format, { still: true, quality: params.quality }),
+          videoEncoder(params.format, { ...encoding, still: true }),
           [...muxerFor(params.format), output],
         ),
       ],

@@ -21,7 +21,9 @@ import mixAudio from './mix-audio.js';
 import normalizeAudio from './normalize-audio.js';
 import overlayImage from './overlay-image.js';
 import removeSilence from './remove-silence.js';
+import render from './render/index.js';
 import resizeImage from './resize-image.js';
+import speak from './speak.js';
 import splitMedia from './split-media.js';
 import transcribe from './transcribe.js';
 import trimMedia from './trim-media.js';
@@ -29,7 +31,7 @@ import trimMedia from './trim-media.js';
 /**
  * The ten operations of the media-service interface, in its order (docs/architecture.md), then the editing
  * toolbox (docs/operations.md#editing-toolbox), then the layers of a short (docs/operations.md#layers-of-a-short),
- * then speech to captions (docs/operations.md#speech-to-captions).
+ * then speech to captions (docs/operations.md#speech-to-captions), then text to speech (docs/voice.md).
  */
 export const builtinPlugins = [
   mergeAudios,
@@ -60,6 +62,10 @@ export const builtinPlugins = [
   addText,
   // Speech to captions (docs/operations.md#speech-to-captions).
   transcribe,
+  // Text to speech (docs/voice.md).
+  speak,
+  // One edit document, one encode (docs/render.md).
+  render,
 ] as unknown as PluginDefinition[];
 
 /** A registry holding the built-ins; third-party plugins are registered after them. */

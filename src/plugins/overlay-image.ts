@@ -7,6 +7,7 @@ import {
   fanoutParam,
   frameByFrame,
   keptFrameTimes,
+  mediaError,
   muxerFor,
   Param,
   qualityParam,
@@ -14,33 +15,34 @@ import {
   timeWithin,
   Type,
   videoEncoder,
+  type LocalInput,
 } from '../sdk.js';
 import { keptFormatParam, keptVideoContainer } from './shared/kept-container.js';
+import { corner, OVERLAY_POSITIONS, type OverlayPosition } from './shared/overlay-corner.js';
 import { shownSize } from './shared/shown-size.js';
 import { checkLayerTimes, layerTimeFields } from './shared/layer-times.js';
 
-const POSITIONS = ['top-right', 'top-left', 'bottom-left', 'bottom-right', 'center'] as const;
-type Position = (typeof POSITIONS)[number];
-
 /**
- * The logo's top-left corner as overlay's expressions: `main_w`/`main_h` are the video's size and
- * `overlay_w`/`overlay_h` the scaled logo's, so only the margin, a number, comes from the fields.
+ * Pixels an animated logo may decode: every frame of a GIF is a whole canvas, so a file of a few kilobytes (a
+ * 9900x9900 canvas of 400 one-pixel frames) decodes to 39 gigapixels, minutes of work on a short video. A thousand
+ * megapixels (a 1920x1080 logo of 480 frames) take about ten seconds on a busy two-core machine.
  */
-function corner(position: Position, margin: number): [x: string, y: string] {
-  const right = `main_w-overlay_w-${margin}`;
-  const bottom = `main_h-overlay_h-${margin}`;
-  const spots: Record<Position, [string, string]> = {
-    'top-left': [String(margin), String(margin)],
-    'top-right': [right, String(margin)],
-    'bottom-left': [String(margin), bottom],
-    'bottom-right': [right, bottom],
-    center: ['(main_w-overlay_w)/2', '(main_h-overlay_h)/2'],
-  };
-  return spots[position];
+const ANIMATION_MAX_PIXELS = 1_000_000_000;
+
+/** Refuses (422), before anything is decoded, a logo whose frames times its canvas pass ANIMATION_MAX_PIXELS. */
+function checkAnimation(logo: LocalInput): void {
+  const picture = logo.facts.video;
+  if (!picture?.frames || picture.frames < 2) return;
+  const pixels = picture.width * picture.height * picture.frames;
+  if (pixels <= ANIMATION_MAX_PIXELS) return;
+  throw mediaError(
+    `Input ${logo.source} is an animation of ${picture.frames} frames of ${picture.width}x${picture.height} ` +
+      `pixels, ${pixels} pixels to decode: an overlay may decode at most ${ANIMATION_MAX_PIXELS}`,
+  );
 }
 
 /** `corner` as overlay's options. */
-function placement(position: Position, margin: number): string {
+function placement(position: OverlayPosition, margin: number): string {
   const [x, y] = corner(position, margin);
   return `x=${x}:y=${y}`;
 }
@@ -57,7 +59,7 @@ export default definePlugin({
   params: Type.Object({
     video_url: Param.url('video', 'URL of the video'),
     image_url: Param.url('image', 'URL of the logo or watermark (PNG keeps its transparency)'),
-    position: Param.choice(POSITIONS, { default: 'top-right', description: 'Where the image goes' }),
+    position: Param.choice(OVERLAY_POSITIONS, { default: 'top-right', description: 'Where the image goes' }),
     width: Param.number({
       minimum: 0.01,
       maximum: 1,
@@ -87,6 +89,7 @@ export default definePlugin({
   }),
   // What the fields alone say is wrong is refused before anything is downloaded.
   checkParams: checkLayerTimes,
+  check: ({ inputs }) => checkAnimation(inputs.image_url![0]!),
   build: ({ params, inputs, output, input }) => {
     const video = inputs.video_url![0]!;
     const logo = inputs.image_url![0]!;
@@ -98,6 +101,9 @@ export default definePlugin({
     const size = shownSize(facts.video!);
     // Pixel sizes computed from the probed facts: only numbers reach the graph.
     const logoWidth = Math.max(1, Math.round(params.width * size.width));
+    // The logo's height follows its shape: a narrow, tall picture scaled to a share of the width may be the largest
+    // picture the command makes.
+    const logoHeight = Math.max(1, Math.round((logoWidth * logo.facts.video!.height) / logo.facts.video!.width));
     const margin = Math.round(params.margin * size.width);
     // Whole video: no `enable`, so the overlay is never switched off by a rounding of the end.
     const span = end !== undefined ? `between(t,${start},${end})` : `gte(t,${start})`;
@@ -114,6 +120,7 @@ export default definePlugin({
     const audio = facts.audio ? audioCodecFor(container, facts) : undefined;
     return {
       ...(facts.duration ? { expectedSeconds: facts.duration } : {}),
+      frameSize: logoWidth * logoHeight > size.width * size.height ? { width: logoWidth, height: logoHeight } : size,
       // A long video to H.264 in parts (docs/fanout.md): every part reads the whole logo, and its frames are put on
       // the whole input's clock before the overlay reads `t`, so the logo shows on the frames it does in one pass,
       // across a join too.

@@ -42,6 +42,7 @@ export default definePlugin({
     height: Param.integer({ minimum: 1, maximum: 8192, examples: [480], description: 'Height in pixels' }),
   }),
   output: () => ({ field: 'output_file', path: '{id}_resized.jpg' }),
+  outputSize: ({ width, height }) => ({ width, height }),
   build: (context): Plan | string[] => {
     const { params, inputs, output } = context;
     const image = inputs.image_url![0]!;

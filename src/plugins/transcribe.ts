@@ -12,7 +12,7 @@ import {
   WHISPER_LANGUAGES,
 } from '../sdk.js';
 import { assFields, assOptionsOf, checkAssOnly } from './shared/ass-fields.js';
-import { TRANSCRIPT_FORMATS, transcriptDocument } from './shared/transcript.js';
+import { TRANSCRIPT_FORMATS, transcriptDocument, wordsPerLineField } from './shared/transcript.js';
 
 /** The recogniser's input, written by the first stage: whisper.cpp reads 16 kHz mono PCM. */
 const AUDIO = 'speech.wav';
@@ -31,12 +31,7 @@ const PARAMS = Type.Object({
       'srt, vtt (WebVTT) or ass (styled captions; takes the style fields below), txt (the lines as text) or json ' +
       '(segments and words with their times)',
   }),
-  words_per_line: Param.integer({
-    minimum: 1,
-    maximum: 100,
-    default: 8,
-    description: 'Most words in one caption line; a line also ends at the end of a sentence',
-  }),
+  words_per_line: wordsPerLineField,
   ...assFields,
 });
 

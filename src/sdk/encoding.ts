@@ -72,7 +72,20 @@ export interface VideoEncodeOptions {
   /** Pictures that hold still for seconds (slideshows): x264 can reuse them almost for free. */
   still?: boolean;
   quality?: Quality;
+  /** Pixels of one frame, when the plan knows them: a frame above LARGE_FRAME_PIXELS is encoded in less memory. */
+  framePixels?: number;
 }
+
+/**
+ * Above 4K UHD's pixels, the frames an encoder holds at once make most of a command's memory: x264's own choice (a
+ * thread and a half a core, look-ahead, B-frames) took 3.2 GB for 7680x4320 frames, one thread without look-ahead
+ * or B-frames 0.6 GB; MPEG-4 Part 2 0.7 GB against 0.2 GB with one thread. Such frames are encoded so, a little
+ * larger and slower; VP9 holds about 2.4 GB at 8K whatever its settings.
+ */
+const LARGE_FRAME_PIXELS = 3840 * 2160;
+
+/** Whether frames of `pixels` are large enough for their encoder to be held to less memory (LARGE_FRAME_PIXELS). */
+export const isLargeFrame = (pixels: number): boolean => pixels > LARGE_FRAME_PIXELS;
 
 /** x264 preset and CRF per quality (docs/performance.md has their measured speed and size). */
 const X264: Record<Quality, { preset: string; crf: number }> = {
@@ -97,11 +110,14 @@ const MPEG4_QSCALE: Record<Quality, number> = { fast: 5, balanced: 4, small: 6 }
 /** Encoder options for a container's video codec. */
 export function videoEncoder(container: VideoContainer, options: VideoEncodeOptions = {}): string[] {
   const quality = options.quality ?? 'balanced';
+  const large = isLargeFrame(options.framePixels ?? 0);
   switch (PROFILES[container].video) {
     case 'h264': {
+      const lean = large ? ['threads=1', 'bframes=0', 'rc-lookahead=0', 'sync-lookahead=0'] : [];
       if (options.still) {
         const { preset, crf } = X264_STILL[quality];
         // Still pictures: no B-frames, one reference and no look-ahead cost little and lose nothing here.
+        const still = ['bframes=0', 'ref=1', 'rc-lookahead=0'];
         return [
           '-c:v',
           'libx264',
@@ -112,16 +128,24 @@ export function videoEncoder(container: VideoContainer, options: VideoEncodeOpti
           '-crf',
           String(crf),
           '-x264-params',
-          'bframes=0:ref=1:rc-lookahead=0',
+          [...new Set([...still, ...lean])].join(':'),
           '-pix_fmt',
           'yuv420p',
         ];
       }
       const { preset, crf } = X264[quality];
-      return ['-c:v', 'libx264', '-preset', preset, '-crf', String(crf), '-pix_fmt', 'yuv420p'];
+      return [
+        ...['-c:v', 'libx264', '-preset', preset, '-crf', String(crf)],
+        ...(large ? ['-x264-params', lean.join(':')] : []),
+        ...['-pix_fmt', 'yuv420p'],
+      ];
     }
     case 'mpeg4':
-      return ['-c:v', 'mpeg4', '-q:v', String(MPEG4_QSCALE[quality]), '-vtag', 'XVID', '-pix_fmt', 'yuv420p'];
+      return [
+        ...['-c:v', 'mpeg4', '-q:v', String(MPEG4_QSCALE[quality]), '-vtag', 'XVID'],
+        ...(large ? ['-threads', '1'] : []),
+        ...['-pix_fmt', 'yuv420p'],
+      ];
     case 'vp9': {
       const { cpuUsed, crf } = VP9[quality];
       // The realtime deadline with a high cpu-used keeps VP9 within a few times x264's speed; row-mt uses every core.

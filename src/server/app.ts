@@ -11,7 +11,7 @@ import { diskSpace } from '../engine/storage/disk-space.js';
 import type { Engine } from '../engine/run/engine.js';
 import { MediaflowError, paramError } from '../engine/errors.js';
 import { checkNesting } from '../engine/nesting.js';
-import { inputSpecOf } from '../engine/plugins/plugin.js';
+import { inputSpecOf, paramMarked, VALUES_KEYWORD } from '../engine/plugins/plugin.js';
 import { binaryVersion } from '../engine/run/ffmpeg.js';
 import { installedFonts } from '../engine/subtitles/fonts.js';
 import { speechStatus } from '../engine/speech/recognise.js';
@@ -21,6 +21,7 @@ import type { OutputStore } from '../engine/storage/storage.js';
 import type { JobService } from '../jobs/service.js';
 import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import { apiKeyCheck, keyOwner, metricsCheck } from './auth.js';
+import { JOB_FIELD_NAMES } from './limits.js';
 import { UploadGate, type UploadContext } from './file-parts.js';
 import { registerFilesRoute } from './files-route.js';
 import { registerJobRoutes } from './job-routes.js';
@@ -82,7 +83,7 @@ export async function buildServer(
   limitConnections(app.server, config, app.log);
   installErrorHandler(app, config);
   const runtime = { config, registry, logger: app.log, observer: metrics.observer };
-  const { engine, store, workspaces, binaries, jobs } = await serverServices(
+  const { engine, store, workspaces, binaries, jobs, voices } = await serverServices(
     { ...runtime, ...(options.binaries ? { binaries: options.binaries } : {}) },
     metrics.jobObserver,
   );
@@ -150,7 +151,7 @@ export async function buildServer(
 
   const versions = Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
   app.get(SERVER_PATHS.health, async (_request, reply) => {
-    const [[ffmpeg, ffprobe], backend, storage, disk] = await Promise.all([
+    const [[ffmpeg, ffprobe], backend, storage, disk, voiceEngines] = await Promise.all([
       versions,
       reach(() => jobs.backend.ping()),
       reach(() => store.check()),
@@ -159,6 +160,7 @@ export async function buildServer(
         ok: false,
         error: `cannot measure free space (${error.code ?? 'unknown'})`,
       })),
+      voices.status(),
     ]);
     const depth = backend.ok ? await jobs.queue.depth().catch(() => undefined) : undefined;
     // Low disk is unavailable, not degraded: a job taken now would fail part way with a 507.
@@ -176,11 +178,15 @@ export async function buildServer(
       operations: registry.list().map((p) => p.name),
       // Whether /transcribe/ works here (binding and model), and the model's file name; the model file is read once.
       transcription: speechStatus(),
+      // Which engines of text to speech speak here, with how many voices, or why not (looked up once).
+      voices: voiceEngines,
     };
   });
 
   // The families a caption `font` may name; open like /health (it describes the server, it holds no data).
   app.get(SERVER_PATHS.fonts, async () => ({ fonts: installedFonts() }));
+  // The voices /speak/'s `voice` may name; open for the same reason.
+  app.get(SERVER_PATHS.voices, async () => ({ voices: await voices.list() }));
 
   // The key is checked when the request arrives, before its body is read or parsed: a client without
   // it gets a 401 whatever it sends, and costs no parsing.
@@ -194,8 +200,12 @@ export async function buildServer(
     const inputFields = Object.entries(plugin.params.properties).flatMap(([key, schema]) =>
       inputSpecOf(schema) ? [key] : [],
     );
+    // An operation of named values takes a form's other fields as values, and a file part of another name as one.
+    const ownFields = paramMarked(plugin.params, VALUES_KEYWORD)
+      ? [...Object.keys(plugin.params.properties), ...JOB_FIELD_NAMES]
+      : undefined;
     app.post(plugin.path, { onRequest: checkKey }, (request, reply) =>
-      submitJob(request, reply, 'operation', plugin.name, submit, inputFields),
+      submitJob(request, reply, 'operation', plugin.name, submit, inputFields, ownFields),
     );
     // Another method on an operation's path is the wrong method, not a missing route (HEAD comes with GET).
     app.route({

@@ -11,9 +11,9 @@ import {
   ERRORS,
   isAbort,
   MediaflowError,
+  publicError,
   type ErrorCode,
 } from '../engine/errors.js';
-import { publicText } from '../engine/safe-text.js';
 
 /** The limits the framework's own 413s name. */
 export type BodyLimits = Pick<Config, 'bodyLimit' | 'maxInputBytes' | 'maxInputs'>;
@@ -59,8 +59,11 @@ function fromFramework(error: FastifyError, limits: BodyLimits): MediaflowError 
 /** The code of another client error (a 416 of @fastify/static, ...): its status's, else a malformed request. */
 const clientCode = (status: number): ErrorCode => codeOfStatus(status) ?? 'MF_ERR_BAD_REQUEST';
 
-/** The `{error, code}` body every error answers with: no credentials and no server path, whatever the message held. */
-const body = (error: MediaflowError) => ({ error: publicText(withSetting(error.message)), code: error.code });
+/** The body every error answers with (publicError), a refused address naming the setting that allows it. */
+const body = (error: MediaflowError) => {
+  const view = publicError(error);
+  return { ...view, error: withSetting(view.error) };
+};
 
 /** A refused address names the setting that allows it, as the CLI's hint names its flag (src/cli/hints.ts). */
 const withSetting = (message: string): string =>

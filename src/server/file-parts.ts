@@ -265,17 +265,22 @@ export class FileParts {
 
 /**
  * The file part handler of an operation or pipeline route: a part named after one of its input
- * fields is that input; any other is refused (400) before a byte of it is stored.
+ * fields is that input; with `anyBut` (an operation of named values, Param.values), so is a part of
+ * any name but those, whose URL becomes the value of that name; any other is refused (400) before a
+ * byte of it is stored.
  */
 export const inputFileParts =
-  (parts: FileParts, inputFields: readonly string[]): FilePartHandler =>
+  (parts: FileParts, inputFields: readonly string[], anyBut?: readonly string[]): FilePartHandler =>
   async (part, stalled) => {
-    if (inputFields.includes(part.fieldname)) return parts.receive(part, stalled);
+    if (inputFields.includes(part.fieldname) || (anyBut && part.fieldname && !anyBut.includes(part.fieldname)))
+      return parts.receive(part, stalled);
     part.file.resume();
     const named = inputFields.map((name) => `\`${name}\``).join(', ');
     throw paramError(
-      inputFields.length === 0
-        ? `File part \`${printable(part.fieldname)}\` is not an input: this route takes no files`
-        : `File part \`${printable(part.fieldname)}\` is not an input: send files in ${named}`,
+      anyBut
+        ? `File part \`${printable(part.fieldname)}\` is not an input: that field of this route takes no file`
+        : inputFields.length === 0
+          ? `File part \`${printable(part.fieldname)}\` is not an input: this route takes no files`
+          : `File part \`${printable(part.fieldname)}\` is not an input: send files in ${named}`,
     );
   };

@@ -71,6 +71,21 @@ async function readJobOptions(
   return { options, fields: rest };
 }
 
+/**
+ * The fields of a request to an operation of named values (`ownFields`, its own): a form's fields of other names are
+ * values, while a JSON body holds its values in their parameter, and its other fields are ignored as unknown ones are.
+ */
+function ownFieldsOf(
+  request: FastifyRequest,
+  fields: Record<string, unknown>,
+  ownFields: readonly string[] | undefined,
+): Record<string, unknown> {
+  const form =
+    request.isMultipart() || /^application\/x-www-form-urlencoded/i.test(request.headers['content-type'] ?? '');
+  if (!ownFields || form) return fields;
+  return Object.fromEntries(Object.entries(fields).filter(([key]) => ownFields.includes(key)));
+}
+
 /** What a synchronous request answers for a finished job: its result, or its error with its status. */
 function synchronousAnswer(record: JobRecord, jobs: JobService): Promise<Record<string, unknown>> {
   if (record.status === 'succeeded' && record.result) return jobs.resultOf({ ...record, result: record.result });
@@ -93,7 +108,9 @@ export interface SubmitContext {
  * either answers 202 at once (asynchronous) or waits for the job and answers its result exactly
  * as the synchronous interface does. A synchronous client that hangs up cancels its job; an
  * asynchronous job is not tied to its connection. A file part named after one of `inputFields`
- * is that input: it is kept in the output store and the job reads it there, as an own output.
+ * is that input: it is kept in the output store and the job reads it there, as an own output; with
+ * `ownFields` (the fields of an operation of named values, Param.values), a form's field or file part of any
+ * other name is a value, and a JSON body's fields of other names are ignored, as unknown fields are.
  */
 export async function submitJob(
   request: FastifyRequest,
@@ -102,6 +119,7 @@ export async function submitJob(
   name: string,
   context: SubmitContext,
   inputFields: readonly string[] = [],
+  ownFields?: readonly string[],
 ) {
   const { jobs, config } = context;
   const base = context.baseUrl(request);
@@ -109,7 +127,11 @@ export async function submitJob(
   let submitted: { record: JobRecord; created: boolean };
   let options: JobOptions;
   try {
-    const raw = await readFields(request, inputFileParts(files, inputFields), config.bodyIdleTimeoutMs);
+    const raw = ownFieldsOf(
+      request,
+      await readFields(request, inputFileParts(files, inputFields, ownFields), config.bodyIdleTimeoutMs),
+      ownFields,
+    );
     files.bodyRead();
     // Read first, so the answer never races an unread body.
     await requireDiskSpace(config.dataDir, config.minFreeDiskBytes);

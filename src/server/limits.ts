@@ -8,3 +8,6 @@ export const MAX_METADATA_BYTES = 4096;
 
 /** Longest Idempotency-Key: 1 to this many visible ASCII characters (`!` to `~`). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** The fields a request gives its job beside the operation's own (job-submission.ts reads them). */
+export const JOB_FIELD_NAMES: readonly string[] = ['webhook_url', 'metadata'];

@@ -76,13 +76,17 @@ export async function startMediaflow(
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/mediaflow.js');
 
-/** Runs the real CLI as a child process (built dist/, as a user runs it). */
-export async function runCli(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
+/** Runs the real CLI as a child process (built dist/, as a user runs it), with `input` on its standard input. */
+export async function runCli(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; input?: string } = {},
+) {
   const result = await execa('node', [BIN, ...args], {
     reject: false,
     cwd: options.cwd ?? process.cwd(),
     env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', ...options.env },
     timeout: 120_000,
+    ...(options.input !== undefined ? { input: options.input } : {}),
   });
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
 }

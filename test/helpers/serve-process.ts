@@ -107,16 +107,19 @@ export async function eventually(check: () => boolean | Promise<boolean>, ms = 1
   }
 }
 
-/** Pids of ffmpeg processes whose parent is `parent` (read from /proc, Linux). */
+/**
+ * Pids of ffmpeg processes whose parent is `parent` (Linux), from the child lists of its threads: a few small reads,
+ * where scanning all of /proc takes long enough on a busy machine to miss a short run.
+ */
 export async function ffmpegChildren(parent: number): Promise<number[]> {
   const { readdir, readFile } = await import('node:fs/promises');
   const pids: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    // pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
-    const match = /^\d+ \((.*)\) \S+ (\d+)/s.exec(stat);
-    if (match && match[1] === 'ffmpeg' && Number(match[2]) === parent) pids.push(Number(entry));
+  for (const task of await readdir(`/proc/${parent}/task`).catch(() => [] as string[])) {
+    const children = await readFile(`/proc/${parent}/task/${task}/children`, 'utf8').catch(() => '');
+    for (const child of children.split(' ').filter(Boolean)) {
+      const name = await readFile(`/proc/${child}/comm`, 'utf8').catch(() => '');
+      if (name.trim() === 'ffmpeg') pids.push(Number(child));
+    }
   }
   return pids;
 }

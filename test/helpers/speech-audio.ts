@@ -94,3 +94,49 @@ export async function processesMentioning(text: string): Promise<number[]> {
   }
   return pids;
 }
+
+/** A caption of an SRT or WebVTT document, its times in seconds. */
+export interface Cue {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** The cues of an SRT or WebVTT document. */
+export function cuesOf(document: string): Cue[] {
+  const seconds = (time: string) => {
+    const [h, m, s] = time.replace(',', '.').split(':').map(Number);
+    return h! * 3600 + m! * 60 + s!;
+  };
+  const cues: Cue[] = [];
+  for (const block of document.replace(/\r/g, '').split(/\n\n+/)) {
+    const lines = block.split('\n');
+    const at = lines.findIndex((line) => line.includes(' --> '));
+    if (at < 0) continue;
+    const [start, end] = lines[at]!.split(' --> ') as [string, string];
+    const text = lines
+      .slice(at + 1)
+      .filter((line) => line !== '')
+      .join('\n');
+    cues.push({ start: seconds(start.trim()), end: seconds(end.trim()), text });
+  }
+  return cues;
+}
+
+/**
+ * Captions of speech whose sentences are separated by pauses, one cue a sentence, against where the speech is heard:
+ * each cue starts within 0.15 s of its sentence's onset, ends no earlier than 0.15 s before its sound does, and none
+ * ends after the audio.
+ */
+export async function assertCaptionsOnSpeech(file: string, cues: readonly Cue[], pause = 0.25): Promise<void> {
+  const { spans, duration } = await heardSpans(file, -45, pause);
+  assert.equal(spans.length, cues.length, `one span of sound per cue: ${JSON.stringify({ spans, cues })}`);
+  for (const [i, cue] of cues.entries()) {
+    assert.ok(
+      Math.abs(cue.start - spans[i]!.start) <= 0.15,
+      `cue ${i} starts at ${cue.start}, heard at ${spans[i]!.start}`,
+    );
+    assert.ok(cue.end >= spans[i]!.end - 0.15, `cue ${i} ends at ${cue.end}, heard to ${spans[i]!.end}`);
+    assert.ok(cue.end <= duration + 0.001, `cue ${i} ends at ${cue.end}, after the audio's ${duration}`);
+  }
+}

@@ -46,17 +46,36 @@ describe('pipeline definitions', () => {
       'text-to-short.yaml',
       registry,
     );
-    assert.deepEqual(short.stages, [['subtitles', 'frames'], ['slideshow'], ['voiced'], ['short']]);
+    assert.deepEqual(short.stages, [
+      ['subtitles', 'speech', 'frames'],
+      ['slideshow', 'music_under'],
+      ['voiced'],
+      ['short'],
+    ]);
     assert.deepEqual(short.results, [{ name: 'short', step: 'short' }]);
     assert.deepEqual(
-      short.inputs.map((i) => [i.name, i.type]),
+      short.inputs.map((i) => [i.name, i.type, i.default]),
       [
-        ['text', 'string'],
-        ['images', 'urls'],
-        ['voice', 'url'],
-        ['seconds_per_image', 'integer'],
-        ['words_per_line', 'integer'],
-        ['seconds_per_line', 'integer'],
+        ['text', 'string', ''],
+        ['images', 'urls', undefined],
+        ['voice', 'url', ''],
+        ['script', 'string', ''],
+        ['speaker', 'string', ''],
+        ['speed', 'number', 1],
+        ['music', 'url', ''],
+        ['music_volume', 'number', -18],
+        ['seconds_per_image', 'integer', 3],
+        ['words_per_line', 'integer', 6],
+        ['seconds_per_line', 'integer', 2],
+      ],
+    );
+    const steps = new Map(short.steps.map((step) => [step.name, step]));
+    assert.deepEqual(
+      ['subtitles', 'speech', 'music_under'].map((name) => [steps.get(name)!.when, steps.get(name)!.unless]),
+      [
+        ['voice', 'script'],
+        ['script', undefined],
+        ['music', undefined],
       ],
     );
     const podcast = parsePipeline(
@@ -241,6 +260,53 @@ describe('pipeline definitions', () => {
       found.some((line) => line.includes("field 'results'")),
       found.join('\n'),
     );
+  });
+
+  it("takes conditional steps, alternatives and files beside a step's output, and refuses their misuse", () => {
+    const speech = `  s:
+    op: speak
+    when: "{{ inputs.text }}"
+    with:
+      text: "{{ inputs.text }}"
+      captions: srt
+`;
+    assert.deepEqual(
+      problems(
+        base(`${speech}  a:
+    op: add-subtitles
+    unless: "{{ inputs.count }}"
+    with:
+      video_url: "{{ inputs.voice }}"
+      subtitle_url: "{{ steps.s.subtitle_file_url || inputs.voice }}"`),
+      ),
+      [],
+    );
+    const found = problems(
+      base(`${speech}  a:
+    op: add-subtitles
+    when: text
+    unless: "{{ inputs.nothing }}"
+    with:
+      video_url: "{{ steps.s.subtitles }}"
+      subtitle_url: "{{ inputs.images || steps.s.output }}"
+  b:
+    op: generate-subtitles
+    with:
+      text: "Said: {{ inputs.text || inputs.voice }}"`),
+    );
+    assert.equal(found.length, 6, found.join('\n'));
+    assert.match(found[0]!, /step 'a', field 'when': expected an input: "\{\{ inputs\.<name> \}\}"/);
+    assert.match(found[1]!, /step 'a', field 'unless': \{\{ inputs\.nothing \}\} names no input/);
+    assert.match(
+      found[2]!,
+      /field 'with\.video_url': \{\{ steps\.s\.subtitles \}\} names no file of step 's': its operation answers files as output_file, subtitle_file_url/,
+    );
+    assert.match(found[3]!, /field 'with\.subtitle_url': the alternatives of .* must all be one value, or all lists/);
+    assert.match(found[4]!, /step 'b', field 'with\.text': alternatives \(`\|\|`\) must be the whole value/);
+    assert.deepEqual(parseExpr('{{ inputs.a || steps.b.subtitle_file_url }}'), {
+      kind: 'first',
+      refs: [{ input: 'a' }, { step: 'b', field: 'subtitle_file_url' }],
+    });
   });
 
   it('parses references, text around them, and lists', () => {

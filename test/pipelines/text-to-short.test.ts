@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from '../helpers/lifecycle.js';
 import { fixture, fixtures } from '../helpers/fixtures.js';
 import { startFileServer, type FileServer } from '../helpers/file-server.js';
-import { audioOf, durationOf, frameRgb, probe, videoOf } from '../helpers/media.js';
+import { audioOf, brightPixels, durationOf, frameRgb, probe, toneDbAt, videoOf } from '../helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from '../helpers/mediaflow.js';
+import { cuesOf } from '../helpers/speech-audio.js';
 
 const PIPELINES = path.resolve(import.meta.dirname, '../../pipelines');
 const TEXT = 'Hello there. This short was made by a pipeline!';
@@ -102,7 +103,7 @@ describe('pipeline text-to-short', () => {
     ];
     const text = await runCli(args);
     assert.equal(text.exitCode, 0, text.stderr);
-    assert.match(text.stdout, /^Stage 1 \(2 steps run at the same time\):$/m);
+    assert.match(text.stdout, /^Stage 1 \(3 steps run at the same time\):$/m);
     assert.match(
       text.stdout,
       /^ {2}frames: crop_image_to_short, once per item of \{\{ inputs\.images \}\} \(2 items, at the same time\)$/m,
@@ -113,8 +114,13 @@ describe('pipeline text-to-short', () => {
       /^ {4}item 2: in process: libvips: in0\.png fitted to 720x1280 \(contain, centred\), flattened onto black, JPEG q90 -> output\.jpg$/m,
     );
     assert.doesNotMatch(text.stdout, /^ {4}item \d: \S*ffmpeg /m);
-    assert.match(text.stdout, /^ {2}short: add-subtitles, after voiced, subtitles$/m);
-    assert.match(text.stdout, /argv: known once 'voiced' and 'subtitles' have run/);
+    assert.match(text.stdout, /^ {2}short: add-subtitles, after voiced, speech, subtitles$/m);
+    // With a recorded voice, the script's steps and the music's do not run.
+    assert.match(
+      text.stdout,
+      /^ {2}speech: speak\n(?: {4}.*\n)* {4}does not run: its `when` input `script` is not given$/m,
+    );
+    assert.match(text.stdout, /^ {4}does not run: its `when` input `music` is not given$/m);
 
     const json = await runCli([...args, '--json']);
     assert.equal(json.exitCode, 0, json.stderr);
@@ -125,9 +131,10 @@ describe('pipeline text-to-short', () => {
     };
     assert.deepEqual(
       plan.stages.map((stage) => stage.map((step) => step.name)),
-      [['subtitles', 'frames'], ['slideshow'], ['voiced'], ['short']],
+      [['subtitles', 'speech', 'frames'], ['slideshow', 'music_under'], ['voiced'], ['short']],
     );
-    const [subtitles, frames] = plan.stages[0]!;
+    const [subtitles, speech, frames] = plan.stages[0]!;
+    assert.equal(speech!.runs, undefined);
     // The document is built in a worker thread, by a step (the text may be a megabyte).
     assert.deepEqual(subtitles!.runs, [{ steps: ['worker thread: subtitles -> output.srt'], commands: [], files: [] }]);
     assert.equal(frames!.runs!.length, 2);
@@ -169,5 +176,70 @@ describe('pipeline text-to-short', () => {
     const served = await fetch(body.outputs.short!);
     assert.equal(served.status, 200);
     assert.equal(Number(served.headers.get('content-length')) > 0, true);
+  });
+
+  it('speaks a script instead of a recorded voice, music under it, each caption shown while it is said', async () => {
+    const script = 'Hello there. This short was spoken by the server.';
+    const hits = new Map(files.hits);
+    const res = await fetch(`${server.base}/pipelines/text-to-short/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        script,
+        images: [files.url('/f/red-640x360.jpg'), files.url('/f/green-360x640.png')],
+        music: files.url('/f/tone-3s-44k-stereo.mp3'),
+        seconds_per_image: 2,
+      }),
+    });
+    const body = (await res.json()) as {
+      outputs: Record<string, string>;
+      answers: Record<string, Record<string, unknown>>;
+    };
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.equal(body.answers.speech!.voice, 'espeak:en-us');
+    const spoken = Number(body.answers.speech!.duration);
+    const file = server.pathOf(body.outputs.short!);
+    const info = await probe(file);
+    assert.equal(videoOf(info)!.width, 720);
+    assert.ok(audioOf(info), 'the speech is in the short');
+    // The short ends with the speech (3 s), before the slideshow (4 s).
+    assert.ok(Math.abs(durationOf(info) - spoken) < 0.15, `${durationOf(info)} s, the speech ${spoken} s`);
+    // The captions are the speech's own: the script spoken alone is timed the same.
+    const alone = await server.post('/speak/', { text: script, captions: 'srt', words_per_line: '6' });
+    const cues = cuesOf(await readFile(server.pathOf(alone.body.subtitle_file_url!), 'utf8'));
+    assert.deepEqual(
+      cues.map((cue) => cue.text),
+      ['Hello there.', 'This short was spoken by the', 'server.'],
+    );
+    const bottom = async (seconds: number) => brightPixels(await frameRgb(file, seconds), 40, 1100, 640, 170, 200);
+    assert.ok((await bottom((cues[0]!.start + cues[0]!.end) / 2)) > 50, 'the first caption shows while it is said');
+    const pause = { start: cues[0]!.end, end: cues[1]!.start };
+    assert.ok(pause.end - pause.start > 0.3, JSON.stringify(cues));
+    assert.equal(await bottom((pause.start + pause.end) / 2), 0, 'no caption shows in the pause between sentences');
+    assert.ok((await bottom((cues[1]!.start + cues[1]!.end) / 2)) > 50, 'the second caption shows while it is said');
+    // The music (550 Hz, 18 LU under the voice) sounds in the pause, where the speech alone is silent.
+    const inPause = (audio: string) => toneDbAt(audio, 550, pause.start + 0.05, pause.end - pause.start - 0.1);
+    const music = await inPause(file);
+    const silence = await inPause(server.pathOf(alone.body.output_file!));
+    assert.ok(music > -60 && silence < music - 30, `550 Hz in the pause: ${music} dB, without music ${silence} dB`);
+    for (const name of ['red-640x360.jpg', 'green-360x640.png', 'tone-3s-44k-stereo.mp3'])
+      assert.equal(files.hits.get(`/f/${name}`), (hits.get(`/f/${name}`) ?? 0) + 1, name);
+    assert.deepEqual(await server.workLeftovers(), []);
+  });
+
+  it('refuses a run with neither a voice nor a script, before anything is fetched', async () => {
+    const hits = new Map(files.hits);
+    const res = await fetch(`${server.base}/pipelines/text-to-short/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: TEXT, images: [files.url('/f/red-640x360.jpg')] }),
+    });
+    const body = (await res.json()) as { error: string };
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.match(
+      body.error,
+      /^Step 'voiced' \(merge-audio-video\) failed: \{\{ steps\.music_under\.output \|\| steps\.speech\.output \|\| inputs\.voice \}\} has no value: .*step 'speech' does not run \(its `when` input `script` is not given\), and input `voice` is not given$/,
+    );
+    assert.deepEqual(files.hits, hits);
   });
 });

@@ -168,14 +168,52 @@ export function jpegBomb(width: number, height: number): Buffer {
   return Buffer.concat([Buffer.from([0xff, 0xd8]), dqt, sof, Buffer.from([0xff, 0xd9])]);
 }
 
-/** A GIF whose logical screen is `width`x`height`, with one 1x1 image. */
-export function gifBomb(width: number, height: number): Buffer {
+/** A GIF's header: a logical screen of `width`x`height` and a global colour table of black and white. */
+function gifHeader(width: number, height: number): Buffer {
   const header = Buffer.alloc(13);
   header.write('GIF89a', 0, 'latin1');
   header.writeUInt16LE(width, 6);
   header.writeUInt16LE(height, 8);
   header[10] = 0x80; // global colour table of 2 entries
-  const palette = Buffer.from([0, 0, 0, 255, 255, 255]);
+  return Buffer.concat([header, Buffer.from([0, 0, 0, 255, 255, 255])]);
+}
+
+/** A GIF whose logical screen is `width`x`height`, with one 1x1 image. */
+export function gifBomb(width: number, height: number): Buffer {
   const image = Buffer.from([0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b]);
-  return Buffer.concat([header, palette, image]);
+  return Buffer.concat([gifHeader(width, height), image]);
+}
+
+/**
+ * A GIF whose logical screen is `width`x`height`, with `frames` 1x1 images a hundredth of a second each: a few bytes
+ * a frame, every one of which decodes to the whole canvas.
+ */
+export function animatedGif(width: number, height: number, frames: number): Buffer {
+  // A graphic control extension (delay 1/100 s), then a 1x1 image of colour 1.
+  const frame = Buffer.from([
+    ...[0x21, 0xf9, 0x04, 0x00, 0x01, 0x00, 0x00, 0x00],
+    ...[0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0x02, 0x02, 0x44, 0x01, 0x00],
+  ]);
+  return Buffer.concat([gifHeader(width, height), ...Array.from({ length: frames }, () => frame), Buffer.from([0x3b])]);
+}
+
+/** An ASS script of 640x360 whose events are `lines`, each a Dialogue's text shown from `start` to `end`. */
+export function assScript(lines: Array<{ start: string; end: string; text: string }>): string {
+  return [
+    '[Script Info]',
+    'ScriptType: v4.00+',
+    'PlayResX: 640',
+    'PlayResY: 360',
+    '',
+    '[V4+ Styles]',
+    'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, ' +
+      'Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, ' +
+      'MarginR, MarginV, Encoding',
+    'Style: Default,DejaVu Sans,36,&H00FFFFFF,&H000000FF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,2,0,2,10,10,10,1',
+    '',
+    '[Events]',
+    'Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text',
+    ...lines.map(({ start, end, text }) => `Dialogue: 0,${start},${end},Default,,0,0,0,,${text}`),
+    '',
+  ].join('\n');
 }

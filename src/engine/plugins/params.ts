@@ -1,7 +1,15 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { paramError, shortened, unsupportedFormat } from '../errors.js';
 import { installedFont } from '../subtitles/fonts.js';
-import { FONT_KEYWORD, FORMAT_KEYWORD, inputSpecOf, TIME_KEYWORD, type TimeKind } from './plugin.js';
+import {
+  DOCUMENT_KEYWORD,
+  FONT_KEYWORD,
+  FORMAT_KEYWORD,
+  inputSpecOf,
+  TIME_KEYWORD,
+  VALUES_KEYWORD,
+  type TimeKind,
+} from './plugin.js';
 import { parseRanges, parseTime, parseTimes } from './times.js';
 
 type Raw = Record<string, unknown>;
@@ -135,14 +143,81 @@ const isList = (schema: TSchema): boolean => {
   return Boolean(inputSpecOf(schema)?.list) || time === 'times' || time === 'ranges';
 };
 
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** What a JSON value is, for a 400 that says what came instead of an object. */
+const kindOf = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'a list' : `a ${typeof value}`);
+
+/** A document parameter's value (Param.document): an object as it is, or the JSON text of one. */
+function documentOf(key: string, value: unknown): Record<string, unknown> {
+  if (isObject(value)) return value;
+  if (Array.isArray(value))
+    throw paramError(`Expected \`${key}\` to be one JSON object, got a list of ${value.length}`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(String(value));
+  } catch (error) {
+    throw paramError(`Expected \`${key}\` to be a JSON object, but it is not valid JSON: ${(error as Error).message}`);
+  }
+  if (!isObject(parsed)) throw paramError(`Expected \`${key}\` to be a JSON object, got ${kindOf(parsed)}`);
+  return parsed;
+}
+
+/** One named value as text: a string, number or boolean; a field sent twice or a structure is a 400. */
+function valueText(key: string, name: string, value: unknown): string {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
+  const what = Array.isArray(value) ? `${value.length} values (the field was sent more than once)` : kindOf(value);
+  throw paramError(`Expected the value \`${shortened(name)}\` of \`${key}\` to be one text, got ${what}`);
+}
+
+/**
+ * A values parameter's value (Param.values): an object of values, or its JSON text, or `NAME=value` items (the
+ * CLI's repeated flag); `loose` (the fields that are no parameter) come first, and what the parameter names wins.
+ */
+function valuesOf(key: string, value: unknown, loose: Raw): Record<string, string> {
+  const values: Record<string, string> = {};
+  // A structure among the other fields of a JSON body is no value of a form: ignored, as unknown fields are.
+  for (const [name, field] of Object.entries(loose))
+    if (field !== undefined && field !== null && !isObject(field)) values[name] = valueText(key, name, field);
+  const items = value === undefined || value === '' ? [] : Array.isArray(value) ? value : [value];
+  for (const item of items) {
+    let given = item;
+    if (typeof item === 'string' && item.trim().startsWith('{')) given = documentOf(key, item);
+    if (isObject(given)) {
+      for (const [name, field] of Object.entries(given)) values[name] = valueText(key, name, field);
+      continue;
+    }
+    const text = String(item);
+    const eq = text.indexOf('=');
+    if (typeof item !== 'string' || eq < 1)
+      throw paramError(`Expected \`${key}\` to be an object of values, or NAME=value, got \`${shortened(text)}\``);
+    values[text.slice(0, eq).trim()] = text.slice(eq + 1);
+  }
+  return values;
+}
+
 /**
  * Validates and coerces raw fields (form strings, JSON values, CLI flags, pipeline values) into
- * an operation's params with one schema. Unknown fields are ignored; defaults fill the gaps.
+ * an operation's params with one schema. Unknown fields are ignored, or are values of a values
+ * parameter (Param.values) when the schema has one; defaults fill the gaps.
  */
 export function parseParams(schema: TObject, raw: Raw): Record<string, unknown> {
   const required = new Set(schema.required ?? []);
   const params: Record<string, unknown> = {};
   for (const [key, property] of Object.entries(schema.properties) as Array<[string, SchemaFields & TSchema]>) {
+    const marked = property as Record<string, unknown>;
+    if (marked[VALUES_KEYWORD]) {
+      const loose = Object.fromEntries(Object.entries(raw).filter(([name]) => !(name in schema.properties)));
+      params[key] = valuesOf(key, raw[key], loose);
+      continue;
+    }
+    if (marked[DOCUMENT_KEYWORD]) {
+      const value = raw[key];
+      if (value !== undefined && value !== null && value !== '') params[key] = documentOf(key, value);
+      else if (required.has(key)) throw paramError(`Missing required parameter \`${key}\``);
+      continue;
+    }
     const values = [raw[key]].flat().filter((value) => asText(value)?.trim());
     // A field sent twice (or a JSON list) is a list only where the schema says so (a URL list, a
     // list of times or ranges); elsewhere, joining the values would change the one meant.

@@ -1,17 +1,27 @@
-import { isErrorCode, MediaflowError } from '../errors.js';
+import { isErrorCode, MediaflowError, type Problem } from '../errors.js';
 import { outputProblem } from './plugin-check.js';
-import type { OutputSpec, Plan, PluginDefinition } from './plugin.js';
+import { inputSpecOf, type NamedInput, type OutputSpec, type Plan, type PluginDefinition } from './plugin.js';
 import { shortMessage } from '../run/short-message.js';
 
 /**
- * Calls into a plugin's code (`output`, `checkParams`, `outputSeconds`, `check`, `build`, `message`) so that whatever
- * it throws fails only the job it runs for, named after the plugin (Rollup-style context: docs/architecture.md, "Code
- * style"): a MediaflowError keeps its status (a `mediaError` stays a 422), anything else becomes a 500
- * `Plugin '<name>' failed: <short message>` whose cause (with the stack) reaches the log.
+ * Calls into a plugin's code (`output`, `checkParams`, `inputs`, `outputSeconds`, `outputSize`, `check`, `build`,
+ * `message`) so that whatever it throws fails only the job it runs for, named after the plugin (Rollup-style context:
+ * docs/architecture.md, "Code style"): a MediaflowError keeps its status (a `mediaError` stays a 422), anything else
+ * becomes a 500 `Plugin '<name>' failed: <short message>` whose cause (with the stack) reaches the log.
  */
 
 /** The hooks the engine calls, and the in-process steps of a plan (`step`). */
-export type PluginHook = 'output' | 'checkParams' | 'outputSeconds' | 'check' | 'build' | 'next' | 'message' | 'step';
+export type PluginHook =
+  | 'output'
+  | 'checkParams'
+  | 'inputs'
+  | 'outputSeconds'
+  | 'outputSize'
+  | 'check'
+  | 'build'
+  | 'next'
+  | 'message'
+  | 'step';
 
 /** A value thrown by a plugin or returned wrongly: what went wrong, for the 500's cause. */
 export class PluginHookError extends Error {
@@ -32,12 +42,19 @@ export class PluginHookError extends Error {
  */
 function asMediaflowError(error: unknown): MediaflowError | undefined {
   if (error instanceof MediaflowError) return error;
-  const candidate = error as { name?: unknown; code?: unknown; message?: unknown; retryAfter?: unknown } | null;
+  const candidate = error as {
+    name?: unknown;
+    code?: unknown;
+    message?: unknown;
+    retryAfter?: unknown;
+    errors?: unknown;
+  } | null;
   if (typeof candidate !== 'object' || candidate === null || candidate.name !== 'MediaflowError') return undefined;
   if (!isErrorCode(candidate.code) || typeof candidate.message !== 'string') return undefined;
   return new MediaflowError(candidate.code, candidate.message, {
     cause: error,
     ...(typeof candidate.retryAfter === 'number' ? { retryAfter: candidate.retryAfter } : {}),
+    ...(Array.isArray(candidate.errors) ? { errors: candidate.errors as Problem[] } : {}),
   });
 }
 
@@ -104,6 +121,16 @@ export function checkedPlan(
     return fail('a plan whose expectedSeconds is not a number');
   }
   if (
+    plan.frameSize !== undefined &&
+    !(
+      typeof plan.frameSize === 'object' &&
+      plan.frameSize !== null &&
+      [plan.frameSize.width, plan.frameSize.height].every((side) => Number.isInteger(side) && side > 0)
+    )
+  ) {
+    return fail('a plan whose frameSize is not { width, height } in whole pixels');
+  }
+  if (
     plan.parts !== undefined &&
     (!Array.isArray(plan.parts) ||
       plan.parts.length !== plan.commands.length ||
@@ -130,6 +157,33 @@ export function checkedOutput(plugin: PluginDefinition, value: unknown): OutputS
   const problem = outputProblem(value);
   if (problem) throw pluginFailure(plugin.name, 'output', new PluginHookError(plugin.name, 'output', problem));
   return value as OutputSpec;
+}
+
+const INPUT_KINDS = ['audio', 'video', 'image', 'subtitle', 'media'];
+
+/**
+ * What `inputs()` returned, checked: a list of `{ name, source, kind }`, each name its own and no URL parameter's
+ * (the builder finds the inputs by these names).
+ */
+export function checkedInputs(plugin: PluginDefinition, value: unknown): NamedInput[] {
+  const fail = (what: string): never => {
+    throw new PluginHookError(plugin.name, 'inputs', `inputs() returned ${what}`);
+  };
+  if (!Array.isArray(value)) return fail('something other than a list of { name, source, kind }');
+  const names = new Set(
+    Object.keys(plugin.params.properties).filter((key) => inputSpecOf(plugin.params.properties[key]!)),
+  );
+  for (const input of value as Array<Partial<NamedInput> | null>) {
+    if (
+      typeof input?.name !== 'string' ||
+      typeof input.source !== 'string' ||
+      !INPUT_KINDS.includes(String(input.kind))
+    )
+      return fail('an input that is not { name, source, kind } (kind: audio, video, image, subtitle or media)');
+    if (names.has(input.name)) return fail(`the name '${input.name}' twice, or the name of a URL parameter`);
+    names.add(input.name);
+  }
+  return value as NamedInput[];
 }
 
 /** What `message()` returned, checked: text. */

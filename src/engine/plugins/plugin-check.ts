@@ -1,12 +1,18 @@
 import { closest } from '../edit-distance.js';
 import {
   CONTRACT_VERSION,
+  DOCUMENT_KEYWORD,
   FONT_KEYWORD,
   FORMAT_KEYWORD,
   INPUT_KEYWORD,
   inputSpecOf,
   TIME_KEYWORD,
+  VALUES_KEYWORD,
+  VOICE_KEYWORD,
+  type AlongsideOutput,
+  type OutputSpec,
   type PluginDefinition,
+  type SingleOutput,
   type TObject,
 } from './plugin.js';
 
@@ -43,6 +49,7 @@ const KNOWN_KEYWORDS = [
   FORMAT_KEYWORD,
   FONT_KEYWORD,
   TIME_KEYWORD,
+  VOICE_KEYWORD,
 ];
 
 const show = (value: unknown) => (typeof value === 'string' ? `'${value}'` : (JSON.stringify(value) ?? String(value)));
@@ -113,11 +120,30 @@ function valueProblem(key: string, p: PropertyFields, value: unknown, role: 'def
   return undefined;
 }
 
+/**
+ * The first problem of an object parameter (Param.document, Param.values): its schema is the plugin's own to check
+ * (JSON Schema, in full), so only its description and examples are mediaflow's business.
+ */
+function objectProblem(key: string, p: PropertyFields): string | undefined {
+  if (typeof p.description !== 'string' || p.description.trim() === '')
+    return `parameter '${key}' has no description (--help and the API docs show it)`;
+  const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (p.default !== undefined) return `parameter '${key}' has a default; an object parameter has none`;
+  if (p.examples !== undefined && (!Array.isArray(p.examples) || !p.examples.every(isObject)))
+    return `parameter '${key}' has examples that are not a list of objects`;
+  return undefined;
+}
+
 /** The first problem of one parameter's schema. */
 function propertyProblem(key: string, property: unknown): string | undefined {
   if (!/^[a-z][a-z0-9_]*$/.test(key)) return `parameter '${key}' must be snake_case`;
   if (typeof property !== 'object' || property === null) return `parameter '${key}' is not a schema`;
   const p = property as PropertyFields;
+  const marked = property as Record<string, unknown>;
+  if (marked[DOCUMENT_KEYWORD] || marked[VALUES_KEYWORD]) {
+    if (p.type !== 'object') return `parameter '${key}' is a document or values parameter but not of type object`;
+    return objectProblem(key, p);
+  }
   if (!PARAM_TYPES.includes(String(p.type)))
     return `parameter '${key}' has unsupported type ${show(p.type)} (use string, integer, number or boolean)`;
   const keyword = keywordProblem(key, property);
@@ -196,6 +222,15 @@ export function schemaProblem(params: unknown): string | undefined {
     const problem = propertyProblem(key, property);
     if (problem) return problem;
   }
+  for (const keyword of [DOCUMENT_KEYWORD, VALUES_KEYWORD]) {
+    const marked = Object.keys(schema.properties).filter(
+      (key) => (schema.properties![key] as Record<string, unknown>)[keyword],
+    );
+    if (marked.length > 1)
+      return (
+        `parameters ${marked.map((key) => `'${key}'`).join(' and ')} are both ` + `${keyword}: a plugin has one at most`
+      );
+  }
   if (schema.required !== undefined) {
     if (!Array.isArray(schema.required)) return 'params.required must be a list of parameter names';
     const missing = schema.required.find((key) => !(key in schema.properties!));
@@ -229,6 +264,7 @@ export function sampleParams(schema: TObject): Record<string, unknown> {
     const spec = inputSpecOf(property as never);
     if (property.default !== undefined) params[key] = property.default;
     else if (Array.isArray(property.examples)) params[key] = property.examples[0];
+    else if (property.type === 'object') params[key] = {};
     else if (Array.isArray(property.enum)) params[key] = property.enum[0];
     else if (typeof (property as Record<string, unknown>)[TIME_KEYWORD] === 'string')
       params[key] = SAMPLE_TIMES[(property as Record<string, unknown>)[TIME_KEYWORD] as string];
@@ -288,7 +324,29 @@ export function outputProblem(spec: unknown): string | undefined {
   ) {
     return `output() returned alsoAs ${show(also)}; it must list snake_case response fields other than its field`;
   }
-  return pathProblem(output.path);
+  return pathProblem(output.path) ?? alongsideProblem(output as SingleOutput);
+}
+
+/** The problem of the files alongside a single output: each a field of its own and a path of the job's. */
+function alongsideProblem(output: SingleOutput): string | undefined {
+  const alongside = output.alongside as unknown;
+  if (alongside === undefined) return undefined;
+  if (!Array.isArray(alongside)) return `output() returned alongside ${show(alongside)}, not a list of { field, path }`;
+  const taken = new Set([output.field, ...(output.alsoAs ?? []), ...RESERVED_ANSWERS]);
+  const paths = new Set([output.path]);
+  for (const file of alongside as Array<Partial<AlongsideOutput> | null>) {
+    if (!isFieldName(file?.field) || taken.has(file.field))
+      return (
+        `output() returned an alongside field ${show(file?.field)}; each must be a snake_case response field of its ` +
+        "own (not the output's, message, error, warnings, output_file or output_files)"
+      );
+    if (paths.has(file.path as string)) return `output() returned the path ${show(file.path)} twice`;
+    taken.add(file.field);
+    paths.add(file.path as string);
+    const problem = pathProblem(file.path);
+    if (problem) return problem;
+  }
+  return undefined;
 }
 
 /** The problem of one output path, if any. */
@@ -350,4 +408,37 @@ export function sampleOutputProblem(plugin: PluginDefinition): string | undefine
     return `output() threw with sample params: ${(error as Error)?.message ?? String(error)}`;
   }
   return outputProblem(spec);
+}
+
+/**
+ * The output specs a plugin may answer with: its sample params', and each choice's of each enum parameter (a format,
+ * captions or none).
+ */
+export function possibleOutputs(plugin: PluginDefinition): OutputSpec[] {
+  const sample = sampleParams(plugin.params);
+  const variants: Array<Record<string, unknown>> = [sample];
+  for (const [key, property] of Object.entries(plugin.params.properties)) {
+    const choices = (property as { enum?: unknown }).enum;
+    if (Array.isArray(choices)) for (const value of choices) variants.push({ ...sample, [key]: value });
+  }
+  return variants.flatMap((params) => {
+    try {
+      return [plugin.output(params as never)];
+    } catch {
+      // A plugin whose output() wants other params: its sample output (checked at registration) is enough.
+      return [];
+    }
+  });
+}
+
+/**
+ * The response fields an operation may answer a file under, over every output it may write (see possibleOutputs):
+ * its output's field and other names, and the fields of files alongside it. A pipeline names a file by one of them.
+ */
+export function fileFieldsOf(plugin: PluginDefinition): Set<string> {
+  return new Set(
+    possibleOutputs(plugin).flatMap((spec) =>
+      'files' in spec ? [] : [spec.field, ...(spec.alsoAs ?? []), ...(spec.alongside ?? []).map((file) => file.field)],
+    ),
+  );
 }

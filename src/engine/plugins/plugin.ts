@@ -1,6 +1,8 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import type { Sharp } from 'sharp';
 import type { MediaFacts } from '../probe/media-facts.js';
+import type { Speech } from '../voice/voice-types.js';
+import type { SpeechRequest } from '../voice/voices.js';
 import { TIME_FORM, type TimeRange } from './times.js';
 
 /**
@@ -28,6 +30,12 @@ export const INPUT_KEYWORD = 'x-mediaflow-input';
 export const FORMAT_KEYWORD = 'x-mediaflow-format';
 /** Marks a parameter whose value must be a font family installed on the server (GET /fonts). */
 export const FONT_KEYWORD = 'x-mediaflow-font';
+/** Marks a parameter holding a JSON document (Param.document): an object, whose schema the plugin checks itself. */
+export const DOCUMENT_KEYWORD = 'x-mediaflow-document';
+/** Marks a parameter of named text values (Param.values), which a form's other fields add to. */
+export const VALUES_KEYWORD = 'x-mediaflow-values';
+/** Marks a parameter whose value, when given, must be a voice installed on the server (GET /voices). */
+export const VOICE_KEYWORD = 'x-mediaflow-voice';
 
 /**
  * Marks a parameter read as times (times.ts): `time` one time in seconds, `times` a list of them,
@@ -86,6 +94,32 @@ export const Param = {
   /** A font family installed on the server (GET /fonts lists them); another name is a 400 naming close matches. */
   font: (description: string) => Type.String({ description, maxLength: 200, [FONT_KEYWORD]: true }),
   /**
+   * A JSON document: an object in a JSON body, its JSON text in a form field or a flag, and on the CLI also the
+   * command's argument (a file, or `-` for standard input). `schema` describes it for the API docs and MCP; mediaflow
+   * only reads it as an object, and the plugin checks it against the schema (in `checkParams`), so that it can tell
+   * every problem at once, each with its path (`problemsError`). A plugin has at most one.
+   */
+  document: (schema: TSchema, options: { description: string; examples?: Array<Record<string, unknown>> }) =>
+    Type.Unsafe<Record<string, unknown>>({ ...schema, ...options, type: 'object', [DOCUMENT_KEYWORD]: true }),
+  /**
+   * Named text values (`{ "TITLE": "Episode 12" }`): an object of them in a JSON body, its JSON text in a form
+   * field, `--<name> NAME=value` (repeated) on the CLI. In a form, every field that is none of the plugin's
+   * parameters (nor `webhook_url` or `metadata`) is one more value, and a file part of such a name is an input
+   * whose URL is its value (a JSON body's other fields stay ignored). A plugin has at most one.
+   */
+  values: (options: { description: string }) =>
+    Type.Unsafe<Record<string, string>>({
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      ...options,
+      [VALUES_KEYWORD]: true,
+    }),
+  /**
+   * A voice of text to speech installed on the server (GET /voices lists them), as `<engine>:<name>`; another is a 400
+   * naming close matches, given before the job is queued. Leave it optional: without it, the best voice speaks.
+   */
+  voice: (description: string) => Type.String({ description, maxLength: 200, [VOICE_KEYWORD]: true }),
+  /**
    * Free text, bounded in length; `pattern` (a regular expression) restricts its form, which
    * `description` should say in words.
    */
@@ -121,6 +155,32 @@ export interface LocalInput {
 /** The probed facts of each input parameter's inputs, in the order given, as `output` sees them. */
 export type InputFacts = Record<string, MediaFacts[]>;
 
+/**
+ * An input a plugin names from its parameters (`PluginDefinition.inputs`) rather than by a URL parameter: fetched,
+ * cached, checked and probed as those are, and given to `check` and `build` as `inputs[name]` (a list of one).
+ */
+export interface NamedInput {
+  /** Its key in the builder's `inputs`: a generated name, not a parameter's. */
+  name: string;
+  /** The URL, or from the CLI a local path. */
+  source: string;
+  kind: InputKind;
+}
+
+/** The server's settings a plugin's checks and builder may read (docs/configuration.md). */
+export interface PluginSettings {
+  /** MEDIAFLOW_MAX_DURATION, in seconds: the longest an input, or an output, may last. */
+  maxDuration: number;
+  /** MEDIAFLOW_MAX_PIXELS: the most pixels of one picture or frame. */
+  maxPixels: number;
+  /** MEDIAFLOW_MAX_INPUTS: the most inputs one request may name. */
+  maxInputs: number;
+  /** MEDIAFLOW_MAX_CLIPS: the most clips one edit document (a render's timeline) may hold. */
+  maxClips: number;
+  /** MEDIAFLOW_TEMPLATES: the folder of edit templates, for an operation that takes one by name. */
+  templatesDir: string;
+}
+
 /** Everything a builder gets. Builders are pure: they return a plan, they do not run anything. */
 export interface BuildContext<P> {
   params: P;
@@ -135,6 +195,8 @@ export interface BuildContext<P> {
   outputs: string[];
   /** ffmpeg options that open one input safely: only local files, only the demuxers its kind needs. */
   input: (input: LocalInput) => string[];
+  /** The server's limits and folders (PluginSettings): mediaflow always gives them; a test's own context may not. */
+  settings?: PluginSettings;
 }
 
 /**
@@ -153,6 +215,12 @@ export interface Plan {
    * (`-t`, `-frames:v`; the limit itself when absent), so a lying input cannot make it longer.
    */
   expectedSeconds?: number;
+  /**
+   * The largest picture the plan's commands make, as the probed inputs and the parameters give it: an output frame,
+   * or a picture on the way to one (a contact sheet). More pixels than MEDIAFLOW_MAX_PIXELS is refused (422) before
+   * anything runs, as an input picture of that size is: a decoder's and an encoder's memory grows with it.
+   */
+  frameSize?: { width: number; height: number };
   /**
    * Seconds of the output each command writes, one number per command, for commands that write it in
    * consecutive parts (a slideshow's pieces, then a join that only copies them: 0). Progress then follows
@@ -291,6 +359,14 @@ export interface StepContext {
   progress: (ratio: number) => void;
   /** Adds fields to the answer, as `Plan.answers` does, for a result known only once the step has run. */
   answer: (fields: Record<string, unknown>) => void;
+  /**
+   * Speaks `request.text` with the server's voices (docs/voice.md) into `output`, a workspace WAV of a generated name
+   * (16-bit mono at the voice's rate), and resolves with its duration and when each sentence and word of it is
+   * spoken, in seconds. An unknown voice is a 400, a neural voice without its runtime a 501. The programs it runs
+   * are killed on cancel and at the time limit, and the job ends once they have exited. Its progress is the step's,
+   * unless `options.progress` hears it instead.
+   */
+  speak: (request: SpeechRequest, output: string, options?: { progress?: (ratio: number) => void }) => Promise<Speech>;
 }
 
 /** How a program run by `StepContext.spawn` ended: its exit code (or the signal that ended it) and its output. */
@@ -320,19 +396,35 @@ export interface SingleOutput {
   path: string;
   /** More answer fields carrying the same URL: a name established clients read (`subtitle_file_url`). */
   alsoAs?: string[];
+  /**
+   * Files written beside the output, each answered under a field of its own (speak's captions, as
+   * `subtitle_file_url`). The output stays the one file a pipeline step hands on; these are named by their field.
+   */
+  alongside?: AlongsideOutput[];
 }
 
-/** The paths of an output spec, in order: one, several or none. */
-export const outputPaths = (spec: OutputSpec): string[] => ('files' in spec ? spec.files : [spec.path]);
+/** A file written beside a single output: the response field of its URL and its path under uploads. */
+export interface AlongsideOutput {
+  field: string;
+  path: string;
+}
+
+/** The paths of an output spec, in order: one (and the files alongside it), several or none. */
+export const outputPaths = (spec: OutputSpec): string[] =>
+  'files' in spec ? spec.files : [spec.path, ...(spec.alongside ?? []).map((file) => file.path)];
 
 /**
  * The answer fields of an output's files, each path shown as `show` makes it (a URL, a local path):
- * `{ <field>: one }`, or `{ output_file: first, output_files: every }` for several, `{}` for none.
+ * `{ <field>: one }` (and each file alongside it under its field), or `{ output_file: first, output_files: every }`
+ * for several, `{}` for none.
  */
 export function answerFiles<T>(spec: OutputSpec, show: (path: string) => T): Record<string, T | T[]> {
   if (!('files' in spec)) {
     const shown = show(spec.path);
-    return Object.fromEntries([spec.field, ...(spec.alsoAs ?? [])].map((field) => [field, shown]));
+    return Object.fromEntries([
+      ...[spec.field, ...(spec.alsoAs ?? [])].map((field) => [field, shown]),
+      ...(spec.alongside ?? []).map((file) => [file.field, show(file.path)]),
+    ]);
   }
   const shown = spec.files.map(show);
   return shown.length > 0 ? { output_file: shown[0]!, output_files: shown } : {};
@@ -366,15 +458,28 @@ export interface PluginDefinition<S extends TObject = TObject> {
   /**
    * Checks a combination of parameters the schema cannot express, before anything is queued or
    * downloaded: throw `paramError` (400), and an asynchronous request is refused at once, not
-   * accepted and failed.
+   * accepted and failed. It may return the params every later hook sees instead (a template read,
+   * a document's merge fields filled in and checked); returning nothing keeps them.
    */
-  checkParams?: (params: Static<S>) => void;
+  checkParams?: (params: Static<S>, settings: PluginSettings) => Static<S> | void;
+  /**
+   * Inputs the parameters name other than by URL parameters (the media of a document's clips): each is fetched,
+   * cached, checked against its kind and probed like a URL parameter's, counted against MEDIAFLOW_MAX_INPUTS, and
+   * handed to `check` and `build` under its `name`. List each source once, however often the parameters use it.
+   */
+  inputs?: (params: Static<S>) => NamedInput[];
   /**
    * Seconds of output the parameters alone ask for (a slideshow: images x seconds each), when they
    * say; more than MEDIAFLOW_MAX_DURATION is refused with a 400 before anything is queued. Once
    * inputs are probed, the plan's `expectedSeconds` is checked against the limit too (422).
    */
   outputSeconds?: (params: Static<S>) => number | undefined;
+  /**
+   * The size of the output's pictures the parameters alone set (a frame of width x height), when they do; more
+   * pixels than MEDIAFLOW_MAX_PIXELS is refused with a 400 before anything is queued. Sizes known only once the
+   * inputs are probed go in the plan's `frameSize` (422).
+   */
+  outputSize?: (params: Static<S>) => { width: number; height: number } | undefined;
   /** Checks probed inputs beyond their kind; throw `mediaError` for unusable ones. */
   check?: (context: BuildContext<Static<S>>) => void;
   build: (context: BuildContext<Static<S>>) => Plan | string[];
@@ -411,6 +516,10 @@ export function definePlugin<S extends TObject>(plugin: PluginDefinition<S>): Pl
   }
   return plugin;
 }
+
+/** The name of the parameter of a schema that is marked with `keyword` (DOCUMENT_KEYWORD, VALUES_KEYWORD), if any. */
+export const paramMarked = (params: TObject, keyword: string): string | undefined =>
+  Object.keys(params.properties).find((key) => (params.properties[key] as Record<string, unknown>)[keyword]);
 
 /** The input spec of a parameter schema, if it is an input. */
 export const inputSpecOf = (schema: TSchema): InputSpec | undefined =>

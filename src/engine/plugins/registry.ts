@@ -61,7 +61,7 @@ function shapeProblem(plugin: PluginDefinition): string | undefined {
   for (const hook of ['output', 'build', 'message'] as const) {
     if (typeof plugin[hook] !== 'function') return `${hook}() is missing (it must be a function)`;
   }
-  for (const hook of ['checkParams', 'outputSeconds', 'check'] as const) {
+  for (const hook of ['checkParams', 'inputs', 'outputSeconds', 'outputSize', 'check'] as const) {
     if (plugin[hook] !== undefined && typeof plugin[hook] !== 'function') return `${hook} must be a function`;
   }
   return sampleOutputProblem(plugin);

@@ -36,6 +36,7 @@ export const SERVER_PATHS = {
   files: '/files',
   health: '/health',
   fonts: '/fonts',
+  voices: '/voices',
   metrics: '/metrics',
   pipelines: '/pipelines',
   jobs: '/jobs',

@@ -20,6 +20,9 @@ const SECONDS = /^(\d+\.?\d*|\.\d+)$/;
 /** Minutes unbounded without hours (`75:30`), below 60 with them; seconds always below 60. */
 const CLOCK = /^(?:(\d+):([0-5]?\d)|(\d+)):([0-5]?\d(?:\.\d+)?)$/;
 
+/** A time as a schema's `pattern` (JSON Schema, for documents): what `parseTime` reads, spaces around it allowed. */
+export const TIME_PATTERN = `^\\s*(?:${SECONDS.source.slice(1, -1)}|${CLOCK.source.slice(1, -1)})\\s*$`;
+
 /** A time as seconds, or undefined when `text` is not one. */
 function secondsOf(text: string): number | undefined {
   const trimmed = text.trim();

@@ -70,6 +70,8 @@ export interface VideoFacts {
   height: number;
   /** Frames per second, from the stream's average (or real) frame rate. */
   fps: number;
+  /** The pictures of an animated GIF, counted without decoding them (each is a whole canvas of width x height). */
+  frames?: number;
   pixFmt: string;
   profile?: string;
   /** The stream's time base as ffprobe gives it (`1/12800`), when ffprobe read it. */

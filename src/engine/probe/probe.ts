@@ -36,6 +36,7 @@ interface ProbeStream {
   channels?: number;
   channel_layout?: string;
   time_base?: string;
+  nb_frames?: string;
   extradata_hash?: string;
   disposition?: { attached_pic?: number };
   side_data_list?: Array<{ rotation?: number }>;
@@ -111,6 +112,15 @@ function streamEntries(streams: ProbeStream[]): StreamFacts[] {
   });
 }
 
+/**
+ * The pictures of an animated GIF, which its demuxer counts as it opens the file, without decoding any: overlay-image
+ * weighs a logo's decoding by them. Other formats' counts are left out, as the header readers give none.
+ */
+function animationFrames(formatName: string, video: ProbeStream): Pick<VideoFacts, 'frames'> {
+  const frames = Number(video.nb_frames);
+  return formatName === 'gif' && Number.isInteger(frames) && frames > 0 ? { frames } : {};
+}
+
 /** Turns ffprobe's JSON into facts. Cover art in audio files (attached pictures) is not a video stream. */
 export function factsFromProbe(output: ProbeOutput): MediaFacts {
   const streams = output.streams ?? [];
@@ -131,7 +141,7 @@ export function factsFromProbe(output: ProbeOutput): MediaFacts {
   if (Number.isFinite(duration) && duration > 0) facts.duration = duration;
   if (Number.isFinite(size)) facts.size = size;
   if (Number.isFinite(bitRate) && bitRate > 0) facts.bitRate = bitRate;
-  if (video) facts.video = videoFacts(video);
+  if (video) facts.video = { ...videoFacts(video), ...animationFrames(formatName, video) };
   if (audio) facts.audio = audioFacts(audio);
   if (subtitle) facts.subtitle = { codec: subtitle.codec_name ?? 'unknown' };
   return facts;

@@ -9,16 +9,18 @@ import { mediaError, MediaflowError, paramError, tooLargeError } from '../errors
 import { ByteBudget, download, inputTooLarge, type FetchLimits } from '../inputs/fetcher.js';
 import type { Fetch, InputCache } from '../inputs/input-cache.js';
 import { ffmpegCommandLine, runFfmpeg } from './ffmpeg.js';
+import { jobDeadline } from './job-deadline.js';
 import { setLibvipsSlots } from './libvips.js';
 import { setSpeech } from '../speech/recognise.js';
 import { codePointName, glyphWarnings, missingGlyphs } from '../subtitles/missing-glyphs.js';
 import { checkKind, inputArgs } from '../inputs/input-policy.js';
-import { cappedPlan, checkOutputLength } from './output-caps.js';
+import { cappedPlan, checkFrameSize, checkOutputLength } from './output-caps.js';
 import type { Logger } from '../logger.js';
 import { parseParams } from '../plugins/params.js';
 import { runSteps, workspaceFile } from './plan-steps.js';
 import {
   callPlugin,
+  checkedInputs,
   checkedMessage,
   checkedOutput,
   checkedPlan,
@@ -28,6 +30,7 @@ import {
 import {
   inputSpecOf,
   outputPaths,
+  VOICE_KEYWORD,
   type BuildContext,
   type FanoutSpec,
   type InputFacts,
@@ -36,6 +39,7 @@ import {
   type OutputSpec,
   type Plan,
   type PluginDefinition,
+  type PluginSettings,
 } from '../plugins/plugin.js';
 import { probeFile } from '../probe/probe.js';
 import type { Registry } from '../plugins/registry.js';
@@ -46,6 +50,7 @@ import { setTextWorkers } from '../subtitles/text-workers.js';
 import { publishAll, type OutputStore, type Workspaces } from '../storage/storage.js';
 import { LocalPartRunner, PartEncoder, type PartRunner } from './fanout/part-runner.js';
 import { keptSeconds, splitEncode } from './fanout/split-encode.js';
+import type { Voices } from '../voice/voices.js';
 
 /** Where a job is, for progress displays. */
 export interface JobProgress {
@@ -76,6 +81,14 @@ export interface JobOptions {
    * `--output` name against the output's extension, which may follow the input's container).
    */
   checkOutput?: (output: OutputSpec) => void;
+}
+
+/**
+ * A job's options as it runs in its slot: its signal also ends it at its whole-job time limit, and `deadline` says
+ * when that is (performance.now()'s clock), for work that is told its time left rather than stopped (libvips).
+ */
+interface RunningOptions extends JobOptions {
+  deadline: number;
 }
 
 /**
@@ -169,6 +182,8 @@ export interface EngineDeps {
   cache?: InputCache;
   /** Where a split encode's parts run (docs/fanout.md); none: in this process's slots. */
   parts?: PartRunner;
+  /** Text to speech, for a step's `speak` and the voice fields of a request (docs/voice.md). */
+  voices: Voices;
 }
 
 /** A file extension from a URL or path, if it is short and plain; generated names never carry user text otherwise. */
@@ -186,8 +201,18 @@ function safeExtension(source: string): string {
 /** The one way in: every front end (HTTP, CLI, pipelines) runs operations through `run`. */
 export class Engine {
   private readonly parts: PartRunner;
+  /** What plugins are told of the configuration (PluginDefinition.checkParams, BuildContext.settings). */
+  private readonly settings: PluginSettings;
 
   constructor(private readonly deps: EngineDeps) {
+    const { config } = deps;
+    this.settings = {
+      maxDuration: config.maxDurationMs / 1000,
+      maxPixels: config.maxPixels,
+      maxInputs: config.maxInputs,
+      maxClips: config.maxClips,
+      templatesDir: config.templatesDir,
+    };
     this.parts =
       deps.parts ?? new LocalPartRunner(new PartEncoder(deps.binaries.ffmpeg, deps.slots, deps.config.jobTimeoutMs));
     setLibvipsSlots(deps.config.concurrency);
@@ -223,8 +248,12 @@ export class Engine {
   /** Validates raw fields into params, and lists the inputs they name, checking each URL before anything is queued. */
   prepare(operation: string, raw: Record<string, unknown>, localFiles?: LocalFilePolicy) {
     const plugin = this.plugin(operation);
-    const params = parseParams(plugin.params, raw);
-    if (plugin.checkParams) callPlugin(plugin, 'checkParams', () => plugin.checkParams!(params));
+    const parsed = parseParams(plugin.params, raw);
+    // checkParams may hand back the params the later hooks see (a template read, merge fields filled in).
+    const checked: unknown = plugin.checkParams
+      ? callPlugin(plugin, 'checkParams', () => plugin.checkParams!(parsed, this.settings))
+      : undefined;
+    const params = typeof checked === 'object' && checked !== null ? (checked as Record<string, unknown>) : parsed;
     // An output too long is refused from the parameters alone where they say its length: a 400 at once.
     if (plugin.outputSeconds)
       checkOutputLength(
@@ -232,17 +261,29 @@ export class Engine {
         this.deps.config.maxDurationMs,
         'params',
       );
+    if (plugin.outputSize)
+      checkFrameSize(
+        callPlugin(plugin, 'outputSize', () => plugin.outputSize!(params)),
+        this.deps.config.maxPixels,
+        'params',
+      );
     this.checkTextBytes(params);
     const inputs: InputRequest[] = [];
+    const add = (param: string, source: string, kind: InputSpec['kind']) => {
+      const local = localFiles?.(source);
+      if (local === undefined) checkUrl(source, this.fetchLimits());
+      inputs.push({ param, source, kind, ...(typeof local === 'string' ? { localPath: local } : local) });
+    };
     for (const [param, schema] of Object.entries(plugin.params.properties)) {
       const spec = inputSpecOf(schema);
       const value = params[param];
       if (!spec || value === undefined) continue;
-      for (const source of Array.isArray(value) ? (value as string[]) : [value as string]) {
-        const local = localFiles?.(source);
-        if (local === undefined) checkUrl(source, this.fetchLimits());
-        inputs.push({ param, source, kind: spec.kind, ...(typeof local === 'string' ? { localPath: local } : local) });
-      }
+      for (const source of Array.isArray(value) ? (value as string[]) : [value as string])
+        add(param, source, spec.kind);
+    }
+    if (plugin.inputs) {
+      const named = callPlugin(plugin, 'inputs', () => checkedInputs(plugin, plugin.inputs!(params)));
+      for (const { name, source, kind } of named) add(name, source, kind);
     }
     if (inputs.length > this.deps.config.maxInputs) {
       throw paramError(
@@ -267,9 +308,23 @@ export class Engine {
     }
   }
 
+  /**
+   * `prepare`, then the checks that look at the server itself: a voice field names a voice installed here (a 400
+   * naming close ones, a 501 for a neural voice without its runtime). What a job is checked with before it is queued.
+   */
+  async check(operation: string, raw: Record<string, unknown>, localFiles?: LocalFilePolicy) {
+    const prepared = this.prepare(operation, raw, localFiles);
+    for (const [key, schema] of Object.entries(prepared.plugin.params.properties)) {
+      const value = prepared.params[key];
+      if ((schema as Record<string, unknown>)[VOICE_KEYWORD] && typeof value === 'string' && value !== '')
+        await this.deps.voices.voice(value);
+    }
+    return prepared;
+  }
+
   /** Runs one operation end to end and publishes its output. */
   async run(operation: string, raw: Record<string, unknown>, options: JobOptions = {}): Promise<JobResult> {
-    const { plugin, params, inputs } = this.prepare(operation, raw, options.localFiles);
+    const { plugin, params, inputs } = await this.check(operation, raw, options.localFiles);
     const id = options.id ?? randomUUID();
     options.onProgress?.({ stage: 'queued' });
     return this.deps.slots.run(() => this.execute(id, plugin, params, inputs, options), options.signal);
@@ -295,6 +350,9 @@ export class Engine {
         timings[name] = Math.round(performance.now() - started);
       }
     };
+    // From here the job holds its slot: everything it does counts against its whole-job time limit.
+    const deadline = jobDeadline(this.deps.config.jobTotalTimeoutMs, options.signal);
+    const limited: RunningOptions = { ...options, signal: deadline.signal, deadline: deadline.at };
     const dir = await workspaces.create(id);
     try {
       const { plan, inputs, outputSpec, outputNames } = await this.buildIn(
@@ -302,12 +360,12 @@ export class Engine {
         plugin,
         params,
         requests,
-        options,
+        limited,
         time,
       );
       options.onProgress?.({ stage: 'process' });
       const { logged, answers, parts } = await time('processMs', () =>
-        this.execStages(id, dir, plugin, plan, inputs, options),
+        this.execStages(id, dir, plugin, plan, inputs, limited),
       );
       for (const name of outputNames) await this.ensureOutput(dir, name);
       const missing = missingGlyphs(logged);
@@ -322,7 +380,13 @@ export class Engine {
       const output: OutputSpec =
         'files' in outputSpec
           ? { files: outputSpec.files.map(withId) }
-          : { ...outputSpec, path: withId(outputSpec.path) };
+          : {
+              ...outputSpec,
+              path: withId(outputSpec.path),
+              ...(outputSpec.alongside
+                ? { alongside: outputSpec.alongside.map((file) => ({ ...file, path: withId(file.path) })) }
+                : {}),
+            };
       const paths = outputPaths(output);
       await time('publishMs', () =>
         publishAll(
@@ -347,6 +411,7 @@ export class Engine {
       if (options.signal?.aborted) outcome = 'cancelled';
       throw error;
     } finally {
+      deadline.clear();
       await workspaces.remove(dir);
       observer?.jobEnded(plugin.name, (performance.now() - started) / 1000, outcome);
     }
@@ -362,7 +427,7 @@ export class Engine {
     raw: Record<string, unknown>,
     options: Pick<JobOptions, 'signal' | 'localFiles'> = {},
   ): Promise<JobPlan> {
-    const { plugin, params, inputs } = this.prepare(operation, raw, options.localFiles);
+    const { plugin, params, inputs } = await this.check(operation, raw, options.localFiles);
     const dir = await this.deps.workspaces.create(randomUUID());
     try {
       const { plan, outputSpec } = await this.buildIn(dir, plugin, params, inputs, options, (_name, work) => work());
@@ -426,17 +491,18 @@ export class Engine {
     const facts = Object.fromEntries(Object.entries(inputs).map(([param, list]) => [param, list.map((i) => i.facts)]));
     const outputSpec = this.outputOf(plugin, params, facts);
     options.checkOutput?.(outputSpec);
-    // Generated names only: one output is `output.<ext>`, several `output-<n>.<ext>`.
-    const outputNames =
-      'files' in outputSpec
-        ? outputSpec.files.map((file, index) => `output-${index + 1}${path.extname(file)}`)
-        : [`output${path.extname(outputSpec.path)}`];
+    // Generated names only: one output is `output.<ext>` (files alongside it `output-<n>.<ext>`), several
+    // `output-<n>.<ext>`.
+    const outputNames = outputPaths(outputSpec).map((file, index) =>
+      'files' in outputSpec || index > 0 ? `output-${index + 1}${path.extname(file)}` : `output${path.extname(file)}`,
+    );
     const context: BuildContext<Record<string, unknown>> = {
       params,
       inputs,
       output: outputNames[0] ?? '',
       outputs: outputNames,
       input: (input) => inputArgs(input, kinds.get(input.file)),
+      settings: this.settings,
     };
     if (plugin.check) callPlugin(plugin, 'check', () => plugin.check!(context));
     const plan = this.stage(
@@ -448,12 +514,13 @@ export class Engine {
   }
 
   /**
-   * A stage as it runs: refused when it expects more than MEDIAFLOW_MAX_DURATION (422), its final
-   * command capped at what it expects (output-caps.ts).
+   * A stage as it runs: refused when it expects more than MEDIAFLOW_MAX_DURATION or makes pictures larger than
+   * MEDIAFLOW_MAX_PIXELS (422), its final command capped at what it expects (output-caps.ts).
    */
   private stage(built: Plan | string[], inputs: readonly LocalInput[]): Plan {
     const plan = normalisePlan(built);
     checkOutputLength(plan.expectedSeconds, this.deps.config.maxDurationMs, 'inputs');
+    checkFrameSize(plan.frameSize, this.deps.config.maxPixels, 'inputs');
     return cappedPlan(plan, inputs, this.deps.config.maxDurationMs);
   }
 
@@ -579,7 +646,7 @@ export class Engine {
     plugin: PluginDefinition,
     first: Plan,
     inputs: Record<string, LocalInput[]>,
-    options: JobOptions,
+    options: RunningOptions,
   ): Promise<{ logged: string; answers: Record<string, unknown>; parts?: number }> {
     const locals = Object.values(inputs).flat();
     const answers: Record<string, unknown> = {};
@@ -634,7 +701,7 @@ export class Engine {
     plugin: PluginDefinition,
     plan: Plan,
     inputs: Record<string, LocalInput[]>,
-    options: JobOptions,
+    options: RunningOptions,
     onRatio: (ratio: number) => void,
     onSplit: (parts: number) => void,
   ): Promise<{ logs: string[]; answered: Record<string, unknown>; parts?: number }> {
@@ -644,7 +711,9 @@ export class Engine {
     let answered: Record<string, unknown> = {};
     if (plan.steps?.length) {
       answered = await runSteps(plugin.name, dir, plan.steps, {
+        voices: this.deps.voices,
         timeoutMs: this.deps.config.jobTimeoutMs,
+        deadline: options.deadline,
         maxPixels: this.deps.config.maxPixels,
         sources: new Map(
           Object.values(inputs)

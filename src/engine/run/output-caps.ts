@@ -30,6 +30,18 @@ export function checkOutputLength(
 }
 
 /**
+ * Refuses output pictures larger than the limit: a 400 when the parameters alone size them (outputSize), a 422 when
+ * the probed inputs do (Plan.frameSize).
+ */
+export function checkFrameSize(size: Plan['frameSize'], maxPixels: number, knownFrom: 'params' | 'inputs'): void {
+  if (!size || size.width * size.height <= maxPixels) return;
+  const message =
+    `The output's pictures would be ${size.width}x${size.height} pixels, more than the limit of ${maxPixels} ` +
+    'pixels (MEDIAFLOW_MAX_PIXELS)';
+  throw knownFrom === 'params' ? paramError(message) : mediaError(message);
+}
+
+/**
  * The plan with its final command capped: `-t` at the expected length plus the margin (the
  * limit itself when the plan expects none) and `-frames:v` at that many seconds of the fastest
  * input's frame rate (at least 120 fps). They go right after the last input, where they are

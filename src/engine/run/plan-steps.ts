@@ -5,6 +5,7 @@ import { pluginFailure, PluginHookError } from '../plugins/plugin-call.js';
 import type { Step, StepContext } from '../plugins/plugin.js';
 import { offThread } from '../subtitles/text-workers.js';
 import { spawnChild } from './child-process.js';
+import type { Voices } from '../voice/voices.js';
 
 /** Names a plan may give workspace files: generated, never a path. */
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -16,10 +17,17 @@ export function workspaceFile(dir: string, name: string): string {
 }
 
 export interface StepLimits {
+  /** Text to speech, for `speak`. */
+  voices: Voices;
   /** The job's cancellation. */
   signal?: AbortSignal;
   /** Time the steps together may take (MEDIAFLOW_JOB_TIMEOUT), as one ffmpeg command may. */
   timeoutMs: number;
+  /**
+   * When the whole job's time is up (performance.now()'s clock), if sooner: `signal` stops the steps then, and
+   * libvips is told the time left to it.
+   */
+  deadline?: number;
   maxPixels: number;
   /** Input file name → the source the user gave, for messages. */
   sources: ReadonlyMap<string, string>;
@@ -50,7 +58,7 @@ export async function runSteps(
   steps: readonly Step[],
   limits: StepLimits,
 ): Promise<Record<string, unknown>> {
-  const deadline = performance.now() + limits.timeoutMs;
+  const deadline = Math.min(performance.now() + limits.timeoutMs, limits.deadline ?? Infinity);
   const timeout = new AbortController();
   const timer = setTimeout(
     () => timeout.abort(new MediaflowError('MF_ERR_TIMEOUT', 'Processing ran past its time limit and was stopped')),
@@ -59,8 +67,10 @@ export async function runSteps(
   const signal = limits.signal ? AbortSignal.any([limits.signal, timeout.signal]) : timeout.signal;
   const workspacePath = (name: string) => workspaceFile(dir, name);
   const answers: Record<string, unknown> = {};
-  // Programs the steps started: a cancelled job ends only once they have exited, so none outlives its workspace.
+  // Programs the steps started (and syntheses, which run theirs): a cancelled job ends only once they have exited, so
+  // none outlives its workspace.
   const children = new Set<Promise<unknown>>();
+  const progress = (ratio: number) => limits.onProgress?.(Math.min(1, Math.max(0, ratio)));
   const context: StepContext = {
     signal,
     path: workspacePath,
@@ -76,7 +86,16 @@ export async function runSteps(
       children.add(child.catch(() => {}));
       return child;
     },
-    progress: (ratio) => limits.onProgress?.(Math.min(1, Math.max(0, ratio))),
+    progress,
+    speak: (request, output, options = {}) => {
+      const synthesis = limits.voices.synthesise(request, workspacePath(output), {
+        dir,
+        signal,
+        progress: options.progress ?? progress,
+      });
+      children.add(synthesis.catch(() => {}));
+      return synthesis;
+    },
     answer: (fields) => {
       const undeclared = Object.keys(fields).find((name) => !(limits.answers ?? []).includes(name));
       if (undeclared !== undefined)

@@ -1,7 +1,7 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { parseParams } from '../../engine/plugins/params.js';
 import { inputSpecOf, type InputSpec } from '../../engine/plugins/plugin.js';
-import { ExprError, parseExpr, refsOf, showRef, type Expr, type Ref } from '../template.js';
+import { ExprError, parseExpr, refsOf, showExpr, showRef, type Expr, type Ref } from '../template.js';
 import type { Issues } from './issues.js';
 import type { PipelineInput } from './types.js';
 
@@ -27,6 +27,8 @@ export interface StepContext {
   listSteps: Set<string>;
   /** Steps whose operation writes no file, with that operation's name. */
   filelessSteps: Map<string, string>;
+  /** The fields each step's operation may answer a file under (`output_file`, `subtitle_file_url`), by step. */
+  fileFields: Map<string, ReadonlySet<string>>;
   itemShape?: Shape | undefined;
 }
 
@@ -132,6 +134,16 @@ function shapeOfRef(issues: Issues, ref: Ref, path: Array<string | number>, cont
       issues.add(path, noFileIssue(ref.step, operation), { step: context.step });
       return undefined;
     }
+    const fields = context.fileFields.get(ref.step);
+    if (ref.field !== undefined && fields && !fields.has(ref.field)) {
+      issues.add(
+        path,
+        `{{ ${showRef(ref)} }} names no file of step '${ref.step}': its operation answers files as ` +
+          `${[...fields].join(', ') || 'nothing'} ({{ steps.${ref.step}.output }} is its output)`,
+        { step: context.step },
+      );
+      return undefined;
+    }
     return context.listSteps.has(ref.step) ? 'files' : 'file';
   }
   if (!context.itemShape) {
@@ -178,6 +190,19 @@ function shapeOfItem(
 ): Shape | undefined {
   if (expr.kind === 'literal') return 'literal';
   if (expr.kind === 'ref') return shapeOfRef(issues, expr.ref, path, context);
+  if (expr.kind === 'first') {
+    const shapes = expr.refs.map((ref) => shapeOfRef(issues, ref, path, context));
+    if (shapes.some((shape) => shape === undefined)) return undefined;
+    // Each alternative may be the value: they must be of one kind (a file and a URL, or lists of them).
+    const several = (shape: Shape | undefined) => ['urls', 'files', 'list'].includes(shape!);
+    if (new Set(shapes.map(several)).size > 1) {
+      issues.add(path, `the alternatives of ${showExpr(expr)} must all be one value, or all lists`, {
+        step: context.step,
+      });
+      return undefined;
+    }
+    return shapes.find((shape) => shape === 'file' || shape === 'files') ?? shapes[0];
+  }
   if (expr.kind === 'text') {
     for (const ref of refsOf(expr)) {
       const shape = shapeOfRef(issues, ref, path, context);
@@ -243,10 +268,11 @@ export function checkParam(
     issues.add(path, `parameter '${key}' takes ${describeKind[kind]}, but ${describeShape(shape, ref)}${hint}`, where);
     return;
   }
-  // An input's default must suit every parameter it reaches (an enum, a range).
+  // An input's default must suit every parameter it reaches (an enum, a range); an empty default is no value (an
+  // input one may leave out, for a step that runs only `when` it is given).
   if (expr.kind === 'ref' && 'input' in expr.ref) {
     const input = context.inputs.get(expr.ref.input);
-    if (input?.default !== undefined && kind !== 'url' && kind !== 'urls') {
+    if (input?.default !== undefined && input.default !== '' && kind !== 'url' && kind !== 'urls') {
       const problem = checkValue(key, schema, input.default);
       if (problem)
         issues.add(path, `the default of input '${input.name}' does not suit parameter '${key}': ${problem}`, where);

@@ -23,6 +23,10 @@ export interface PipelineStep {
   description?: string;
   with: Record<string, Expr>;
   each?: Expr;
+  /** The step runs only when this input is given (its value is not empty). */
+  when?: string;
+  /** The step runs only when this input is not given. */
+  unless?: string;
   /** Steps whose outputs this one uses. */
   after: string[];
 }
@@ -31,6 +35,8 @@ export interface PipelineStep {
 export interface PipelineResult {
   name: string;
   step: string;
+  /** A file the step writes beside its output, by the field it is answered under (else the output itself). */
+  field?: string;
 }
 
 /** A pipeline checked as a whole: every operation, parameter and reference exists and fits, no cycles. */

@@ -21,12 +21,15 @@ export const assFields = {
   highlight_color: colourParam('the highlighted word (format ass with highlight=word; default #FFD700)'),
 };
 
-/** Style fields would be lost in silence in SRT and WebVTT, which carry none: a 400 when given with another format. */
-export function checkAssOnly(params: Record<string, unknown> & { format: string }): void {
+/**
+ * Style fields would be lost in silence in SRT and WebVTT, which carry none: a 400 when given with another format
+ * (the value of `field`, the parameter that chooses the subtitles' format).
+ */
+export function checkAssOnly(params: Record<string, unknown>, field = 'format'): void {
   const styled = ASS_ONLY.find((key) => params[key] !== undefined);
-  if (styled && params.format !== 'ass')
+  if (styled && params[field] !== 'ass')
     throw paramError(
-      `Expected \`format\` to be ass when \`${styled}\` is given: ${params.format} files carry no styles`,
+      `Expected \`${field}\` to be ass when \`${styled}\` is given: ${String(params[field])} files carry no styles`,
     );
 }
 

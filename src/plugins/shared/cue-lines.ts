@@ -46,6 +46,9 @@ function unspacedWords(token: string): Word[] {
   return result;
 }
 
+/** Whether a character is of a script written without spaces between words (or one of its full stops). */
+export const isUnspaced = (character: string): boolean => UNSPACED.test(character);
+
 /** Words: tokens between spaces, and tokens written without spaces cut into their words. */
 export function words(text: string): Word[] {
   return text

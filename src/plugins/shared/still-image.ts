@@ -1,12 +1,13 @@
 /**
  * A filter graph that flattens a picture onto black before it is written as a format without
- * alpha, so transparent areas become black rather than whatever colour hides under them.
+ * alpha, so transparent areas become black rather than whatever colour hides under them. Its
+ * frames are said to come at `rate` when given (the black's rate, which overlay's output takes).
  */
-export function flattenOntoBlack(chain: string, width: number, height: number, stream = 0): string {
+export function flattenOntoBlack(chain: string, width: number, height: number, stream = 0, rate?: number): string {
   // Labels of a later input's graph carry its number, so two graphs can share one -filter_complex.
   const [bg, fg] = stream === 0 ? ['bg', 'fg'] : [`bg${stream}`, `fg${stream}`];
   return (
-    `color=c=black:s=${width}x${height}[${bg}];[${stream}:v]${chain},format=rgba[${fg}];` +
+    `color=c=black:s=${width}x${height}${rate ? `:r=${rate}` : ''}[${bg}];[${stream}:v]${chain},format=rgba[${fg}];` +
     `[${bg}][${fg}]overlay=shortest=1:format=auto`
   );
 }

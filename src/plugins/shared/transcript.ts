@@ -1,6 +1,13 @@
-import type { HeardWord, Recognised } from '../../sdk.js';
+import { Param, type HeardWord, type Recognised } from '../../sdk.js';
 import { joined, splitCues, srtDocument, vttDocument, words, type TimedCue } from './cue-lines.js';
-import { assScript, karaokeText, plainText, type AssCaptionOptions, type CueWord } from './ass-captions.js';
+import {
+  assScript,
+  karaokeText,
+  plainText,
+  type AssCaptionOptions,
+  type AssEvent,
+  type CueWord,
+} from './ass-captions.js';
 
 /**
  * A transcript's documents: the words whisper.cpp heard, with their times, grouped into lines as generate-subtitles
@@ -15,6 +22,14 @@ export interface TimedWord extends CueWord {
 }
 
 export const TRANSCRIPT_FORMATS = ['srt', 'vtt', 'ass', 'txt', 'json'] as const;
+
+/** The field of the most words a line holds, for an operation that writes timed words as captions. */
+export const wordsPerLineField = Param.integer({
+  minimum: 1,
+  maximum: 100,
+  default: 8,
+  description: 'Most words in one caption line; a line also ends at the end of a sentence',
+});
 export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];
 
 /**
@@ -51,11 +66,11 @@ const cueOf = (line: readonly TimedWord[]): TimedCue => ({
 const ms = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
 /**
- * The ASS script: one event per line, each word highlighted (with `highlight`) from its start to the next word's
- * start, the last one to the line's end.
+ * The ASS events of lines: one event per line, each word highlighted (with `highlight`) from its start to the next
+ * word's start, the last one to the line's end.
  */
-function assDocument(lines: ReadonlyArray<readonly TimedWord[]>, options: AssCaptionOptions): string {
-  const events = lines.map((line) => {
+export function lineEvents(lines: ReadonlyArray<readonly TimedWord[]>, options: AssCaptionOptions): AssEvent[] {
+  return lines.map((line) => {
     const { start, end } = cueOf(line);
     // whisper.cpp's word times may overlap a little: a word never weighs less than nothing.
     const weights = line.map((word, i) => Math.max(0, (line[i + 1]?.start ?? end) - word.start));
@@ -64,7 +79,14 @@ function assDocument(lines: ReadonlyArray<readonly TimedWord[]>, options: AssCap
       : plainText(line);
     return { start, end, text };
   });
-  return assScript(events, options.style);
+}
+
+/** How timed words become a document: its format, the most words a line, the ASS style, the language (for JSON). */
+export interface TimedDocumentOptions {
+  format: TranscriptFormat;
+  perLine: number;
+  ass: AssCaptionOptions;
+  language: string;
 }
 
 /**
@@ -74,9 +96,21 @@ function assDocument(lines: ReadonlyArray<readonly TimedWord[]>, options: AssCap
  */
 export function transcriptDocument(
   recognised: Recognised,
-  options: { format: TranscriptFormat; perLine: number; duration: number | undefined; ass: AssCaptionOptions },
+  options: Omit<TimedDocumentOptions, 'language'> & { duration: number | undefined },
 ): { content: string; text: string } {
-  const lines = splitCues(timedWords(recognised.words, options.duration), options.perLine);
+  return timedDocument(timedWords(recognised.words, options.duration), { ...options, language: recognised.language });
+}
+
+/**
+ * The document of words said at known times (heard by the recogniser, or spoken by a voice), grouped into lines of
+ * at most `perLine` words as generate-subtitles groups a text, each line shown from its first word's start to its
+ * last word's end; see `transcriptDocument` for the formats.
+ */
+export function timedDocument(
+  words: readonly TimedWord[],
+  options: TimedDocumentOptions,
+): { content: string; text: string } {
+  const lines = splitCues(words, options.perLine);
   const cues = lines.map(cueOf);
   const text = joined(lines.flat());
   switch (options.format) {
@@ -85,7 +119,7 @@ export function transcriptDocument(
     case 'vtt':
       return { content: vttDocument(cues), text };
     case 'ass':
-      return { content: assDocument(lines, options.ass), text };
+      return { content: assScript(lineEvents(lines, options.ass), options.ass.style), text };
     case 'txt':
       return { content: cues.map((cue) => `${cue.text}\n`).join(''), text };
     case 'json': {
@@ -95,7 +129,7 @@ export function transcriptDocument(
         text: cues[i]!.text,
         words: line.map((word) => ({ start: ms(word.start), end: ms(word.end), word: word.text })),
       }));
-      return { content: `${JSON.stringify({ language: recognised.language, text, segments }, null, 2)}\n`, text };
+      return { content: `${JSON.stringify({ language: options.language, text, segments }, null, 2)}\n`, text };
     }
   }
 }

@@ -61,7 +61,23 @@ export const errorRefs = (codes: ErrorCode[]) =>
       .map((status) => [String(status), { $ref: `#/components/responses/${responseName(status)}` }]),
   );
 
-/** The `Error` component schema: the text, and the code to branch on. */
+/** An error's `errors`: every problem of a request told at once, each where it is (MediaflowError.errors). */
+export const PROBLEMS_SCHEMA: Json = {
+  type: 'array',
+  description:
+    'Present when the request had several problems, told at once (a render document): each with where it is and ' +
+    'what is wrong; `error` is the first',
+  items: {
+    type: 'object',
+    required: ['path', 'error'],
+    properties: {
+      path: { type: 'string', examples: ['tracks[1].clips[0].src'] },
+      error: { type: 'string' },
+    },
+  },
+};
+
+/** The `Error` component schema: the text, the code to branch on, and every problem when there were several. */
 export function errorSchema(): Json {
   return {
     type: 'object',
@@ -73,6 +89,7 @@ export function errorSchema(): Json {
         enum: Object.keys(ERRORS),
         description: 'The stable code of the condition (docs/errors.md): branch on it, not on the text',
       },
+      errors: PROBLEMS_SCHEMA,
     },
   };
 }

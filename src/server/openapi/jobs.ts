@@ -1,5 +1,5 @@
 import { ERRORS } from '../../engine/errors.js';
-import { errorContent, errorRefs } from './error-responses.js';
+import { errorContent, errorRefs, PROBLEMS_SCHEMA } from './error-responses.js';
 import { MAX_METADATA_BYTES } from '../limits.js';
 import { JOB_STATUSES } from '../../jobs/job.js';
 import { WARNINGS_SCHEMA } from './plugin-schemas.js';
@@ -93,6 +93,7 @@ export function jobSchemas(): Json {
             status: { type: 'integer', minimum: 400, maximum: 599 },
             error: { type: 'string' },
             code: { type: 'string', enum: Object.keys(ERRORS), description: 'As in an error answer (docs/errors.md)' },
+            errors: PROBLEMS_SCHEMA,
           },
         },
         metadata: {

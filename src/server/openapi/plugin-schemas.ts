@@ -1,6 +1,7 @@
-import { sampleParams } from '../../engine/plugins/plugin-check.js';
+import { possibleOutputs, sampleParams } from '../../engine/plugins/plugin-check.js';
 import {
   answerFiles,
+  DOCUMENT_KEYWORD,
   FONT_KEYWORD,
   FORMAT_KEYWORD,
   inputSpecOf,
@@ -8,6 +9,7 @@ import {
   type OutputSpec,
   type PluginDefinition,
   type TSchema,
+  VALUES_KEYWORD,
 } from '../../engine/plugins/plugin.js';
 import { jobFields } from './job-fields.js';
 import { SAMPLE_BASE, SAMPLE_ID, type Json } from './shared.js';
@@ -69,12 +71,33 @@ function withFileParts(schema: Json, list: boolean): Json {
 }
 
 /**
+ * A document or values parameter (Param.document, Param.values) as a field: its whole schema, which a form sends as
+ * JSON text; undefined for any other parameter.
+ */
+function objectField(source: Json, encoding: BodyEncoding, example: unknown): Json | undefined {
+  if (!source[DOCUMENT_KEYWORD] && !source[VALUES_KEYWORD]) return undefined;
+  // The schema as JSON: TypeBox's symbols stay out.
+  const schema = JSON.parse(JSON.stringify(source)) as Json;
+  const form = encoding === 'json' ? '' : '; in this form, its JSON text';
+  const files = encoding === 'multipart' ? ', and a file part of such a name is an input whose URL is its value' : '';
+  const loose =
+    source[VALUES_KEYWORD] && encoding !== 'json'
+      ? `; every field of the form that is no other parameter is one more value${files}`
+      : '';
+  schema.description = `${String(schema.description ?? '')}${form}${loose}`;
+  if (schema.examples === undefined && example !== undefined) schema.examples = [example];
+  return schema;
+}
+
+/**
  * One parameter as a field of a form body or of a JSON body (where a list may also be an array),
  * with its example. A text's length is bounded by the body limit too: its `maxLength` says the
  * smaller of the two, and its description that the limit counts bytes.
  */
 function fieldSchema(property: TSchema, encoding: BodyEncoding, example: unknown, bodyLimit: number | undefined): Json {
   const source = property as Json;
+  const object = objectField(source, encoding, example);
+  if (object) return object;
   const schema: Json = {};
   for (const keyword of SCHEMA_KEYWORDS) if (source[keyword] !== undefined) schema[keyword] = source[keyword];
   if (source[FORMAT_KEYWORD]) schema['x-mediaflow-format'] = true;
@@ -187,11 +210,23 @@ export function successSchema(plugin: PluginDefinition): { schema: Json; example
             },
           }
         : {};
+  const required = Object.keys(files);
+  // Files a choice adds beside the output (speak's captions): answered only when the parameters ask for them.
+  for (const possible of possibleOutputs(plugin))
+    for (const file of 'field' in possible ? (possible.alongside ?? []) : [])
+      files[file.field] ??= {
+        type: 'string',
+        format: 'uri',
+        description:
+          `URL of a file written beside the output when the parameters ask for it: ` +
+          `{base_url}/uploads/${file.path}`,
+        examples: [urlOf(file.path)],
+      };
   const answers = (plugin.answers?.properties ?? {}) as Record<string, Json>;
   return {
     schema: {
       type: 'object',
-      required: ['message', ...Object.keys(files), ...(plugin.answers?.required ?? [])],
+      required: ['message', ...required, ...(plugin.answers?.required ?? [])],
       properties: {
         message: { type: 'string', description: 'What was done', ...(message ? { examples: [message] } : {}) },
         ...files,

@@ -1,3 +1,4 @@
+import { ENGINE_NAMES } from '../../engine/voice/voice-types.js';
 import { errorRefs } from './error-responses.js';
 import { anyObject, json, type Json } from './shared.js';
 
@@ -8,7 +9,22 @@ const reachability = (kind: Json): Json => ({
   properties: { ...kind, ok: { type: 'boolean' }, error: { type: 'string' } },
 });
 
-/** The routes of the server itself: fonts, health and metrics. */
+/** The engines of text to speech. */
+const engineName: Json = { type: 'string', enum: [...ENGINE_NAMES] };
+
+/** One engine of text to speech in /health (EngineStatus). */
+const voiceEngine: Json = {
+  type: 'object',
+  required: ['engine', 'available', 'voices'],
+  properties: {
+    engine: engineName,
+    available: { type: 'boolean', description: 'Whether it speaks here' },
+    voices: { type: 'integer', description: 'How many voices it has here' },
+    error: { type: 'string', description: 'Why it cannot speak (or some of its models), and what to install or set' },
+  },
+};
+
+/** The routes of the server itself: fonts, voices, health and metrics. */
 export function serverRoutes(secured: boolean, metricsToken: boolean): Json {
   return {
     '/fonts': {
@@ -35,12 +51,46 @@ export function serverRoutes(secured: boolean, metricsToken: boolean): Json {
         },
       },
     },
+    '/voices': {
+      get: {
+        operationId: 'voices',
+        summary: "The voices of text to speech installed on the server: the values `/speak/`'s `voice` may take",
+        description:
+          'Every voice of every engine that speaks here, the best engine first (neural voices, espeak-ng, flite); ' +
+          'its `id` is what `voice` takes. Looked up once per process. Open, like /fonts: it describes the server.',
+        tags: ['server'],
+        responses: {
+          '200': {
+            description: 'The voices, engine by engine',
+            content: json({
+              type: 'object',
+              required: ['voices'],
+              properties: {
+                voices: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['id', 'engine', 'language', 'name'],
+                    properties: {
+                      id: { type: 'string', description: '<engine>:<name>', examples: ['espeak:en-us'] },
+                      engine: engineName,
+                      language: { type: 'string', description: 'A BCP 47 tag', examples: ['en-US'] },
+                      name: { type: 'string', examples: ['en-us'] },
+                    },
+                  },
+                },
+              },
+            }),
+          },
+        },
+      },
+    },
     '/health': {
       get: {
         operationId: 'health',
         summary:
           "The process's role, whether the job backend (Redis) and the storage answer, the ffmpeg and ffprobe " +
-          'in use, the queue, the operations loaded, and whether transcription is available',
+          'in use, the queue, the operations loaded, and whether transcription and which voices are available',
         tags: ['server'],
         responses: Object.fromEntries(
           [
@@ -93,6 +143,11 @@ export function serverRoutes(secured: boolean, metricsToken: boolean): Json {
                       model: { type: ['string', 'null'] },
                       error: { type: 'string' },
                     },
+                  },
+                  voices: {
+                    type: 'array',
+                    description: 'The engines of text to speech (`/speak/`), best first: whether each speaks here',
+                    items: voiceEngine,
                   },
                 },
               }),

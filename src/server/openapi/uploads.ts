@@ -1,5 +1,5 @@
 import { mediaTypeOf } from '../../engine/storage/media-types.js';
-import { sampleParams } from '../../engine/plugins/plugin-check.js';
+import { possibleOutputs } from '../../engine/plugins/plugin-check.js';
 import { outputPaths, type PluginDefinition } from '../../engine/plugins/plugin.js';
 import type { Registry } from '../../engine/plugins/registry.js';
 import { errorContent } from './error-responses.js';
@@ -10,26 +10,10 @@ import { parameterRef, SAMPLE_BASE, SAMPLE_ID, type Json } from './shared.js';
  * src/engine/storage/media-types.ts) of what the registry's operations write, and Range requests.
  */
 
-/**
- * The output paths (with `{id}`) a plugin may answer with: its sample params, and each choice of each enum parameter.
- */
-function possiblePaths(plugin: PluginDefinition): string[] {
-  const sample = sampleParams(plugin.params);
-  const variants: Array<Record<string, unknown>> = [sample];
-  for (const [key, property] of Object.entries(plugin.params.properties)) {
-    const choices = (property as Json).enum;
-    if (Array.isArray(choices)) for (const value of choices) variants.push({ ...sample, [key]: value });
-  }
-  const paths = new Set<string>();
-  for (const params of variants) {
-    try {
-      for (const file of outputPaths(plugin.output(params as never))) paths.add(file);
-    } catch {
-      // A plugin whose output() wants other params: its sample path (checked at registration) is enough.
-    }
-  }
-  return [...paths];
-}
+/** The output paths (with `{id}`) a plugin may answer with (see possibleOutputs). */
+const possiblePaths = (plugin: PluginDefinition): string[] => [
+  ...new Set(possibleOutputs(plugin).flatMap(outputPaths)),
+];
 
 /**
  * The media types of `/uploads/{file}` (outputs directly under uploads) and `/uploads/{dir}/{file}`

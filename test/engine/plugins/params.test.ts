@@ -87,4 +87,43 @@ describe('parseParams', () => {
     assert.deepEqual(splitList(' a, b ,,c , '), ['a', 'b', 'c']);
     assert.deepEqual(splitList(''), []);
   });
+
+  it('reads a document as an object or its JSON text, and named values from every form field but its own', () => {
+    const withDocument = Type.Object({
+      doc: Optional(Param.document(Type.Object({ a: Type.Number() }), { description: 'A document' })),
+      names: Optional(Param.values({ description: 'Names' })),
+      mode: Param.choice(['fast', 'small'], { default: 'fast', description: 'mode' }),
+    });
+    const read = (raw: Record<string, unknown>) => parseParams(withDocument, raw);
+    // Unchecked inside: the plugin checks a document itself, to tell every problem with its path.
+    assert.deepEqual(read({ doc: { a: 'x' } }), { doc: { a: 'x' }, names: {}, mode: 'fast' });
+    assert.deepEqual(read({ doc: '{"a": 1}', TITLE: 'Hi', N: 3, mode: 'small', nested: { x: 1 } }), {
+      doc: { a: 1 },
+      names: { TITLE: 'Hi', N: '3' },
+      mode: 'small',
+    });
+    // The parameter's own values win over the form's other fields; NAME=value items are the CLI's repeated flag.
+    assert.deepEqual(read({ names: { TITLE: 'Own' }, TITLE: 'Field' }).names, { TITLE: 'Own' });
+    assert.deepEqual(read({ names: ['A=1', 'B=x=y'] }).names, { A: '1', B: 'x=y' });
+    assert.deepEqual(read({ names: '{"A": "1"}' }).names, { A: '1' });
+    const refused = (raw: Record<string, unknown>) =>
+      assert.throws(
+        () => read(raw),
+        (error: MediaflowError) => error.status === 400 && Boolean(error.message),
+      );
+    refused({ doc: '{"a": ' });
+    refused({ doc: '[1]' });
+    refused({ doc: [{ a: 1 }, { a: 2 }] });
+    refused({ names: ['no equals sign'] });
+    refused({ TITLE: ['sent', 'twice'] });
+    assert.throws(
+      () => read({ doc: 'nope' }),
+      /^MediaflowError: Expected `doc` to be a JSON object, but it is not valid JSON/,
+    );
+    assert.throws(() => read({ doc: '"text"' }), /Expected `doc` to be a JSON object, got a string/);
+    assert.throws(
+      () => read({ TITLE: ['a', 'b'] }),
+      /Expected the value `TITLE` of `names` to be one text, got 2 values \(the field was sent more than once\)/,
+    );
+  });
 });
