@@ -5,7 +5,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
-import { audioPacketHashes, probe, videoOf } from './helpers/media.js';
+import { audioPacketHashes, decodeErrors, probe, videoOf } from './helpers/media.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
 import { startRedis, type TestRedis } from './helpers/redis.js';
 import { startS3, type TestS3 } from './helpers/s3-server.js';
@@ -105,12 +105,6 @@ async function ssimByFrame(file: string, reference: string): Promise<number[]> {
     ...['-lavfi', '[0:v:0][1:v:0]ssim=stats_file=-', '-f', 'null', '-'],
   ]);
   return [...stdout.matchAll(/All:([\d.]+)/g)].map((match) => Number(match[1]));
-}
-
-/** What a full decode reports at level error: nothing, for a clean file. */
-async function decodeErrors(file: string): Promise<string> {
-  const { stdout, stderr } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
-  return `${stdout}${stderr}`;
 }
 
 /**

@@ -164,6 +164,20 @@ export async function toneDbAt(file: string, frequency: number, start: number, s
   return 20 * Math.log10(toneLevel(await pcm(file, start, seconds), frequency));
 }
 
+/** What a full decode says about a file at the error level: nothing, for a clean one. */
+export async function decodeErrors(file: string): Promise<string> {
+  const { stdout, stderr } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
+  return `${stdout}${stderr}`;
+}
+
+/** Asserts that ffmpeg decodes the whole file without a single error. */
+export const assertDecodesCleanly = async (file: string): Promise<void> =>
+  assert.equal(await decodeErrors(file), '', `${file} decodes with errors`);
+
+/** Asserts `actual` within `tolerance` of `expected`, saying what it is (a duration unless named). */
+export const assertNear = (actual: number, expected: number, tolerance: number, what = 'duration'): void =>
+  assert.ok(Math.abs(actual - expected) <= tolerance, `${what}: ${expected} ± ${tolerance} expected, got ${actual}`);
+
 export type Rgb = [number, number, number];
 
 /** Asserts a colour within `tolerance` of each channel of `expected` (H.264 in 4:2:0 shifts colours a little). */

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
+import { stringify } from 'yaml';
+import { submitJob, waitForJob } from './jobs.js';
 import { after, before } from './lifecycle.js';
 import { fixtures } from './fixtures.js';
 import { contentTypeOf, serveFile, startFileServer, type FileServer, type Route } from './file-server.js';
-import { startMediaflow, type TestServer } from './mediaflow.js';
+import { runCli, startMediaflow, type TestServer } from './mediaflow.js';
 
 /** A version 4 UUID, as a RegExp source: the job id in an output's URL. */
 export const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
@@ -41,7 +43,41 @@ export interface OperationHarness {
     fields: Record<string, string>,
     expected: { message: string; name: string },
   ) => Promise<{ file: string; body: Record<string, unknown> }>;
+  /**
+   * POSTs `fields` to `route` as an asynchronous job (Prefer: respond-async), waits for it and checks that it
+   * succeeded at 100% with `message`. Returns its output's local path and its result.
+   */
+  asJob: (
+    route: string,
+    fields: Record<string, string>,
+    message: string,
+  ) => Promise<{ file: string; result: Record<string, unknown> }>;
+  /**
+   * POSTs each case to `route` and checks its status and error (the exact text, or a pattern), then that the
+   * refusals wrote nothing under /uploads/ and left no work files.
+   */
+  expectRefusals: (route: string, cases: Refusal[]) => Promise<void>;
+  /**
+   * Runs a pipeline with the CLI's `run`, as a user does: `definition` written as a YAML file into the scratch
+   * folder, `inputs` given with --input. Expects exit 0; returns the folder of its results and their names, sorted.
+   */
+  runPipeline: (
+    definition: PipelineDefinition,
+    inputs: Record<string, string>,
+  ) => Promise<{ out: string; written: string[] }>;
 }
+
+/** A pipeline definition's fields (docs/pipelines.md, "The format"). */
+export interface PipelineDefinition {
+  name: string;
+  description: string;
+  inputs: Record<string, string>;
+  steps: Record<string, { op: string; each?: string; with: Record<string, string | number> }>;
+  results: Record<string, string>;
+}
+
+/** A request an operation refuses: its fields, the status and the error (its exact text, or a pattern). */
+export type Refusal = [fields: Record<string, string>, status: number, error: string | RegExp];
 
 /**
  * Sets up, before the enclosing describe's tests, what an operation's tests need: the named fixtures, the files of
@@ -66,6 +102,37 @@ export function useOperation(
       assert.equal(res.body.message, expected.message);
       assert.match(res.body.output_file!, new RegExp(`^${server.base}/uploads/${expected.name}$`));
       return { file: server.pathOf(res.body.output_file!), body: res.body };
+    },
+    asJob: async (route, fields, message) => {
+      const { base, pathOf } = harness.server;
+      const job = await waitForJob(base, await submitJob(base, route, fields, { Prefer: 'respond-async' }));
+      assert.equal(job.status, 'succeeded', JSON.stringify(job));
+      assert.equal(job.progress, 100);
+      const result = job.result as Record<string, unknown>;
+      assert.equal(result.message, message);
+      return { file: pathOf(result.output_file as string), result };
+    },
+    expectRefusals: async (route, cases) => {
+      const { server } = harness;
+      const uploads = () => readdir(path.join(server.dataDir, 'uploads'), { recursive: true }).catch(() => []);
+      const before = await uploads();
+      for (const [fields, status, error] of cases) {
+        const res = await server.post(route, fields);
+        assert.equal(res.status, status, JSON.stringify({ fields, body: res.body }));
+        if (typeof error === 'string') assert.equal(res.body.error, error);
+        else assert.match(res.body.error!, error);
+      }
+      assert.deepEqual(await uploads(), before, 'a refusal writes nothing');
+      assert.deepEqual(await server.workLeftovers(), []);
+    },
+    runPipeline: async (definition, inputs) => {
+      const out = await mkdtemp(path.join(harness.scratch, 'pipeline-'));
+      const file = path.join(harness.scratch, `${definition.name}.yaml`);
+      await writeFile(file, stringify(definition));
+      const values = Object.entries(inputs).flatMap(([name, value]) => ['--input', `${name}=${value}`]);
+      const result = await runCli(['run', file, ...values, '--out-dir', out]);
+      assert.equal(result.exitCode, 0, result.stderr);
+      return { out, written: (await readdir(out)).sort() };
     },
   } as OperationHarness;
   before(async () => {
