@@ -67,6 +67,17 @@ export interface OperationHarness {
   ) => Promise<{ out: string; written: string[] }>;
 }
 
+/** Numbers out of range: each [field, value, 'low to high'] set in `fields` is a 400 naming the range. */
+export const outOfRange = (
+  fields: Record<string, string>,
+  cases: ReadonlyArray<readonly [field: string, value: string, range: string]>,
+): Refusal[] =>
+  cases.map(([field, value, range]) => [
+    { ...fields, [field]: value },
+    400,
+    `Expected \`${field}\` to be a number from ${range}, got \`${value}\``,
+  ]);
+
 /** A pipeline definition's fields (docs/pipelines.md, "The format"). */
 export interface PipelineDefinition {
   name: string;
@@ -76,8 +87,16 @@ export interface PipelineDefinition {
   results: Record<string, string>;
 }
 
-/** A request an operation refuses: its fields, the status and the error (its exact text, or a pattern). */
-export type Refusal = [fields: Record<string, string>, status: number, error: string | RegExp];
+/**
+ * A request an operation refuses: its fields, the status and the error (its exact text, or a pattern), and any
+ * headers to send (Prefer: respond-async, to be refused before a job exists).
+ */
+export type Refusal = [
+  fields: Record<string, string>,
+  status: number,
+  error: string | RegExp,
+  headers?: Record<string, string>,
+];
 
 /**
  * Sets up, before the enclosing describe's tests, what an operation's tests need: the named fixtures, the files of
@@ -116,8 +135,8 @@ export function useOperation(
       const { server } = harness;
       const uploads = () => readdir(path.join(server.dataDir, 'uploads'), { recursive: true }).catch(() => []);
       const before = await uploads();
-      for (const [fields, status, error] of cases) {
-        const res = await server.post(route, fields);
+      for (const [fields, status, error, headers] of cases) {
+        const res = await server.post(route, fields, headers ? { headers } : {});
         assert.equal(res.status, status, JSON.stringify({ fields, body: res.body }));
         if (typeof error === 'string') assert.equal(res.body.error, error);
         else assert.match(res.body.error!, error);
