@@ -15,7 +15,7 @@ import {
   videoOf,
   type Probed,
 } from './helpers/media.js';
-import { UUID, useOperation, type Refusal } from './helpers/operation.js';
+import { outOfRange, UUID, useOperation } from './helpers/operation.js';
 
 const FRAME = 1 / 25;
 const MESSAGE = 'Speed changed successfully';
@@ -110,10 +110,10 @@ describe('change-speed', () => {
   it('refuses a speed of 0 or 5, or none, with a 400 and leaves no file behind', async () => {
     const clip = op.files.url('/f/clip-2s-640x360-25fps.mp4');
     await op.expectRefusals('/change-speed/', [
-      ...['0', '5', 'fast'].map((value): Refusal => [
-        { media_url: clip, speed: value },
-        400,
-        `Expected \`speed\` to be a number from 0.25 to 4, got \`${value}\``,
+      ...outOfRange({ media_url: clip }, [
+        ['speed', '0', '0.25 to 4'],
+        ['speed', '5', '0.25 to 4'],
+        ['speed', 'fast', '0.25 to 4'],
       ]),
       [{ media_url: clip, speed: '' }, 400, 'Missing required parameter `speed`'],
       [
