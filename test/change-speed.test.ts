@@ -161,16 +161,21 @@ describe('change-speed', () => {
 
   it('runs in a pipeline: twice as fast, then half as fast, gives the input length back', async () => {
     const { out, written } = await op.runPipeline(
-      {
-        name: 'there-and-back',
-        description: 'Speeds a clip up, then down again',
-        inputs: { clip: 'url' },
-        steps: {
-          fast: { op: 'change-speed', with: { media_url: '{{ inputs.clip }}', speed: 2 } },
-          back: { op: 'change-speed', with: { media_url: '{{ steps.fast.output }}', speed: 0.5 } },
-        },
-        results: { back: '{{ steps.back.output }}' },
-      },
+      `
+        name: there-and-back
+        description: Speeds a clip up, then down again
+        inputs:
+          clip: url
+        steps:
+          fast:
+            op: change-speed
+            with: { media_url: "{{ inputs.clip }}", speed: 2 }
+          back:
+            op: change-speed
+            with: { media_url: "{{ steps.fast.output }}", speed: 0.5 }
+        results:
+          back: "{{ steps.back.output }}"
+      `,
       { clip: await fixture('tone-2s-44k-stereo.mp3') },
     );
     assert.deepEqual(written, ['back.mp3']);

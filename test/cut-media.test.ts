@@ -196,16 +196,21 @@ describe('cut-media', () => {
 
   it('runs in a pipeline: a cut of a cut', async () => {
     const { out, written } = await op.runPipeline(
-      {
-        name: 'cut-twice',
-        description: 'Takes out the first two seconds, then the new first two seconds',
-        inputs: { clip: 'url' },
-        steps: {
-          first: { op: 'cut-media', with: { media_url: '{{ inputs.clip }}', remove: '0-2' } },
-          second: { op: 'cut-media', with: { media_url: '{{ steps.first.output }}', remove: '0-2' } },
-        },
-        results: { clip: '{{ steps.second.output }}' },
-      },
+      `
+        name: cut-twice
+        description: Takes out the first two seconds, then the new first two seconds
+        inputs:
+          clip: url
+        steps:
+          first:
+            op: cut-media
+            with: { media_url: "{{ inputs.clip }}", remove: "0-2" }
+          second:
+            op: cut-media
+            with: { media_url: "{{ steps.first.output }}", remove: "0-2" }
+        results:
+          clip: "{{ steps.second.output }}"
+      `,
       { clip: op.made['counting.mp4']! },
     );
     assert.deepEqual(written, ['clip.mp4']);

@@ -164,19 +164,21 @@ describe('normalize-audio', () => {
 
   it('runs in a pipeline, on the output of the step before', async () => {
     const { out, written } = await op.runPipeline(
-      {
-        name: 'broadcast',
-        description: 'A clip sped up, then brought to the broadcast loudness',
-        inputs: { clip: 'url' },
-        steps: {
-          fast: { op: 'change-speed', with: { media_url: '{{ inputs.clip }}', speed: 2 } },
-          level: {
-            op: 'normalize-audio',
-            with: { media_url: '{{ steps.fast.output }}', loudness: -23, true_peak: -1 },
-          },
-        },
-        results: { level: '{{ steps.level.output }}' },
-      },
+      `
+        name: broadcast
+        description: A clip sped up, then brought to the broadcast loudness
+        inputs:
+          clip: url
+        steps:
+          fast:
+            op: change-speed
+            with: { media_url: "{{ inputs.clip }}", speed: 2 }
+          level:
+            op: normalize-audio
+            with: { media_url: "{{ steps.fast.output }}", loudness: -23, true_peak: -1 }
+        results:
+          level: "{{ steps.level.output }}"
+      `,
       { clip: await fixture('clip-2s-640x360-25fps.mp4') },
     );
     assert.deepEqual(written, ['level.mp4']);

@@ -182,16 +182,21 @@ describe('remove-silence', () => {
 
   it('runs in a pipeline: pauses removed, then the loudness brought to a podcast target', async () => {
     const { out, written } = await op.runPipeline(
-      {
-        name: 'tighten',
-        description: 'Pauses cut out of a recording, then its loudness levelled',
-        inputs: { recording: 'url' },
-        steps: {
-          tight: { op: 'remove-silence', with: { media_url: '{{ inputs.recording }}', padding: 0.1 } },
-          level: { op: 'normalize-audio', with: { media_url: '{{ steps.tight.output }}', loudness: -16 } },
-        },
-        results: { episode: '{{ steps.level.output }}' },
-      },
+      `
+        name: tighten
+        description: Pauses cut out of a recording, then its loudness levelled
+        inputs:
+          recording: url
+        steps:
+          tight:
+            op: remove-silence
+            with: { media_url: "{{ inputs.recording }}", padding: 0.1 }
+          level:
+            op: normalize-audio
+            with: { media_url: "{{ steps.tight.output }}", loudness: -16 }
+        results:
+          episode: "{{ steps.level.output }}"
+      `,
       { recording: op.made['gaps.mp3']! },
     );
     assert.deepEqual(written, ['episode.mp3']);

@@ -7,7 +7,6 @@ import { frameRgb, probe, videoOf } from './helpers/media.js';
 import { UUID, useOperation } from './helpers/operation.js';
 import { isBlack, isBlue, isWhite } from './helpers/pixels.js';
 
-
 describe('resize_image', () => {
   const op = useOperation({
     fixtures: [

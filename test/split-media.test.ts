@@ -192,20 +192,22 @@ describe('split-media', () => {
 
   it('runs in a pipeline, a later step taking each part', async () => {
     const { out, written } = await op.runPipeline(
-      {
-        name: 'split-then-cut',
-        description: 'Splits a clip in two, then takes the first second out of each part',
-        inputs: { clip: 'url' },
-        steps: {
-          parts: { op: 'split-media', with: { media_url: '{{ inputs.clip }}', at: '5' } },
-          trimmed: {
-            op: 'cut-media',
-            each: '{{ steps.parts.output }}',
-            with: { media_url: '{{ item }}', remove: '0-1' },
-          },
-        },
-        results: { trimmed: '{{ steps.trimmed.output }}' },
-      },
+      `
+        name: split-then-cut
+        description: Splits a clip in two, then takes the first second out of each part
+        inputs:
+          clip: url
+        steps:
+          parts:
+            op: split-media
+            with: { media_url: "{{ inputs.clip }}", at: "5" }
+          trimmed:
+            op: cut-media
+            each: "{{ steps.parts.output }}"
+            with: { media_url: "{{ item }}", remove: "0-1" }
+        results:
+          trimmed: "{{ steps.trimmed.output }}"
+      `,
       { clip: op.made['dense.mp4']! },
     );
     assert.deepEqual(written, ['trimmed-1.mp4', 'trimmed-2.mp4']);

@@ -281,16 +281,21 @@ describe('trim-media', () => {
 
   it('runs in a pipeline: a trim of a trim', async () => {
     const { out, written } = await op.runPipeline(
-      {
-        name: 'middle',
-        description: 'Keeps the middle of the middle of a clip',
-        inputs: { clip: 'url' },
-        steps: {
-          outer: { op: 'trim-media', with: { media_url: '{{ inputs.clip }}', start: 2, end: 10 } },
-          inner: { op: 'trim-media', with: { media_url: '{{ steps.outer.output }}', start: '00:01', duration: 2.5 } },
-        },
-        results: { inner: '{{ steps.inner.output }}' },
-      },
+      `
+        name: middle
+        description: Keeps the middle of the middle of a clip
+        inputs:
+          clip: url
+        steps:
+          outer:
+            op: trim-media
+            with: { media_url: "{{ inputs.clip }}", start: 2, end: 10 }
+          inner:
+            op: trim-media
+            with: { media_url: "{{ steps.outer.output }}", start: "00:01", duration: 2.5 }
+        results:
+          inner: "{{ steps.inner.output }}"
+      `,
       { clip: counter() },
     );
     assert.deepEqual(written, ['inner.mp4']);

@@ -3,7 +3,6 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { stringify } from 'yaml';
 import { submitJob, waitForJob } from './jobs.js';
 import { after, before } from './lifecycle.js';
 import { fixtures } from './fixtures.js';
@@ -58,13 +57,11 @@ export interface OperationHarness {
    */
   expectRefusals: (route: string, cases: Refusal[]) => Promise<void>;
   /**
-   * Runs a pipeline with the CLI's `run`, as a user does: `definition` written as a YAML file into the scratch
-   * folder, `inputs` given with --input. Expects exit 0; returns the folder of its results and their names, sorted.
+   * Runs a pipeline with the CLI's `run`, as a user does: `definition`, its YAML (docs/pipelines.md), written to a
+   * file in the scratch folder, `inputs` given with --input. Expects exit 0; returns the folder of its results and
+   * their names, sorted.
    */
-  runPipeline: (
-    definition: PipelineDefinition,
-    inputs: Record<string, string>,
-  ) => Promise<{ out: string; written: string[] }>;
+  runPipeline: (definition: string, inputs: Record<string, string>) => Promise<{ out: string; written: string[] }>;
 }
 
 /** Numbers out of range: each [field, value, 'low to high'] set in `fields` is a 400 naming the range. */
@@ -77,15 +74,6 @@ export const outOfRange = (
     400,
     `Expected \`${field}\` to be a number from ${range}, got \`${value}\``,
   ]);
-
-/** A pipeline definition's fields (docs/pipelines.md, "The format"). */
-export interface PipelineDefinition {
-  name: string;
-  description: string;
-  inputs: Record<string, string>;
-  steps: Record<string, { op: string; each?: string; with: Record<string, string | number> }>;
-  results: Record<string, string>;
-}
 
 /**
  * A request an operation refuses: its fields, the status and the error (its exact text, or a pattern), and any
@@ -145,9 +133,9 @@ export function useOperation(
       assert.deepEqual(await server.workLeftovers(), []);
     },
     runPipeline: async (definition, inputs) => {
-      const out = await mkdtemp(path.join(harness.scratch, 'pipeline-'));
-      const file = path.join(harness.scratch, `${definition.name}.yaml`);
-      await writeFile(file, stringify(definition));
+      const dir = await mkdtemp(path.join(harness.scratch, 'pipeline-'));
+      const [file, out] = [path.join(dir, 'pipeline.yaml'), path.join(dir, 'out')];
+      await writeFile(file, definition);
       const values = Object.entries(inputs).flatMap(([name, value]) => ['--input', `${name}=${value}`]);
       const result = await runCli(['run', file, ...values, '--out-dir', out]);
       assert.equal(result.exitCode, 0, result.stderr);
