@@ -14,7 +14,7 @@ import {
   videoOf,
   videoPacketHashes,
 } from './helpers/media.js';
-import { makeMedia, UUID, useOperation, type Refusal } from './helpers/operation.js';
+import { turned, UUID, useOperation, type Refusal } from './helpers/operation.js';
 import { countingClip, flashStart, shownFrames } from './helpers/timed-media.js';
 
 const FPS = 25;
@@ -60,8 +60,7 @@ describe('trim-media', () => {
       // A flash and a 1 kHz beep that both start at exactly 3 s; a keyframe every 2 s.
       'flash-beep.mp4': (file) => countingClip(file, { seconds: 6, gop: 50, flashAt: 3 }),
       // counter-b.mp4 turned a quarter by its display matrix, as phones write portrait video.
-      'turned.mp4': (file, made) =>
-        makeMedia(file, ['-i', made['counter-b.mp4']!, '-c', 'copy', '-metadata:s:v:0', 'rotate=90']),
+      'turned.mp4': turned('counter-b.mp4'),
     },
   });
   const counter = () => op.made['counter.mp4']!;

@@ -15,6 +15,13 @@ export const VP9 = ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', 
 export const sine = (frequency: number, seconds: number, rate: number): string =>
   `sine=frequency=${frequency}:duration=${seconds}:sample_rate=${rate}`;
 
+/** A video of a lavfi picture with a 440 Hz tone, in H.264/AAC, as long as the shorter of the two. */
+export const withTone = (picture: string, seconds = 3): string[] => [
+  ...lavfi(picture, `sine=frequency=440:duration=${seconds}`),
+  ...H264,
+  ...['-c:a', 'aac', '-shortest'],
+];
+
 const MP3_STEREO = ['-ac', '2', '-c:a', 'libmp3lame', '-q:a', '4'];
 const AAC_STEREO = ['-c:a', 'aac', '-ac', '2'];
 /** A test pattern with a tone as long, in H.264/AAC, ready to stream (`+faststart`). */
@@ -26,7 +33,7 @@ const testClip = (size: string, seconds: number, frequency: number, ...extra: st
   ...extra,
 ];
 /** One frame of a lavfi source. */
-const still = (source: string, ...extra: string[]) => [...lavfi(source), '-frames:v', '1', ...extra];
+export const still = (source: string, ...extra: string[]) => [...lavfi(source), '-frames:v', '1', ...extra];
 
 /** Each fixture: the ffmpeg arguments that make it (output name appended), or literal text. */
 const RECIPES: Record<string, string[] | { text: string }> = {

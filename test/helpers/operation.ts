@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { submitJob, waitForJob } from './jobs.js';
 import { after, before } from './lifecycle.js';
+import { useScratch } from './scratch.js';
 import { fixtures } from './fixtures.js';
 import { contentTypeOf, serveFile, startFileServer, type FileServer, type Route } from './file-server.js';
 import { runCli, startMediaflow, type TestServer } from './mediaflow.js';
@@ -18,6 +18,12 @@ export async function makeMedia(file: string, args: string[]): Promise<string> {
   return file;
 }
 
+/** The made file `source` turned a quarter by its display matrix, as phones write portrait video. */
+export const turned =
+  (source: string): Recipe =>
+  (file, made) =>
+    makeMedia(file, ['-i', made[source]!, '-c', 'copy', '-metadata:s:v:0', 'rotate=90']);
+
 /** A file a test makes for itself: ffmpeg's arguments (see makeMedia), or a function that writes it. */
 export type Recipe = string[] | ((file: string, made: Readonly<Record<string, string>>) => Promise<unknown>);
 
@@ -27,7 +33,7 @@ export interface OperationHarness {
   files: FileServer;
   server: TestServer;
   /** A folder of the tests' own, removed after them. */
-  scratch: string;
+  readonly scratch: string;
   /** The path of each made file, by name. */
   made: Record<string, string>;
   /** The fixture server's URL of a made file. */
@@ -52,8 +58,8 @@ export interface OperationHarness {
     message: string,
   ) => Promise<{ file: string; result: Record<string, unknown> }>;
   /**
-   * POSTs each case to `route` and checks its status and error (the exact text, or a pattern), then that the
-   * refusals wrote nothing under /uploads/ and left no work files.
+   * POSTs each case to `route` and checks its status and error (the exact text, or a pattern, and never a server
+   * path), then that the refusals wrote nothing under /uploads/ and left no work files.
    */
   expectRefusals: (route: string, cases: Refusal[]) => Promise<void>;
   /**
@@ -99,7 +105,11 @@ export function useOperation(
     env?: Record<string, string>;
   } = {},
 ): OperationHarness {
+  const scratch = useScratch('mediaflow-operation-');
   const harness = {
+    get scratch() {
+      return scratch.dir;
+    },
     made: {},
     local: (name: string) => harness.files.url(`/local/${name}`),
     expectOutput: async (route, fields, expected) => {
@@ -128,6 +138,7 @@ export function useOperation(
         assert.equal(res.status, status, JSON.stringify({ fields, body: res.body }));
         if (typeof error === 'string') assert.equal(res.body.error, error);
         else assert.match(res.body.error!, error);
+        assert.ok(!res.body.error!.includes(server.dataDir), `${res.body.error} names no server path`);
       }
       assert.deepEqual(await uploads(), before, 'a refusal writes nothing');
       assert.deepEqual(await server.workLeftovers(), []);
@@ -144,7 +155,6 @@ export function useOperation(
   } as OperationHarness;
   before(async () => {
     await fixtures(...(spec.fixtures ?? []));
-    harness.scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-operation-'));
     for (const [name, recipe] of Object.entries(spec.make ?? {})) {
       const file = path.join(harness.scratch, name);
       await (Array.isArray(recipe) ? makeMedia(file, recipe) : recipe(file, harness.made));
@@ -160,7 +170,6 @@ export function useOperation(
   after(async () => {
     await harness.server?.close();
     await harness.files?.close();
-    if (harness.scratch) await rm(harness.scratch, { recursive: true, force: true });
   });
   return harness;
 }
