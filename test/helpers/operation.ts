@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { submitJob, waitForJob } from './jobs.js';
@@ -50,7 +50,8 @@ export interface OperationHarness {
   ) => Promise<{ file: string; body: Record<string, unknown> }>;
   /**
    * POSTs `fields` to `route` as an asynchronous job (Prefer: respond-async), waits for it and checks that it
-   * succeeded at 100% with `message`. Returns its output's local path and its result.
+   * succeeded at 100% with `message`. Returns its output's local path (empty for an operation that writes none) and
+   * its result.
    */
   asJob: (
     route: string,
@@ -103,6 +104,8 @@ export function useOperation(
     make?: Record<string, Recipe>;
     routes?: Record<string, Route>;
     env?: Record<string, string>;
+    /** Pipeline definitions (YAML) by name, served from a folder of their own (MEDIAFLOW_PIPELINES_DIR). */
+    pipelines?: Record<string, string>;
   } = {},
 ): OperationHarness {
   const scratch = useScratch('mediaflow-operation-');
@@ -127,7 +130,7 @@ export function useOperation(
       assert.equal(job.progress, 100);
       const result = job.result as Record<string, unknown>;
       assert.equal(result.message, message);
-      return { file: pathOf(result.output_file as string), result };
+      return { file: typeof result.output_file === 'string' ? pathOf(result.output_file) : '', result };
     },
     expectRefusals: async (route, cases) => {
       const { server } = harness;
@@ -165,7 +168,14 @@ export function useOperation(
       serveFile(file, contentTypeOf(name)),
     ]);
     harness.files = await startFileServer({ ...Object.fromEntries(served), ...spec.routes });
-    harness.server = await startMediaflow(spec.env);
+    const env = { ...spec.env };
+    if (spec.pipelines) {
+      env.MEDIAFLOW_PIPELINES_DIR = scratch.path('pipelines');
+      await mkdir(env.MEDIAFLOW_PIPELINES_DIR);
+      for (const [name, yaml] of Object.entries(spec.pipelines))
+        await writeFile(path.join(env.MEDIAFLOW_PIPELINES_DIR, `${name}.yaml`), yaml);
+    }
+    harness.server = await startMediaflow(env);
   });
   after(async () => {
     await harness.server?.close();
