@@ -19,11 +19,13 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY integrations/n8n/package.json integrations/n8n/
 COPY examples/plugin-thumbnail/ examples/plugin-thumbnail/
-# What the build (the prepare script: scripts/build.js) compiles and what the server reads at start.
+# What the build (the prepare script: scripts/build.js) compiles and what the server reads: its pipelines and its
+# render templates.
 COPY scripts/build.js scripts/
 COPY bin/ bin/
 COPY src/ src/
 COPY pipelines/ pipelines/
+COPY templates/ templates/
 # The production install, as scripts/check-production-install.sh runs it. ffmpeg-ffprobe-static, an optional
 # dependency, downloads its own ffmpeg at install; Debian's comes first on PATH, so that copy is removed
 # (--omit=optional would also drop the whisper.cpp binding transcription uses).

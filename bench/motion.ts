@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { loadConfig } from '../src/engine/config.js';
-import { anyLocalPath } from '../src/engine/run/engine.js';
+import { anyLocalPath } from '../src/engine/run/job-run.js';
 import { LocalOutputStore } from '../src/engine/storage/storage.js';
 import { builtinRegistry } from '../src/plugins/index.js';
 import { cliServices } from '../src/runtime.js';

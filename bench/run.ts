@@ -22,9 +22,10 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { loadConfig } from '../src/engine/config.js';
 import { createRuntime, resolve, TOKENS } from '../src/runtime.js';
-import { ffmpegCommandLine } from '../src/engine/run/ffmpeg.js';
+import { ffmpegCommandLine } from '../src/engine/exec/ffmpeg.js';
 import { runSteps } from '../src/engine/run/plan-steps.js';
-import type { Plan } from '../src/engine/plugins/plugin.js';
+import { coresEach } from '../src/engine/exec/slots.js';
+import type { Plan } from '../src/engine/contract/plugin.js';
 import { builtinRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';
 import { startServeProcess } from '../test/helpers/serve-process.js';
@@ -105,7 +106,7 @@ async function main() {
   const planner = resolve(plannerRuntime, TOKENS.Engine);
 
   const memory = new PeakMemory();
-  const ffmpeg = (await import('../src/engine/run/binaries.js')).resolveBinaries().ffmpeg;
+  const ffmpeg = (await import('../src/engine/exec/binaries.js')).resolveBinaries().ffmpeg;
 
   /**
    * The peak memory of the ffmpeg processes `work` starts, in a first run that also warms caches,
@@ -243,6 +244,9 @@ async function main() {
     if (plan.commands.length > 0 && plan.steps?.length) {
       await runSteps(c.op, dir, plan.steps, {
         voices: resolve(plannerRuntime, TOKENS.Voices),
+        speech: resolve(plannerRuntime, TOKENS.Speech),
+        textWorkers: resolve(plannerRuntime, TOKENS.TextWorkers),
+        imageThreads: coresEach(config.concurrency),
         timeoutMs: 60_000,
         maxPixels: 100_000_000,
         sources: new Map(),

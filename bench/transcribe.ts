@@ -21,7 +21,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { type BindingName, BINDINGS } from '../src/engine/speech/binding.js';
+import { type BindingName, BINDINGS } from '../src/engine/speech/bindings/choice.js';
 import { transcribeOptions } from '../src/engine/speech/bindings/fugood.js';
 import { BASE_EN, bindingMissing, TINY_EN, writeRandomModel } from '../test/helpers/whisper-model.js';
 import { processSeconds, TICKS } from './cpu.js';

@@ -6,8 +6,13 @@
 // and the type check come from tsc, a dev dependency: a development install and `npm pack` have it, a
 // production install (`npm ci --omit=dev`) runs the server and needs neither, so it goes without the
 // compiler's 23 MB (docs/deploy.md).
+//
+// The studio page (studio/, docs/studio.md) is browser TypeScript that esbuild bundles with its editor (CodeMirror)
+// into dist/studio/: index.html, studio.js and studio.css, the only files GET /studio/ serves. esbuild and CodeMirror
+// are dev dependencies too: a production install builds no page, and /studio/ then answers one that says how to have
+// it (docs/deploy.md, "The studio"). `node scripts/build.js --studio` builds the page alone, unchecked (its test does).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { transform } from 'sucrase';
@@ -15,6 +20,39 @@ import { transform } from 'sucrase';
 const root = path.resolve(import.meta.dirname, '..');
 const src = path.join(root, 'src');
 const dist = path.join(root, 'dist');
+
+const studioOnly = process.argv.includes('--studio');
+
+/** Builds dist/studio/, its types checked first with tsc when it is given; false, with none, without esbuild. */
+async function buildStudio(tsc) {
+  const out = path.join(dist, 'studio');
+  rmSync(out, { recursive: true, force: true });
+  let esbuild;
+  try {
+    esbuild = await import('esbuild');
+  } catch {
+    return false;
+  }
+  // studio/tsconfig.json: the DOM's types, which src/ does not have.
+  if (tsc) execFileSync(process.execPath, [tsc, '-p', 'studio/tsconfig.json'], { stdio: 'inherit', cwd: root });
+  const common = { bundle: true, minify: true, logLevel: 'warning', absWorkingDir: root };
+  await esbuild.build({
+    ...common,
+    entryPoints: ['studio/src/main.ts'],
+    outfile: path.join(out, 'studio.js'),
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+  });
+  await esbuild.build({ ...common, entryPoints: ['studio/studio.css'], outfile: path.join(out, 'studio.css') });
+  copyFileSync(path.join(root, 'studio', 'index.html'), path.join(out, 'index.html'));
+  return true;
+}
+
+if (studioOnly) {
+  if (!(await buildStudio())) throw new Error('esbuild, a dev dependency, is not installed: no studio page to build');
+  process.exit(0);
+}
 
 for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
   if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.d.ts')) continue;
@@ -44,3 +82,5 @@ if (tsc)
     stdio: 'inherit',
     cwd: root,
   });
+
+if (!(await buildStudio(tsc))) console.log('dist/studio/: not built (esbuild, a dev dependency, is not installed)');

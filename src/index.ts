@@ -25,11 +25,12 @@ export { builtinPlugins, builtinRegistry, loadRegistry } from './plugins/index.j
 
 // Embedding the server.
 export { loadConfig, type Config } from './engine/config.js';
-export { resolveBinaries, type Binaries } from './engine/run/binaries.js';
+export { resolveBinaries, type Binaries } from './engine/exec/binaries.js';
 export type { ServerOptions } from './server/app.js';
 export { startServer } from './server/start.js';
 export { openApiDocument } from './server/openapi/document.js';
-export type { Engine, JobOptions, JobResult } from './engine/run/engine.js';
+export type { Engine, JobResult } from './engine/run/engine.js';
+export type { JobOptions } from './engine/run/job-run.js';
 
 /**
  * Builds the server (Fastify, the routes, the job stack) without listening. Fastify and the job stack load at the

@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import path from 'node:path';
 import { container as rootContainer, instanceCachingFactory, type DependencyContainer } from 'tsyringe';
-import { resolveBinaries, type Binaries } from './engine/run/binaries.js';
+import { resolveBinaries, type Binaries } from './engine/exec/binaries.js';
 import type { Config } from './engine/config.js';
-import { Engine, type EngineObserver } from './engine/run/engine.js';
+import { Engine } from './engine/run/engine.js';
+import type { EngineObserver } from './engine/run/engine-deps.js';
 import { InputCache } from './engine/inputs/input-cache.js';
 import type { JobBackend, Role } from './jobs/backend.js';
 import type { RedisPartsDeps } from './jobs/fanout/redis-parts.js';
@@ -11,7 +12,10 @@ import type { PartRunner } from './engine/run/fanout/part-runner.js';
 import type { JobObserver, JobService } from './jobs/service.js';
 import { silentLogger, type Logger } from './engine/logger.js';
 import type { Registry } from './engine/plugins/registry.js';
-import { Slots } from './engine/run/slots.js';
+import { Slots } from './engine/exec/slots.js';
+import { speechSettings } from './engine/speech/speech-settings.js';
+import type { SpeechSettings } from './engine/contract/speech.js';
+import { TextWorkers } from './engine/subtitles/text-workers.js';
 import { LocalOutputStore, Workspaces, workRootOf, type OutputStore } from './engine/storage/storage.js';
 import { Voices } from './engine/voice/voices.js';
 
@@ -35,6 +39,8 @@ export const TOKENS = {
   Engine: token<Engine>('Engine'),
   Parts: token<PartRunner>('PartRunner'),
   Voices: token<Voices>('Voices'),
+  Speech: token<SpeechSettings>('SpeechSettings'),
+  TextWorkers: token<TextWorkers>('TextWorkers'),
   Jobs: token<JobService>('JobService'),
 } as const;
 
@@ -96,6 +102,9 @@ function compose(options: RuntimeOptions, defaultStore: () => OutputStore): Depe
   provide(c, TOKENS.InputCache, () => new InputCache(cacheDir, config.cacheBytes));
   // Text to speech: the engines it finds are looked up once, when first asked.
   provide(c, TOKENS.Voices, (c) => new Voices({ settings: config, ffmpeg: resolve(c, TOKENS.Binaries).ffmpeg }));
+  provide(c, TOKENS.Speech, () => speechSettings(config));
+  // Its threads start on first use, one per job slot at most.
+  provide(c, TOKENS.TextWorkers, () => new TextWorkers(config.concurrency));
   provide(
     c,
     TOKENS.Engine,
@@ -109,6 +118,8 @@ function compose(options: RuntimeOptions, defaultStore: () => OutputStore): Depe
         workspaces: resolve(c, TOKENS.Workspaces),
         slots: resolve(c, TOKENS.Slots),
         voices: resolve(c, TOKENS.Voices),
+        speech: resolve(c, TOKENS.Speech),
+        textWorkers: resolve(c, TOKENS.TextWorkers),
         ...(c.isRegistered(TOKENS.Observer, true) ? { observer: resolve(c, TOKENS.Observer) } : {}),
         // A cache size of 0 turns the cache off: every input is downloaded every time.
         ...(config.cacheBytes > 0 ? { cache: resolve(c, TOKENS.InputCache) } : {}),
@@ -196,6 +207,8 @@ export interface ServerServices {
   jobs: JobService;
   /** The voices of text to speech, which GET /voices lists and /health sums up. */
   voices: Voices;
+  /** The engine's speech recognition, which /health describes. */
+  speech: SpeechSettings;
 }
 
 /**
@@ -215,6 +228,7 @@ export async function serverServices(options: RuntimeOptions, jobObserver?: JobO
     binaries,
     jobs,
     voices: resolve(c, TOKENS.Voices),
+    speech: resolve(c, TOKENS.Speech),
   };
 }
 

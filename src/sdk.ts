@@ -20,10 +20,13 @@ export {
   type InputSpec,
   type LocalInput,
   type NamedInput,
+  type SpeechInput,
   type OutputSpec,
   type Plan,
   type PluginDefinition,
   type PluginSettings,
+  type ReadyPart,
+  type ReadyParts,
   type SingleOutput,
   type Static,
   type Step,
@@ -31,9 +34,9 @@ export {
   type Spawned,
   type TObject,
   type TimeRange,
-} from './engine/plugins/plugin.js';
-export { parseTime, TIME_PATTERN, timeWithin } from './engine/plugins/times.js';
-export { libvipsReads } from './engine/run/libvips.js';
+} from './engine/contract/plugin.js';
+export { parseTime, TIME_PATTERN, timeWithin } from './engine/contract/times.js';
+export { libvipsReads } from './engine/exec/libvips.js';
 export {
   recogniseSpeech,
   recognitionLanguage,
@@ -42,12 +45,19 @@ export {
   type Recognised,
 } from './engine/speech/recognise.js';
 export { WHISPER_LANGUAGES } from './engine/speech/languages.js';
-export { SPEED_RANGE as SPEECH_SPEED_RANGE, type SpeechRequest } from './engine/voice/voices.js';
-export type { Speech, TimedSentence, TimedWord, Voice } from './engine/voice/voice-types.js';
+export {
+  SPEED_RANGE as SPEECH_SPEED_RANGE,
+  type Speech,
+  type SpeechRequest,
+  type SpeechSettings,
+  type TimedSentence,
+  type TimedWord,
+  type Voice,
+} from './engine/contract/speech.js';
 /** The sharp (libvips) pipeline an `imageStep` transform receives and returns. */
 export type { Sharp } from 'sharp';
-export { concatList, concatListArgs } from './engine/inputs/input-policy.js';
-export type { AudioFacts, MediaFacts, VideoFacts } from './engine/probe/media-facts.js';
+export { concatList, concatListArgs } from './engine/exec/input-policy.js';
+export type { AudioFacts, MediaFacts, VideoFacts } from './engine/contract/media-facts.js';
 export {
   mediaError,
   paramError,
@@ -85,4 +95,13 @@ export {
   type AudioContainer,
 } from './sdk/audio-encoding.js';
 export { keyframeListing, keyframesIn } from './sdk/keyframes.js';
-export { fanoutParam, frameByFrame, keptFrameTimes, splitsInParts, type FrameByFrame } from './sdk/fanout.js';
+export {
+  fanoutParam,
+  frameByFrame,
+  joinParts,
+  keptFrameTimes,
+  splitsInParts,
+  type FrameByFrame,
+  type Join,
+  type PlacedPart,
+} from './sdk/fanout.js';

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { defaultConfig } from '../src/engine/config.js';
+import { loadConfig } from '../src/engine/config.js';
 import { describe, it } from './helpers/lifecycle.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -48,8 +48,9 @@ describe('the Dockerfile', () => {
 
   it('copies what the install builds from and the server reads, and every workspace the lock file names', async () => {
     const sources = copySources(await read('Dockerfile'));
-    const pipelines = path.relative('.', defaultConfig().pipelinesDir);
-    for (const needed of ['package.json', 'package-lock.json', 'scripts/build.js', 'bin', 'src', pipelines])
+    const pipelines = path.relative('.', loadConfig({}).pipelinesDir);
+    const templates = path.relative(ROOT, loadConfig({}).templatesDir);
+    for (const needed of ['package.json', 'package-lock.json', 'scripts/build.js', 'bin', 'src', pipelines, templates])
       assert.ok(sources.includes(needed), `the Dockerfile copies ${needed}`);
     const { workspaces } = JSON.parse(await read('package.json')) as { workspaces: string[] };
     for (const glob of workspaces) {

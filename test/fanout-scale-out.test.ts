@@ -12,6 +12,7 @@ import {
   assertSeamless,
   BROKEN_PART,
   BROKEN_PART_ERROR,
+  clipEdit,
   clockClip,
   ffmpegsIn,
   partOf,
@@ -61,11 +62,12 @@ interface Sighting {
  * Issue 24's fan-out in Redis mode (docs/fanout.md): an API process that runs no jobs, two `mediaflow worker`
  * processes of one ffmpeg slot each (each with a data directory of its own), a real Redis and an S3 server on
  * loopback. A 4-minute conversion to H.264 is split into four parts that both workers encode, the job's files
- * travelling through the bucket; the join must be the single pass's frames. A worker killed with -9 mid-part costs
+ * travelling through the bucket; the join must be the single pass's frames. A four-minute render of the same clip is
+ * made in its four scenes the same way, its sound on the job's own worker. A worker killed with -9 mid-part costs
  * that part one more run and nothing else; a cancel, or a part that fails (a third-party plugin's), stops every part
  * on every worker and leaves nothing in the bucket.
  */
-describe('fan-out on Redis workers: one long convert-video over two workers', () => {
+describe('fan-out on Redis workers: a long convert-video or render over two workers', () => {
   let tmp: string;
   let clip: string;
   let redis: TestRedis;
@@ -130,18 +132,19 @@ describe('fan-out on Redis workers: one long convert-video over two workers', ()
   }
 
   /**
-   * Watches the workers' folders for the sound of a split encode (`fanout-audio.*`) being written: by which worker,
-   * and whether in the job's own workspace (not a `fanout-<id>-<run>` folder of another worker's). Its ffmpeg may
-   * copy the sound in a fraction of a second, too quick to be caught in /proc; its file is always seen.
+   * Watches the workers' folders for the sound of a split encode (`fanout-audio.*`, or a render's `sound.*`) being
+   * written: by which worker, and whether in the job's own workspace (not a `fanout-<id>-<run>` folder of another
+   * worker's). Its ffmpeg may copy the sound in a fraction of a second, too quick to be caught in /proc; its file is
+   * always seen.
    */
-  async function watchSound() {
+  async function watchSound(file = /^fanout-audio\.\w+$/) {
     const writers = new Set<string>();
     // A worker makes its work folder with its first job's.
     for (const worker of workers) await mkdir(work(worker), { recursive: true });
     const watchers = workers.map((worker, index) =>
       watchFolder(work(worker), { recursive: true }, (_event, name) => {
         const folders = String(name ?? '').split('/');
-        if (!/^fanout-audio\.\w+$/.test(folders.pop()!)) return;
+        if (!file.test(folders.pop()!)) return;
         writers.add(JSON.stringify({ worker: index, own: !folders.some((folder) => folder.startsWith('fanout-')) }));
       }),
     );
@@ -249,6 +252,39 @@ describe('fan-out on Redis workers: one long convert-video over two workers', ()
     assert.deepEqual(await keys('uploads/.fanout/'), [], 'no part file left in the bucket');
     assert.deepEqual(await workFiles(), [], 'no file left on either worker');
   });
+
+  it(
+    'renders a long timeline’s scenes on both workers, the sound on the job’s own, into the one pass’s frames',
+    slow,
+    async () => {
+      // A render's parts are its scenes (docs/fanout.md): each reads only its own media and graph from the bucket.
+      const sound = await watchSound(/^sound\.\w+$/);
+      const edit = JSON.stringify(clipEdit(files.url('/clock.mp4')));
+      const id = await submitJob(api.base, '/render/', { edit }, ASYNC);
+      const { job, views, seen, apiRan } = await watch(id).finally(sound.close);
+      assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+      assert.equal(apiRan, false, 'the API process ran no ffmpeg');
+      assert.ok(
+        views.some((view) => view.stage === 'process (in 4 parts)'),
+        'it said it made its scenes in parts',
+      );
+      const record = JSON.parse((await records.get(`mediaflow:job:${id}`))!) as { output_id: string };
+      const runs = await partJobs(record.output_id);
+      assert.deepEqual(
+        runs.map((run) => [run.name, run.attemptsStarted, run.finishedOn !== undefined]),
+        ['scene-000', 'scene-001', 'scene-002', 'scene-003'].map((name) => [name, 1, true]),
+      );
+      const partsOn = (worker: number) => [...new Set(seen.filter((s) => s.worker === worker).map((s) => s.part))];
+      assert.ok(partsOn(0).length > 0 && partsOn(1).length > 0, `both workers made scenes: ${JSON.stringify(seen)}`);
+      const owner = seen.find((s) => s.own)?.worker;
+      assert.deepEqual(sound.writers(), [{ worker: owner, own: true }], 'the sound ran on the job’s own worker');
+
+      const rendered = await download(String(job.result!.output_file), 'render.mp4');
+      await assertSeamless(rendered, await onePass(), JOINS);
+      assert.deepEqual(await keys('uploads/.fanout/'), [], 'no part file left in the bucket');
+      assert.deepEqual(await workFiles(), [], 'no file left on either worker');
+    },
+  );
 
   it('runs a part again, alone, when a worker that is not the job’s own is killed with -9 in it', slow, async () => {
     const id = await submitJob(api.base, '/convert-video/', { video_url: files.url('/clock.mp4') }, ASYNC);

@@ -7,7 +7,7 @@ import { after, before, describe, it } from './helpers/lifecycle.js';
 import { audioOf, probe, videoOf, videoPacketHashes } from './helpers/media.js';
 import { countingClip, frameRuns, shownFrames, type ShownFrame } from './helpers/timed-media.js';
 import { loadConfig } from '../src/engine/config.js';
-import { anyLocalPath } from '../src/engine/run/engine.js';
+import { anyLocalPath } from '../src/engine/run/job-run.js';
 import { LocalOutputStore } from '../src/engine/storage/storage.js';
 import { builtinRegistry } from '../src/plugins/index.js';
 import { cliServices } from '../src/runtime.js';

@@ -18,7 +18,7 @@ import {
 import { submitJob, waitForJob } from './helpers/jobs.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 import { loadConfig } from '../src/engine/config.js';
-import { anyLocalPath } from '../src/engine/run/engine.js';
+import { anyLocalPath } from '../src/engine/run/job-run.js';
 import { LocalOutputStore } from '../src/engine/storage/storage.js';
 import imagesToVideo from '../src/plugins/images-to-video.js';
 import { builtinRegistry } from '../src/plugins/index.js';

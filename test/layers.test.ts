@@ -7,12 +7,33 @@ import { importsOf } from './helpers/source-imports.js';
 const SRC = path.resolve(import.meta.dirname, '../src');
 
 /**
+ * The engine's floors, lowest first, after what all of them share at its root (docs/architecture.md, "The engine's
+ * floors"): a folder of engine/ that is not here belongs to no layer until it is given its place.
+ */
+const ENGINE_FLOORS = [
+  'contract',
+  'exec',
+  'probe',
+  'storage',
+  'inputs',
+  'subtitles',
+  'speech',
+  'voice',
+  'plugins',
+  'run',
+];
+
+/**
  * The layers of docs/architecture.md ("Layers, and no cycles"), lowest first: a module may import from
  * its own layer or an earlier one, never a later one, not even with `import type`. madge (npm test's
  * check:cycles) finds loops; this finds an arrow that points back without closing one yet.
  */
 const LAYERS: Array<{ name: string; holds: (relative: string) => boolean }> = [
-  { name: 'engine', holds: (f) => f.startsWith('engine/') },
+  { name: 'engine/ (its root)', holds: (f) => /^engine\/[^/]+$/.test(f) },
+  ...ENGINE_FLOORS.map((floor) => ({
+    name: `engine/${floor}/`,
+    holds: (f: string) => f.startsWith(`engine/${floor}/`),
+  })),
   {
     name: 'sdk and built-in plugins',
     holds: (f) => f === 'sdk.ts' || f.startsWith('sdk/') || f.startsWith('plugins/'),

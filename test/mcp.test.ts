@@ -9,9 +9,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
-import { audioOf, durationOf, probe, videoOf } from './helpers/media.js';
+import { fixtures } from './helpers/fixtures.js';
+import { audioOf, durationOf, frameRgb, probe, videoOf } from './helpers/media.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
 import { eventually, ffmpegChildren } from './helpers/serve-process.js';
+import { EDIT_SCHEMA } from '../src/plugins/render/schema.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin/mediaflow.js');
@@ -272,6 +274,102 @@ describe('the MCP server', () => {
     () => overHttp(server),
     () => files,
   );
+
+  describe('the render tool', () => {
+    before(() => fixtures('red-640x360.jpg', 'green-360x640.png', 'tone-2s-44k-stereo.mp3'));
+
+    it("takes the edit document's schema, teaches it by example, and renders that example", async () => {
+      const mcp = await overHttp(server);
+      try {
+        const { tools } = await mcp.client.listTools();
+        const render = tools.find((tool) => tool.name === 'render')!;
+        const properties = render.inputSchema.properties as Record<string, Record<string, unknown>>;
+        // `edit` is the document's own schema: every field, type, range and default an agent may give.
+        const document = JSON.parse(JSON.stringify(EDIT_SCHEMA)) as Record<string, unknown>;
+        assert.deepEqual(properties.edit!.properties, document.properties);
+        assert.deepEqual(properties.edit!.required, ['tracks']);
+        assert.equal(properties.edit!.additionalProperties, false);
+        assert.deepEqual(Object.keys(properties).sort(), [
+          'dry_run',
+          'edit',
+          'fanout',
+          'merge',
+          'storyboard',
+          'template',
+        ]);
+        // The description holds one complete document, on a line of its own: pictures with a fade, a text, music.
+        const description = render.description ?? '';
+        const line = description.split('\n').find((text) => text.startsWith('{'))!;
+        const example = JSON.parse(line) as {
+          output: object;
+          tracks: Array<{ clips: Array<Record<string, unknown>> }>;
+        };
+        assert.deepEqual(
+          example.tracks.map((track) => track.clips.map((clip) => clip.type)),
+          [['image', 'image'], ['text'], ['audio']],
+        );
+        assert.ok(example.tracks[0]!.clips[1]!.transition, 'a transition');
+        assert.ok(description.length < 3000, `a description of ${description.length} characters`);
+
+        // That example, as an agent would send it, on fixtures and in a smaller frame.
+        const sources: Record<string, string> = {
+          'https://example.com/a.jpg': files.url('/f/red-640x360.jpg'),
+          'https://example.com/b.jpg': files.url('/f/green-360x640.png'),
+          'https://example.com/music.mp3': files.url('/f/tone-2s-44k-stereo.mp3'),
+        };
+        for (const clip of example.tracks.flatMap((track) => track.clips))
+          if (typeof clip.src === 'string') clip.src = sources[clip.src] ?? assert.fail(`unexpected src ${clip.src}`);
+        example.output = { ...example.output, width: 270, height: 480 };
+        const result = (await mcp.client.callTool({ name: 'render', arguments: { edit: example } })) as CallToolResult;
+        assert.equal(result.isError, undefined, JSON.stringify(result.content));
+        const body = structured(result);
+        assert.equal(body.message, 'Video rendered successfully');
+        assert.equal(body.duration, 9.5);
+        const file = mcp.fileOf(body.output_file as string);
+        const info = await probe(file);
+        assert.deepEqual([videoOf(info)!.width, videoOf(info)!.height], [270, 480]);
+        assert.ok(Math.abs(durationOf(info) - 9.5) < 0.05, String(durationOf(info)));
+        assert.ok(Math.abs(Number(audioOf(info)!.duration) - 9.5) < 0.05, 'the music, looped to the end');
+        // Red, then the fade (both at once), then green; the title at the top for its first 3 s only.
+        const [first, crossing, second] = await Promise.all([2, 4.75, 7].map((seconds) => frameRgb(file, seconds)));
+        const [r1, g1] = first!.pixel(135, 400);
+        const [r2, g2] = crossing!.pixel(135, 400);
+        const [r3, g3] = second!.pixel(135, 400);
+        assert.ok(r1 > 200 && g1 < 60, `red at 2 s: ${r1}, ${g1}`);
+        assert.ok(r2 > 70 && r2 < 190 && g2 > 70 && g2 < 190, `both halfway through the fade: ${r2}, ${g2}`);
+        assert.ok(r3 < 60 && g3 > 200, `green at 7 s: ${r3}, ${g3}`);
+        const whiteOnTop = (frame: Awaited<ReturnType<typeof frameRgb>>) => {
+          let count = 0;
+          for (let y = 0; y < 120; y++)
+            for (let x = 0; x < 270; x++) if (frame.pixel(x, y).every((channel) => channel > 200)) count++;
+          return count;
+        };
+        assert.ok(whiteOnTop(first!) > 30, 'the title at 2 s');
+        assert.equal(whiteOnTop(second!), 0, 'no title at 7 s');
+
+        // A bad document: every problem, each with its path, in the text and in the structured error.
+        const bad = (await mcp.client.callTool({
+          name: 'render',
+          arguments: {
+            edit: { tracks: [{ clips: [{ type: 'image', src: files.url('/f/x.jpg') }, { type: 'gif' }] }] },
+          },
+        })) as CallToolResult;
+        assert.equal(bad.isError, true);
+        assert.equal(
+          (bad.content[0] as { text: string }).text,
+          'MF_ERR_PARAM: tracks[0].clips[0].duration: missing: an image clip needs it\n' +
+            'tracks[0].clips[0].duration: missing: an image clip needs it\n' +
+            "tracks[0].clips[1].type: unknown type 'gif': one of video, image, text, audio, voice, captions, waveform",
+        );
+        assert.deepEqual(
+          (structured(bad).errors as Array<{ path: string }>).map((problem) => problem.path),
+          ['tracks[0].clips[0].duration', 'tracks[0].clips[1].type'],
+        );
+      } finally {
+        await mcp.close();
+      }
+    });
+  });
 
   describe('POST /mcp and the API key', () => {
     it('is a 401 without the key, and the client cannot connect', async () => {

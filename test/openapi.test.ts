@@ -9,7 +9,7 @@ import { loadConfig } from '../src/engine/config.js';
 import { ERRORS } from '../src/engine/errors.js';
 import { parseParams } from '../src/engine/plugins/params.js';
 import { sampleParams } from '../src/engine/plugins/plugin-check.js';
-import { inputSpecOf, outputPaths, type PluginDefinition } from '../src/engine/plugins/plugin.js';
+import { inputSpecOf, outputPaths, type PluginDefinition } from '../src/engine/contract/plugin.js';
 import type { Registry } from '../src/engine/plugins/registry.js';
 import { builtinPlugins, builtinRegistry, loadRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';

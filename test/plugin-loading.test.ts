@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { runCli } from './helpers/mediaflow.js';
 import { loadConfig } from '../src/engine/config.js';
-import { CONTRACT_VERSION, Optional, Param, Type, type PluginDefinition } from '../src/engine/plugins/plugin.js';
+import { CONTRACT_VERSION, Optional, Param, Type, type PluginDefinition } from '../src/engine/contract/plugin.js';
 import { pluginFlags } from '../src/engine/plugins/plugin-loader.js';
 import { Registry } from '../src/engine/plugins/registry.js';
 import { builtinRegistry, loadRegistry } from '../src/plugins/index.js';

@@ -11,7 +11,7 @@ import { durationOf, probe } from './helpers/media.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 import { loadRegistry } from '../src/plugins/index.js';
 import { answersProblem, outputProblem } from '../src/engine/plugins/plugin-check.js';
-import { Type } from '../src/engine/plugins/plugin.js';
+import { Type } from '../src/engine/contract/plugin.js';
 
 /**
  * The contract's several outputs, answers and stages (docs/plugins.md), through third-party plugins

@@ -424,16 +424,6 @@ describe('POST /render/ refusals', () => {
       assert.ok(String(res.body.error).startsWith(message), `${res.body.error} for ${JSON.stringify(body)}`);
     }
   });
-
-  it('is a 501 for a voice clip, naming it', async () => {
-    const voice = await postJson(server.base, {
-      dry_run: true,
-      edit: { tracks: [{ clips: [{ type: 'voice', text: 'Hello' }] }] },
-    });
-    assert.equal(voice.status, 501);
-    assert.match(voice.body.error, /^Voice clips cannot be rendered here yet \(tracks\[0\]\.clips\[0\]\)/);
-    assert.deepEqual(await server.workLeftovers(), []);
-  });
 });
 
 describe('POST /render/ limits', () => {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from './helpers/lifecycle.js';
 import { loadConfig } from '../src/engine/config.js';
-import { resolveBinaries } from '../src/engine/run/binaries.js';
+import { resolveBinaries } from '../src/engine/exec/binaries.js';
 import { LocalOutputStore } from '../src/engine/storage/storage.js';
 import { builtinRegistry } from '../src/plugins/index.js';
 import { cliServices, createRuntime, resolve, TOKENS } from '../src/runtime.js';

@@ -17,7 +17,7 @@ import {
   FUGOOD,
   whisperCases,
 } from './helpers/whisper-model.js';
-import { type BindingName, installCommand } from '../src/engine/speech/binding.js';
+import { type BindingName, installCommand } from '../src/engine/speech/bindings/choice.js';
 
 const HIDE_BINDING = path.resolve(import.meta.dirname, 'helpers/hide-whisper-binding.cjs');
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';

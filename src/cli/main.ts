@@ -1,13 +1,13 @@
 import { Command, CommanderError, Option } from 'commander';
-import { resolveBinaries } from '../engine/run/binaries.js';
-import { binaryVersion } from '../engine/run/ffmpeg.js';
+import { resolveBinaries } from '../engine/exec/binaries.js';
+import { binaryVersion } from '../engine/exec/ffmpeg.js';
 import {
   DOCUMENT_KEYWORD,
   inputSpecOf,
   paramMarked,
   VALUES_KEYWORD,
   type PluginDefinition,
-} from '../engine/plugins/plugin.js';
+} from '../engine/contract/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { pluginFlags } from '../engine/plugins/plugin-loader.js';
 import { CLI_COMMANDS, dashed, type CliCommand } from '../engine/plugins/reserved.js';
@@ -21,6 +21,7 @@ import { pluginsCommand } from './plugins-command.js';
 import { quickstartCommand } from './quickstart-command.js';
 import { runCommand } from './run-command.js';
 import { settingsCommand } from './setting-flags.js';
+import { templatesCommand } from './templates-command.js';
 import { voicesCommand } from './voices-command.js';
 import { workerCommand } from './worker-command.js';
 
@@ -100,6 +101,7 @@ const BUILT_IN_COMMANDS: { readonly [name in CliCommand]: (registry: Registry) =
   fonts: fontsCommand,
   models: modelsCommand,
   voices: voicesCommand,
+  templates: templatesCommand,
   quickstart: quickstartCommand,
 };
 

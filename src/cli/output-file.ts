@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { JobOptions, JobResult } from '../engine/run/engine.js';
+import type { JobResult } from '../engine/run/engine.js';
+import type { JobOptions } from '../engine/run/job-run.js';
 import { paramError } from '../engine/errors.js';
 import {
   FORMAT_KEYWORD,
@@ -8,7 +9,7 @@ import {
   type OutputSpec,
   type PluginDefinition,
   type SingleOutput,
-} from '../engine/plugins/plugin.js';
+} from '../engine/contract/plugin.js';
 import { dashed } from '../engine/plugins/reserved.js';
 import { LocalOutputStore } from '../engine/storage/storage.js';
 import type { CliServices } from '../runtime.js';

@@ -1,4 +1,4 @@
-import type { JobProgress } from '../engine/run/engine.js';
+import type { JobProgress } from '../engine/run/job-run.js';
 import type { BatchEvent } from '../pipelines/batch.js';
 import type { StepEvent } from '../pipelines/runner.js';
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { loadConfig, type Config } from '../engine/config.js';
-import { anyLocalPath } from '../engine/run/engine.js';
+import { anyLocalPath } from '../engine/run/job-run.js';
 import { paramError } from '../engine/errors.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { LocalOutputStore } from '../engine/storage/storage.js';

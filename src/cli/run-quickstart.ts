@@ -1,10 +1,10 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
-import { resolveBinaries } from '../engine/run/binaries.js';
+import { resolveBinaries } from '../engine/exec/binaries.js';
 import { loadConfig } from '../engine/config.js';
-import { anyLocalPath } from '../engine/run/engine.js';
-import { outputPaths } from '../engine/plugins/plugin.js';
+import { anyLocalPath } from '../engine/run/job-run.js';
+import { outputPaths } from '../engine/contract/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import { cliRuntime } from './cli-runtime.js';
 import { fail } from './fail.js';

@@ -3,7 +3,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { pino } from 'pino';
 import type { Config } from '../engine/config.js';
 import type { Registry } from '../engine/plugins/registry.js';
-import { resolveBinaries } from '../engine/run/binaries.js';
+import { resolveBinaries } from '../engine/exec/binaries.js';
 import { createMcpServer } from '../mcp/server.js';
 import { serverServices } from '../runtime.js';
 import { clearLeftovers, onStopSignal, startSweeper } from '../server/lifecycle.js';

@@ -17,8 +17,8 @@ export function overridesOf(flags: Record<string, string | boolean>): Partial<Re
 export function addSettingFlags(command: Command, skip: ReadonlySet<keyof Config> = new Set()): Command {
   for (const setting of SETTINGS) {
     if (skip.has(setting.key)) continue;
-    const flag = setting.kind === 'bool' ? `--${setting.flag}` : `--${setting.flag} <value>`;
-    command.addOption(new Option(flag, `${setting.description} [env ${setting.env}]`));
+    const flag = setting.kind.switch ? `--${setting.flag}` : `--${setting.flag} <value>`;
+    command.addOption(new Option(flag, `${setting.help} [env ${setting.env}]`));
   }
   return command;
 }

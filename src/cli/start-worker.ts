@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { resolveBinaries } from '../engine/run/binaries.js';
+import { resolveBinaries } from '../engine/exec/binaries.js';
 import type { Config } from '../engine/config.js';
 import { workerServices } from '../runtime.js';
 import type { Registry } from '../engine/plugins/registry.js';

@@ -1,9 +1,9 @@
 import { Command, Option } from 'commander';
 import { loadConfig } from '../engine/config.js';
 import { paramError } from '../engine/errors.js';
-import { resolveBinaries } from '../engine/run/binaries.js';
+import { resolveBinaries } from '../engine/exec/binaries.js';
 import type { Voices } from '../engine/voice/voices.js';
-import type { Voice } from '../engine/voice/voice-types.js';
+import type { Voice } from '../engine/contract/speech.js';
 import { fail } from './fail.js';
 import { columns, usageErrorsExitTwo } from './subcommands.js';
 

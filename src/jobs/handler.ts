@@ -1,4 +1,4 @@
-import type { LocalFilePolicy } from '../engine/run/engine.js';
+import type { LocalFilePolicy } from '../engine/run/job-run.js';
 import type { StoredResult } from './job.js';
 
 /** A job's place as the job record shows it: a stage name and a whole percentage. */

@@ -25,6 +25,8 @@ export interface JobStore {
   expire(cutoffMs: number): Promise<JobRecord[]>;
   /** How many records there are in each status. */
   counts(): Promise<Record<JobStatus, number>>;
+  /** Every record, in no order (`GET /jobs/` sorts and pages them). */
+  list(): Promise<JobRecord[]>;
 }
 
 const owesDelivery = (record: JobRecord) => record.webhook !== null && record.webhook.next_attempt_at !== null;
@@ -212,6 +214,10 @@ export class FileJobStore implements JobStore {
     const counts = Object.fromEntries(JOB_STATUSES.map((status) => [status, 0])) as Record<JobStatus, number>;
     for (const record of this.records.values()) counts[record.status]++;
     return counts;
+  }
+
+  async list(): Promise<JobRecord[]> {
+    return [...this.records.values()].map((record) => structuredClone(record));
   }
 
   /**

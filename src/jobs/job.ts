@@ -5,7 +5,7 @@
  */
 
 import { errorOfJob, jobErrorOf, type JobError } from '../engine/errors.js';
-import { answerFiles, outputPaths, type OutputSpec } from '../engine/plugins/plugin.js';
+import { answerFiles, outputPaths, type OutputSpec } from '../engine/contract/plugin.js';
 import type { WebhookState } from './webhooks/state.js';
 
 /** A job's statuses, in the order a job goes through them; the type, the counts and the API document read this. */

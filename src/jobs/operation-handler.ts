@@ -1,4 +1,5 @@
-import type { Engine, JobProgress } from '../engine/run/engine.js';
+import type { Engine } from '../engine/run/engine.js';
+import type { JobProgress } from '../engine/run/job-run.js';
 import { operationShare } from '../engine/run/progress-share.js';
 import type { JobHandler, ProgressReport } from './handler.js';
 

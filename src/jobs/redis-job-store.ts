@@ -121,17 +121,22 @@ export class RedisJobStore implements JobStore {
 
   async counts(): Promise<Record<JobStatus, number>> {
     const counts = Object.fromEntries(JOB_STATUSES.map((status) => [status, 0])) as Record<JobStatus, number>;
+    for (const record of await this.list()) counts[record.status]++;
+    return counts;
+  }
+
+  /** Every record: a scan of the job keys (finished ones expire by themselves, so they stay a day's worth). */
+  async list(): Promise<JobRecord[]> {
+    const records: JobRecord[] = [];
     await redisCall(async () => {
       let cursor = '0';
       do {
         const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${REDIS_PREFIX}:job:*`, 'COUNT', 500);
         cursor = next;
         if (keys.length === 0) continue;
-        for (const text of await this.redis.mget(...keys)) {
-          if (text) counts[(JSON.parse(text) as JobRecord).status]++;
-        }
+        for (const text of await this.redis.mget(...keys)) if (text) records.push(JSON.parse(text) as JobRecord);
       } while (cursor !== '0');
     });
-    return counts;
+    return records;
   }
 }

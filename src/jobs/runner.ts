@@ -1,6 +1,6 @@
 import { paramError } from '../engine/errors.js';
 import { ownUploadPath } from '../engine/inputs/own-uploads.js';
-import type { LocalFilePolicy } from '../engine/run/engine.js';
+import type { LocalFilePolicy } from '../engine/run/job-run.js';
 import type { OutputStore } from '../engine/storage/storage.js';
 import type { HandledJob, HandlerRun, HandlerRunOptions } from './handler.js';
 import type { JobHandlers } from './handlers.js';

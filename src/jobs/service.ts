@@ -219,6 +219,22 @@ export class JobService {
   }
 
   /**
+   * A page of the asynchronous jobs `owner` may read (with one key or none: all of them), newest first: at most `limit`
+   * of them, those after the job `before` when it is given (a 404 when it has expired), and whether more follow. A
+   * synchronous request's job is left out: its client got the answer, never the job's id.
+   */
+  async list(owner: string | undefined, limit: number, before?: string): Promise<{ jobs: JobRecord[]; more: boolean }> {
+    const visible = (await this.store.list())
+      .filter((record) => record.mode === 'async' && (owner === undefined || record.owner === owner))
+      .sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
+    const at = before === undefined ? -1 : visible.findIndex((record) => record.id === before);
+    if (before !== undefined && at < 0)
+      throw new MediaflowError('MF_ERR_NOT_FOUND', `Unknown job '${before}' (it may have expired)`);
+    const from = at + 1;
+    return { jobs: visible.slice(from, from + limit), more: visible.length > from + limit };
+  }
+
+  /**
    * Checks and queues a job. Invalid fields are refused at once (400, 404), a full queue with a
    * 503. With an idempotency key already used, runs nothing: the same fields give the first job
    * (`created: false`), other fields a 422.

@@ -1,9 +1,8 @@
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Config } from '../engine/config.js';
-import { errorOfJob, MediaflowError } from '../engine/errors.js';
+import { errorOfJob, MediaflowError, problemText, publicError } from '../engine/errors.js';
 import type { Logger } from '../engine/logger.js';
-import { publicText } from '../engine/safe-text.js';
 import { requireDiskSpace } from '../engine/storage/disk-space.js';
 import type { JobRecord } from '../jobs/job.js';
 import type { JobService } from '../jobs/service.js';
@@ -26,13 +25,17 @@ export interface CallContext {
 
 export type CallExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-/** A tool error result: mediaflow's code and message (no credentials, no server path), as a client shows them. */
+/**
+ * A tool error result: mediaflow's code and message (no credentials, no server path), as a client shows them, and
+ * every problem of a bad document, each with its path on a line of its own, so that an agent fixes them all at once.
+ */
 function errorResult(error: MediaflowError): CallToolResult {
-  const message = publicText(error.message);
+  const answer = publicError(error);
+  const problems = answer.errors && answer.errors.length > 1 ? answer.errors.map((p) => `\n${problemText(p)}`) : [];
   return {
     isError: true,
-    content: [{ type: 'text', text: `${error.code}: ${message}` }],
-    structuredContent: { error: message, code: error.code },
+    content: [{ type: 'text', text: `${error.code}: ${answer.error}${problems.join('')}` }],
+    structuredContent: answer,
   };
 }
 

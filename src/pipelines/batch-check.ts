@@ -1,5 +1,6 @@
 import path from 'node:path';
-import type { Engine, LocalFilePolicy } from '../engine/run/engine.js';
+import type { Engine } from '../engine/run/engine.js';
+import type { LocalFilePolicy } from '../engine/run/job-run.js';
 import { MediaflowError } from '../engine/errors.js';
 import { checkColumns } from './batch.js';
 import type { PipelineDefinition } from './definition.js';

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Engine, LocalFilePolicy } from '../engine/run/engine.js';
+import type { Engine } from '../engine/run/engine.js';
+import type { LocalFilePolicy } from '../engine/run/job-run.js';
 import { paramError } from '../engine/errors.js';
 import { LocalOutputStore } from '../engine/storage/storage.js';
 import type { PipelineDefinition } from './definition.js';

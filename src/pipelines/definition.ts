@@ -1,9 +1,9 @@
 import type { TSchema } from '@sinclair/typebox';
 import { LineCounter, parseDocument, type Document } from 'yaml';
-import { NUMBER } from '../engine/plugins/params.js';
-import { inputSpecOf, type PluginDefinition } from '../engine/plugins/plugin.js';
+import { NUMBER, parseParams } from '../engine/plugins/params.js';
+import { DOCUMENT_KEYWORD, inputSpecOf, VALUES_KEYWORD, type PluginDefinition } from '../engine/contract/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
-import { fileFieldsOf, sampleFiles } from '../engine/plugins/plugin-check.js';
+import { fileFieldsOf, sampleFiles, sampleParams } from '../engine/plugins/plugin-check.js';
 import { dashed } from '../engine/plugins/reserved.js';
 import { Issues, PipelineDefinitionError } from './definition/issues.js';
 import { checkEach, checkParam, noFileIssue, parseValue, type Shape } from './definition/references.js';
@@ -16,7 +16,7 @@ import {
   type PipelineResult,
   type PipelineStep,
 } from './definition/types.js';
-import { parseExpr, refsOf, type Expr } from './template.js';
+import { parseExpr, refsOf, type Expr, type ParamForm } from './template.js';
 
 /**
  * A pipeline definition, read and checked as a whole: its keys, inputs, steps and results here, the
@@ -39,6 +39,35 @@ export function findOperation(registry: Registry, op: string): PluginDefinition 
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Whether a parameter takes a document (render's `edit`) or named values (render's `merge`) besides plain values. */
+function formOf(schema: TSchema | undefined): ParamForm {
+  const marked = (schema ?? {}) as Record<string, unknown>;
+  return marked[DOCUMENT_KEYWORD] ? 'document' : marked[VALUES_KEYWORD] ? 'values' : 'plain';
+}
+
+/**
+ * The files a step's operation writes, as far as its literal values tell (`render` with `dry_run: true` writes
+ * none); what references give is known at the run, which checks it again (runner.ts).
+ */
+function stepFiles(plugin: PluginDefinition, given: Record<string, unknown>): string[] | undefined {
+  const literal = Object.fromEntries(
+    Object.entries(given).filter(
+      ([key, value]) =>
+        typeof value === 'number' ||
+        typeof value === 'boolean' ||
+        (typeof value === 'string' && !value.includes('{{')) ||
+        (isRecord(value) && formOf(plugin.params.properties[key] as TSchema | undefined) === 'document'),
+    ),
+  );
+  try {
+    const spec = plugin.output(parseParams(plugin.params, { ...sampleParams(plugin.params), ...literal }) as never);
+    return 'files' in spec ? spec.files : undefined;
+  } catch {
+    // A literal the operation refuses: reported with its field; the operation's sample output stands meanwhile.
+    return sampleFiles(plugin);
+  }
+}
 
 /** Parses and checks a definition's text (YAML, or JSON, which YAML reads too). `file` is how errors name it. */
 export function parsePipeline(text: string, file: string, registry: Registry): PipelineDefinition {
@@ -172,7 +201,7 @@ class Checker {
       const plugin = typeof step.op === 'string' ? findOperation(this.registry, step.op) : undefined;
       if (plugin) plugins.set(name, plugin);
       if (plugin) fileFields.set(name, fileFieldsOf(plugin));
-      const files = plugin && sampleFiles(plugin);
+      const files = plugin && stepFiles(plugin, isRecord(step.with) ? step.with : {});
       if (step.each !== undefined || files) listSteps.add(name);
       if (plugin && files?.length === 0) this.filelessSteps.set(name, plugin.name);
     }
@@ -217,7 +246,8 @@ class Checker {
       let usesItem = false;
       for (const [key, value] of Object.entries(given)) {
         const fieldPath = [...path, 'with', key];
-        const expr = parseValue(this.issues, value, fieldPath, name);
+        const schema = plugin?.params.properties[key] as TSchema | undefined;
+        const expr = parseValue(this.issues, value, fieldPath, name, formOf(schema));
         if (!expr) continue;
         for (const ref of refsOf(expr)) {
           if ('step' in ref) after.add(ref.step);
@@ -225,7 +255,6 @@ class Checker {
         }
         withExprs[key] = expr;
         if (!plugin) continue;
-        const schema = plugin.params.properties[key] as TSchema | undefined;
         if (!schema) {
           this.issues.add(
             fieldPath,

@@ -1,5 +1,6 @@
 import type { Registry } from '../engine/plugins/registry.js';
-import type { Engine, LocalFilePolicy } from '../engine/run/engine.js';
+import type { Engine } from '../engine/run/engine.js';
+import type { LocalFilePolicy } from '../engine/run/job-run.js';
 import type { OutputStore } from '../engine/storage/storage.js';
 import { loadPipelineByName } from './loader.js';
 import { PipelineProgress } from './progress.js';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { isUrl } from '../engine/run/engine.js';
+import { isUrl } from '../engine/run/job-run.js';
 import { splitList } from '../engine/plugins/params.js';
 import type { PipelineDefinition } from './definition.js';
 

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, copyFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Engine, JobProgress, LocalFilePolicy } from '../engine/run/engine.js';
-import { outputPaths, type OutputSpec } from '../engine/plugins/plugin.js';
+import type { Engine } from '../engine/run/engine.js';
+import type { JobProgress, LocalFilePolicy } from '../engine/run/job-run.js';
+import { outputPaths, type OutputSpec } from '../engine/contract/plugin.js';
 import { isAbort, MediaflowError, paramError } from '../engine/errors.js';
 import { LocalOutputStore, publishAll, type OutputStore } from '../engine/storage/storage.js';
 import type { PipelineDefinition, PipelineStep } from './definition.js';
@@ -133,6 +134,10 @@ function resolve(expr: Expr, scope: Scope): unknown {
         const value = resolve(item, scope);
         return Array.isArray(value) ? value.map(String) : [String(value)];
       });
+    case 'document':
+      return expr.value;
+    case 'values':
+      return Object.fromEntries(Object.entries(expr.entries).map(([name, value]) => [name, resolve(value, scope)]));
   }
 }
 
@@ -155,6 +160,8 @@ export function stepError(step: PipelineStep, error: unknown, item?: { index: nu
     return new MediaflowError(error.code, `${where}${error.message}`, {
       cause: error,
       ...(error.retryAfter !== undefined ? { retryAfter: error.retryAfter } : {}),
+      // Every problem of a document (render's edit), each with its path in the document.
+      ...(error.errors !== undefined ? { errors: error.errors } : {}),
     });
   }
   // An unexpected error's text may hold paths or internals: it goes to the cause, for the log.
@@ -213,6 +220,7 @@ function preflight(
   const scope: Scope = { inputs, outputs: new Map(), files: new Map(), skipped: skippedSteps(definition, inputs) };
   const fields = new Map<string, Array<Record<string, unknown>>>();
   const files: NamedFile[] = [];
+  const used = new Set([...definition.steps.flatMap((step) => step.after), ...definition.results.map((r) => r.step)]);
   for (const step of definition.steps) {
     if (scope.skipped.has(step.name)) {
       fields.set(step.name, []);
@@ -253,6 +261,13 @@ function preflight(
       named.push(placed.named);
       several ||= 'files' in likely;
       stepFields.push(raw);
+    }
+    // A step that writes no file with the values this run gives it (render with `dry_run` from an input) has no
+    // output to hand on: refused before anything runs, as the definition's check refuses a literal one.
+    if (outputs.length === 0 && used.has(step.name)) {
+      const user = definition.results.some((result) => result.step === step.name) ? 'a result' : 'a later step';
+      const why = `it writes no file with these values, but ${user} uses its output`;
+      throw stepError(step, paramError(`${why} (what it answers is in the run's \`answers\`)`));
     }
     scope.outputs.set(step.name, items || several ? outputs : outputs[0]!);
     scope.files.set(step.name, namedFiles(named, items !== undefined));

@@ -4,6 +4,10 @@
  * (`steps.slideshow.output`), a file a step writes beside it, by the field its operation answers it under
  * (`steps.speech.subtitle_file_url`), or, in a step with `each`, the current item (`item`). A whole value may give
  * alternatives, the first with a value counting (`{{ inputs.voice || steps.speech.output }}`).
+ *
+ * References are read only in the values the pipeline owns. A document parameter's mapping (render's `edit`) is the
+ * operation's own document, passed as written: its `{{NAME}}` are its merge fields, not references. A values
+ * parameter's mapping (render's `merge`) holds one pipeline value per name (docs/pipelines.md).
  */
 
 /** What a `{{ ... }}` names: `field` is a file of the step other than its output. */
@@ -20,7 +24,11 @@ export type Expr =
   /** Alternatives (`{{ a || b }}`): the first that has a value (an input given, a step that ran). */
   | { kind: 'first'; refs: Ref[] }
   /** A YAML list; each item is a value, lists among them are flattened. */
-  | { kind: 'list'; items: Expr[] };
+  | { kind: 'list'; items: Expr[] }
+  /** A document parameter's mapping, passed to the operation as written (no reference is read in it). */
+  | { kind: 'document'; value: Record<string, unknown> }
+  /** A values parameter's mapping: a value of its own for each name. */
+  | { kind: 'values'; entries: Record<string, Expr> };
 
 const NAME = '[A-Za-z_][A-Za-z0-9_-]*';
 const FIELD = '[a-z][a-z0-9_]*';
@@ -75,8 +83,62 @@ function parseText(text: string): Expr {
   return { kind: 'text', parts: parts.map((part) => (typeof part === 'string' ? part : part[0]!)) };
 }
 
-/** Parses a value as YAML or JSON gave it; throws ExprError for one that no parameter can take. */
-export function parseExpr(raw: unknown, nested = false): Expr {
+/** What a parameter takes besides strings, numbers, booleans and lists: a document, or named values. */
+export type ParamForm = 'document' | 'values' | 'plain';
+
+const isMapping = (raw: unknown): raw is Record<string, unknown> =>
+  typeof raw === 'object' && raw !== null && !Array.isArray(raw);
+
+/** The first pipeline reference written in a string of a document, which is not read there. */
+function referenceIn(value: unknown): string | undefined {
+  if (typeof value === 'string') return /\{\{\s*(?:inputs|steps)\.[^{}]*\}\}/.exec(value)?.[0];
+  const items = Array.isArray(value) ? value : isMapping(value) ? Object.values(value) : [];
+  for (const item of items) {
+    const found = referenceIn(item);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** A value of a values mapping: one string, number or boolean, or references to one. */
+function parseNamedValue(name: string, raw: unknown): Expr {
+  if (Array.isArray(raw) || isMapping(raw))
+    throw new ExprError(`the value of ${name} is ${Array.isArray(raw) ? 'a list' : 'a mapping'}: give one value`);
+  try {
+    return parseExpr(raw);
+  } catch (error) {
+    if (error instanceof ExprError) throw new ExprError(`${name}: ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * Parses a value as YAML or JSON gave it, for a parameter of the given form; throws ExprError for one that the
+ * parameter cannot take. A document parameter's text other than one whole reference is passed as written too.
+ */
+export function parseExpr(raw: unknown, nested = false, form: ParamForm = 'plain'): Expr {
+  if (form === 'document' && isMapping(raw)) {
+    const reference = referenceIn(raw);
+    if (reference)
+      throw new ExprError(
+        `${reference} is not read inside a document, which is passed as written (its {{NAME}} are its merge ` +
+          `fields): give the value as a merge value, \`merge: {NAME: "${reference}"}\`, and write {{NAME}} in the ` +
+          'document',
+      );
+    return { kind: 'document', value: raw };
+  }
+  if (form === 'document' && typeof raw === 'string') {
+    // JSON text never starts with `{{`: a value that does is one reference (an input holding the document).
+    const whole = /^\s*\{\{([^{}]*)\}\}\s*$/.exec(raw);
+    if (!whole) return { kind: 'literal', value: raw };
+    const refs = parseRefs(whole[1]!);
+    return refs.length === 1 ? { kind: 'ref', ref: refs[0]! } : { kind: 'first', refs };
+  }
+  if (form === 'values' && isMapping(raw))
+    return {
+      kind: 'values',
+      entries: Object.fromEntries(Object.entries(raw).map(([name, value]) => [name, parseNamedValue(name, value)])),
+    };
   if (typeof raw === 'string') return parseText(raw);
   if (typeof raw === 'number' || typeof raw === 'boolean') return { kind: 'literal', value: raw };
   if (Array.isArray(raw)) {
@@ -84,7 +146,10 @@ export function parseExpr(raw: unknown, nested = false): Expr {
     return { kind: 'list', items: raw.map((item) => parseExpr(item, true)) };
   }
   if (raw === null || raw === undefined) throw new ExprError('the value is empty');
-  throw new ExprError('expected a string, a number, a boolean or a list, not a mapping');
+  throw new ExprError(
+    'expected a string, a number, a boolean or a list, not a mapping (a mapping is taken by a document parameter, ' +
+      "such as render's `edit`, and by named values, such as render's `merge`)",
+  );
 }
 
 /** Every reference in a value. */
@@ -100,6 +165,10 @@ export function refsOf(expr: Expr): Ref[] {
       return expr.parts.filter((p): p is Ref => typeof p !== 'string');
     case 'list':
       return expr.items.flatMap(refsOf);
+    case 'document':
+      return [];
+    case 'values':
+      return Object.values(expr.entries).flatMap(refsOf);
   }
 }
 
@@ -123,5 +192,11 @@ export function showExpr(expr: Expr): string {
       return expr.parts.map((p) => (typeof p === 'string' ? p : `{{ ${showRef(p)} }}`)).join('');
     case 'list':
       return `[${expr.items.map(showExpr).join(', ')}]`;
+    case 'document':
+      return JSON.stringify(expr.value);
+    case 'values':
+      return `{${Object.entries(expr.entries)
+        .map(([name, value]) => `${name}: ${showExpr(value)}`)
+        .join(', ')}}`;
   }
 }

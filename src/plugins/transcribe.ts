@@ -53,9 +53,9 @@ export default definePlugin({
   output: (p) => ({ field: 'output_file', path: `{id}/transcript.${p.format}`, alsoAs: ['subtitle_file_url'] }),
   // Refused before anything is queued: no binding or model here (501), a bad model file (500), a language an
   // English-only model cannot give (400).
-  checkParams: (params) => {
+  checkParams: (params, settings) => {
     checkAssOnly(params);
-    recognitionLanguage(params.language, speechModel());
+    recognitionLanguage(params.language, speechModel(settings.speech));
   },
   check: ({ inputs }) => {
     const media = inputs.media_url![0]!;

@@ -1,5 +1,5 @@
 // From its home in the engine, not through sdk.ts: sdk.ts re-exports this module, so that would make a cycle.
-import type { MediaFacts } from '../engine/probe/media-facts.js';
+import type { MediaFacts } from '../engine/contract/media-facts.js';
 
 /**
  * The one place that chooses how audio-only files are written (mp3, wav, m4a, ...): the encoder,

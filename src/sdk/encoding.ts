@@ -1,6 +1,6 @@
 // From its home in the engine, not through sdk.ts: sdk.ts re-exports this module, so that would make a cycle.
-import { Param } from '../engine/plugins/plugin.js';
-import type { MediaFacts } from '../engine/probe/media-facts.js';
+import { Param } from '../engine/contract/plugin.js';
+import type { MediaFacts } from '../engine/contract/media-facts.js';
 import type { AudioContainer } from './audio-encoding.js';
 
 /**

@@ -5,8 +5,10 @@ import {
   type FanoutSpec,
   type LocalInput,
   type TimeRange,
-} from '../engine/plugins/plugin.js';
-import type { MediaFacts } from '../engine/probe/media-facts.js';
+} from '../engine/contract/plugin.js';
+import type { MediaFacts } from '../engine/contract/media-facts.js';
+
+export { joinParts, type Join, type PlacedPart } from '../engine/run/fanout/join.js';
 
 /** The request field that keeps one encode in one pass: `fanout=false` (docs/fanout.md). */
 export const fanoutParam = () =>

@@ -4,15 +4,15 @@ import cors from '@fastify/cors';
 import multipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
-import type { Binaries } from '../engine/run/binaries.js';
-import type { Config } from '../engine/config.js';
+import type { Binaries } from '../engine/exec/binaries.js';
+import { apiKeysOf, type Config } from '../engine/config.js';
 import { serverServices } from '../runtime.js';
 import { diskSpace } from '../engine/storage/disk-space.js';
 import type { Engine } from '../engine/run/engine.js';
 import { MediaflowError, paramError } from '../engine/errors.js';
 import { checkNesting } from '../engine/nesting.js';
-import { inputSpecOf, paramMarked, VALUES_KEYWORD } from '../engine/plugins/plugin.js';
-import { binaryVersion } from '../engine/run/ffmpeg.js';
+import { inputSpecOf, paramMarked, VALUES_KEYWORD } from '../engine/contract/plugin.js';
+import { binaryVersion } from '../engine/exec/ffmpeg.js';
 import { installedFonts } from '../engine/subtitles/fonts.js';
 import { speechStatus } from '../engine/speech/recognise.js';
 import { contentTypeOf } from '../engine/storage/media-types.js';
@@ -28,8 +28,11 @@ import { registerJobRoutes } from './job-routes.js';
 import { registerMcpRoutes } from './mcp-route.js';
 import { submitJob, type SubmitContext } from './job-submission.js';
 import { registerPipelineRoutes } from './pipeline-routes.js';
+import { registerTemplatesRoute } from './templates-route.js';
 import { createMetrics } from './metrics.js';
 import { registerApiDocs } from './openapi/docs-page.js';
+import { registerStudio } from './studio-route.js';
+import { registerTemplateDocumentRoute } from './template-document-route.js';
 import { clientErrorHandler, frameworkErrors, installErrorHandler } from './error-handler.js';
 import { registerUrlencoded } from './urlencoded.js';
 import { limitConnections, timeLimitOptions, uploadsAtOnce } from './connections.js';
@@ -83,7 +86,7 @@ export async function buildServer(
   limitConnections(app.server, config, app.log);
   installErrorHandler(app, config);
   const runtime = { config, registry, logger: app.log, observer: metrics.observer };
-  const { engine, store, workspaces, binaries, jobs, voices } = await serverServices(
+  const { engine, store, workspaces, binaries, jobs, voices, speech } = await serverServices(
     { ...runtime, ...(options.binaries ? { binaries: options.binaries } : {}) },
     metrics.jobObserver,
   );
@@ -177,7 +180,7 @@ export async function buildServer(
       queue: { ...depth, concurrency: config.concurrency, max_waiting: config.maxQueue },
       operations: registry.list().map((p) => p.name),
       // Whether /transcribe/ works here (binding and model), and the model's file name; the model file is read once.
-      transcription: speechStatus(),
+      transcription: speechStatus(speech),
       // Which engines of text to speech speak here, with how many voices, or why not (looked up once).
       voices: voiceEngines,
     };
@@ -221,7 +224,11 @@ export async function buildServer(
     });
   }
   await registerPipelineRoutes(app, { config, registry, onRequest: checkKey, submit });
-  registerJobRoutes(app, jobs, checkKey, ownerOf);
+  registerTemplatesRoute(app, { templatesDir: config.templatesDir, onRequest: checkKey });
+  registerJobRoutes(app, jobs, checkKey, ownerOf, apiKeysOf(config).length > 0);
+  registerTemplateDocumentRoute(app, { templatesDir: config.templatesDir, onRequest: checkKey });
+  // The studio page (docs/studio.md): open like /docs, its API calls carry the key.
+  if (config.studio) registerStudio(app);
   // Every operation and pipeline as an MCP tool, over streamable HTTP (docs/mcp.md).
   registerMcpRoutes(app, { config, registry, jobs, onRequest: checkKey, submit });
   if (config.dashboard) {

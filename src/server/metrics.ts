@@ -1,7 +1,7 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { SERVER_PATHS } from '../engine/plugins/reserved.js';
-import type { EngineObserver } from '../engine/run/engine.js';
+import type { EngineObserver } from '../engine/run/engine-deps.js';
 import { JOB_STATUSES } from '../jobs/job.js';
 import type { JobObserver, JobService } from '../jobs/service.js';
 

@@ -1,6 +1,6 @@
 import type { Config } from '../engine/config.js';
 import type { Registry } from '../engine/plugins/registry.js';
-import { resolveBinaries } from '../engine/run/binaries.js';
+import { resolveBinaries } from '../engine/exec/binaries.js';
 import { clearLeftovers, JOB_GRACE_MS, onStopSignal, SHUTDOWN_GRACE_MS, startSweeper } from './lifecycle.js';
 
 /**

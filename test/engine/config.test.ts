@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from '../helpers/lifecycle.js';
-import { loadConfig } from '../../src/engine/config.js';
+import { loadConfig, parseSetting, SETTINGS } from '../../src/engine/config.js';
 
 describe('loadConfig', () => {
   it('has the defaults of docs/configuration.md', () => {
@@ -51,6 +51,44 @@ describe('loadConfig', () => {
       () => loadConfig({ MEDIAFLOW_WHISPER_BINDING: 'gpu' }),
       /^MediaflowError: Expected MEDIAFLOW_WHISPER_BINDING \(--whisper-binding\) to be one of auto, fugood, napi, got `gpu`$/,
     );
+  });
+
+  it('holds each value to its range, saying the range and the value as a user writes them', () => {
+    assert.throws(
+      () => loadConfig({ MEDIAFLOW_HEADERS_TIMEOUT: '0.5' }),
+      /^MediaflowError: Expected MEDIAFLOW_HEADERS_TIMEOUT \(--headers-timeout\) to be at least 1s, got `0.5s`$/,
+    );
+    assert.throws(
+      () => loadConfig({ MEDIAFLOW_S3_URL_TTL: '8d' }),
+      /^MediaflowError: Expected MEDIAFLOW_S3_URL_TTL \(--s3-url-ttl\) to be from 1s to 7d, got `691200s`$/,
+    );
+    assert.equal(loadConfig({ MEDIAFLOW_S3_URL_TTL: '7d' }).s3UrlTtlMs, 7 * 86_400_000);
+    assert.throws(() => loadConfig({ MEDIAFLOW_WEBHOOK_ATTEMPTS: '00' }), /to be at least 1, got `0`$/);
+  });
+
+  it('makes folders absolute and URLs and origins end without a slash, defaults and given values alike', () => {
+    const config = loadConfig({
+      MEDIAFLOW_PIPELINES_DIR: 'flows',
+      MEDIAFLOW_CORS_ORIGINS: 'HTTPS://App.example/, https://b.example',
+      MEDIAFLOW_WHISPER_MODEL_URL: 'http://models.example/ggml//',
+    });
+    assert.equal(config.pipelinesDir, path.resolve('flows'));
+    assert.equal(config.templatesDir, path.resolve(import.meta.dirname, '../../templates'));
+    assert.deepEqual(config.corsOrigins, ['https://app.example', 'https://b.example']);
+    assert.equal(config.whisperModelUrl, 'http://models.example/ggml');
+  });
+
+  it('shows each default in docs/configuration.md as a value the setting reads back to that default', () => {
+    let shown = 0;
+    for (const setting of SETTINGS) {
+      if (setting.default === undefined || setting.shown !== undefined) continue;
+      const written = (setting.kind as { show(value: unknown): string }).show(setting.default);
+      const value = /^`([^`]*)`/.exec(written)?.[1] ?? (written === 'empty' ? '' : written);
+      const read = value === 'unset' ? [] : parseSetting(setting, value);
+      assert.deepEqual(read, setting.default, setting.env);
+      shown++;
+    }
+    assert.ok(shown > 40, `${shown} defaults checked`);
   });
 
   it('takes the whisper.cpp binding to use: auto unless set', () => {

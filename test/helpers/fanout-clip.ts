@@ -25,6 +25,16 @@ export const BROKEN_PART_ERROR = {
     "'if(between(t,100,110),0/0,iw)'.",
 };
 
+/**
+ * A render's edit of the clip (docs/render.md), four minutes long: eight video clips of 30 s, one after the other,
+ * each trimmed to where the one before ended, so that the timeline's frame n is the clip's frame n, its flashes and
+ * beeps at the same times, and a render's scenes (a minute each) start at 0, 60, 120 and 180 s.
+ */
+export const clipEdit = (src: string) => ({
+  output: { width: CLIP.width, height: CLIP.height, fps: CLIP.fps },
+  tracks: [{ clips: Array.from({ length: 8 }, (_, i) => ({ type: 'video', src, trim: i * 30, duration: 30 })) }],
+});
+
 /** Frames in the clip. */
 export const CLIP_FRAMES = CLIP.seconds * CLIP.fps;
 
@@ -229,13 +239,14 @@ export interface RunningFfmpeg {
 }
 
 /**
- * The live ffmpeg processes (zombies left out) whose working folder is `dir` or inside it, from /proc (Linux). The
- * engine runs each ffmpeg in its job's workspace, a part on another worker in that worker's folder for the job.
+ * The live ffmpeg processes (zombies left out) whose working folder is `dir` or inside it, from /proc (Linux), among
+ * `pids` when given (quicker than every process's). The engine runs each ffmpeg in its job's workspace, a part on
+ * another worker in that worker's folder for the job.
  */
-export async function ffmpegsIn(dir: string): Promise<RunningFfmpeg[]> {
+export async function ffmpegsIn(dir: string, pids?: readonly number[]): Promise<RunningFfmpeg[]> {
   const root = path.resolve(dir);
   const found: RunningFfmpeg[] = [];
-  for (const entry of await readdir('/proc')) {
+  for (const entry of pids?.map(String) ?? (await readdir('/proc'))) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
     // pid (comm) state ...: comm may hold spaces, so match up to the last ')'.
@@ -250,11 +261,11 @@ export async function ffmpegsIn(dir: string): Promise<RunningFfmpeg[]> {
 }
 
 /**
- * The part a split encode's ffmpeg writes (`fanout-part-001.mp4` is part 1), if it writes one. An ffmpeg seen while
- * it exits shows no arguments any more: keep each process's first sighting.
+ * The part a split encode's ffmpeg writes (`fanout-part-001.mp4` is part 1; a render's `scene-001.mp4` too), if it
+ * writes one. An ffmpeg seen while it exits shows no arguments any more: keep each process's first sighting.
  */
 export const partOf = (ffmpeg: RunningFfmpeg): number | undefined => {
-  const file = ffmpeg.args.find((arg) => /^fanout-part-\d+\.mp4$/.test(arg));
+  const file = ffmpeg.args.find((arg) => /^(fanout-part|scene)-\d+\.(mp4|webm)$/.test(arg));
   return file === undefined ? undefined : Number(/\d+/.exec(file)![0]);
 };
 

@@ -90,3 +90,23 @@ export async function runCli(
   });
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
 }
+
+/** An argument as sh reads it back: a test's own arguments only, quoted whole. */
+const shellWord = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * Runs the real CLI on a terminal of its own (util-linux `script` gives it a pseudo-terminal), as a user at a
+ * terminal runs it: what it wrote there, standard output and error together, as the terminal received it (status
+ * lines redrawn with `\r` and erased with ESC[2K included).
+ */
+export async function runCliOnTerminal(args: string[], options: { cwd: string; env?: Record<string, string> }) {
+  const command = ['node', BIN, ...args].map(shellWord).join(' ');
+  const result = await execa('script', ['--quiet', '--return', '--command', command, '/dev/null'], {
+    reject: false,
+    cwd: options.cwd,
+    env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '1', COLUMNS: '120', ...options.env },
+    timeout: 120_000,
+    stdin: 'ignore',
+  });
+  return { exitCode: result.exitCode ?? -1, terminal: String(result.stdout) };
+}

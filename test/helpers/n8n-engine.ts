@@ -12,6 +12,7 @@ import {
   type ICredentials,
   type ICredentialType,
   type IHttpRequestOptions,
+  type ILoadOptionsFunctions,
   type INode,
   type INodeParameters,
   type INodeProperties,
@@ -19,7 +20,7 @@ import {
   type INodeTypes,
   type IWorkflowExecuteAdditionalData,
 } from 'n8n-workflow';
-import { ExecutionLifecycleHooks, WorkflowExecute } from 'n8n-core';
+import { ExecutionLifecycleHooks, LoadOptionsContext, WorkflowExecute } from 'n8n-core';
 
 export interface WorkflowNode {
   name: string;
@@ -153,6 +154,34 @@ export function nodeSubtitle(type: INodeType, parameters: INodeParameters): unkn
   );
 }
 
+/** What n8n hands the engine besides the workflow: the credential helper, the hooks, the instance's URLs. */
+function additionalDataOf(
+  credentialType: ICredentialType,
+  credentialData: ICredentialDataDecryptedObject,
+  hooks?: ExecutionLifecycleHooks,
+): IWorkflowExecuteAdditionalData {
+  return {
+    credentialsHelper: new OneCredentialHelper(credentialType, credentialData),
+    ...(hooks ? { hooks } : {}),
+    executeWorkflow: async () => {
+      throw new Error('no sub-workflows here');
+    },
+    getRunExecutionData: async () => undefined,
+    currentNodeExecutionIndex: 0,
+    restApiUrl: 'http://127.0.0.1:5678/rest',
+    instanceBaseUrl: 'http://127.0.0.1:5678/',
+    formWaitingBaseUrl: 'http://127.0.0.1:5678/form-waiting',
+    webhookBaseUrl: 'http://127.0.0.1:5678/webhook',
+    webhookWaitingBaseUrl: 'http://127.0.0.1:5678/webhook-waiting',
+    webhookTestBaseUrl: 'http://127.0.0.1:5678/webhook-test',
+    variables: {},
+    logAiEvent: () => {},
+    startRunnerTask: async () => {
+      throw new Error('no task runners here');
+    },
+  } as unknown as IWorkflowExecuteAdditionalData;
+}
+
 /**
  * Runs the nodes, each feeding the next, in n8n-core's WorkflowExecute ('manual' mode, as "Execute workflow"
  * in the editor), with the given credential for every node that asks for its type.
@@ -177,25 +206,25 @@ export function runWorkflow(
     updatedAt: new Date(),
   };
   const hooks = new ExecutionLifecycleHooks('manual', 'e1', workflowData);
-  const additionalData = {
-    credentialsHelper: new OneCredentialHelper(credentialType, credentialData),
-    hooks,
-    executeWorkflow: async () => {
-      throw new Error('no sub-workflows here');
-    },
-    getRunExecutionData: async () => undefined,
-    currentNodeExecutionIndex: 0,
-    restApiUrl: 'http://127.0.0.1:5678/rest',
-    instanceBaseUrl: 'http://127.0.0.1:5678/',
-    formWaitingBaseUrl: 'http://127.0.0.1:5678/form-waiting',
-    webhookBaseUrl: 'http://127.0.0.1:5678/webhook',
-    webhookWaitingBaseUrl: 'http://127.0.0.1:5678/webhook-waiting',
-    webhookTestBaseUrl: 'http://127.0.0.1:5678/webhook-test',
-    variables: {},
-    logAiEvent: () => {},
-    startRunnerTask: async () => {
-      throw new Error('no task runners here');
-    },
-  } as unknown as IWorkflowExecuteAdditionalData;
+  const additionalData = additionalDataOf(credentialType, credentialData, hooks);
   return new WorkflowExecute(additionalData, 'manual').run(workflow, workflow.getNode(nodes[0]!.name)!);
+}
+
+/**
+ * Calls one of a node's `methods` (loadOptions, resourceMapping) as n8n's editor has its server call it while the
+ * node is edited: in n8n-core's LoadOptionsContext, with the node's current parameters and its credential, for the
+ * property at `path` (`parameters.<name>`).
+ */
+export async function loadNodeOptions<T>(
+  node: WorkflowNode,
+  method: (this: ILoadOptionsFunctions) => Promise<T>,
+  path: string,
+  credentialType: ICredentialType,
+  credentialData: ICredentialDataDecryptedObject,
+): Promise<T> {
+  assertOwnUserFolder();
+  const { workflow } = buildWorkflow([node], credentialType);
+  const additionalData = additionalDataOf(credentialType, credentialData);
+  additionalData.currentNodeParameters = node.parameters;
+  return await method.call(new LoadOptionsContext(workflow, workflow.getNode(node.name)!, additionalData, path));
 }

@@ -15,13 +15,8 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { bytesField, intField, message } from '../../src/engine/voice/protobuf.js';
-
-/** ONNX's TensorProto.DataType values used here. */
-const FLOAT = 1;
-const INT64 = 7;
-/** AttributeProto.AttributeType values. */
-const ATTRIBUTE_INT = 2;
+import { bytesField, message } from '../../src/engine/voice/protobuf.js';
+import { FLOAT, floats, INT64, int64s, intAttribute, modelOf, node, tensor, valueInfo } from './onnx-graph.js';
 
 export interface ToneVoice {
   sampleRate: number;
@@ -65,52 +60,6 @@ export const idOf = (symbol: string): number => PHONEMES.indexOf(symbol);
 /** The pitch a token speaks at. */
 export const toneOf = (voice: ToneVoice, id: number): number => voice.baseHz + voice.stepHz * id;
 
-const tensor = (name: string, type: number, dims: number[], data: Buffer) =>
-  message(5, ...dims.map((d) => intField(1, d)), intField(2, type), bytesField(8, name), bytesField(9, data));
-
-const floats = (values: number[]) => {
-  const data = Buffer.alloc(4 * values.length);
-  values.forEach((value, i) => data.writeFloatLE(value, 4 * i));
-  return data;
-};
-
-const int64s = (values: number[]) => {
-  const data = Buffer.alloc(8 * values.length);
-  values.forEach((value, i) => data.writeBigInt64LE(BigInt(value), 8 * i));
-  return data;
-};
-
-const node = (op: string, inputs: string[], outputs: string[], attributes: Buffer[] = []) =>
-  message(
-    1,
-    ...inputs.map((input) => bytesField(1, input)),
-    ...outputs.map((output) => bytesField(2, output)),
-    bytesField(3, `${op}_${outputs[0]}`),
-    bytesField(4, op),
-    ...attributes,
-  );
-
-const intAttribute = (name: string, value: number) =>
-  message(5, bytesField(1, name), intField(3, value), intField(20, ATTRIBUTE_INT));
-
-/** A graph input or output: a tensor of `type` whose dimensions are numbers or named (dynamic). */
-const valueInfo = (field: number, name: string, type: number, dims: Array<number | string>) =>
-  message(
-    field,
-    bytesField(1, name),
-    message(
-      2,
-      message(
-        1,
-        intField(1, type),
-        message(
-          2,
-          ...dims.map((d) => (typeof d === 'number' ? message(1, intField(1, d)) : message(1, bytesField(2, d)))),
-        ),
-      ),
-    ),
-  );
-
 /**
  * How many samples each token speaks, as a graph's nodes ending in `span` (int64): Piper's model takes the length
  * scale (1 / speed) as its scales' second value, Kokoro's the speed itself.
@@ -127,7 +76,7 @@ const SPAN: Record<ToneKind, Buffer[]> = {
 };
 
 /** The inputs sherpa-onnx feeds each kind of model, in its order (the names are the models' own). */
-const INPUTS: Record<ToneKind, Buffer[]> = {
+export const MODEL_INPUTS: Record<ToneKind, Buffer[]> = {
   piper: [
     valueInfo(11, 'input', INT64, [1, 'phonemes']),
     valueInfo(11, 'input_lengths', INT64, [1]),
@@ -183,16 +132,10 @@ export function toneModel(voice: ToneVoice = TONE_VOICE, kind: ToneKind = 'piper
     node('Mul', ['wave', 'amplitude'], ['loud']),
     node('Reshape', ['loud', 'audio_shape'], ['output']),
     bytesField(2, 'tone_per_token'),
-    ...INPUTS[kind],
+    ...MODEL_INPUTS[kind],
     valueInfo(12, 'output', FLOAT, [1, 1, 'samples']),
   ];
-  return Buffer.concat([
-    intField(1, 8),
-    bytesField(2, 'mediaflow-tests'),
-    message(7, ...graph),
-    message(8, bytesField(1, ''), intField(2, 13)),
-    ...metadata,
-  ]);
+  return modelOf(graph, 13, metadata);
 }
 
 /** The voice's config, as Piper's `.onnx.json` has it (the fields sherpa-onnx's conversion and mediaflow read). */

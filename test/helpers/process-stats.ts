@@ -1,4 +1,5 @@
 import { readdir, readFile } from 'node:fs/promises';
+import { ffmpegsIn } from './fanout-clip.js';
 
 /**
  * What a process has used so far, read from /proc (Linux): its reads of files and sockets, its CPU
@@ -42,4 +43,34 @@ export async function treeRssMiB(pid: number): Promise<number> {
     kib += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
   }
   return kib / 1024;
+}
+
+/** An ffmpeg process seen at work: the file it writes (its last argument) and its peak resident memory, MiB. */
+export interface FfmpegPeak {
+  output: string;
+  mib: number;
+}
+
+/**
+ * Watches the ffmpeg processes this process runs (an in-process server's) working in `dir` (ffmpegsIn) until `done`
+ * settles, reading each one's peak resident memory (VmHWM) every 20 ms while it lives: its last reading is its peak
+ * but for the last moments of its life. Only this process's children are looked at, so that a busy machine's other
+ * processes do not slow the readings down: one that lives a fraction of a second may still go unseen.
+ */
+export async function ffmpegPeaks<T>(dir: string, done: Promise<T>): Promise<{ result: T; peaks: FfmpegPeak[] }> {
+  const peaks = new Map<number, FfmpegPeak>();
+  let over = false;
+  const settled = done.finally(() => (over = true));
+  settled.catch(() => undefined);
+  while (!over) {
+    for (const ffmpeg of await ffmpegsIn(dir, await descendants(process.pid))) {
+      const status = await readFile(`/proc/${ffmpeg.pid}/status`, 'utf8').catch(() => '');
+      const kib = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      const seen = peaks.get(ffmpeg.pid);
+      const output = seen?.output ?? ffmpeg.args.at(-1) ?? '';
+      peaks.set(ffmpeg.pid, { output, mib: Math.max(seen?.mib ?? 0, kib / 1024) });
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { result: await settled, peaks: [...peaks.values()] };
 }

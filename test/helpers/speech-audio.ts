@@ -3,10 +3,14 @@
  * duration, and which of the engines' programs are still running.
  */
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, readlink } from 'node:fs/promises';
+import path from 'node:path';
 import { execa } from 'execa';
-import type { TimedSentence } from '../../src/engine/voice/voice-types.js';
+import type { TimedSentence } from '../../src/engine/contract/speech.js';
+import { getJob, submitJob, waitForJob } from './jobs.js';
 import { durationOf, probe } from './media.js';
+import type { TestServer } from './mediaflow.js';
+import { eventually } from './serve-process.js';
 
 /** A span of a file where sound is heard, in seconds. */
 export interface Heard {
@@ -16,17 +20,19 @@ export interface Heard {
 
 /**
  * The spans of `file` that are not silence to silencedetect (below `noise` dB for at least `minimum` seconds is
- * silence), and the file's duration.
+ * silence), and the file's duration; `filter` (filters before it) takes out what is not listened for (a tone).
  */
 export async function heardSpans(
   file: string,
   noise = -45,
   minimum = 0.25,
+  filter?: string,
 ): Promise<{ spans: Heard[]; duration: number }> {
   const duration = durationOf(await probe(file));
+  const detect = `silencedetect=noise=${noise}dB:d=${minimum}`;
   const { stderr } = await execa('ffmpeg', [
     ...['-hide_banner', '-nostats', '-loglevel', 'info', '-i', file],
-    ...['-af', `silencedetect=noise=${noise}dB:d=${minimum}`, '-f', 'null', '-'],
+    ...['-af', filter ? `${filter},${detect}` : detect, '-f', 'null', '-'],
   ]);
   const spans: Heard[] = [];
   let start = 0;
@@ -82,7 +88,10 @@ export async function peakDb(file: string): Promise<number> {
   return Number(/max_volume: (-?[\d.]+|-inf) dB/.exec(stderr)?.[1] ?? -Infinity);
 }
 
-/** Pids of running processes (not zombies) whose command line mentions `text`, this test runner aside. */
+/**
+ * Pids of running processes (not zombies) whose command line mentions `text`, or that run in a folder whose path does
+ * (espeak-ng's command line names its files relative to the job's workspace), this test runner aside.
+ */
 export async function processesMentioning(text: string): Promise<number[]> {
   const pids: number[] = [];
   for (const entry of await readdir('/proc')) {
@@ -90,7 +99,9 @@ export async function processesMentioning(text: string): Promise<number[]> {
     const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
     if (/^\d+ \(.*\) Z/s.test(stat)) continue;
     const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(text) && !cmdline.includes('vitest')) pids.push(Number(entry));
+    if (cmdline.includes('vitest')) continue;
+    const cwd = await readlink(`/proc/${entry}/cwd`).catch(() => '');
+    if (cmdline.includes(text) || cwd.includes(text)) pids.push(Number(entry));
   }
   return pids;
 }
@@ -139,4 +150,34 @@ export async function assertCaptionsOnSpeech(file: string, cues: readonly Cue[],
     assert.ok(cue.end >= spans[i]!.end - 0.15, `cue ${i} ends at ${cue.end}, heard to ${spans[i]!.end}`);
     assert.ok(cue.end <= duration + 0.001, `cue ${i} ends at ${cue.end}, after the audio's ${duration}`);
   }
+}
+
+/**
+ * Submits a job that speaks (`fields` to `route`, asynchronously), cancels it while a program speaks in its
+ * workspace (once `ready` says so, when given), and checks that the job ends cancelled with no program left, no
+ * work file and nothing published.
+ */
+export async function assertCancelStopsSpeech(
+  server: TestServer,
+  route: string,
+  fields: Record<string, string>,
+  ready?: (id: string) => Promise<unknown>,
+): Promise<void> {
+  const published = await readdir(path.join(server.dataDir, 'uploads'));
+  const id = await submitJob(server.base, route, fields, { prefer: 'respond-async' });
+  assert.ok(
+    await eventually(async () => (await processesMentioning(server.dataDir)).length > 0, 30_000, 20),
+    'a voice speaks in the job workspace',
+  );
+  await ready?.(id);
+  const res = await fetch(`${server.base}/jobs/${id}`, { method: 'DELETE' });
+  assert.equal(res.status, 200);
+  assert.equal((await waitForJob(server.base, id)).status, 'cancelled');
+  assert.ok(
+    await eventually(async () => (await processesMentioning(server.dataDir)).length === 0, 5000, 50),
+    'no espeak-ng or ffmpeg is left',
+  );
+  assert.ok(await eventually(async () => (await server.workLeftovers()).length === 0, 5000, 50));
+  assert.deepEqual(await readdir(path.join(server.dataDir, 'uploads')), published);
+  assert.equal((await getJob(server.base, id)).result, null);
 }

@@ -24,7 +24,9 @@
  * start where the script says: a segment's time split evenly between its words, on the 20 ms grid. whisper.cpp
  * counts those times from the start of the window only when the window's first segment starts at 0.
  */
-import { type BindingName, bindingProblem } from '../../src/engine/speech/binding.js';
+import { type BindingName, bindingProblem } from '../../src/engine/speech/bindings/choice.js';
+import { optionalCases, type OptionalCases } from './optional-cases.js';
+import { seeded } from './seeded.js';
 import { specialTokens, TINY_EN, writeModel, type Tensor, type WhisperDims } from './whisper-ggml.js';
 
 export { BASE_EN, TINY_EN } from './whisper-ggml.js';
@@ -41,15 +43,7 @@ export const FUGOOD = { MEDIAFLOW_WHISPER_BINDING: 'fugood' };
  * For a file whose cases need the default binding: `missing` (why they cannot run here, said once on the console),
  * and `skipped(context)`, which skips a case saying why and answers whether it did.
  */
-export function whisperCases(what: string): { missing?: string; skipped: (context: unknown) => boolean } {
-  const missing = bindingMissing();
-  if (missing) console.warn(`skipping the ${what} cases: ${missing}`);
-  const skipped = (context: unknown) => {
-    if (missing) (context as { skip?: (why: string) => void }).skip?.(missing);
-    return missing !== undefined;
-  };
-  return { missing, skipped };
-}
+export const whisperCases = (what: string): OptionalCases => optionalCases(what, bindingMissing());
 
 /**
  * Why the cases that load whisper.cpp with a binding cannot run here, if they cannot: @fugood's is an optional
@@ -64,18 +58,6 @@ export const HELLO_SCRIPT: ScriptSegment[] = [
   { start: 0, end: 2, text: 'Hello world.' },
   { start: 2.5, end: 5, text: 'This is mediaflow.' },
 ];
-
-/** mulberry32: a small seeded generator, so that a random model is the same file every time. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const isNormWeight = (tensor: Tensor) => /ln(_post)?\.weight$/.test(tensor.name);
 

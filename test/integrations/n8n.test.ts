@@ -13,16 +13,19 @@ import type {
   NodeOperationError,
   IDataObject,
   IExecuteFunctions,
+  ILoadOptionsFunctions,
   INodeExecutionData,
+  INodePropertyOptions,
   INodeType,
   ICredentialType,
   IRun,
+  ResourceMapperFields,
 } from 'n8n-workflow';
 import { after, before, describe, it } from '../helpers/lifecycle.js';
 import { fixture, fixtures } from '../helpers/fixtures.js';
 import { startFileServer, type FileServer } from '../helpers/file-server.js';
-import { audioOf, durationOf, probe, videoOf } from '../helpers/media.js';
-import { nodeSubtitle, runWorkflow, type WorkflowRun } from '../helpers/n8n-engine.js';
+import { assertNearRgb, audioOf, durationOf, frameRgb, probe, videoOf } from '../helpers/media.js';
+import { loadNodeOptions, nodeSubtitle, runWorkflow, type WorkflowRun } from '../helpers/n8n-engine.js';
 import { startServeProcess, type ServeProcess } from '../helpers/serve-process.js';
 import { PackageDirectoryLoader } from 'n8n-core';
 import { readCatalogue, type Catalogue } from '../../integrations/n8n/nodes/Mediaflow/catalogue.js';
@@ -105,6 +108,8 @@ describe('the n8n node, in n8n-core, against mediaflow serve', () => {
       'tone-2s-44k-stereo.mp3',
       'tone-3s-44k-stereo.mp3',
       'clip-3s-640x360-25fps.mp4',
+      'red-640x360.jpg',
+      'hello.srt',
     );
     // An input that never arrives: its job stays in its download until cancelled, which closes the connection.
     files = await startFileServer({
@@ -337,6 +342,123 @@ describe('the n8n node, in n8n-core, against mediaflow serve', () => {
     const probed = await probe(await saved(item!, 'data'));
     assert.equal(audioOf(probed)!.codec_name, 'pcm_s16le');
     assert.ok(Math.abs(durationOf(probed) - 10) < 0.3, `2 s + 3 s + 3 s + 2 s: ${durationOf(probed)}`);
+  });
+
+  /** One of the node's methods, called as the editor has n8n call it, with the node's current parameters. */
+  const editorLoads = <T>(
+    kind: 'loadOptions' | 'resourceMapping',
+    name: string,
+    parameters: IDataObject,
+    path: string,
+  ) => {
+    const method = (mediaflow.methods?.[kind] as Record<string, (this: ILoadOptionsFunctions) => Promise<T>>)[name]!;
+    return loadNodeOptions(
+      { name: 'Mediaflow', type: mediaflow, parameters: parameters as never },
+      method,
+      `parameters.${path}`,
+      credential,
+      { baseUrl: server.base, apiKey: API_KEY },
+    );
+  };
+
+  it("offers the server's templates in Render, and the picked template's merge fields as its inputs", async () => {
+    const properties = new Map(mediaflow.description.properties.map((property) => [property.name, property]));
+    const picker = properties.get('render__template')!;
+    assert.equal(picker.type, 'options');
+    assert.equal(picker.typeOptions?.loadOptionsMethod, 'templates');
+    const merge = properties.get('render__merge')!;
+    assert.equal(merge.type, 'resourceMapper');
+    assert.deepEqual(merge.typeOptions?.loadOptionsDependsOn, ['render__template']);
+    assert.equal(merge.typeOptions?.resourceMapper?.resourceMapperMethod, 'templateFields');
+    // The edit document stays an input of its own, as JSON, for a render without a template.
+    const more = properties.get('render__more')!.options as Array<{ name: string; type: string }>;
+    assert.deepEqual(
+      more.map((option) => [option.name, option.type]),
+      [
+        ['dry_run', 'boolean'],
+        ['edit', 'json'],
+        ['fanout', 'boolean'],
+        ['storyboard', 'boolean'],
+      ],
+    );
+
+    const listed = await editorLoads<INodePropertyOptions[]>(
+      'loadOptions',
+      'templates',
+      { operation: 'render' },
+      'render__template',
+    );
+    assert.deepEqual(
+      listed.map((option) => option.value),
+      ['', 'audiogram', 'narrated-short', 'quote-card'],
+    );
+    assert.match(String(listed[3]!.description), /^A square 1080x1080 quote card/);
+    const fields = await editorLoads<ResourceMapperFields>(
+      'resourceMapping',
+      'templateFields',
+      { operation: 'render', render__template: 'quote-card' },
+      'render__merge',
+    );
+    assert.deepEqual(
+      fields.fields.map((field) => [field.id, field.displayName, field.type, field.required, field.defaultValue]),
+      [
+        ['QUOTE', 'QUOTE', 'string', true, undefined],
+        ['AUTHOR', 'AUTHOR', 'string', true, undefined],
+        ['DURATION', 'DURATION', 'number', false, 6],
+        ['BACKGROUND', 'BACKGROUND', 'string', false, '#1E293B'],
+        ['ACCENT', 'ACCENT', 'string', false, '#F59E0B'],
+      ],
+    );
+    const none = await editorLoads<ResourceMapperFields>(
+      'resourceMapping',
+      'templateFields',
+      { operation: 'render', render__template: '' },
+      'render__merge',
+    );
+    assert.deepEqual(none, { fields: [], emptyFieldsNotice: 'Pick a template first' });
+  });
+
+  it('renders a template with its merge fields mapped and one uploaded from a binary file', async () => {
+    const { fields } = await editorLoads<ResourceMapperFields>(
+      'resourceMapping',
+      'templateFields',
+      { operation: 'render', render__template: 'audiogram' },
+      'render__merge',
+    );
+    assert.ok(fields.some((field) => field.id === 'COVER_URL' && field.displayName === 'COVER_URL (URL)'));
+    const result = await run(
+      {
+        operation: 'render',
+        render__template: 'audiogram',
+        // The mapper's value as the editor stores it: the fields it loaded, and the values typed in.
+        render__merge: {
+          mappingMode: 'defineBelow',
+          value: {
+            AUDIO_URL: files.url('/f/tone-2s-44k-stereo.mp3'),
+            CAPTIONS_URL: files.url('/f/hello.srt'),
+            DURATION: 1,
+            TITLE: 'From n8n',
+          },
+          matchingColumns: [],
+          schema: fields.filter((field) => field.id !== 'COVER_URL'),
+          attemptToConvertTypes: false,
+          convertFieldsToString: false,
+        },
+        render__merge_files: 'COVER_URL=cover',
+        downloadResult: true,
+      },
+      { cover: 'red-640x360.jpg' },
+    );
+    const [item] = outputOf(result);
+    assert.equal(item!.json.duration, 1);
+    assert.match(String(item!.json.output_file), /\/uploads\/[0-9a-f-]{36}\/render\.mp4$/);
+    const file = await saved(item!, 'data');
+    const probed = await probe(file);
+    assert.deepEqual([videoOf(probed)!.width, videoOf(probed)!.height], [1080, 1920]);
+    assert.ok(Math.abs(durationOf(probed) - 1) < 0.05, `DURATION 1: ${durationOf(probed)}`);
+    const frame = await frameRgb(file, 0.5);
+    assertNearRgb(frame.pixel(540, 960), [255, 0, 0], 40, 'the uploaded cover in the middle');
+    assertNearRgb(frame.pixel(20, 20), [0x0f, 0x17, 0x2a], 12, "the template's default background");
   });
 
   it("turns mediaflow's error answer into a NodeApiError with its code and text", async () => {

@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from '../helpers/lifecycle.js';
+import { definitionProblems } from '../helpers/pipeline-problems.js';
 import { MediaflowError } from '../../src/engine/errors.js';
 import { builtinRegistry } from '../../src/plugins/index.js';
-import { parsePipeline, PipelineDefinitionError } from '../../src/pipelines/definition.js';
+import { parsePipeline } from '../../src/pipelines/definition.js';
 import { readInputs } from '../../src/pipelines/inputs.js';
 import { csvRows, jsonlRows, parseCsv } from '../../src/pipelines/rows.js';
 import { parseExpr } from '../../src/pipelines/template.js';
@@ -12,17 +13,7 @@ import { parseExpr } from '../../src/pipelines/template.js';
 const registry = builtinRegistry();
 const PIPELINES = path.resolve(import.meta.dirname, '../../pipelines');
 
-/** The problems a definition has, one message a line, or [] when it is valid. */
-function problems(text: string): string[] {
-  try {
-    parsePipeline(text, 'p.yaml', registry);
-    return [];
-  } catch (error) {
-    assert.ok(error instanceof PipelineDefinitionError, String(error));
-    assert.equal(error.status, 400);
-    return error.message.split('\n');
-  }
-}
+const problems = definitionProblems;
 
 const base = (steps: string, extra = '') => `name: p
 description: test

@@ -87,6 +87,7 @@ describe('pipeline podcast', () => {
     assert.deepEqual(
       list.pipelines.map((p) => p.name),
       [
+        'audiogram',
         'auto-captions',
         'auto-captions-short',
         'captioned-short',

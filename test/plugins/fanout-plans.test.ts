@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../helpers/lifecycle.js';
-import type { FanoutPart, LocalInput, Plan, PluginDefinition } from '../../src/engine/plugins/plugin.js';
-import type { MediaFacts } from '../../src/engine/probe/media-facts.js';
+import type { FanoutPart, LocalInput, Plan, PluginDefinition } from '../../src/engine/contract/plugin.js';
+import type { MediaFacts } from '../../src/engine/contract/media-facts.js';
 import addSubtitles from '../../src/plugins/add-subtitles.js';
 import addText from '../../src/plugins/add-text.js';
 import overlayImage from '../../src/plugins/overlay-image.js';

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from '../helpers/lifecycle.js';
 import { fixture } from '../helpers/fixtures.js';
-import { resolveBinaries } from '../../src/engine/run/binaries.js';
-import { inputArgs } from '../../src/engine/inputs/input-policy.js';
-import type { LocalInput, Plan } from '../../src/engine/plugins/plugin.js';
+import { resolveBinaries } from '../../src/engine/exec/binaries.js';
+import { inputArgs } from '../../src/engine/exec/input-policy.js';
+import type { LocalInput, Plan } from '../../src/engine/contract/plugin.js';
 import { probeFile } from '../../src/engine/probe/probe.js';
 import mergeVideos from '../../src/plugins/merge-videos.js';
 

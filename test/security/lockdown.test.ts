@@ -5,8 +5,8 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from '../helpers/lifecycle.js';
 import { fixture, fixtures } from '../helpers/fixtures.js';
-import { tidyStderr } from '../../src/engine/run/ffmpeg.js';
-import { ALL_DEMUXERS, concatList, inputArgs, lockedInputOptions } from '../../src/engine/inputs/input-policy.js';
+import { tidyStderr } from '../../src/engine/exec/ffmpeg.js';
+import { ALL_DEMUXERS, concatList, inputArgs, lockedInputOptions } from '../../src/engine/exec/input-policy.js';
 import { imageHeader, probeFile } from '../../src/engine/probe/probe.js';
 import { gifBomb, jpegBomb, pngBomb } from './hostile.js';
 

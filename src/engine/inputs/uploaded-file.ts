@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import { probeFile } from '../probe/probe.js';
 import { extensionOfType, knownExtension } from '../storage/media-types.js';
 import { byteMeter, type ByteBudget } from './fetcher.js';
-import { checkAnyKind } from './input-policy.js';
+import { checkAnyKind } from './input-kind.js';
 
 /**
  * Files a client sends in the request instead of URLs (`POST /files/`, or a file part in an input

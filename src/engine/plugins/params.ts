@@ -9,8 +9,8 @@ import {
   TIME_KEYWORD,
   VALUES_KEYWORD,
   type TimeKind,
-} from './plugin.js';
-import { parseRanges, parseTime, parseTimes } from './times.js';
+} from '../contract/plugin.js';
+import { parseRanges, parseTime, parseTimes } from '../contract/times.js';
 
 type Raw = Record<string, unknown>;
 interface SchemaFields {

@@ -14,7 +14,7 @@ import {
   type PluginDefinition,
   type SingleOutput,
   type TObject,
-} from './plugin.js';
+} from '../contract/plugin.js';
 
 /**
  * The checks a plugin passes when it is registered, beyond its shape: the contract it targets, a

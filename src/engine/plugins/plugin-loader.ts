@@ -2,7 +2,7 @@ import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseSetting, SETTINGS } from '../config.js';
-import { DEFINED_IN, type PluginDefinition } from './plugin.js';
+import { DEFINED_IN, type PluginDefinition } from '../contract/plugin.js';
 import { importProblem } from './plugin-import.js';
 import { PluginError, type Registry } from './registry.js';
 

@@ -1,5 +1,5 @@
 import { answersProblem, contractProblem, sampleOutputProblem, schemaProblem } from './plugin-check.js';
-import type { PluginDefinition } from './plugin.js';
+import type { PluginDefinition } from '../contract/plugin.js';
 import { dashed, RESERVED_COMMANDS, RESERVED_PATHS } from './reserved.js';
 
 /** Where a plugin came from, in its errors: not said of a built-in, nor of a source that is its own name. */

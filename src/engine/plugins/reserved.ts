@@ -23,6 +23,7 @@ export const CLI_COMMANDS = [
   'fonts',
   'models',
   'voices',
+  'templates',
   'quickstart',
 ] as const;
 export type CliCommand = (typeof CLI_COMMANDS)[number];
@@ -39,11 +40,13 @@ export const SERVER_PATHS = {
   voices: '/voices',
   metrics: '/metrics',
   pipelines: '/pipelines',
+  templates: '/templates',
   jobs: '/jobs',
   admin: '/admin',
   openapi: '/openapi.json',
   docs: '/docs',
   mcp: '/mcp',
+  studio: '/studio',
 } as const;
 
 /** A plugin's path may be neither one of these nor under one. */

@@ -4,7 +4,13 @@ import { ffprobeSeconds } from './ffprobe-seconds.js';
 import { readSequenceParameters } from './h264-sps.js';
 import { boxBudget, boxes, only, type Box, type BoxBudget } from './iso-boxes.js';
 import { movieTags } from './iso-tags.js';
-import { audioStream, videoStream, type AudioFacts, type MediaFacts, type VideoFacts } from './media-facts.js';
+import {
+  audioStream,
+  videoStream,
+  type AudioFacts,
+  type MediaFacts,
+  type VideoFacts,
+} from '../contract/media-facts.js';
 
 /**
  * Facts of an MP4/MOV read from its boxes in process, the same facts ffprobe gives, for the common

@@ -1,6 +1,6 @@
 import { ffprobeSeconds } from './ffprobe-seconds.js';
 import { id3Tags } from './id3-tags.js';
-import { audioStream, type MediaFacts } from './media-facts.js';
+import { audioStream, type MediaFacts } from '../contract/media-facts.js';
 
 /**
  * Facts of an MP3 file read in process, the same facts ffprobe gives, when its first frame carries

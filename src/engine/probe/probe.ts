@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { mediaError } from '../errors.js';
-import { runFfprobe, type RunOptions } from '../run/ffmpeg.js';
+import { runFfprobe, type RunOptions } from '../exec/ffmpeg.js';
 import { factsFromMovie, movieExtent, readTopLevel } from './iso-media.js';
 import { mpegAudioFacts } from './mpeg-audio.js';
 import { subtitleFacts } from './subtitle-format.js';
@@ -10,9 +10,9 @@ import { cappedTags } from './tag-limits.js';
 import { waveFacts } from './wave-audio.js';
 import { ffprobeSeconds } from './ffprobe-seconds.js';
 import { DEFAULT_MAX_PIXELS } from '../config.js';
-import { ALL_DEMUXERS, lockedInputOptions } from '../inputs/input-policy.js';
-import { audioStream, videoStream } from './media-facts.js';
-import type { AudioFacts, MediaFacts, StreamFacts, VideoFacts } from './media-facts.js';
+import { ALL_DEMUXERS, lockedInputOptions } from '../exec/input-policy.js';
+import { audioStream, videoStream } from '../contract/media-facts.js';
+import type { AudioFacts, MediaFacts, StreamFacts, VideoFacts } from '../contract/media-facts.js';
 
 /** How one input is probed. */
 export interface ProbeOptions extends RunOptions {

@@ -1,4 +1,4 @@
-import type { MediaFacts } from './media-facts.js';
+import type { MediaFacts } from '../contract/media-facts.js';
 
 /**
  * Facts of a subtitle file told by its first lines, as ffmpeg's own probes tell them (each gives

@@ -1,5 +1,5 @@
 import { ffprobeSeconds } from './ffprobe-seconds.js';
-import { audioStream, type MediaFacts } from './media-facts.js';
+import { audioStream, type MediaFacts } from '../contract/media-facts.js';
 import { cString, setTag } from './tag-text.js';
 
 /**

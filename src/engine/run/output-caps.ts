@@ -1,5 +1,5 @@
 import { mediaError, paramError } from '../errors.js';
-import type { LocalInput, Plan } from '../plugins/plugin.js';
+import type { LocalInput, Plan } from '../contract/plugin.js';
 
 /**
  * Limits on how long an output may grow, whatever the inputs' timestamps say. A file's header may

@@ -1,10 +1,11 @@
 import path from 'node:path';
 import { MediaflowError } from '../errors.js';
-import { transformImage } from './libvips.js';
-import { pluginFailure, PluginHookError } from '../plugins/plugin-call.js';
-import type { Step, StepContext } from '../plugins/plugin.js';
-import { offThread } from '../subtitles/text-workers.js';
-import { spawnChild } from './child-process.js';
+import { transformImage } from '../exec/libvips.js';
+import { pluginFailure, PluginHookError } from './plugin-call.js';
+import type { Step, StepContext } from '../contract/plugin.js';
+import type { SpeechSettings } from '../contract/speech.js';
+import type { TextWorkers } from '../subtitles/text-workers.js';
+import { spawnChild } from '../exec/child-process.js';
 import type { Voices } from '../voice/voices.js';
 
 /** Names a plan may give workspace files: generated, never a path. */
@@ -16,9 +17,16 @@ export function workspaceFile(dir: string, name: string): string {
   return path.join(dir, name);
 }
 
+/** What steps are run with: the engine's own parts and settings, and the job's limits. */
 export interface StepLimits {
   /** Text to speech, for `speak`. */
   voices: Voices;
+  /** Speech recognition, for `recogniseSpeech`. */
+  speech: SpeechSettings;
+  /** The threads of `offThread`. */
+  textWorkers: TextWorkers;
+  /** libvips' threads per picture (libvips.ts, ImageLimits.threads). */
+  imageThreads: number;
   /** The job's cancellation. */
   signal?: AbortSignal;
   /** Time the steps together may take (MEDIAFLOW_JOB_TIMEOUT), as one ffmpeg command may. */
@@ -78,15 +86,17 @@ export async function runSteps(
       transformImage(workspacePath(input), workspacePath(output), transform, {
         maxPixels: limits.maxPixels,
         timeoutSeconds: (deadline - performance.now()) / 1000,
+        threads: limits.imageThreads,
         ...(limits.sources.has(input) ? { source: limits.sources.get(input)! } : {}),
       }),
-    offThread: (module, name, args) => offThread(module, name, args, signal),
+    offThread: (module, name, args) => limits.textWorkers.run(module, name, args, signal),
     spawn: (command, args, options = {}) => {
       const child = spawnChild(command, args, { cwd: dir, signal, ...options });
       children.add(child.catch(() => {}));
       return child;
     },
     progress,
+    speech: limits.speech,
     speak: (request, output, options = {}) => {
       const synthesis = limits.voices.synthesise(request, workspacePath(output), {
         dir,

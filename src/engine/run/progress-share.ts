@@ -1,4 +1,4 @@
-import type { JobProgress } from './engine.js';
+import type { JobProgress } from './job-run.js';
 
 /**
  * Where each stage of one operation starts, in percent: fetching and probing are short next to

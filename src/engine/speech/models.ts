@@ -3,7 +3,7 @@ import { createReadStream, statSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { Config } from '../config.js';
+import type { ModelSettings } from '../contract/speech.js';
 import { downloadError, MediaflowError, mediaError, paramError } from '../errors.js';
 import type { FetchLimits } from '../inputs/fetcher.js';
 import { withoutUserinfo } from '../safe-text.js';
@@ -12,12 +12,6 @@ import { checkModelFile } from './ggml-check.js';
 import { isEnglishOnly, modelFileName, WHISPER_MODELS, type WhisperModel } from './model-table.js';
 
 export { WHISPER_MODELS, isEnglishOnly, type WhisperModel } from './model-table.js';
-
-/** The settings a model's fetch follows: where names come from, where they go, and the download rules of inputs. */
-export type ModelSettings = Pick<
-  Config,
-  'dataDir' | 'whisperModelUrl' | 'allowPrivateUrls' | 'downloadTimeoutMs' | 'firstByteTimeoutMs'
->;
 
 export interface ModelOptions {
   /** Stops this caller's wait; the download itself stops only when no other caller still waits for it. */

@@ -1,53 +1,35 @@
-import os from 'node:os';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MediaflowError, paramError } from '../errors.js';
-import type { StepContext } from '../plugins/plugin.js';
-import { tidyStderr } from '../run/ffmpeg.js';
+import type { StepContext } from '../contract/plugin.js';
+import { tidyStderr } from '../exec/ffmpeg.js';
 import { publicText } from '../safe-text.js';
-import { type BindingName, type BindingSetting, chooseBinding } from './binding.js';
+import { type BindingName, chooseBinding } from './bindings/choice.js';
 import { modelFacts } from './model-file.js';
-import { checkFetchedModel, ensureWhisperModel, isEnglishOnly, knownModel, type ModelSettings } from './models.js';
+import { checkFetchedModel, ensureWhisperModel, isEnglishOnly, knownModel } from './models.js';
+import type { SpeechSettings } from '../contract/speech.js';
 
 /**
  * Speech recognition as plugins use it: whisper.cpp run in a child process (whisper-child.ts) by a plan's step,
- * inside the job's slot, killed on cancel and at the time limit (StepContext.spawn). The server's model and the
- * threads each recognition gets are set once per process, from its configuration, as libvips' threads are.
+ * inside the job's slot, killed on cancel and at the time limit (StepContext.spawn), with the model, binding and
+ * threads of the engine that runs the job (SpeechSettings).
  */
 
 /** From dist the child is plain JS; from src (tsx, vitest) it is TypeScript, run through tsx's loader. */
 const fromSource = import.meta.url.endsWith('.ts');
 const CHILD = new URL(fromSource ? './whisper-child.ts' : './whisper-child.js', import.meta.url);
+/** tsx's loader by its URL: the child runs in the job's workspace, where a bare `tsx` would not be found. */
+const sourceLoader = () => pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 /** The child's exit status when the binding is missing or does not load. */
 const BINDING_MISSING = 3;
-
-let model: string | undefined;
-let bindingSetting: BindingSetting = 'auto';
-let threads = 1;
-let fetching: ModelSettings | undefined;
-
-/**
- * The model (MEDIAFLOW_WHISPER_MODEL: a path, or a known name fetched on first use by the rules of `fetch`), the
- * binding (MEDIAFLOW_WHISPER_BINDING) and the job slots, whose share of the cores each recognition gets.
- */
-export function setSpeech(settings: {
-  model: string | undefined;
-  binding: BindingSetting;
-  concurrency: number;
-  fetch: ModelSettings;
-}): void {
-  model = settings.model;
-  bindingSetting = settings.binding;
-  threads = Math.max(1, Math.floor(os.availableParallelism() / settings.concurrency));
-  fetching = settings.fetch;
-}
 
 /**
  * The binding recognitions run with, or a 501 saying what to install: looked up (not loaded: only the child loads
  * it) once per process.
  */
-function speechBinding(): BindingName {
-  const chosen = chooseBinding(bindingSetting);
+function speechBinding(speech: SpeechSettings): BindingName {
+  const chosen = chooseBinding(speech.binding);
   if ('error' in chosen) {
     throw new MediaflowError('MF_ERR_UNAVAILABLE', `Transcription is not available on this server: ${chosen.error}`);
   }
@@ -65,8 +47,9 @@ type SpeechModel = { multilingual: boolean; binding: BindingName } & ({ file: st
  * a bad file. A name's file is only stat'ed here (a size other than the published one is a 500): it is fetched, or
  * found fetched, by the recognition.
  */
-export function speechModel(): SpeechModel {
-  const binding = speechBinding();
+export function speechModel(speech: SpeechSettings): SpeechModel {
+  const binding = speechBinding(speech);
+  const { model } = speech;
   if (!model) {
     throw new MediaflowError(
       'MF_ERR_UNAVAILABLE',
@@ -76,7 +59,7 @@ export function speechModel(): SpeechModel {
   }
   const known = knownModel(model);
   if (known) {
-    if (fetching) checkFetchedModel(known.name, fetching.dataDir);
+    checkFetchedModel(known.name, speech.models.dataDir);
     return { name: known.name, multilingual: !isEnglishOnly(known.name), binding };
   }
   return { file: model, multilingual: modelFacts(model).multilingual, binding };
@@ -86,17 +69,17 @@ export function speechModel(): SpeechModel {
  * What /health says of transcription: whether it works here, with which model (its file name only) and binding
  * (`fugood` or `napi`; null when none can run).
  */
-export function speechStatus(): {
+export function speechStatus(speech: SpeechSettings): {
   available: boolean;
   model: string | null;
   binding: BindingName | null;
   error?: string;
 } {
-  const name = model ? path.basename(model) : null;
-  const chosen = chooseBinding(bindingSetting);
+  const name = speech.model ? path.basename(speech.model) : null;
+  const chosen = chooseBinding(speech.binding);
   const binding = 'binding' in chosen ? chosen.binding : null;
   try {
-    speechModel();
+    speechModel(speech);
     return { available: true, model: name, binding };
   } catch (error) {
     return { available: false, model: name, binding, error: publicText((error as Error).message) };
@@ -151,17 +134,20 @@ export function wordsOf(tokens: ReadonlyArray<{ start: number; end: number; text
 }
 
 /**
- * Recognises the speech of `audio` (a workspace WAV, 16 kHz mono) in a step, with the server's model: progress as
+ * Recognises the speech of `audio` (a workspace WAV, 16 kHz mono) in a step, with its engine's model: progress as
  * whisper.cpp starts each 30 s window, words with their times. `language` is what the user asked (`auto` or a code).
  */
 export async function recogniseSpeech(context: StepContext, audio: string, language: string): Promise<Recognised> {
-  const facts = speechModel();
+  const { speech } = context;
+  const facts = speechModel(speech);
   const file =
-    'file' in facts ? facts.file : (await ensureWhisperModel(facts.name, fetching!, { signal: context.signal })).path;
+    'file' in facts
+      ? facts.file
+      : (await ensureWhisperModel(facts.name, speech.models, { signal: context.signal })).path;
   const args = [
-    ...(fromSource ? ['--import', 'tsx'] : []),
+    ...(fromSource ? ['--import', sourceLoader()] : []),
     ...[fileURLToPath(CHILD), '--model', file, '--audio', context.path(audio)],
-    ...['--language', recognitionLanguage(language, facts), '--words', '--threads', String(threads)],
+    ...['--language', recognitionLanguage(language, facts), '--words', '--threads', String(speech.threads)],
     ...['--binding', facts.binding],
   ];
   type Answer = { language?: string; segments?: Array<{ start: number; end: number; text: string }> };

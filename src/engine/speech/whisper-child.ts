@@ -1,8 +1,8 @@
 /**
- * Speech recognition in a process of its own: whisper.cpp through a prebuilt Node binding (binding.ts: @fugood's CPU
- * build, or @napi-rs/whisper's AVX2 build). It runs as a child because neither binding can stop a recognition
- * (@fugood's stop() never reaches whisper.cpp; @napi-rs's full() holds the JavaScript thread), so the only sure way
- * to cancel one, or end it at a time limit, is to kill the process that runs it.
+ * Speech recognition in a process of its own: whisper.cpp through a prebuilt Node binding (bindings/choice.ts:
+ * @fugood's CPU build, or @napi-rs/whisper's AVX2 build). It runs as a child because neither binding can stop a
+ * recognition (@fugood's stop() never reaches whisper.cpp; @napi-rs's full() holds the JavaScript thread), so the only
+ * sure way to cancel one, or end it at a time limit, is to kill the process that runs it.
  *
  *   node whisper-child.js --model <ggml file> --audio <16 kHz mono WAV> [--language en|auto|<code>] [--words]
  *                         [--threads <n>] [--no-fallback] [--binding auto|fugood|napi]
@@ -17,7 +17,8 @@
  * the same words every time (@fugood only: @napi-rs cannot, and fails). `--binding` is MEDIAFLOW_WHISPER_BINDING.
  */
 import { parseArgs } from 'node:util';
-import { BINDING_SETTINGS, type BindingSetting, chooseBinding, installCommand } from './binding.js';
+import { chooseBinding, installCommand } from './bindings/choice.js';
+import { BINDING_SETTINGS, type BindingSetting } from '../config-table.js';
 import type { Recognise } from './bindings/recogniser.js';
 
 /** The exit status when the binding is missing, does not load or cannot run here. */

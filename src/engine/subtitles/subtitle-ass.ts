@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { runFfmpeg } from '../run/ffmpeg.js';
+import { runFfmpeg } from '../exec/ffmpeg.js';
 
 /**
  * A subtitle input as ASS text, converted by ffmpeg the way libass is fed: SRT and WebVTT cues

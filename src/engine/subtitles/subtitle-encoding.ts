@@ -6,7 +6,7 @@ import iconv from 'iconv-lite';
 import { stripEmbeddedFiles } from './ass-embedded.js';
 import { mediaError, type MediaflowError } from '../errors.js';
 import { subtitleFacts } from '../probe/subtitle-format.js';
-import { offThread } from './text-workers.js';
+import type { TextWorkers } from './text-workers.js';
 
 /**
  * Subtitle files come in whatever encoding their author's editor saved: UTF-16 from Windows tools,
@@ -110,18 +110,19 @@ export async function cleanSubtitleFile(file: string): Promise<boolean> {
 }
 
 /**
- * `cleanSubtitleFile` in a text worker thread: detecting and converting megabytes of text takes
+ * `cleanSubtitleFile` in a thread of `workers`: detecting and converting megabytes of text takes
  * the CPU for a while, which must not stall other requests. A file that is not text in an
  * encoding that can be told is left as it is, and the 422 it deserves is returned for the caller
  * to throw once the probe has had its say: a binary file may be other media (an MP3 given as
  * subtitles), which the probe names better.
  */
 export async function subtitleToUtf8(
+  workers: TextWorkers,
   file: string,
   source: string,
   signal?: AbortSignal,
 ): Promise<MediaflowError | undefined> {
-  if (await offThread<boolean>(new URL(import.meta.url), 'cleanSubtitleFile', [file], signal)) return undefined;
+  if (await workers.run<boolean>(new URL(import.meta.url), 'cleanSubtitleFile', [file], signal)) return undefined;
   return mediaError(
     `Input ${source} is not a subtitle file: its character encoding could not be detected (binary data, or ` +
       `text in an unknown encoding)`,

@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MediaflowError } from '../errors.js';
-import { tidyStderr } from '../run/ffmpeg.js';
-import { runProgram, spawnChild } from '../run/child-process.js';
+import { tidyStderr } from '../exec/ffmpeg.js';
+import { runProgram, spawnChild } from '../exec/child-process.js';
 import { PACKAGE_MISSING, packageResolves, runNodeChild } from './node-child.js';
 import {
   engineFound,
@@ -11,9 +11,9 @@ import {
   type SentenceText,
   type SpokenSentence,
   type SynthesisRun,
-  type Voice,
   type VoiceEngine,
 } from './voice-types.js';
+import type { Voice } from '../contract/speech.js';
 
 /**
  * espeak-ng (Debian's `espeak-ng` on PATH): about a hundred languages, each its own voice (`espeak:de`,

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { runFfmpeg } from '../run/ffmpeg.js';
-import { runProgram } from '../run/child-process.js';
+import { runFfmpeg } from '../exec/ffmpeg.js';
+import { runProgram } from '../exec/child-process.js';
 import {
   engineFound,
   engineMissing,
@@ -9,9 +9,9 @@ import {
   type SentenceText,
   type SpokenSentence,
   type SynthesisRun,
-  type Voice,
   type VoiceEngine,
 } from './voice-types.js';
+import type { Voice } from '../contract/speech.js';
 
 /**
  * flite, the voice inside ffmpeg where it is built with libflite (Debian's is): the `flite` source filter, reading

@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import { downloadError, MediaflowError, paramError } from '../errors.js';
 import { download } from '../inputs/fetcher.js';
 import { isAbandonedTemp, tempName } from '../storage/storage.js';
-import { runProgram } from '../run/child-process.js';
+import { runProgram } from '../exec/child-process.js';
 import { metadataEntries, ModelFileError, onnxMetadata } from './onnx-file.js';
 import { readPiperConfig } from './piper-config.js';
 import { SharedTasks } from './shared-task.js';

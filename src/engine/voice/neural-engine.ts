@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { MediaflowError } from '../errors.js';
-import { tidyStderr } from '../run/ffmpeg.js';
+import { tidyStderr } from '../exec/ffmpeg.js';
 import type { ModelStore, ReadyModel } from './model-store.js';
 import { PACKAGE_MISSING, packageResolves, runNodeChild } from './node-child.js';
 import type { ModelEngine, ModelEntry } from './tts-models.js';
@@ -13,9 +13,9 @@ import {
   type SentenceText,
   type SpokenSentence,
   type SynthesisRun,
-  type Voice,
   type VoiceEngine,
 } from './voice-types.js';
+import type { Voice } from '../contract/speech.js';
 
 /**
  * Piper and Kokoro, the neural voices: models the operator names in MEDIAFLOW_TTS_MODELS, spoken by sherpa-onnx in

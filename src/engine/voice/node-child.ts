@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { spawnChild } from '../run/child-process.js';
-import type { Spawned } from '../plugins/plugin.js';
+import { spawnChild } from '../exec/child-process.js';
+import type { Spawned } from '../contract/plugin.js';
 import type { SynthesisRun } from './voice-types.js';
 
 /**

@@ -2,7 +2,8 @@ import { rm } from 'node:fs/promises';
 import { mediaError } from '../errors.js';
 import { PcmWriter, readPcm } from './wave-pcm.js';
 import { placeWords } from './word-times.js';
-import type { SentenceText, SpokenSentence, TimedSentence } from './voice-types.js';
+import type { SentenceText, SpokenSentence } from './voice-types.js';
+import type { TimedSentence } from '../contract/speech.js';
 
 /**
  * The sentences an engine spoke, one WAV each, joined into one: each trimmed to its speech (the silence engines put

@@ -1,21 +1,10 @@
+import type { EngineName, Voice } from '../contract/speech.js';
+
 /**
- * The shapes of text to speech (docs/voice.md): the engines, their voices, what one synthesis answers, and what an
- * engine does. Engines speak one sentence at a time; voices.ts joins the sentences and times the words.
+ * The shapes of text to speech inside the voice layer (docs/voice.md): what an engine does and is given, and what its
+ * look-up finds; what a plugin sees of it (voices, a synthesis' answer) is contract/speech.ts. Engines speak one
+ * sentence at a time; voices.ts joins the sentences and times the words.
  */
-
-/** The engines, best first: the default voice is the first available engine's. */
-export const ENGINE_NAMES = ['piper', 'kokoro', 'espeak', 'flite'] as const;
-export type EngineName = (typeof ENGINE_NAMES)[number];
-
-/** One voice, as `GET /voices/` lists it. */
-export interface Voice {
-  /** `<engine>:<name>`: `flite:slt`, `espeak:en-us`, `piper:amy`, `kokoro:af_heart`. */
-  id: string;
-  engine: EngineName;
-  /** The language it speaks, as a BCP 47 tag where the engine says (`en-US`, `de`, `cmn`). */
-  language: string;
-  name: string;
-}
 
 /** Whether an engine can speak here, and why not. */
 export interface EngineStatus {
@@ -25,37 +14,6 @@ export interface EngineStatus {
   voices: number;
   /** Why it cannot speak, and what would make it: a package to install, a model to configure. */
   error?: string;
-}
-
-/** A word of the text, with the times it is spoken, in seconds from the audio's start. */
-export interface TimedWord {
-  text: string;
-  start: number;
-  end: number;
-}
-
-/** A sentence of the text: its times are exact (where its audio begins and ends), its words' as `wordTimes` says. */
-export interface TimedSentence {
-  text: string;
-  start: number;
-  end: number;
-  words: TimedWord[];
-}
-
-/** What a synthesis wrote and when each sentence and word is spoken. */
-export interface Speech {
-  /** The WAV file written (16-bit mono PCM at the voice's own rate). */
-  file: string;
-  /** Seconds of audio. */
-  duration: number;
-  sampleRate: number;
-  voice: Voice;
-  sentences: TimedSentence[];
-  /**
-   * Where the words' times come from: `engine`, the engine's own word events (espeak-ng through its library); or
-   * `proportional`, each word's share of its sentence's letters (a sentence's own times are exact either way).
-   */
-  wordTimes: 'engine' | 'proportional';
 }
 
 /** What a synthesis runs in: a job's workspace, cancellation and time limit. */

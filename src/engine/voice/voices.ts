@@ -3,7 +3,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { distance } from '../edit-distance.js';
-import { MediaflowError, mediaError, paramError } from '../errors.js';
+import { MediaflowError, mediaError, paramError, problemsError } from '../errors.js';
 import { EspeakEngine } from './espeak-engine.js';
 import { FliteEngine } from './flite-engine.js';
 import { ModelStore } from './model-store.js';
@@ -11,15 +11,15 @@ import { NeuralEngine, threadsPerSynthesis } from './neural-engine.js';
 import { joinSentences } from './sentence-join.js';
 import { sentencesOf } from './text-units.js';
 import { parseTtsModels, type ModelEntry } from './tts-models.js';
+import type { EngineStatus, SynthesisRun, VoiceEngine } from './voice-types.js';
 import {
   ENGINE_NAMES,
+  SPEED_RANGE,
   type EngineName,
-  type EngineStatus,
   type Speech,
-  type SynthesisRun,
+  type SpeechRequest,
   type Voice,
-  type VoiceEngine,
-} from './voice-types.js';
+} from '../contract/speech.js';
 
 /**
  * Text to speech, as the engine's front ends use it (docs/voice.md): the voices of every engine installed here, the
@@ -47,16 +47,6 @@ export interface VoicesDeps {
   ffmpeg: string;
   /** espeak-ng's command (default: `espeak-ng` on PATH). */
   espeak?: string;
-}
-
-/** The slowest and fastest speeds a voice is asked for. */
-export const SPEED_RANGE = { min: 0.5, max: 2 } as const;
-
-/** What to say, with which voice (its id; default: the default voice) and at which speed (1). */
-export interface SpeechRequest {
-  text: string;
-  voice?: string;
-  speed?: number;
 }
 
 /** The voices each engine prefers as its default, where it has them. */
@@ -114,9 +104,10 @@ export class Voices {
 
   /**
    * The voice `id` names (`<engine>:<name>`), or the default one: a 400 naming the field for a voice not here (with
-   * the closest ones), a 501 for a neural voice whose engine cannot run here.
+   * the closest ones; `at`: the JSON path of a document's field that gave it, told as a problem at that path), a 501
+   * for a neural voice whose engine cannot run here.
    */
-  async voice(id?: string): Promise<Voice> {
+  async voice(id?: string, at?: string): Promise<Voice> {
     if (id === undefined || id === '') return this.defaultVoice();
     const [engineName] = id.split(':', 1);
     const engine = ENGINE_NAMES.find((name) => name === engineName);
@@ -138,10 +129,11 @@ export class Voices {
       .sort((a, b) => a.d - b.d)
       .slice(0, 3)
       .map((candidate) => candidate.id);
-    throw paramError(
-      `Unknown voice '${id}' for \`voice\`: ${close.length > 0 ? `did you mean ${close.join(', ')}? ` : ''}` +
-        'a voice is <engine>:<name>, and GET /voices/ (mediaflow voices list) lists those installed',
-    );
+    const why =
+      `${close.length > 0 ? `did you mean ${close.join(', ')}? ` : ''}` +
+      'a voice is <engine>:<name>, and GET /voices/ (mediaflow voices list) lists those installed';
+    if (at !== undefined) throw problemsError([{ path: at, error: `unknown voice '${id}': ${why}` }]);
+    throw paramError(`Unknown voice '${id}' for \`voice\`: ${why}`);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { weightOf } from './text-units.js';
-import type { TimedWord, WordSpan } from './voice-types.js';
+import type { WordSpan } from './voice-types.js';
+import type { TimedWord } from '../contract/speech.js';
 
 /**
  * When each word of a sentence is spoken, within the sentence's exact start and end: from the engine's own word

@@ -122,13 +122,14 @@ export class PartWorker {
 }
 
 /**
- * A split encode's files (its input, generated files) fetched from the store into a folder of this process: once for
- * all of its parts that run here, kept a minute after the last one in case another comes.
+ * A split encode's files (its input, generated files) fetched from the store into a folder of this process: each once
+ * for all of its parts that run here, as the first part that reads it comes (a render's scene reads its own inputs
+ * only), kept a minute after the last part in case another comes.
  */
 class JobFiles {
   private readonly held = new Map<
     string,
-    { dir: Promise<string>; users: number; timer?: NodeJS.Timeout; over?: boolean }
+    { dir: Promise<string>; files: Map<string, Promise<void>>; users: number; timer?: NodeJS.Timeout; over?: boolean }
   >();
 
   constructor(
@@ -140,18 +141,21 @@ class JobFiles {
     const key = runName({ job, run });
     let entry = this.held.get(key);
     if (!entry) {
-      const dir = this.fetch(key, job, run, files);
-      entry = { dir, users: 0 };
+      const dir = this.workspaces.create(`fanout-${key}`);
+      entry = { dir, files: new Map(), users: 0 };
       this.held.set(key, entry);
-      // A fetch that failed is not kept: the next part fetches again.
+      // A folder that could not be made is not kept: the next part tries again.
       dir.catch(() => this.held.get(key) === entry && this.held.delete(key));
     }
     entry.users++;
     clearTimeout(entry.timer);
     try {
-      return await entry.dir;
+      const dir = await entry.dir;
+      const held = entry;
+      await Promise.all(files.map((file) => this.fetch(held.files, job, run, dir, file)));
+      return dir;
     } catch (error) {
-      entry.users--;
+      this.release(job, run);
       throw error;
     }
   }
@@ -175,15 +179,14 @@ class JobFiles {
     await Promise.all([...this.held.keys()].map((key) => this.drop(key)));
   }
 
-  private async fetch(key: string, job: string, run: string, files: readonly string[]): Promise<string> {
-    const dir = await this.workspaces.create(`fanout-${key}`);
-    try {
-      for (const file of files) await this.store.copyTo(partPath(job, run, file), path.join(dir, file));
-      return dir;
-    } catch (error) {
-      await this.workspaces.remove(dir);
-      throw error;
-    }
+  /** A file of the run fetched into its folder, once however many parts read it; a fetch that failed is tried again. */
+  private fetch(fetched: Map<string, Promise<void>>, job: string, run: string, dir: string, file: string) {
+    const known = fetched.get(file);
+    if (known) return known;
+    const copy = this.store.copyTo(partPath(job, run, file), path.join(dir, file));
+    fetched.set(file, copy);
+    copy.catch(() => fetched.get(file) === copy && fetched.delete(file));
+    return copy;
   }
 
   private async drop(key: string): Promise<void> {

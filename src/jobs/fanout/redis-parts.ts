@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import type { Config } from '../../engine/config.js';
 import type { Logger } from '../../engine/logger.js';
 import { LocalPartRunner, PartEncoder, type PartRunner } from '../../engine/run/fanout/part-runner.js';
-import type { Slots } from '../../engine/run/slots.js';
+import type { Slots } from '../../engine/exec/slots.js';
 import type { OutputStore, Workspaces } from '../../engine/storage/storage.js';
 import type { JobBackend } from '../backend.js';
 import { keepFinishedOf } from '../bullmq-queue.js';

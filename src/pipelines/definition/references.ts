@@ -1,7 +1,7 @@
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { parseParams } from '../../engine/plugins/params.js';
-import { inputSpecOf, type InputSpec } from '../../engine/plugins/plugin.js';
-import { ExprError, parseExpr, refsOf, showExpr, showRef, type Expr, type Ref } from '../template.js';
+import { inputSpecOf, type InputSpec } from '../../engine/contract/plugin.js';
+import { ExprError, parseExpr, refsOf, showExpr, showRef, type Expr, type ParamForm, type Ref } from '../template.js';
 import type { Issues } from './issues.js';
 import type { PipelineInput } from './types.js';
 
@@ -96,10 +96,16 @@ function checkValue(key: string, schema: TSchema, value: unknown): string | unde
   }
 }
 
-/** Parses one value, reporting (rather than throwing) one that cannot be parsed. */
-export function parseValue(issues: Issues, raw: unknown, path: Array<string | number>, step: string): Expr | undefined {
+/** Parses one value for a parameter of `form`, reporting (rather than throwing) one that cannot be parsed. */
+export function parseValue(
+  issues: Issues,
+  raw: unknown,
+  path: Array<string | number>,
+  step: string,
+  form: ParamForm = 'plain',
+): Expr | undefined {
   try {
-    return parseExpr(raw);
+    return parseExpr(raw, false, form);
   } catch (error) {
     if (!(error instanceof ExprError)) throw error;
     issues.add(path, error.message, { step });
@@ -229,6 +235,21 @@ export function checkParam(
 ): void {
   const kind = paramKind(schema);
   const where = { step: context.step };
+  // The operation's own document: it checks it when the step runs, with the values the run gives.
+  if (expr.kind === 'document') return;
+  if (expr.kind === 'values') {
+    for (const [name, value] of Object.entries(expr.entries)) {
+      const shape = shapeOfItem(issues, value, [...path, name], context);
+      if (shape && !['string', 'integer', 'number', 'url', 'file', 'text', 'literal'].includes(shape)) {
+        const ref = value.kind === 'ref' ? value.ref : undefined;
+        issues.add([...path, name], `the value ${name} of '${key}' is one value, but ${describeShape(shape, ref)}`, {
+          ...where,
+          field: `with.${key}.${name}`,
+        });
+      }
+    }
+    return;
+  }
   if (expr.kind === 'literal') {
     const problem = checkValue(key, schema, expr.value);
     if (problem) issues.add(path, problem, where);

@@ -227,3 +227,6 @@ export function mergeScripts(parts: readonly ScriptPart[], span: Span, frameHeig
     '\n',
   );
 }
+
+/** When each event of a script is shown, in seconds on its clock: for a script `mergeScripts` wrote, the span's. */
+export const eventSpans = (ass: string): Span[] => eventsOf(ass).map(({ start, end }) => ({ start, end }));

@@ -27,7 +27,7 @@ function mediaOf(clip: Clip): LocalInput | undefined {
   return undefined;
 }
 
-/** One clip of the answer. */
+/** One clip of the answer: a voice clip has no src (its speech was made here), and says which voice spoke. */
 function clipView(clip: Clip) {
   const media = mediaOf(clip);
   return {
@@ -37,8 +37,9 @@ function clipView(clip: Clip) {
     type: clip.type,
     start: seconds(clip.start),
     end: seconds(clip.end),
-    src: media?.source ?? null,
+    src: clip.type === 'voice' ? null : (media?.source ?? null),
     facts: media ? factsOf(media) : null,
+    ...(clip.type === 'voice' ? { voice: clip.voice } : {}),
   };
 }
 
@@ -70,6 +71,12 @@ export const TIMELINE_VIEW = Type.Object(
         start: Type.Number({ description: 'Seconds on the output, where the clip starts' }),
         end: Type.Number({ description: 'Seconds on the output, where the clip ends' }),
         src: Type.Union([Type.String(), Type.Null()], { description: "The clip's media, as the document gave it" }),
+        voice: Optional(
+          Type.String({
+            description: 'A voice clip: the voice that spoke, as <engine>:<name>',
+            examples: ['flite:slt'],
+          }),
+        ),
         facts: Type.Union(
           [
             Type.Object({

@@ -1,7 +1,7 @@
 import {
   CONTRACT_VERSION,
   definePlugin,
-  MediaflowError,
+  fanoutParam,
   Optional,
   Param,
   paramError,
@@ -12,19 +12,21 @@ import {
   type Static,
 } from '../../sdk.js';
 import { compile } from './compile.js';
-import { checkDocument } from './document-check.js';
 import { TIMELINE_VIEW, timelineView } from './dry-run.js';
-import { mergeFields } from './merge.js';
+import { checkEdit } from './edit-check.js';
 import {
   documentProblems,
   mediaKindProblems,
   mediaSources,
-  placedClips,
   resolve,
+  speechKey,
   srcOf,
+  voiceSources,
   type MediaOf,
 } from './resolve.js';
 import { DEFAULTS, EDIT_SCHEMA, EXAMPLE, RENDER_FORMATS, type EditDocument } from './schema.js';
+import { SCENE_MEDIA, SCENE_SECONDS } from './scenes.js';
+import { storyboard } from './storyboard.js';
 import { loadTemplate, TEMPLATE_NAME } from './templates.js';
 
 /**
@@ -47,7 +49,9 @@ const PARAMS = Type.Object({
     Param.text({
       maxLength: 64,
       pattern: TEMPLATE_NAME,
-      description: 'The name of a template (an edit document of the server), instead of `edit`',
+      description:
+        'The name of a template: an edit document of the server (GET /templates/ and `mediaflow templates` list them ' +
+        'with their merge fields), instead of `edit`',
     }),
   ),
   merge: Optional(
@@ -63,6 +67,7 @@ const PARAMS = Type.Object({
     default: false,
     description: "With dry_run: also draw each visual clip's frame at its midpoint, on its track, in one picture",
   }),
+  fanout: fanoutParam(),
 });
 
 type Params = Static<typeof PARAMS>;
@@ -72,24 +77,21 @@ const documentOf = (params: Params): EditDocument => params.edit as EditDocument
 
 /** The name of the `index`th media of a document among the builder's inputs. */
 const inputName = (index: number) => `media_${index + 1}`;
+/** The name of the `index`th speech of a document's voice clips among the builder's inputs. */
+const speechName = (index: number) => `speech_${index + 1}`;
 
-/** Each clip's media among the builder's inputs, by its src (one input per file, however many clips use it). */
+/**
+ * Each clip's media among the builder's inputs: by its src (one input per file, however many clips use it), a voice
+ * clip's by what it says (one speech per text, voice and speed).
+ */
 function mediaFinder(document: EditDocument, inputs: Record<string, LocalInput[]>): MediaOf {
   const names = new Map(mediaSources(document).sources.map(({ src }, index) => [src, inputName(index)]));
-  return (placed) => {
-    const src = srcOf(placed.clip);
+  const speeches = new Map(voiceSources(document).map(({ key }, index) => [key, speechName(index)]));
+  return ({ clip }) => {
+    if (clip.type === 'voice') return inputs[speeches.get(speechKey(clip))!]?.[0];
+    const src = srcOf(clip);
     return src === undefined ? undefined : inputs[names.get(src)!]?.[0];
   };
-}
-
-/** Voice clips need the speech engine, which this server does not run yet: a 501 naming the first. */
-function refuseVoices(document: EditDocument): void {
-  const voice = placedClips(document).find((placed) => placed.clip.type === 'voice');
-  if (voice)
-    throw new MediaflowError(
-      'MF_ERR_UNAVAILABLE',
-      `Voice clips cannot be rendered here yet (${voice.path}): give the speech as an audio clip with role voice`,
-    );
 }
 
 export default definePlugin({
@@ -97,16 +99,26 @@ export default definePlugin({
   name: 'render',
   path: '/render/',
   summary: 'Render a video from one edit document: tracks of clips, encoded once',
+  // An agent reads this as the MCP tool's description: the document taught by one complete example.
   description:
-    'The edit document (`edit`, or a `template` by name) lays tracks of clips on a timeline: `video`, `image`, ' +
-    '`text`, `audio`, `voice`, `captions`, `waveform`; a later track is drawn above an earlier one, and the sound of ' +
-    'every clip is mixed. Times are seconds or [HH:]MM:SS[.mmm]; `start` and `duration` may be `auto`. Example: ' +
-    '`{"tracks": [{"clips": [{"type": "image", "src": "https://example.com/a.jpg", "duration": 5}, {"type": ' +
-    '"image", "src": "https://example.com/b.jpg", "duration": 5, "transition": {"type": "fade"}}]}, {"clips": ' +
-    '[{"type": "text", "text": "{{TITLE}}", "start": 0, "duration": 3}]}], "merge": {"TITLE": "Hello"}}`. ' +
-    "`{{NAME}}` merge fields take the request's `merge` values (in a form, any other field; a file part named " +
-    'after one is that file). A bad document is a 400 listing every problem with its path (`errors`), before ' +
-    'anything is fetched. `dry_run=true` answers the resolved `timeline` and writes nothing.',
+    'One JSON edit document (`edit`) rendered in one encode: `tracks` of clips on a timeline; a later track is drawn ' +
+    'above an earlier one, and the sound of every clip is mixed. Clips: `image` and `video` (`src`, `fit`, `motion` ' +
+    'for images, `transition` from the clip before on the track), `text` (with caption style fields: `font_size`, ' +
+    '`color`, `position`), `audio` (`volume` in dB, `loop`, `fade_in`, `fade_out`, `role: voice`, `duck`), ' +
+    '`voice` (`text` the server speaks, `voice` as <engine>:<name> from GET /voices/, `speed`; it lasts its speech, ' +
+    'and music with `duck` dips under it), `captions` (`src`, an SRT or VTT, or `from`, the id of a clip whose ' +
+    "speech is captioned: a voice clip's by its own word times, `words_per_line` words a line; an audio or video " +
+    "clip's transcribed) and `waveform` (`from`). Times are seconds or [HH:]MM:SS[.mmm]; `start` is `auto` by " +
+    "default (the end of the clip before on its track), `duration` the media's own length (images and text need " +
+    'one); a transition overlaps the two clips ' +
+    'by its duration. Example, 9.5 s: two pictures crossing with a fade, a title over the first 3 s, looped music ' +
+    `under them:\n${JSON.stringify(EXAMPLE)}\n` +
+    "`{{NAME}}` in any string is a merge field: the request's `merge` value, else the document's `merge` default " +
+    '(in a form, any other field is a merge value, and a file part named after one is that file). Instead of ' +
+    '`edit`, `template` names a template of the server (shipped: narrated-short, quote-card, audiogram; GET ' +
+    '/templates/ lists them with their merge fields). A bad document is a 400 listing every problem with its JSON ' +
+    'path (`errors`), before anything is fetched; `dry_run=true` answers the resolved `timeline` and writes nothing ' +
+    "(with `storyboard=true`, one picture of it: each visual clip's middle frame on its track, `storyboard_url`).",
   params: PARAMS,
   answers: Type.Object({
     duration: Optional(Type.Number({ description: 'Seconds the rendered video lasts', examples: [9.5] })),
@@ -130,34 +142,40 @@ export default definePlugin({
           : 'Give `edit` or `template`, not both',
       );
     const source = params.edit ?? loadTemplate(settings.templatesDir, params.template!);
-    const merged = mergeFields(source, params.merge ?? {});
-    const checked = checkDocument(EDIT_SCHEMA, merged.document, merged.whole);
-    // A field without a value is told once, not again as the text the schema then finds in its place.
-    const told = new Set(merged.problems.map((problem) => problem.path));
-    let problems = [...merged.problems, ...checked.problems.filter((problem) => !told.has(problem.path))];
-    const document = checked.value as EditDocument;
-    if (problems.length === 0) problems = documentProblems(document, settings);
+    const checked = checkEdit(EDIT_SCHEMA, source, params.merge ?? {});
+    const document = checked.document as EditDocument;
+    const problems = checked.problems.length > 0 ? checked.problems : documentProblems(document, settings);
     if (problems.length > 0) throw problemsError(problems);
     if (params.storyboard && !params.dry_run) throw paramError('Expected `dry_run` to be true with `storyboard`');
-    refuseVoices(document);
-    return { edit: document, merge: merged.used, dry_run: params.dry_run, storyboard: params.storyboard };
+    const { dry_run, storyboard, fanout } = params;
+    return { edit: document, merge: checked.used, dry_run, storyboard, fanout };
   },
-  inputs: (params): NamedInput[] =>
-    mediaSources(documentOf(params)).sources.map(({ src, kind }, index) => ({
+  // The media are fetched; the voice clips' speech is made by the engine's voices (docs/voice.md).
+  inputs: (params): NamedInput[] => [
+    ...mediaSources(documentOf(params)).sources.map(({ src, kind }, index) => ({
       name: inputName(index),
       source: src,
       kind,
     })),
+    ...voiceSources(documentOf(params)).map(({ speak }, index) => ({
+      name: speechName(index),
+      source: `the speech of ${speak.at}`,
+      kind: 'audio' as const,
+      speak,
+    })),
+  ],
   build: ({ params, inputs, settings, input, output }) => {
     const document = documentOf(params);
     const media = mediaFinder(document, inputs);
     const unusable = mediaKindProblems(document, media);
     if (unusable.length > 0) throw problemsError(unusable, 'MF_ERR_MEDIA');
     const timeline = resolve(document, params.merge ?? {}, media, settings);
-    if (params.dry_run && !params.storyboard) return { commands: [], answers: { timeline: timelineView(timeline) } };
-    if (params.storyboard)
-      throw new MediaflowError('MF_ERR_UNAVAILABLE', 'Storyboards are not built yet on this server');
-    return compile(timeline, input, output);
+    if (params.dry_run) {
+      const answers = { timeline: timelineView(timeline) };
+      return params.storyboard ? { ...storyboard(timeline, input, output), answers } : { commands: [], answers };
+    }
+    const scenes = { seconds: settings?.partSeconds ?? SCENE_SECONDS, media: SCENE_MEDIA };
+    return compile(timeline, input, output, { scenes, fanout: params.fanout });
   },
   message: (params) => (params.dry_run ? 'Timeline resolved successfully' : 'Video rendered successfully'),
 });

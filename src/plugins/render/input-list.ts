@@ -6,7 +6,7 @@ import type { LocalInput } from '../../sdk.js';
  */
 export class InputList {
   /** Each input's options, and the key that shares it (none for an input of its own). */
-  private readonly opened: Array<{ key?: string; args: string[] }> = [];
+  private readonly opened: Array<{ key?: string; file: string; args: string[] }> = [];
 
   /**
    * @param open the engine's safe options for opening an input (BuildContext.input), ending with `-i <file>`.
@@ -20,7 +20,7 @@ export class InputList {
     const key = JSON.stringify([media.file, options]);
     const found = this.opened.findIndex((entry) => entry.key === key);
     if (found >= 0) return found;
-    this.opened.push({ key, args: [...options, ...this.open(media)] });
+    this.opened.push({ key, file: media.file, args: [...options, ...this.open(media)] });
     return this.opened.length - 1;
   }
 
@@ -31,12 +31,17 @@ export class InputList {
    * song used twice, minutes apart, holds minutes of decoded sound).
    */
   ownIndex(media: LocalInput, options: readonly string[] = []): number {
-    this.opened.push({ args: [...options, ...this.open(media)] });
+    this.opened.push({ file: media.file, args: [...options, ...this.open(media)] });
     return this.opened.length - 1;
   }
 
   /** Every input's options, in index order, for the command line. */
   args(): string[] {
     return this.opened.flatMap((entry) => entry.args);
+  }
+
+  /** The workspace files opened, each once: what the command reads of the inputs. */
+  files(): string[] {
+    return [...new Set(this.opened.map((entry) => entry.file))];
   }
 }

@@ -1,12 +1,14 @@
 import type { Problem } from '../../sdk.js';
 import { childPath } from './json-path.js';
-import { MERGE_NAME } from './schema.js';
 
 /**
  * Merge fields: `{{NAME}}` anywhere in a string of the edit document is replaced by the request's `merge` value of
  * NAME, else the document's own `merge` default, before the document is checked. The document's `merge` defaults are
  * not themselves merged. A value is put in as it is, once: a value holding `{{...}}` is not read again.
  */
+
+/** A merge field's name, as `{{NAME}}` uses it. */
+export const MERGE_NAME = '[A-Za-z_][A-Za-z0-9_]*';
 
 /** A merge field in text; spaces inside the braces are allowed (`{{ TITLE }}`). */
 const FIELD = new RegExp(`\\{\\{\\s*(${MERGE_NAME})\\s*\\}\\}`, 'g');

@@ -6,7 +6,7 @@ import type { FrameSize } from './fit.js';
 import { FilterGraph } from './graph.js';
 import type { InputList } from './input-list.js';
 import { isSeeThrough, mediaStream, type Placed } from './media.js';
-import { speechToTranscribe, textScript, type SpokenClip } from './text-script.js';
+import { speechToTranscribe, textScript, type HeardSpeech, type SpokenClip } from './text-script.js';
 import type { Clip, Overlay, RenderFormat, SoundClip, Timeline, TransitionType, WaveformClip } from './timeline.js';
 import { isMediaVisual } from './timeline.js';
 import { joinRun, type Piece } from './transitions.js';
@@ -194,8 +194,11 @@ function runStream(
 /** Whether a track's drawing can be the bottom layer itself: full-frame clips only, gaps filled with the background. */
 const isGround = (drawn: readonly Drawn[]) => drawn.every((item) => item.kind === 'run');
 
-/** Adds the picture of `timeline` over `span` (see the module comment); the inputs it reads are opened in `inputs`. */
-export function pictureGraph(timeline: Timeline, inputs: InputList, span: Span): Picture {
+/**
+ * Adds the picture of `timeline` over `span` (see the module comment); the inputs it reads are opened in `inputs`.
+ * `heard`, once the speech captions are made from is transcribed, has its words: the script is then written at once.
+ */
+export function pictureGraph(timeline: Timeline, inputs: InputList, span: Span, heard?: HeardSpeech): Picture {
   const { output } = timeline;
   const clock = new FrameClock(output.fps, span);
   if (clock.frames < 1) throw new Error(`The span from ${span.start} s to ${span.end} s holds no frame`);
@@ -216,7 +219,7 @@ export function pictureGraph(timeline: Timeline, inputs: InputList, span: Span):
       `trim=end_frame=${clock.frames}`,
     ]);
   }
-  const script = textLayer(timeline, span);
+  const script = textLayer(timeline, span, heard);
   // The text is drawn above the highest track that holds some in the span (and above the bottom layer, whatever its
   // track), below the tracks above it.
   const shows = (clip: Clip) => place(clip, clock).to > place(clip, clock).from;
@@ -245,11 +248,11 @@ export function pictureGraph(timeline: Timeline, inputs: InputList, span: Span):
 }
 
 /** The ASS script of the span's text, with its generated name: written now, or by a step after a transcription. */
-function textLayer(timeline: Timeline, span: Span) {
+function textLayer(timeline: Timeline, span: Span, heard?: HeardSpeech) {
   const file = `text-${Math.round(span.start * 1000)}.ass`;
-  const speech = speechToTranscribe(timeline, span);
+  const speech = heard ? [] : speechToTranscribe(timeline, span);
   if (speech.length > 0) return { file, speech };
-  const content = textScript(timeline, span);
+  const content = textScript(timeline, span, heard);
   return content === undefined ? undefined : { file, content };
 }
 

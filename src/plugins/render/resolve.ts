@@ -1,7 +1,15 @@
-import { parseTime, problemsError, type LocalInput, type PluginSettings, type Problem } from '../../sdk.js';
+import {
+  parseTime,
+  problemsError,
+  type LocalInput,
+  type PluginSettings,
+  type Problem,
+  type SpeechInput,
+} from '../../sdk.js';
 import { captionStyleOf } from '../shared/caption-style.js';
+import { spokenWords } from '../shared/spoken-captions.js';
 import { clipPath } from './json-path.js';
-import { DEFAULTS, type DocumentClip, type EditDocument } from './schema.js';
+import { DEFAULTS, type ClipOf, type DocumentClip, type EditDocument } from './schema.js';
 import type { Clip, Layout, Timeline, Transition } from './timeline.js';
 
 /**
@@ -38,12 +46,17 @@ const seconds = (value: number | string): number => (typeof value === 'number' ?
 const given = (value: number | string | undefined): number | undefined =>
   value === undefined || value === 'auto' ? undefined : seconds(value);
 const shown = (value: number) => `${Number(value.toFixed(3))} s`;
+/** A clip type with its article: `an image clip`, `a video clip`. */
+const aClip = (type: string) => `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type} clip`;
 
 /** Every clip of the document, track by track, in the document's order. */
 export const placedClips = (document: EditDocument): Placed[] =>
   document.tracks.flatMap((track, t) =>
     track.clips.map((clip, index) => ({ track: t, index, path: clipPath(t, index), clip })),
   );
+
+/** A text with something to say: a letter or a digit, of any script (as POST /speak/ asks). */
+const HAS_WORDS = /[\p{L}\p{N}]/u;
 
 const isVisual = (clip: DocumentClip) => clip.type !== 'audio' && clip.type !== 'voice';
 const SPEAKERS = ['audio', 'voice', 'video'];
@@ -53,6 +66,28 @@ export const srcOf = (clip: DocumentClip): string | undefined =>
   clip.type === 'video' || clip.type === 'image' || clip.type === 'audio' || clip.type === 'captions'
     ? clip.src
     : undefined;
+
+/** What a voice clip asks to be said: voice clips that say the same with the same voice share their speech. */
+export const speechKey = (clip: ClipOf<'voice'>): string =>
+  JSON.stringify([clip.text, clip.voice ?? '', clip.speed ?? DEFAULTS.speed]);
+
+/**
+ * The speech the document's voice clips need, each once (`speechKey`), with the path of the first clip that says it:
+ * the engine speaks each into an input of its own (NamedInput.speak).
+ */
+export function voiceSources(document: EditDocument): Array<{ key: string; speak: SpeechInput }> {
+  const found = new Map<string, SpeechInput>();
+  for (const { clip, path } of placedClips(document)) {
+    if (clip.type !== 'voice' || found.has(speechKey(clip))) continue;
+    found.set(speechKey(clip), {
+      text: clip.text,
+      ...(clip.voice !== undefined ? { voice: clip.voice } : {}),
+      speed: clip.speed ?? DEFAULTS.speed,
+      at: path,
+    });
+  }
+  return [...found].map(([key, speak]) => ({ key, speak }));
+}
 
 /** What a clip needs of its media: the engine checks it for each input (input kinds). */
 const kindOf = (clip: DocumentClip) =>
@@ -152,6 +187,10 @@ function layOut(document: EditDocument, media: MediaOf | undefined, limits: Limi
           ? 'missing: a captions clip needs `src` (a subtitle file) or `from` (a clip whose speech it captions)'
           : 'give `src` or `from`, not both',
       );
+    if (clip.type === 'voice' && !HAS_WORDS.test(clip.text))
+      problem(`${p.path}.text`, 'has no words to speak (no letter or digit)');
+    if (clip.type === 'captions' && clip.src !== undefined && clip.words_per_line !== undefined)
+      problem(`${p.path}.words_per_line`, "captions from `src` keep the file's own lines: leave it out, or use `from`");
     if (clip.type === 'audio' && clip.loop && given(clip.duration) === undefined)
       problem(`${p.path}.duration`, 'missing: a looping clip needs it (it repeats until then)');
     if ((clip.type === 'captions' || clip.type === 'waveform') && clip.from !== undefined) {
@@ -160,7 +199,7 @@ function layOut(document: EditDocument, media: MediaOf | undefined, limits: Limi
       else if (!SPEAKERS.includes(followed.clip.type))
         problem(
           `${p.path}.from`,
-          `'${clip.from}' is ${followed.path}, a ${followed.clip.type} clip: ${clip.type} clips follow an audio, ` +
+          `'${clip.from}' is ${followed.path}, ${aClip(followed.clip.type)}: ${clip.type} clips follow an audio, ` +
             'voice or video clip',
         );
       else follows.set(p.path, followed);
@@ -329,11 +368,14 @@ function limitProblems(
 ): void {
   if (placed.length > limits.maxClips)
     problem('tracks', `${placed.length} clips, more than the limit of ${limits.maxClips} (MEDIAFLOW_MAX_CLIPS)`);
-  const sources = mediaSources(document).sources.length;
+  // Each speech is an input of its own, as each media file is.
+  const speeches = voiceSources(document).length;
+  const sources = mediaSources(document).sources.length + speeches;
   if (sources > limits.maxInputs)
     problem(
       'tracks',
-      `${sources} different media files, more than the limit of ${limits.maxInputs} (MEDIAFLOW_MAX_INPUTS)`,
+      `${sources} different media files${speeches > 0 ? ' and speeches' : ''}, more than the limit of ` +
+        `${limits.maxInputs} (MEDIAFLOW_MAX_INPUTS)`,
     );
   const width = document.output?.width ?? DEFAULTS.width;
   const height = document.output?.height ?? DEFAULTS.height;
@@ -369,7 +411,7 @@ export function mediaKindProblems(document: EditDocument, media: MediaOf): Probl
     const need = needs[p.clip.type];
     const input = need && media(p);
     if (!input || need[0](input)) return [];
-    return [{ path: `${p.path}.src`, error: `${input.source} has no ${need[1]}, which a ${p.clip.type} clip needs` }];
+    return [{ path: `${p.path}.src`, error: `${input.source} has no ${need[1]}, which ${aClip(p.clip.type)} needs` }];
   });
 }
 
@@ -443,16 +485,20 @@ function timelineClip(p: Placed, span: Required<Span>, media: MediaOf): Clip {
         role: clip.role ?? DEFAULTS.role,
         duck: clip.duck ?? DEFAULTS.duck,
       };
-    case 'voice':
+    case 'voice': {
+      const media = input();
+      if (!media.speech) throw new Error(`no speech for ${p.path}`);
       return {
         ...base,
         type: 'voice',
         text: clip.text,
-        ...(clip.voice !== undefined ? { voice: clip.voice } : {}),
+        voice: media.speech.voice.id,
         speed: clip.speed ?? DEFAULTS.speed,
         volume: clip.volume ?? DEFAULTS.volume,
-        media: input(),
+        media,
+        words: spokenWords(media.speech.sentences),
       };
+    }
     case 'captions':
       return {
         ...base,
@@ -461,6 +507,7 @@ function timelineClip(p: Placed, span: Required<Span>, media: MediaOf): Clip {
         style: captionStyleOf(clip),
         highlight: clip.highlight ?? DEFAULTS.highlight,
         highlightColor: clip.highlight_color ?? DEFAULTS.highlightColor,
+        wordsPerLine: clip.words_per_line ?? DEFAULTS.wordsPerLine,
       };
     case 'waveform':
       return {

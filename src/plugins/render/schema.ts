@@ -30,6 +30,7 @@ export const DEFAULTS = {
   duck: false,
   highlight: 'none',
   highlightColor: '#FFD700',
+  wordsPerLine: 8,
   waveformStyle: 'line',
   waveformColor: '#FFFFFF',
   waveformPosition: 'bottom',
@@ -53,8 +54,6 @@ export const TRANSITIONS = [
   'dissolve',
 ] as const;
 
-/** A merge field's name, as `{{NAME}}` uses it. */
-export const MERGE_NAME = '[A-Za-z_][A-Za-z0-9_]*';
 /** A clip's `id`, which `from` names. */
 const ID_PATTERN = '^[A-Za-z0-9_.-]{1,64}$';
 const TIME_WORDS = 'a time: seconds (12.5) or [HH:]MM:SS[.mmm] (01:02:03.5)';
@@ -280,9 +279,11 @@ export const VOICE_CLIP = Type.Object(
     text: Type.String({ minLength: 1, maxLength: 5000, description: 'What is said' }),
     voice: Optional(
       Type.String({
-        pattern: '^[a-z][a-z0-9]*:[A-Za-z0-9_.+-]{1,100}$',
-        title: 'a voice as <engine>:<name> (flite:slt, espeak:en-us)',
-        description: "The voice, `<engine>:<name>` (GET /voices/ lists them); default: the server's default voice",
+        pattern: '^([a-z][a-z0-9]*:[A-Za-z0-9_.+-]{1,100})?$',
+        title: 'a voice as <engine>:<name> (flite:slt, espeak:en-us), or empty',
+        description:
+          "The voice, `<engine>:<name>` (GET /voices/ lists them); default (or empty, as a template's merge field " +
+          "may leave it): the server's default voice",
       }),
     ),
     speed: Optional(
@@ -304,7 +305,17 @@ export const CAPTIONS_CLIP = Type.Object(
         title: "a clip's id",
         description:
           'The `id` of an audio, voice or video clip whose speech is captioned (transcribed with the configured ' +
-          'model; a voice clip by its own words); give `src` or `from`',
+          'model; a voice clip by the times its synthesis gave its words, never transcribed); give `src` or `from`',
+      }),
+    ),
+    words_per_line: Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        default: DEFAULTS.wordsPerLine,
+        description:
+          'With `from`: the most words in one caption line, a line also ending at the end of a sentence (as ' +
+          'generate-subtitles breaks a text)',
       }),
     ),
     ...captionStyleFields,

@@ -1,7 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { MediaflowError, paramError } from '../../sdk.js';
-import { mergeDefaults, mergeUses } from './merge.js';
+import { templateInfo, type TemplateInfo } from './template-fields.js';
+
+// The list's shape, with the list (the CLI prints it).
+export type { TemplateInfo } from './template-fields.js';
 
 /**
  * Render templates: edit documents with merge fields, one `<name>.json` each in the templates folder
@@ -12,40 +15,6 @@ import { mergeDefaults, mergeUses } from './merge.js';
 
 /** A template's name, which is its file's name without `.json`. */
 export const TEMPLATE_NAME = '^[a-z0-9][a-z0-9-]{0,63}$';
-
-/** A merge field of a template as the list of templates shows it. */
-export interface TemplateField {
-  name: string;
-  /** What it takes, from where it is used: `url` in a `src`, `number` in a time or a number, `text` elsewhere. */
-  kind: 'text' | 'url' | 'number';
-  /** Its default, when the template gives one. */
-  default?: string;
-}
-
-export interface TemplateInfo {
-  name: string;
-  description: string;
-  merge: TemplateField[];
-}
-
-/** The fields of a clip or the output that take a time or a number: a merge field used there is a number. */
-const NUMBER_FIELDS = new Set([
-  'start',
-  'duration',
-  'trim',
-  'volume',
-  'speed',
-  'fade_in',
-  'fade_out',
-  'width',
-  'height',
-  'fps',
-  'opacity',
-  'margin',
-  'font_size',
-  'outline',
-  'max_width',
-]);
 
 /** The templates in a folder, by name, in order; none when the folder is missing. */
 export function templateNames(dir: string): string[] {
@@ -82,28 +51,6 @@ export function loadTemplate(dir: string, name: string): Record<string, unknown>
   if (typeof document !== 'object' || document === null || Array.isArray(document))
     throw new MediaflowError('MF_ERR_INTERNAL', `Template '${name}' is not a JSON object`);
   return document as Record<string, unknown>;
-}
-
-/** What the list of templates says of one: its description and its merge fields, with their kinds and defaults. */
-export function templateInfo(name: string, document: Record<string, unknown>): TemplateInfo {
-  const defaults = mergeDefaults(document);
-  const kinds = new Map<string, TemplateField['kind']>();
-  const rank = { text: 0, number: 1, url: 2 } as const;
-  for (const use of mergeUses(document)) {
-    const field = use.path.split(/[.[]/).pop()!;
-    const kind = field === 'src' ? 'url' : use.whole && NUMBER_FIELDS.has(field) ? 'number' : 'text';
-    const before = kinds.get(use.name);
-    if (before === undefined || rank[kind] > rank[before]) kinds.set(use.name, kind);
-  }
-  return {
-    name,
-    description: typeof document.description === 'string' ? document.description : '',
-    merge: [...kinds].map(([field, kind]) => ({
-      name: field,
-      kind,
-      ...(defaults[field] !== undefined ? { default: defaults[field] } : {}),
-    })),
-  };
 }
 
 /** Every template of a folder as the list of templates shows it; one that cannot be read is left out. */

@@ -14,8 +14,6 @@ import type { AudioClip, CaptionsClip, Clip, TextClip, Timeline, VideoClip, Voic
  * tags), captions in add-subtitles' styles, word by word highlighted as generate-subtitles and transcribe do.
  */
 
-/** The words of a caption line from speech, as transcribe's default. */
-const WORDS_PER_LINE = 8;
 /** The highlight moves from white to this colour when the style names no text colour. */
 const TEXT_COLOUR = '#FFFFFF';
 
@@ -42,31 +40,39 @@ function spokenClip(timeline: Timeline, captions: FromSpeech): SpokenClip {
 
 /**
  * The clips whose speech must be transcribed before the span's script is written (with `textScript`): those named by
- * a captions clip's `from` that have no word times of their own (an audio or video clip; a voice without them).
+ * a captions clip's `from` that have no word times of their own (an audio or video clip, not a voice).
  */
 export function speechToTranscribe(timeline: Timeline, span: Span): SpokenClip[] {
   const spoken = timeline.clips
     .filter((clip): clip is FromSpeech => isFromSpeech(clip) && overlaps(clip, span))
     .map((clip) => spokenClip(timeline, clip))
-    .filter((clip) => clip.type !== 'voice' || clip.words === undefined);
+    .filter((clip) => clip.type !== 'voice');
   return [...new Set(spoken)];
 }
 
 /**
- * The words the spoken clip says, on the timeline's clock: a voice's own word times, else the transcription's (times
- * of its media, after the clip's trim and at its speed); only those said while the clip plays.
+ * The words the spoken clip says, on the timeline's clock: a voice's own, as its synthesis timed them, else the
+ * transcription's (times of its media, after the clip's trim and at its speed); only those said while the clip plays,
+ * none past its end.
  */
 function spokenWords(clip: SpokenClip, heard: HeardSpeech): TimedWord[] {
-  const own =
-    clip.type === 'voice' ? clip.words?.map(({ text, start, end }) => ({ word: text, start, end })) : undefined;
-  const words = own ?? (clip.id === undefined ? undefined : heard.get(clip.id));
-  if (!words) throw new Error(`${clip.path}: its speech has not been transcribed for the captions made from it`);
-  const trim = clip.type === 'voice' ? 0 : clip.trim;
-  const speed = clip.type === 'video' ? clip.speed : 1;
-  const onTimeline = (time: number) => clip.start + (time - trim) / speed;
-  return timedWords(words, clip.media.facts.duration)
-    .map((word) => ({ ...word, start: onTimeline(word.start), end: onTimeline(word.end) }))
-    .filter((word) => word.start >= clip.start && word.start < clip.end);
+  let words: TimedWord[];
+  if (clip.type === 'voice') {
+    words = clip.words.map((word) => ({ ...word, start: clip.start + word.start, end: clip.start + word.end }));
+  } else {
+    const said = clip.id === undefined ? undefined : heard.get(clip.id);
+    if (!said) throw new Error(`${clip.path}: its speech has not been transcribed for the captions made from it`);
+    const speed = clip.type === 'video' ? clip.speed : 1;
+    const onTimeline = (time: number) => clip.start + (time - clip.trim) / speed;
+    words = timedWords(said, clip.media.facts.duration).map((word) => ({
+      ...word,
+      start: onTimeline(word.start),
+      end: onTimeline(word.end),
+    }));
+  }
+  return words
+    .filter((word) => word.start >= clip.start && word.start < clip.end)
+    .map((word) => ({ ...word, end: Math.min(word.end, clip.end) }));
 }
 
 /** The script of captions made from speech: lines of the words said while the captions clip shows. */
@@ -74,7 +80,7 @@ function speechCaptions(captions: CaptionsClip, spoken: SpokenClip, heard: Heard
   const words = spokenWords(spoken, heard).filter((word) => word.start >= captions.start && word.start < captions.end);
   const highlight = captions.highlight === 'word' ? { highlight: captions.highlightColor } : {};
   return assScript(
-    lineEvents(splitCues(words, WORDS_PER_LINE), { style: captions.style, ...highlight }),
+    lineEvents(splitCues(words, captions.wordsPerLine), { style: captions.style, ...highlight }),
     captions.style,
   );
 }

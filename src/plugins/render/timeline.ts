@@ -1,5 +1,6 @@
 import type { LocalInput, Quality } from '../../sdk.js';
 import type { CaptionStyle } from '../shared/caption-style.js';
+import type { TimedWord } from '../shared/transcript.js';
 
 /**
  * The resolved timeline: what `resolve` makes of an edit document and its inputs' facts, and the only thing the
@@ -125,23 +126,20 @@ export interface AudioClip extends ClipBase {
   duck: boolean;
 }
 
-/** Speech made from text; `media` is the synthesised sound, whose length is the clip's. */
+/** Speech made from text; `media` is the synthesised sound, whose length is the clip's by default. */
 export interface VoiceClip extends ClipBase {
   type: 'voice';
   text: string;
-  /** `<engine>:<name>`; absent: the server's default voice. */
-  voice?: string;
+  /** The voice that spoke, `<engine>:<name>` (the document's, or the server's default). */
+  voice: string;
   speed: number;
   volume: number;
   media: LocalInput;
-  /** Where each word was spoken, in seconds from the clip's start, for captions `from` this clip. */
-  words?: SpokenWord[];
-}
-
-export interface SpokenWord {
-  text: string;
-  start: number;
-  end: number;
+  /**
+   * The text's words as captions show them, each with where it is spoken, in seconds from the clip's start: captions
+   * `from` this clip take these, never a transcription.
+   */
+  words: TimedWord[];
 }
 
 /** Captions drawn with libass: from a subtitle file, or from the speech of another clip. */
@@ -156,6 +154,8 @@ export interface CaptionsClip extends ClipBase {
   highlight: 'none' | 'word';
   /** The highlight's colour, `#RRGGBB`. */
   highlightColor: string;
+  /** Captions from speech: the most words of a line (a line also ends at a sentence's end). */
+  wordsPerLine: number;
 }
 
 /** The sound of another clip drawn as a moving waveform: the podcast audiogram. */

@@ -7,9 +7,11 @@ import { jobParameters, jobResponses, jobRoutes, jobSchemas, webhooks } from './
 import { operation } from './operations.js';
 import { pipelineRoutes } from './pipelines.js';
 import { serverRoutes } from './server-routes.js';
+import { templateRoutes } from './templates.js';
 import { VERSION } from '../../engine/version.js';
 import type { Json } from './shared.js';
 import { uploadParameters, uploadRoutes } from './uploads.js';
+import { studioRoutes } from './studio.js';
 
 /**
  * The OpenAPI 3.1 document of a server, generated from its registry: the same plugin schemas that
@@ -34,7 +36,9 @@ export function openApiDocument(
     filesRoute(secured),
     uploadRoutes(registry),
     pipelineRoutes(secured),
+    templateRoutes(secured),
     jobRoutes(secured),
+    studioRoutes(secured),
   );
   return {
     openapi: '3.1.0',

@@ -164,6 +164,59 @@ export function jobRoutes(secured: boolean): Json {
   const job = sampleJob(SAMPLE_BASE);
   const running = { ...job, status: 'running', stage: 'process', progress: 42, finished_at: null, result: null };
   return {
+    '/jobs/': {
+      get: {
+        operationId: 'listJobs',
+        summary: "The key's asynchronous jobs, newest first, a page at a time",
+        description:
+          'The jobs submitted asynchronously (`Prefer: respond-async` or `webhook_url`) that this key may read: with ' +
+          "one API key every job, with several (MEDIAFLOW_API_KEYS) only its own. A synchronous request's job is not " +
+          'listed (its client had the answer, never the id). A server without an API key lists none (501): there a ' +
+          'job is read only by whoever holds its id. Records go with their outputs (MEDIAFLOW_RETENTION).',
+        tags: ['jobs'],
+        ...security,
+        parameters: [
+          {
+            name: 'limit',
+            in: 'query',
+            required: false,
+            description: 'Jobs in the page',
+            schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+          },
+          {
+            name: 'before',
+            in: 'query',
+            required: false,
+            description: 'The `next` of the page before: the jobs older than this one (a 404 once it has expired)',
+            schema: { type: 'string', format: 'uuid' },
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'A page of jobs',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['jobs', 'next'],
+                  properties: {
+                    jobs: { type: 'array', items: schemaRef('Job'), description: 'Newest first' },
+                    next: {
+                      type: ['string', 'null'],
+                      format: 'uuid',
+                      description: 'The `before` of the next page, or null when this is the last',
+                    },
+                  },
+                },
+                example: { jobs: [{ ...running, webhook: null }], next: null },
+              },
+            },
+          },
+          '404': notFound,
+          ...errorRefs(['MF_ERR_PARAM', 'MF_ERR_AUTH', 'MF_ERR_UNAVAILABLE']),
+        },
+      },
+    },
     '/jobs/{id}': {
       parameters: [parameterRef('JobId')],
       get: {

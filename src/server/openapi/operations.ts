@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { PluginDefinition } from '../../engine/plugins/plugin.js';
+import type { PluginDefinition } from '../../engine/contract/plugin.js';
 import type { Registry } from '../../engine/plugins/registry.js';
 import { errorRefs, RUN_ERRORS } from './error-responses.js';
 import { JOB_PARAMETERS } from './job-fields.js';

@@ -10,7 +10,7 @@ import {
   type PluginDefinition,
   type TSchema,
   VALUES_KEYWORD,
-} from '../../engine/plugins/plugin.js';
+} from '../../engine/contract/plugin.js';
 import { jobFields } from './job-fields.js';
 import { SAMPLE_BASE, SAMPLE_ID, type Json } from './shared.js';
 

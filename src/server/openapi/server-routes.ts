@@ -1,4 +1,4 @@
-import { ENGINE_NAMES } from '../../engine/voice/voice-types.js';
+import { ENGINE_NAMES } from '../../engine/contract/speech.js';
 import { errorRefs } from './error-responses.js';
 import { anyObject, json, type Json } from './shared.js';
 

@@ -1,6 +1,6 @@
 import { mediaTypeOf } from '../../engine/storage/media-types.js';
 import { possibleOutputs } from '../../engine/plugins/plugin-check.js';
-import { outputPaths, type PluginDefinition } from '../../engine/plugins/plugin.js';
+import { outputPaths, type PluginDefinition } from '../../engine/contract/plugin.js';
 import type { Registry } from '../../engine/plugins/registry.js';
 import { errorContent } from './error-responses.js';
 import { parameterRef, SAMPLE_BASE, SAMPLE_ID, type Json } from './shared.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../../helpers/lifecycle.js';
-import type { MediaFacts } from '../../../src/engine/probe/media-facts.js';
+import type { MediaFacts } from '../../../src/engine/contract/media-facts.js';
 import { containerOf, isVideoContainer } from '../../../src/sdk/encoding.js';
 
 const MOV = 'mov,mp4,m4a,3gp,3g2,mj2';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from '../../helpers/lifecycle.js';
 import { MediaflowError } from '../../../src/engine/errors.js';
 import { parseParams, splitList } from '../../../src/engine/plugins/params.js';
-import { Optional, Param, Type } from '../../../src/engine/plugins/plugin.js';
+import { Optional, Param, Type } from '../../../src/engine/contract/plugin.js';
 
 const schema = Type.Object({
   urls: Param.urlList('audio', 'inputs', { min: 2, tooFew: 'At least two audio URLs are required' }),

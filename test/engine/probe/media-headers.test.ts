@@ -5,14 +5,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, it, before, after } from '../../helpers/lifecycle.js';
-import { runFfprobe } from '../../../src/engine/run/ffmpeg.js';
+import { runFfprobe } from '../../../src/engine/exec/ffmpeg.js';
 import { factsFromMovie, movieExtent, readTopLevel, TOP_LEVEL_LIMITS } from '../../../src/engine/probe/iso-media.js';
 import { MAX_BOXES } from '../../../src/engine/probe/iso-boxes.js';
 import { box, emptyBoxes, emptyBoxesFile, FTYP, paddedMovie } from '../../helpers/iso-boxes.js';
 import { mpegAudioFacts } from '../../../src/engine/probe/mpeg-audio.js';
 import { subtitleFacts } from '../../../src/engine/probe/subtitle-format.js';
 import { waveFacts } from '../../../src/engine/probe/wave-audio.js';
-import type { MediaFacts } from '../../../src/engine/probe/media-facts.js';
+import type { MediaFacts } from '../../../src/engine/contract/media-facts.js';
 import { factsFromProbe, probeFile } from '../../../src/engine/probe/probe.js';
 
 const picture = (filter: string) => ['-f', 'lavfi', '-i', filter];

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it, before } from '../../helpers/lifecycle.js';
 import { factsFromProbe, headerFacts } from '../../../src/engine/probe/probe.js';
-import { runFfprobe } from '../../../src/engine/run/ffmpeg.js';
+import { runFfprobe } from '../../../src/engine/exec/ffmpeg.js';
 import { fixture, fixtures } from '../../helpers/fixtures.js';
 
 const PICTURES = [

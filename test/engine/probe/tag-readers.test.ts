@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, it, before, after } from '../../helpers/lifecycle.js';
-import { runFfprobe } from '../../../src/engine/run/ffmpeg.js';
+import { runFfprobe } from '../../../src/engine/exec/ffmpeg.js';
 import { id3Tags } from '../../../src/engine/probe/id3-tags.js';
 import { mpegAudioFacts } from '../../../src/engine/probe/mpeg-audio.js';
 import { waveFacts } from '../../../src/engine/probe/wave-audio.js';

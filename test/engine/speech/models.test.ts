@@ -9,9 +9,9 @@ import {
   isEnglishOnly,
   verifyWhisperModel,
   WHISPER_MODELS,
-  type ModelSettings,
   type WhisperModel,
 } from '../../../src/engine/speech/models.js';
+import type { ModelSettings } from '../../../src/engine/contract/speech.js';
 import { startFileServer, type FileServer, type Route } from '../../helpers/file-server.js';
 import { after, before, beforeEach, describe, it } from '../../helpers/lifecycle.js';
 import { writeScriptedModel } from '../../helpers/whisper-model.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { describe, it } from '../../helpers/lifecycle.js';
 import { eventually } from '../../helpers/serve-process.js';
-import { resolveBinaries } from '../../../src/engine/run/binaries.js';
+import { resolveBinaries } from '../../../src/engine/exec/binaries.js';
 import { clearDeadProcessFolders, Workspaces } from '../../../src/engine/storage/storage.js';
 
 // No process can have this pid: it is above Linux's largest pid_max.

@@ -5,11 +5,13 @@ import path from 'node:path';
 import iconv from 'iconv-lite';
 import { after, before, describe, it } from '../../helpers/lifecycle.js';
 import { decodeSubtitle, detectEncoding, subtitleToUtf8 } from '../../../src/engine/subtitles/subtitle-encoding.js';
+import { TextWorkers } from '../../../src/engine/subtitles/text-workers.js';
 
 const srt = (text: string) =>
   `1\n00:00:00,000 --> 00:00:02,000\n${text}\n\n2\n00:00:02,000 --> 00:00:04,000\n${text}\n`;
 
 describe('subtitle-encoding: detectEncoding, decodeSubtitle, subtitleToUtf8', () => {
+  const workers = new TextWorkers(1);
   let dir: string;
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-encoding-'));
@@ -96,13 +98,13 @@ describe('subtitle-encoding: detectEncoding, decodeSubtitle, subtitleToUtf8', ()
       const bytes = iconv.encode(srt('Ça va très bien — “naïve” café'), 'windows-1252');
       await writeFile(original, bytes);
       await link(original, input);
-      assert.equal(await subtitleToUtf8(input, 'http://127.0.0.1/x.srt'), undefined);
+      assert.equal(await subtitleToUtf8(workers, input, 'http://127.0.0.1/x.srt'), undefined);
       assert.equal(await readFile(input, 'utf8'), srt('Ça va très bien — “naïve” café'));
       assert.deepEqual(await readFile(original), bytes, 'the cached or user file keeps its bytes');
 
       const garbage = path.join(dir, 'in1.srt');
       await writeFile(garbage, Buffer.from([0, 1, 2, 3, 0xff, 0xfe, 0x80]));
-      const error = await subtitleToUtf8(garbage, 'http://127.0.0.1/g.srt');
+      const error = await subtitleToUtf8(workers, garbage, 'http://127.0.0.1/g.srt');
       assert.equal(error?.status, 422);
       assert.equal(
         error?.message,
@@ -140,7 +142,7 @@ describe('subtitle-encoding: detectEncoding, decodeSubtitle, subtitleToUtf8', ()
       ].join('\n');
       const input = path.join(dir, 'in2.ass');
       await writeFile(input, script);
-      assert.equal(await subtitleToUtf8(input, 'http://127.0.0.1/x.ass'), undefined);
+      assert.equal(await subtitleToUtf8(workers, input, 'http://127.0.0.1/x.ass'), undefined);
       const cleaned = await readFile(input, 'utf8');
       assert.equal(
         cleaned,
@@ -160,7 +162,7 @@ describe('subtitle-encoding: detectEncoding, decodeSubtitle, subtitleToUtf8', ()
       );
       const subrip = path.join(dir, 'in3.srt');
       await writeFile(subrip, srt('[Fonts]'));
-      assert.equal(await subtitleToUtf8(subrip, 'http://127.0.0.1/x.srt'), undefined);
+      assert.equal(await subtitleToUtf8(workers, subrip, 'http://127.0.0.1/x.srt'), undefined);
       assert.equal(await readFile(subrip, 'utf8'), srt('[Fonts]'));
     },
   );

@@ -8,7 +8,7 @@ import { EspeakEngine } from '../../../src/engine/voice/espeak-engine.js';
 import { joinSentences } from '../../../src/engine/voice/sentence-join.js';
 import { sentencesOf } from '../../../src/engine/voice/text-units.js';
 import { Voices } from '../../../src/engine/voice/voices.js';
-import type { Speech } from '../../../src/engine/voice/voice-types.js';
+import type { Speech } from '../../../src/engine/contract/speech.js';
 import { after, before, describe, it } from '../../helpers/lifecycle.js';
 import { assertCuesOnSpeech, heardSpans, peakDb, processesMentioning } from '../../helpers/speech-audio.js';
 

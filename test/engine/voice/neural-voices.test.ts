@@ -11,7 +11,7 @@ import { NeuralEngine } from '../../../src/engine/voice/neural-engine.js';
 import { sentencesOf } from '../../../src/engine/voice/text-units.js';
 import { parseTtsModels } from '../../../src/engine/voice/tts-models.js';
 import { Voices } from '../../../src/engine/voice/voices.js';
-import type { Speech } from '../../../src/engine/voice/voice-types.js';
+import type { Speech } from '../../../src/engine/contract/speech.js';
 import { serveFile, startFileServer, type FileServer } from '../../helpers/file-server.js';
 import { after, before, describe, it } from '../../helpers/lifecycle.js';
 import { pcm, toneLevel } from '../../helpers/media.js';

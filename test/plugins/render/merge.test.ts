@@ -209,13 +209,14 @@ describe('templates', () => {
         name: 'card',
         description: 'A card',
         merge: [
+          // Those a request must give first, each group in the document's order.
           { name: 'PHOTO', kind: 'url' },
-          { name: 'SECONDS', kind: 'number', default: '4' },
-          { name: 'TITLE', kind: 'text', default: 'Default title' },
           { name: 'PART', kind: 'text' },
           { name: 'MUSIC', kind: 'url' },
           { name: 'DB', kind: 'number' },
           { name: 'LOOP', kind: 'text' },
+          { name: 'SECONDS', kind: 'number', default: '4' },
+          { name: 'TITLE', kind: 'text', default: 'Default title' },
         ],
       });
     } finally {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../../helpers/lifecycle.js';
-import type { LocalInput } from '../../../src/engine/plugins/plugin.js';
+import type { LocalInput } from '../../../src/engine/contract/plugin.js';
 import { mergeScripts } from '../../../src/plugins/render/ass-merge.js';
 import { InputList } from '../../../src/plugins/render/input-list.js';
 import { pictureGraph, type Span } from '../../../src/plugins/render/picture.js';

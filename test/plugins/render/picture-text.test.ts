@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from '../../helpers/lifecycle.js';
 import { captionPixels, meanX } from '../../helpers/caption-pixels.js';
 import { brightPixels, frameRgb } from '../../helpers/media.js';
-import type { LocalInput } from '../../../src/engine/plugins/plugin.js';
+import type { LocalInput } from '../../../src/engine/contract/plugin.js';
 import { textScript } from '../../../src/plugins/render/picture.js';
 import type { Clip } from '../../../src/plugins/render/timeline.js';
 import { decodedFrames, timelineOf, Workspace } from './picture-helpers.js';
@@ -53,15 +53,18 @@ describe("a render's text and captions", () => {
           ...{ type: 'voice', track: 0, start: 0, end: 1, id: 'narrator', text: 'one two', voice: 'espeak:en' },
           ...{ speed: 1, volume: 0, media: tone },
           words: [
-            { text: 'one', start: 0, end: 0.5 },
-            { text: 'two', start: 0.5, end: 1 },
+            { text: 'one', spaced: true, start: 0, end: 0.5 },
+            { text: 'two', spaced: true, start: 0.5, end: 1 },
           ],
         },
         { type: 'audio', track: 1, start: 1, end: 2, id: 'guest', media: tone, trim: 0, volume: 0 },
         ...[
           { track: 2, start: 0, end: 1, source: { from: 'narrator' }, highlight: 'word' },
           { track: 2, start: 1, end: 2, source: { from: 'guest' }, highlight: 'none' },
-        ].map((captions) => ({ type: 'captions', ...captions, style: STYLE, highlightColor: '#FFD700' })),
+        ].map((captions) => ({
+          ...{ type: 'captions', ...captions, style: STYLE },
+          ...{ highlightColor: '#FFD700', wordsPerLine: 8 },
+        })),
       ] as Clip[],
       { ...SIZE, duration: 2 },
     );

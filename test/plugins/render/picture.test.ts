@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from '../../helpers/lifecycle.js';
 import { assertNearRgb, brightPixels, durationOf, frameRgb, probe, videoOf, type Rgb } from '../../helpers/media.js';
-import type { LocalInput } from '../../../src/engine/plugins/plugin.js';
+import type { LocalInput } from '../../../src/engine/contract/plugin.js';
 import type { Clip } from '../../../src/plugins/render/timeline.js';
 import { decodedFrames, timelineOf, Workspace } from './picture-helpers.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../../helpers/lifecycle.js';
-import type { LocalInput } from '../../../src/engine/plugins/plugin.js';
-import type { MediaFacts } from '../../../src/engine/probe/media-facts.js';
+import type { LocalInput } from '../../../src/engine/contract/plugin.js';
+import type { MediaFacts } from '../../../src/engine/contract/media-facts.js';
 import { MediaflowError } from '../../../src/engine/errors.js';
 import { timelineView } from '../../../src/plugins/render/dry-run.js';
 import {
@@ -297,7 +297,7 @@ describe('resolve: what is refused, with its path', () => {
       ['tracks[1].clips[0].from', "no clip has the id 'nobody'"],
       [
         'tracks[2].clips[0].from',
-        "'pic' is tracks[0].clips[0], a image clip: waveform clips follow an audio, voice or video clip",
+        "'pic' is tracks[0].clips[0], an image clip: waveform clips follow an audio, voice or video clip",
       ],
       ['tracks[4].clips[0].from', 'give `src` or `from`, not both'],
       ['tracks[4].clips[1].duration', 'missing: a looping clip needs it (it repeats until then)'],
@@ -342,6 +342,27 @@ describe('resolve: what is refused, with its path', () => {
     assert.deepEqual(refused(long, { ...LIMITS, maxDuration: 5 }), [
       ['tracks', 'the timeline lasts 6 s, more than the limit of 5 s (MEDIAFLOW_MAX_DURATION)'],
     ]);
+    // Each speech is an input too; voice clips that say the same share one.
+    const spoken = doc([
+      { clips: [{ type: 'image', src: 'a.png', duration: 1 }] },
+      {
+        clips: [
+          { type: 'voice', text: 'Hello.' },
+          { type: 'voice', text: 'Hello.' },
+          { type: 'voice', text: 'Hello.', voice: 'flite:slt' },
+        ],
+      },
+    ]);
+    assert.deepEqual(
+      documentProblems(spoken, { ...LIMITS, maxInputs: 2 }).map((problem) => [problem.path, problem.error]),
+      [['tracks', '3 different media files and speeches, more than the limit of 2 (MEDIAFLOW_MAX_INPUTS)']],
+    );
+    // Lines of words are for captions made from speech; a subtitle file keeps its own.
+    const lines = doc([{ clips: [{ type: 'captions', src: 'subs.srt', words_per_line: 3 }] }]);
+    assert.deepEqual(
+      documentProblems(lines, LIMITS).map((problem) => problem.path),
+      ['tracks[0].clips[0].words_per_line'],
+    );
     const stated = doc([{ clips: [{ type: 'image', src: 'a.png', duration: 1 }] }], { output: { duration: 7 } });
     assert.deepEqual(
       documentProblems(stated, { ...LIMITS, maxDuration: 5 }).map((problem) => problem.path),

@@ -7,9 +7,9 @@ import { after, before, describe, it } from '../../helpers/lifecycle.js';
 import { fixture } from '../../helpers/fixtures.js';
 import { audioOf, beepAt, durationOf, pcm, probe, toneLevel } from '../../helpers/media.js';
 import { countingClip } from '../../helpers/timed-media.js';
-import { resolveBinaries } from '../../../src/engine/run/binaries.js';
-import { inputArgs } from '../../../src/engine/inputs/input-policy.js';
-import type { LocalInput } from '../../../src/engine/plugins/plugin.js';
+import { resolveBinaries } from '../../../src/engine/exec/binaries.js';
+import { inputArgs } from '../../../src/engine/exec/input-policy.js';
+import type { LocalInput } from '../../../src/engine/contract/plugin.js';
 import { probeFile } from '../../../src/engine/probe/probe.js';
 import { DUCK } from '../../../src/plugins/render/ducking.js';
 import { InputList } from '../../../src/plugins/render/input-list.js';
@@ -109,6 +109,7 @@ const voice = (name: string, start: number, end: number): VoiceClip => ({
   speed: 1,
   volume: 0,
   media: media[name]!,
+  words: [],
 });
 
 const timeline = (duration: number, clips: Clip[]): Timeline => ({

@@ -13,6 +13,7 @@ import type { Catalogue } from './catalogue';
 import { buildForm } from './request';
 import { call, CREDENTIALS, resultUrls, waitForJob, type Job } from './jobs';
 import { nodeProperties, operationSubtitle, operationValue } from './properties';
+import { templateMethods } from './templates';
 import catalogueFile from './operations.json';
 
 const catalogue = catalogueFile as Catalogue;
@@ -37,6 +38,9 @@ export class Mediaflow implements INodeType {
     credentials: [{ name: CREDENTIALS, required: true }],
     properties: nodeProperties(catalogue),
   };
+
+  // The server's render templates and their merge fields, read as the node is edited.
+  methods = templateMethods(catalogue);
 
   async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
     const items = this.getInputData();

@@ -18,6 +18,10 @@ export interface CatalogueField {
   maximum?: number;
   /** Set for a media input: a URL (or, in a list, several) or uploaded files. */
   input?: { list: boolean; min?: number };
+  /** A JSON document (render's `edit`): an object, sent as its JSON text. */
+  document?: true;
+  /** Named values (render's `merge`): an object of texts, sent as its JSON text. */
+  values?: true;
 }
 
 export interface CatalogueEntry {
@@ -29,6 +33,12 @@ export interface CatalogueEntry {
   summary: string;
   description: string;
   fields: CatalogueField[];
+  /**
+   * Set for an operation that renders a template of the server (render): the field naming the template, and the
+   * values field its merge fields go in. The node lists the templates and their merge fields from GET /templates/
+   * when it is edited, not from this file: a template added to the server is offered without a regeneration.
+   */
+  templates?: { field: string; values: string };
 }
 
 export interface Catalogue {
@@ -65,7 +75,16 @@ function operationField(name: string, schema: Json, required: boolean): Catalogu
   if (typeof schema.minimum === 'number') field.minimum = schema.minimum;
   if (typeof schema.maximum === 'number') field.maximum = schema.maximum;
   if (input) field.input = { list: input.list, ...(input.min !== undefined ? { min: input.min } : {}) };
+  if (schema['x-mediaflow-document']) field.document = true;
+  if (schema['x-mediaflow-values']) field.values = true;
   return field;
+}
+
+/** The template and values fields of an operation that takes a template by name, when the server lists templates. */
+function templatesOf(fields: CatalogueField[], listed: boolean): CatalogueEntry['templates'] {
+  const template = fields.find((field) => field.name === 'template' && field.type === 'string');
+  const values = fields.find((field) => field.values);
+  return listed && template && values ? { field: template.name, values: values.name } : undefined;
 }
 
 /** The operations of an OpenAPI document: every POST path that a plugin answers. */
@@ -81,6 +100,7 @@ export function operationsOf(openapi: Json): CatalogueEntry[] {
     const fields = Object.entries(schema.properties as Record<string, Json>)
       .filter(([name]) => !JOB_FIELDS.has(name))
       .map(([name, property]) => operationField(name, property, required.has(name)));
+    const templates = templatesOf(fields, Boolean((openapi.paths as Json)['/templates/']));
     entries.push({
       kind: 'operation',
       name: String(post.operationId),
@@ -88,6 +108,7 @@ export function operationsOf(openapi: Json): CatalogueEntry[] {
       summary: String(post.summary ?? post.operationId),
       description: String(post.description ?? '').replace(ALSO_ANSWERED, ''),
       fields,
+      ...(templates ? { templates } : {}),
     });
   }
   return entries;

@@ -4,6 +4,7 @@ import {
   sleepWithAbort,
   type IExecuteFunctions,
   type IHttpRequestOptions,
+  type ILoadOptionsFunctions,
   type JsonObject,
 } from 'n8n-workflow';
 
@@ -28,8 +29,11 @@ const FIRST_POLL_MS = 500;
 const MAX_POLL_MS = 10_000;
 const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
+/** What talks to mediaflow: a node running, or the editor loading what the server lists (its templates). */
+type Context = IExecuteFunctions | ILoadOptionsFunctions;
+
 /** A mediaflow error answer (`{error, code}`) as a node error with its code, text and status. */
-function apiError(ctx: IExecuteFunctions, status: number, body: unknown, item: number): NodeApiError {
+function apiError(ctx: Context, status: number, body: unknown, item: number): NodeApiError {
   const answer = (typeof body === 'object' && body !== null ? body : { error: String(body) }) as JsonObject;
   const code = typeof answer.code === 'string' ? answer.code : `HTTP ${status}`;
   return new NodeApiError(ctx.getNode(), answer, {
@@ -41,7 +45,7 @@ function apiError(ctx: IExecuteFunctions, status: number, body: unknown, item: n
 }
 
 /** One request to mediaflow with the API key; an answer of 400 or more is thrown as a NodeApiError. */
-export async function call<T>(ctx: IExecuteFunctions, item: number, options: IHttpRequestOptions): Promise<T> {
+export async function call<T>(ctx: Context, item: number, options: IHttpRequestOptions): Promise<T> {
   const answer = (await ctx.helpers.httpRequestWithAuthentication.call(ctx, CREDENTIALS, {
     ...options,
     json: true,

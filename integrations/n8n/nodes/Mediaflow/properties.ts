@@ -23,6 +23,18 @@ export function fieldNames(entry: CatalogueEntry, field: CatalogueField) {
   return { value: base, source: `${base}__source`, binary: `${base}__binary`, more: `${propertyKey(entry)}__more` };
 }
 
+/**
+ * The properties of a template operation (render): the template picked from the server's list, its merge fields as
+ * a resource mapper, and merge fields taken from the item's binary files.
+ */
+export function templateNames(entry: CatalogueEntry) {
+  const key = propertyKey(entry);
+  return { template: `${key}__template`, merge: `${key}__merge`, files: `${key}__merge_files` };
+}
+
+/** The node's methods that read the server's templates (templates.ts), by name. */
+export const TEMPLATE_METHODS = { list: 'templates', fields: 'templateFields' } as const;
+
 /** Words of field names n8n's labels spell in capitals, as its own nodes do ("Image URL"). */
 const ACRONYMS: Record<string, string> = { url: 'URL', urls: 'URLs', fps: 'FPS' };
 
@@ -73,6 +85,8 @@ function operationOption(entry: CatalogueEntry): INodePropertyOptions {
 /** A plain (not media) field as an n8n property of the given name. */
 function plainProperty(field: CatalogueField, name: string): INodeProperties {
   const common = { displayName: title(field.name), name, description: field.description };
+  // A document or named values: an object, written as JSON (n8n checks it is JSON as it is typed).
+  if (field.document || field.values) return { ...common, type: 'json', default: '{}' };
   if (field.options) {
     return {
       ...common,
@@ -144,12 +158,72 @@ function inputProperties(entry: CatalogueEntry, field: CatalogueField, show: Sho
   ];
 }
 
+/**
+ * A template operation's own properties: the template, picked from the server's list (GET /templates/, read as the
+ * node is edited); its merge fields, loaded for the template picked, as the values to send; and merge fields given
+ * as the item's binary files. With no template, the edit document comes from Additional Fields.
+ */
+function templateProperties(entry: CatalogueEntry, show: Show): INodeProperties[] {
+  const names = templateNames(entry);
+  const noTemplate = { [names.template]: [''] };
+  return [
+    {
+      displayName: 'Template',
+      name: names.template,
+      type: 'options',
+      typeOptions: { loadOptionsMethod: TEMPLATE_METHODS.list },
+      default: '',
+      description:
+        'A template of the server (its list, GET /templates/), rendered with the merge values below; or none, to ' +
+        'give an Edit document under Additional Fields',
+      displayOptions: { show },
+    },
+    {
+      displayName: 'Merge Fields',
+      name: names.merge,
+      type: 'resourceMapper',
+      noDataExpression: true,
+      default: { mappingMode: 'defineBelow', value: null },
+      required: true,
+      description: "The template's merge fields: the value each `{{NAME}}` takes; a field left out takes its default",
+      typeOptions: {
+        loadOptionsDependsOn: [names.template],
+        resourceMapper: {
+          resourceMapperMethod: TEMPLATE_METHODS.fields,
+          mode: 'add',
+          valuesLabel: 'Merge Values',
+          fieldWords: { singular: 'merge field', plural: 'merge fields' },
+          addAllFields: true,
+          multiKeyMatch: false,
+          supportAutoMap: false,
+          noFieldsError: 'This template has no merge fields',
+        },
+      },
+      displayOptions: { show, hide: noTemplate },
+    },
+    {
+      displayName: 'Binary Merge Fields',
+      name: names.files,
+      type: 'string',
+      default: '',
+      placeholder: 'COVER_URL=data, VOICE_URL=voice',
+      hint: 'NAME=property pairs, comma-separated: each binary property is uploaded as the file of that merge field',
+      description:
+        'URL merge fields given as files of the input item instead: each is uploaded as the file part named after ' +
+        'the merge field (leave the field out of the values above)',
+      displayOptions: { show, hide: noTemplate },
+    },
+  ];
+}
+
 /** An entry's fields: media inputs and required fields in the open, the optional ones in a collection. */
 function entryProperties(entry: CatalogueEntry): INodeProperties[] {
   const show = { operation: [operationValue(entry)] };
-  const properties: INodeProperties[] = [];
+  const properties: INodeProperties[] = entry.templates ? templateProperties(entry, show) : [];
   const optional: INodeProperties[] = [];
+  const own = new Set(entry.templates ? [entry.templates.field, entry.templates.values] : []);
   for (const field of entry.fields) {
+    if (own.has(field.name)) continue;
     if (field.input) properties.push(...inputProperties(entry, field, show));
     else if (field.required) {
       properties.push({

@@ -1,4 +1,4 @@
-import type { TimeRange } from '../../plugins/times.js';
+import type { TimeRange } from '../../contract/times.js';
 import type { VideoPackets } from './video-packets.js';
 
 /** One part of a split encode: its first frame's time on the input's clock, the seek that reaches it, its frames. */

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { isAbort, MediaflowError } from '../../errors.js';
-import { runFfmpeg } from '../ffmpeg.js';
-import type { Slots } from '../slots.js';
+import { runFfmpeg } from '../../exec/ffmpeg.js';
+import type { Slots } from '../../exec/slots.js';
 
 /**
  * One command of a split encode: a part's video or the whole audio. Plain data, so that a task can travel to

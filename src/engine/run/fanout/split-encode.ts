@@ -1,11 +1,12 @@
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { concatList, concatListArgs, DEMUXERS, lockedInputOptions } from '../../inputs/input-policy.js';
+import { DEMUXERS, lockedInputOptions } from '../../exec/input-policy.js';
 import type { Logger } from '../../logger.js';
-import { argv, KEEP_FRAME_TIMES, type FanoutPart, type FanoutSpec } from '../../plugins/plugin.js';
-import { runFfmpeg, runFfprobe, type RunOptions } from '../ffmpeg.js';
-import type { Slots } from '../slots.js';
+import { KEEP_FRAME_TIMES, type FanoutPart, type FanoutSpec, type ReadyParts } from '../../contract/plugin.js';
+import { runFfmpeg, runFfprobe, type RunOptions } from '../../exec/ffmpeg.js';
+import type { Slots } from '../../exec/slots.js';
 import { BOUND_SLACK, partLength, planParts, type PartSpan } from './part-plan.js';
+import { joinParts } from './join.js';
 import type { PartJob, PartRunner, PartTask } from './part-runner.js';
 import { videoPackets } from './video-packets.js';
 
@@ -54,59 +55,119 @@ const AUDIO_TASK = 'fanout-audio';
  * The caller's slot is given back while the tasks run, so that they can take it. The parts are removed at the end.
  */
 export async function splitEncode(deps: SplitDeps, spec: FanoutSpec, job: SplitJob): Promise<number | undefined> {
-  const run: RunOptions = { cwd: job.dir, timeoutMs: deps.timeoutMs, ...(job.signal ? { signal: job.signal } : {}) };
+  const run = runOptions(deps, job);
   const packets = await videoPackets(deps.ffprobe, spec.input.file, lockedInputOptions(DEMUXERS.video), run);
   const length = partLength(keptSeconds(spec), deps.partSeconds, await deps.runner.capacity(job.owner));
   const spans = planParts(packets, length, spec.windows);
   if (spans.length < 2) return undefined;
-  const tasks = spans.map((span, index) => partTask(spec, span, index, spans.length, job.reads));
-  const audio = spec.audio && `${AUDIO_TASK}${spec.audioExtension ?? '.m4a'}`;
+  const parts = spans.map((span, index) => partTask(spec, span, index, spans.length, job.reads));
   const total = spans.reduce((sum, span) => sum + span.seconds, 0);
-  if (audio)
-    tasks.push({
-      name: AUDIO_TASK,
-      label: 'The sound',
-      args: spec.audio!(audio),
-      reads: job.reads,
-      output: audio,
-      seconds: total,
-      onJobWorker: true,
-    });
-  const list = 'fanout-parts.txt';
-  job.onSplit?.(spans.length);
+  const audio = spec.audio && `${AUDIO_TASK}${spec.audioExtension ?? '.m4a'}`;
+  const joined = await encodeAndJoin(deps, job, {
+    parts,
+    ...(audio ? { audio: audioTask(spec.audio!(audio), job.reads, audio, total) } : {}),
+    placed: placedAt(packets.times, spans),
+    frames: spans.reduce((sum, span) => sum + span.frames, 0),
+    muxer: spec.muxer,
+    output: spec.output,
+    instead: 'encoding it in one pass instead',
+  });
+  return joined ? spans.length : undefined;
+}
+
+/**
+ * Runs the parts a plugin made itself (Plan.readyParts) at once, through the runner, with the audio on the job's own
+ * worker, joins them and counts the joined frames, as `splitEncode` does. Returns the number of parts; undefined,
+ * having written no output, when the join did not hold every part's frames (the caller then runs the plan's commands).
+ */
+export async function readyEncode(deps: SplitDeps, spec: ReadyParts, job: SplitJob): Promise<number | undefined> {
+  const count = spec.parts.length;
+  const parts = spec.parts.map((part): PartTask => ({
+    name: path.parse(part.output).name,
+    label: part.label,
+    args: [...part.command],
+    reads: [...part.reads],
+    output: part.output,
+    seconds: part.seconds,
+  }));
+  const total = spec.parts.reduce((sum, part) => sum + part.seconds, 0);
+  const { audio } = spec;
+  const joined = await encodeAndJoin(deps, job, {
+    parts,
+    ...(audio ? { audio: audioTask(audio.command, [], audio.output, total) } : {}),
+    placed: spec.parts.map((part) => part.start),
+    frames: spec.parts.reduce((sum, part) => sum + part.frames, 0),
+    muxer: spec.muxer,
+    output: spec.output,
+    instead: 'making them one after another instead',
+  });
+  return joined ? count : undefined;
+}
+
+/** The parts of an encode, its audio, and what the join needs: where each part goes, how many frames they hold. */
+interface PartsToJoin {
+  parts: PartTask[];
+  audio?: PartTask;
+  /** Where each part's first frame is on the output's clock, in seconds. */
+  placed: number[];
+  frames: number;
+  muxer: readonly string[];
+  output: string;
+  /** What the caller does when the joined file lacks frames, as the log says it. */
+  instead: string;
+}
+
+const runOptions = (deps: SplitDeps, job: SplitJob): RunOptions => ({
+  cwd: job.dir,
+  timeoutMs: deps.timeoutMs,
+  ...(job.signal ? { signal: job.signal } : {}),
+});
+
+/** The task writing the audio, whole: on the job's own worker, where its inputs are. */
+const audioTask = (args: string[], reads: string[], output: string, seconds: number): PartTask => ({
+  name: AUDIO_TASK,
+  label: 'The sound',
+  args,
+  reads,
+  output,
+  seconds,
+  onJobWorker: true,
+});
+
+/**
+ * Runs the parts and the audio at once through the runner (the caller's slot lent to them), joins them by stream copy
+ * (join.ts) and counts the joined frames: true when it holds `frames`, else the output is removed. The tasks' files
+ * are removed at the end, whatever the ending.
+ */
+async function encodeAndJoin(deps: SplitDeps, job: SplitJob, encode: PartsToJoin): Promise<boolean> {
+  const run = runOptions(deps, job);
+  const { parts, audio } = encode;
+  const tasks = audio ? [...parts, audio] : parts;
+  const total = parts.reduce((sum, part) => sum + part.seconds, 0);
+  const join = joinParts({
+    parts: parts.map((part, index) => ({ file: part.output, at: encode.placed[index]! })),
+    list: 'fanout-parts.txt',
+    ...(audio ? { audio: audio.output } : {}),
+    muxer: encode.muxer,
+    output: encode.output,
+  });
+  job.onSplit?.(parts.length);
   try {
     await deps.slots.lend(() => deps.runner.run(partJob(job, tasks, total), tasks));
-    const placed = placedAt(packets.times, spans);
-    await writeFile(path.join(job.dir, list), concatList(joinEntries(spans, placed)));
-    const lead = placed[0]!;
-    await runFfmpeg(
-      deps.ffmpeg,
-      argv(
-        // The parts start at 0: a picture that starts after the sound starts as late in the output.
-        lead > 0 && ['-itsoffset', lead.toFixed(6)],
-        concatListArgs(list, 'video'),
-        audio ? [...lockedInputOptions(DEMUXERS.audio), '-i', audio] : null,
-        ['-map', '0:v:0'],
-        audio ? ['-map', '1:a:0'] : null,
-        ['-c', 'copy'],
-        spec.muxer,
-        [spec.output],
-      ),
-      run,
-    );
-    const expected = spans.reduce((sum, span) => sum + span.frames, 0);
-    const joined = await frameCount(deps.ffprobe, spec.output, run);
-    if (joined === expected) return spans.length;
-    // Frames a part could not decode, or timestamps the parts' muxer could not keep: the one pass is right.
+    await writeFile(path.join(job.dir, join.list), join.text);
+    await runFfmpeg(deps.ffmpeg, join.command, run);
+    const joined = await frameCount(deps.ffprobe, encode.output, run);
+    if (joined === encode.frames) return true;
+    // Frames a part could not decode, or timestamps the parts' muxer could not keep.
     deps.logger.warn(
-      { job: job.id, parts: spans.length, frames: joined, expected },
-      'the joined parts do not hold every frame of the input once; encoding it in one pass instead',
+      { job: job.id, parts: parts.length, frames: joined, expected: encode.frames },
+      `the joined parts do not hold every frame once; ${encode.instead}`,
     );
-    await rm(path.join(job.dir, spec.output), { force: true });
-    return undefined;
+    await rm(path.join(job.dir, encode.output), { force: true });
+    return false;
   } finally {
     await Promise.all(
-      [list, ...tasks.map((task) => task.output)].map((file) => rm(path.join(job.dir, file), { force: true })),
+      [join.list, ...tasks.map((task) => task.output)].map((file) => rm(path.join(job.dir, file), { force: true })),
     );
   }
 }
@@ -172,23 +233,6 @@ function placedAt(times: readonly number[], spans: readonly PartSpan[]): number[
     const first = times.find((time) => time >= span.start - BOUND_SLACK) ?? span.start;
     const lead = first - span.start > BOUND_SLACK ? first - span.start : 0;
     return span.outputStart + lead;
-  });
-}
-
-/**
- * The join's list: each part but the last with the time from its first frame to the next part's, to the microsecond.
- * Without it the concat demuxer takes a part's length from its MP4's movie header, which holds milliseconds: at
- * 30000/1001 fps a part of 201 frames lasts 6.7067 s, read as 6.707, and every frame after it would be 0.3 ms late,
- * a lateness that grows join after join while the sound, encoded whole, stays where it is.
- */
-function joinEntries(
-  spans: readonly PartSpan[],
-  placed: readonly number[],
-): Array<{ file: string; duration?: number }> {
-  return spans.map((_, index) => {
-    const next = placed[index + 1];
-    const file = `${partName(index)}.mp4`;
-    return next === undefined ? { file } : { file, duration: Math.round((next - placed[index]!) * 1e6) / 1e6 };
   });
 }
 

@@ -1,4 +1,4 @@
-import { runFfprobe, type RunOptions } from '../ffmpeg.js';
+import { runFfprobe, type RunOptions } from '../../exec/ffmpeg.js';
 
 /** The first video stream's frames as its packets list them, on the input's own clock (its start at 0). */
 export interface VideoPackets {

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { BINDINGS } from '../binding.js';
+import { BINDINGS } from './choice.js';
 import type { Recognise, RecognitionFlags } from './recogniser.js';
 
 /** @fugood's native module: its WhisperContext, which the wrapper's initWhisper merely constructs. */

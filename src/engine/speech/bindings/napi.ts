@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { setImmediate as turn } from 'node:timers/promises';
-import { BINDINGS } from '../binding.js';
+import { BINDINGS } from './choice.js';
 import type { Recognise, Recognition } from './recogniser.js';
 
 /**
