@@ -8,6 +8,7 @@ import { useScratch } from './scratch.js';
 import { fixtures } from './fixtures.js';
 import { contentTypeOf, serveFile, startFileServer, type FileServer, type Route } from './file-server.js';
 import { runCli, startMediaflow, type TestServer } from './mediaflow.js';
+import type { Registry } from '../../src/engine/plugins/registry.js';
 
 /** A version 4 UUID, as a RegExp source: the job id in an output's URL. */
 export const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}';
@@ -106,6 +107,8 @@ export function useOperation(
     env?: Record<string, string>;
     /** Pipeline definitions (YAML) by name, served from a folder of their own (MEDIAFLOW_PIPELINES_DIR). */
     pipelines?: Record<string, string>;
+    /** The server's operations, when not the built-ins. */
+    registry?: () => Promise<Registry>;
   } = {},
 ): OperationHarness {
   const scratch = useScratch('mediaflow-operation-');
@@ -175,7 +178,7 @@ export function useOperation(
       for (const [name, yaml] of Object.entries(spec.pipelines))
         await writeFile(path.join(env.MEDIAFLOW_PIPELINES_DIR, `${name}.yaml`), yaml);
     }
-    harness.server = await startMediaflow(env);
+    harness.server = await startMediaflow(env, spec.registry ? await spec.registry() : undefined);
   });
   after(async () => {
     await harness.server?.close();
