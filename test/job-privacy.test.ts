@@ -4,6 +4,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from './helpers/lifecycle.js';
+import { useOperation } from './helpers/operation.js';
 import { fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { getJob, isFinal, submitJob, waitForJob, type JobView } from './helpers/jobs.js';
@@ -310,32 +311,21 @@ describe('several API keys with jobs in Redis', () => {
 });
 
 describe('one API key: jobs are shared as before', () => {
-  let files: FileServer;
-  let server: TestServer;
-
-  before(async () => {
-    await fixtures('small-300x200.png');
-    files = await startFileServer();
-    server = await startMediaflow({ MEDIAFLOW_API_KEYS: 'only-key' });
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-  });
+  const op = useOperation({ fixtures: ['small-300x200.png'], env: { MEDIAFLOW_API_KEYS: 'only-key' } });
 
   it('accepts a key given only in MEDIAFLOW_API_KEYS and records no owner', async () => {
-    assert.equal((await fetch(`${server.base}/jobs/00000000-0000-4000-8000-000000000000`)).status, 401);
+    assert.equal((await fetch(`${op.server.base}/jobs/00000000-0000-4000-8000-000000000000`)).status, 401);
     const id = await submitJob(
-      server.base,
+      op.server.base,
       '/resize_image/',
-      { image_url: files.url('/f/small-300x200.png'), width: '8', height: '8' },
+      { image_url: op.files.url('/f/small-300x200.png'), width: '8', height: '8' },
       { ...ASYNC, 'x-api-key': 'only-key' },
     );
     assert.equal(
-      (await waitForJob(server.base, id, isFinal, { headers: { 'x-api-key': 'only-key' } })).status,
+      (await waitForJob(op.server.base, id, isFinal, { headers: { 'x-api-key': 'only-key' } })).status,
       'succeeded',
     );
-    assert.equal((await recordOf(server, id)).owner, undefined);
+    assert.equal((await recordOf(op.server, id)).owner, undefined);
   });
 });
 

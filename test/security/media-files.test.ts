@@ -3,6 +3,7 @@ import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from '../helpers/lifecycle.js';
+import { useOperation } from '../helpers/operation.js';
 import { fixture, fixtures } from '../helpers/fixtures.js';
 import { startFileServer, type FileServer, type Route } from '../helpers/file-server.js';
 import { frameRgb } from '../helpers/media.js';
@@ -307,29 +308,19 @@ describe('hostile media files', () => {
 });
 
 describe('pixel and duration limits', () => {
-  let files: FileServer;
-  let server: TestServer;
+  const op = useOperation({
+    fixtures: ['small-300x200.png', 'tone-2s-44k-stereo.mp3', 'tone-3s-44k-stereo.mp3', 'clip-2s-640x360-25fps.mp4'],
+    env: { MEDIAFLOW_MAX_PIXELS: '50000', MEDIAFLOW_MAX_DURATION: '1' },
+  });
 
   before(async () => {
-    await fixtures(
-      'small-300x200.png',
-      'tone-2s-44k-stereo.mp3',
-      'tone-3s-44k-stereo.mp3',
-      'clip-2s-640x360-25fps.mp4',
-    );
-    files = await startFileServer();
-    server = await startMediaflow({ MEDIAFLOW_MAX_PIXELS: '50000', MEDIAFLOW_MAX_DURATION: '1' });
-    await ready(server);
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
+    await ready(op.server);
   });
 
   it('refuses a picture over MEDIAFLOW_MAX_PIXELS', async () => {
-    const png = files.url('/f/small-300x200.png');
+    const png = op.files.url('/f/small-300x200.png');
     await expectRefused(
-      server,
+      op.server,
       '/resize_image/',
       { image_url: png, width: '10', height: '10' },
       {
@@ -337,9 +328,9 @@ describe('pixel and duration limits', () => {
         error: `Input ${png} is 300x200, more than the limit of 50000 pixels (MEDIAFLOW_MAX_PIXELS)`,
       },
     );
-    const mp4 = files.url('/f/clip-2s-640x360-25fps.mp4');
+    const mp4 = op.files.url('/f/clip-2s-640x360-25fps.mp4');
     await expectRefused(
-      server,
+      op.server,
       '/convert-video/',
       { video_url: mp4 },
       {
@@ -350,10 +341,10 @@ describe('pixel and duration limits', () => {
   });
 
   it('refuses media longer than MEDIAFLOW_MAX_DURATION', async () => {
-    const a = files.url('/f/tone-2s-44k-stereo.mp3');
-    const b = files.url('/f/tone-3s-44k-stereo.mp3');
+    const a = op.files.url('/f/tone-2s-44k-stereo.mp3');
+    const b = op.files.url('/f/tone-3s-44k-stereo.mp3');
     await expectRefused(
-      server,
+      op.server,
       '/merge-audios/',
       { audio_urls: `${a},${b}` },
       {
