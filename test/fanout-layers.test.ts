@@ -5,7 +5,7 @@ import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { useScratch } from './helpers/scratch.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
-import { audioPacketHashes, decodeErrors, probe, videoOf } from './helpers/media.js';
+import { audioPacketHashes, decodeErrors, probe, probeLines, videoOf } from './helpers/media.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
 import { startRedis, type TestRedis } from './helpers/redis.js';
 import { startS3, type TestS3 } from './helpers/s3-server.js';
@@ -74,29 +74,16 @@ function runs(shown: boolean[]): Array<[number, number]> {
   return found;
 }
 
-/** Every decoded frame's time, in order. */
-async function frameTimes(file: string): Promise<number[]> {
-  const { stdout } = await execa('ffprobe', [
-    ...['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'frame=pts_time', '-of', 'csv=p=0', file],
-  ]);
-  // A frame with side data (x264's SEI) has more fields after its time.
-  return stdout
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => Number(line.split(',')[0]));
-}
+/** Every decoded frame's time, in order (a frame with side data, x264's SEI, has more fields after it). */
+const frameTimes = async (file: string): Promise<number[]> =>
+  (await probeLines(file, 'frame=pts_time', 'v:0')).map((line) => Number(line.split(',')[0]));
 
 /** The times of a file's video keyframes, from its packets. */
-async function keyframeTimes(file: string): Promise<number[]> {
-  const { stdout } = await execa('ffprobe', [
-    ...['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,flags', '-of', 'csv=p=0', file],
-  ]);
-  return stdout
-    .split('\n')
+const keyframeTimes = async (file: string): Promise<number[]> =>
+  (await probeLines(file, 'packet=pts_time,flags', 'v:0'))
     .map((line) => line.split(','))
     .filter(([, flags]) => flags?.includes('K'))
     .map(([time]) => Number(time));
-}
 
 /** Each frame's SSIM (all planes) of one file against another of the same frames. */
 async function ssimByFrame(file: string, reference: string): Promise<number[]> {

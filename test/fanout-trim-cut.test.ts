@@ -4,7 +4,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { before, describe, it } from './helpers/lifecycle.js';
 import { useScratch } from './helpers/scratch.js';
-import { audioOf, probe, videoOf, videoPacketHashes } from './helpers/media.js';
+import { audioOf, audioStart, probe, probeLines, videoOf, videoPacketHashes } from './helpers/media.js';
 import { countingClip, frameRuns, shownFrames, type ShownFrame } from './helpers/timed-media.js';
 import { loadConfig } from '../src/engine/config.js';
 import { anyLocalPath } from '../src/engine/run/job-run.js';
@@ -38,9 +38,7 @@ const flashes = (frames: ShownFrame[]): number[] =>
 
 /** Where each beep starts: the first loud sample after a fifth of a second of quiet, on the stream's clock. */
 async function beeps(file: string): Promise<number[]> {
-  const { stdout: start } = await execa('ffprobe', [
-    ...['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=start_time', '-of', 'csv=p=0', file],
-  ]);
+  const start = await audioStart(file);
   const { stdout } = await execa(
     'ffmpeg',
     ['-v', 'error', '-i', file, '-map', '0:a:0', '-ac', '1', '-ar', '48000', '-f', 'f32le', 'pipe:1'],
@@ -85,18 +83,7 @@ const x264Runs = async (file: string): Promise<number> =>
   (await readFile(file)).toString('latin1').split('x264 - core').length - 1;
 
 /** The titles of a file's chapters. */
-async function chapters(file: string): Promise<string[]> {
-  const { stdout } = await execa('ffprobe', [
-    '-v',
-    'error',
-    '-show_entries',
-    'chapter_tags=title',
-    '-of',
-    'csv=p=0',
-    file,
-  ]);
-  return stdout.split('\n').filter(Boolean);
-}
+const chapters = (file: string): Promise<string[]> => probeLines(file, 'chapter_tags=title');
 
 /** A stream's duration, in seconds. */
 const durationOf = async (file: string, stream: 'v' | 'a') => {

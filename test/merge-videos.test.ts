@@ -8,11 +8,12 @@ import {
   durationOf,
   frameRgb,
   meanLuma,
+  packetTimes,
   pcm,
   probe,
+  type Probed,
   toneLevel,
   videoOf,
-  type Probed,
 } from './helpers/media.js';
 import { UUID, useOperation } from './helpers/operation.js';
 
@@ -41,22 +42,6 @@ async function packetHashes(file: string, stream: string): Promise<string[]> {
     file,
   ]);
   return (JSON.parse(stdout) as { packets: Array<{ data_hash: string }> }).packets.map((packet) => packet.data_hash);
-}
-
-/** Presentation times of the video packets, in seconds, in file order. */
-async function videoTimes(file: string): Promise<number[]> {
-  const { stdout } = await execa('ffprobe', [
-    '-v',
-    'error',
-    '-select_streams',
-    'v:0',
-    '-show_entries',
-    'packet=pts_time',
-    '-of',
-    'csv=p=0',
-    file,
-  ]);
-  return stdout.split('\n').filter(Boolean).map(Number);
 }
 
 const rms = (samples: Float32Array) =>
@@ -154,7 +139,7 @@ describe('merge-videos', () => {
     close(durationOf(info), 5, 0.1);
     close(Number(videoOf(info)?.duration), 5, 0.1, 'video duration');
     assert.equal(videoOf(info)?.avg_frame_rate, '25/1');
-    const times = await videoTimes(file);
+    const times = await packetTimes(file, 'v:0');
     assert.equal(times.length, 125);
     assert.ok(Math.max(...times) < 5, `last frame at ${Math.max(...times)} s`);
     const expected = [

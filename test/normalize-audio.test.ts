@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { execa } from 'execa';
 import { assertCliParity } from './helpers/cli-parity.js';
 import { describe, it } from './helpers/lifecycle.js';
 import { fixture, lavfi } from './helpers/fixtures.js';
-import { audioOf, loudnessOf, probe, videoOf, videoPacketHashes } from './helpers/media.js';
+import { audioOf, loudnessOf, probe, probeLines, videoOf, videoPacketHashes } from './helpers/media.js';
 import { outOfRange, UUID, useOperation } from './helpers/operation.js';
 import type { LoudnessMeasure } from '../src/plugins/shared/loudness-log.js';
 
@@ -20,12 +19,8 @@ function assertOnTarget(measure: LoudnessMeasure, loudness: number, truePeak: nu
 }
 
 /** The sizes of a file's audio packets, in order: an MP3's frames. */
-async function packetSizes(file: string): Promise<number[]> {
-  const { stdout } = await execa('ffprobe', [
-    ...['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'packet=size', '-of', 'csv=p=0', file],
-  ]);
-  return stdout.split('\n').filter(Boolean).map(Number);
-}
+const packetSizes = async (file: string): Promise<number[]> =>
+  (await probeLines(file, 'packet=size', 'a:0')).map(Number);
 
 interface Normalized {
   file: string;

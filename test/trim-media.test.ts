@@ -10,6 +10,7 @@ import {
   beepAt,
   decodeErrors,
   docType,
+  packetTimes,
   probe,
   videoOf,
   videoPacketHashes,
@@ -25,25 +26,6 @@ const [WIDTH, HEIGHT] = [160, 120];
 
 /** The source frame index each frame of a file shows, in display order (a countingClip's frames carry it). */
 const frameNumbers = async (file: string): Promise<number[]> => (await shownFrames(file)).map((frame) => frame.index);
-
-/** The times of a file's first audio stream's packets, as stored (a line may end in side data's comma). */
-async function audioPacketTimes(file: string): Promise<number[]> {
-  const { stdout } = await execa('ffprobe', [
-    '-v',
-    'error',
-    '-select_streams',
-    'a:0',
-    '-show_entries',
-    'packet=pts_time',
-    '-of',
-    'csv=p=0',
-    file,
-  ]);
-  return stdout
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => parseFloat(line));
-}
 
 /** Frame numbers from `first` to `last`, both included. */
 const frames = (first: number, last: number) => Array.from({ length: last - first + 1 }, (_, i) => first + i);
@@ -154,7 +136,7 @@ describe('trim-media', () => {
       assertNear(await seconds(file, 'a'), (last - first + 1) / FPS, 0.05, `audio of ${JSON.stringify(fields)}`);
       // Copied sound starts with its first packet at the cut, none from the keyframe before it hidden by an edit
       // list; encoded sound, with the encoder's 1024 priming samples (21 ms) before zero.
-      const firstSound = (await audioPacketTimes(file))[0]!;
+      const firstSound = (await packetTimes(file, 'a:0'))[0]!;
       assert.ok(firstSound > -0.03, `audio from ${firstSound} s, ${JSON.stringify(fields)}`);
       // Copied: each whole GOP of the kept part (keyframes every 50 frames, closed GOPs, so a GOP's packets are
       // the same 50 in decoding order) is in the output as it is in the input, but for its keyframe's packet,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
-import { assertNear, decodeErrors } from './media.js';
+import { assertNear, audioStart, decodeErrors } from './media.js';
 
 /**
  * The long input of the fan-out tests (docs/fanout.md, issue 24) and what reads it back. Four minutes at 320x180 and
@@ -127,9 +127,7 @@ export const flashOnsets = (frames: readonly ClipFrame[]): number[] =>
  * of quiet, counted from the audio stream's start.
  */
 export async function beepOnsets(file: string): Promise<number[]> {
-  const { stdout: start } = await execa('ffprobe', [
-    ...['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=start_time', '-of', 'csv=p=0', file],
-  ]);
+  const start = await audioStart(file);
   const rate = 48000;
   const { stdout } = await execa(
     'ffmpeg',
