@@ -39,6 +39,8 @@ export interface OperationHarness {
   made: Record<string, string>;
   /** The fixture server's URL of a made file. */
   local: (name: string) => string;
+  /** Serves `data` as `type` at `/x/<name>` from now on; returns its URL. */
+  serve: (name: string, type: string, data: Buffer | string) => string;
   /**
    * POSTs `fields` to `route` and checks the success answer: 200, `message`, and an `output_file` URL under the
    * server's /uploads/ whose rest matches `name` (a RegExp source; UUID is the job id). Returns the output's local
@@ -112,12 +114,18 @@ export function useOperation(
   } = {},
 ): OperationHarness {
   const scratch = useScratch('mediaflow-operation-');
+  // One object for the fixture server's whole life: a route added to it later is served too.
+  const routes = spec.routes ?? {};
   const harness = {
     get scratch() {
       return scratch.dir;
     },
     made: {},
     local: (name: string) => harness.files.url(`/local/${name}`),
+    serve: (name, type, data) => {
+      routes[`/x/${name}`] = (_req, res) => void res.writeHead(200, { 'content-type': type }).end(data);
+      return harness.files.url(`/x/${name}`);
+    },
     expectOutput: async (route, fields, expected) => {
       const { server } = harness;
       const res = await server.post(route, fields);
@@ -166,11 +174,9 @@ export function useOperation(
       await (Array.isArray(recipe) ? makeMedia(file, recipe) : recipe(file, harness.made));
       harness.made[name] = file;
     }
-    const served = Object.entries(harness.made).map(([name, file]) => [
-      `/local/${name}`,
-      serveFile(file, contentTypeOf(name)),
-    ]);
-    harness.files = await startFileServer({ ...Object.fromEntries(served), ...spec.routes });
+    for (const [name, file] of Object.entries(harness.made))
+      routes[`/local/${name}`] ??= serveFile(file, contentTypeOf(name));
+    harness.files = await startFileServer(routes);
     const env = { ...spec.env };
     if (spec.pipelines) {
       env.MEDIAFLOW_PIPELINES_DIR = scratch.path('pipelines');
