@@ -99,7 +99,8 @@ export type Refusal = [
 /**
  * Sets up, before the enclosing describe's tests, what an operation's tests need: the named fixtures, the files of
  * `make` written into a scratch folder (in order, each seeing those before it), a fixture server that also serves
- * them and `routes`, and a mediaflow server with `env`. Stops and removes all of it after the tests.
+ * them and `routes`, and a mediaflow server with `env`, its `pipelines` and its `registry`. Stops and removes all of
+ * it after the tests.
  */
 export function useOperation(
   spec: {
