@@ -30,7 +30,13 @@ before(async () => {
   await work.image('red.jpg', 'color=c=red:s=320x180');
   await work.media('clip.mp4', ['testsrc2=s=320x180:r=25:d=2'], ['-pix_fmt', 'yuv420p']);
   await writeFile(path.join(work.dir, 'words.jpg'), 'Not a picture: a few words of text.\n');
-  const served = ['red.jpg', 'clip.mp4', 'words.jpg'];
+  // 20,000 blurred lines on screen at once for the whole clip: minutes of libass's work from under a megabyte.
+  const heavy = Array.from(
+    { length: 20_000 },
+    (_, i) => `${i + 1}\n00:00:00,000 --> 00:00:02,000\n{\\blur20}line ${i}\n`,
+  );
+  await writeFile(path.join(work.dir, 'heavy.srt'), heavy.join('\n'));
+  const served = ['red.jpg', 'clip.mp4', 'words.jpg', 'heavy.srt'];
   files = await startFileServer(
     Object.fromEntries(served.map((name) => [`/${name}`, serveFile(path.join(work.dir, name))])),
   );
@@ -107,6 +113,19 @@ describe('POST /render/ refused once its media are fetched', () => {
     });
     assert.equal(status, 422, JSON.stringify(body));
     assert.match(body.error, new RegExp(`^Input ${url('clip.mp4')} is not an audio file`));
+  });
+
+  it('answers 422 for captions that would cost libass more than the limit, as add-subtitles does', async () => {
+    const { status, body } = await refused({
+      output: SMALL,
+      tracks: [
+        { clips: [{ type: 'video', src: url('clip.mp4') }] },
+        { clips: [{ type: 'captions', src: url('heavy.srt') }] },
+      ],
+    });
+    assert.equal(status, 422, JSON.stringify(body));
+    assert.equal(body.code, 'MF_ERR_MEDIA');
+    assert.match(body.error, /^The subtitles of the render's text clips would cost \d+ to draw/);
   });
 
   it('answers 400 with every path for times past the end of a media, before encoding', async () => {

@@ -69,14 +69,14 @@ describe('what the CLI loads', () => {
   const among = (packages: Set<string>, families: readonly string[]) =>
     [...packages].filter((name) => families.some((family) => name === family || name.startsWith(`${family}/`)));
 
-  it('`--version` loads the registry and no front end, and runs its two probes without execa', async () => {
+  it('a bare `--version` loads no operation and no front end, and runs its two probes without execa', async () => {
     const { exitCode, stdout, urls, packages } = await loading(['--version']);
     assert.equal(exitCode, 0);
     assert.match(stdout, /^mediaflow \d+\.\d+\.\d+\nffmpeg version .*\nffprobe version /);
-    // The list is whole: the CLI and the built-in plugins (TypeBox's schemas) are in it.
-    assert.ok(urls.some((url) => url.endsWith('/dist/cli/main.js')));
-    assert.ok(urls.some((url) => url.endsWith('/dist/plugins/trim-media.js')));
-    assert.ok(packages.has('@sinclair/typebox') && packages.has('commander'));
+    // The list is whole: the versions module is in it, and neither the CLI's program nor a plugin's schemas.
+    assert.ok(urls.some((url) => url.endsWith('/dist/cli/versions.js')));
+    assert.ok(!urls.some((url) => url.endsWith('/dist/cli/main.js') || url.includes('/dist/plugins/')));
+    assert.ok(!packages.has('@sinclair/typebox') && !packages.has('commander'));
     assert.deepEqual(among(packages, [...FRONT_ENDS_ONLY, ...RUN_ONLY]), []);
   });
 

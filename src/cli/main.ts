@@ -1,6 +1,4 @@
 import { Command, CommanderError, Option } from 'commander';
-import { resolveBinaries } from '../engine/exec/binaries.js';
-import { binaryVersion } from '../engine/exec/ffmpeg.js';
 import {
   DOCUMENT_KEYWORD,
   inputSpecOf,
@@ -11,7 +9,6 @@ import {
 import type { Registry } from '../engine/plugins/registry.js';
 import { pluginFlags } from '../engine/plugins/plugin-loader.js';
 import { CLI_COMMANDS, dashed, type CliCommand } from '../engine/plugins/reserved.js';
-import { VERSION } from '../engine/version.js';
 import { builtinRegistry, loadRegistry } from '../plugins/index.js';
 import { fail } from './fail.js';
 import { fontsCommand } from './fonts-command.js';
@@ -22,6 +19,7 @@ import { quickstartCommand } from './quickstart-command.js';
 import { runCommand } from './run-command.js';
 import { settingsCommand } from './setting-flags.js';
 import { templatesCommand } from './templates-command.js';
+import { printVersions } from './versions.js';
 import { voicesCommand } from './voices-command.js';
 import { workerCommand } from './worker-command.js';
 
@@ -122,16 +120,7 @@ export function buildProgram(registry: Registry = builtinRegistry()): Command {
       if (first !== undefined)
         return program.error(`error: unknown command '${first}'`, { exitCode: 2, code: 'commander.unknownCommand' });
       if (!flags.version) return program.help();
-      try {
-        const binaries = resolveBinaries();
-        const [ffmpeg, ffprobe] = await Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
-        process.stdout.write(
-          `mediaflow ${VERSION}\n${ffmpeg} (${binaries.ffmpegSource}: ${binaries.ffmpeg})\n${ffprobe} ` +
-            `(${binaries.ffprobeSource}: ${binaries.ffprobe})\n`,
-        );
-      } catch (error) {
-        fail(error);
-      }
+      await printVersions();
     });
   for (const name of CLI_COMMANDS) program.addCommand(BUILT_IN_COMMANDS[name](registry).name(name));
   for (const plugin of registry.list()) program.addCommand(operationCommand(plugin, registry));

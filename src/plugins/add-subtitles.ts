@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
-import { checkScriptCost, type DrawnInto } from './shared/ass-cost.js';
-import { captionStyleFields, captionStyleOf, restyle, type CaptionStyle } from './shared/caption-style.js';
+import { checkScriptCost, type DrawnInto } from './captions/ass-cost.js';
+import { captionStyleFields, captionStyleOf, restyle, type CaptionStyle } from './captions/caption-style.js';
 import {
   qualityParam,
   argv,

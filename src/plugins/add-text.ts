@@ -1,6 +1,6 @@
-import { assScript } from './shared/ass-captions.js';
-import { assLines } from './shared/ass-script.js';
-import { captionStyleFields, captionStyleOf } from './shared/caption-style.js';
+import { assScript } from './captions/ass-captions.js';
+import { assLines } from './captions/ass-script.js';
+import { captionStyleFields, captionStyleOf } from './captions/caption-style.js';
 import { keptFormatParam, keptVideoContainer } from './shared/kept-container.js';
 import { checkLayerTimes, layerTimeFields } from './shared/layer-times.js';
 import {

@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { CONTRACT_VERSION, definePlugin, Param, Type, type Static } from '../sdk.js';
-import { toAss } from './shared/ass-captions.js';
-import { assFields, assOptionsOf, checkAssOnly } from './shared/ass-fields.js';
-import { cues, cueWords, toSrt, toVtt } from './shared/cue-lines.js';
+import { toAss } from './captions/ass-captions.js';
+import { assFields, assOptionsOf, checkAssOnly } from './captions/ass-fields.js';
+import { cues, cueWords, toSrt, toVtt } from './captions/cue-lines.js';
 
 /** The operation's fields (also what `writeSubtitles` receives, validated). */
 const PARAMS = Type.Object({

@@ -17,16 +17,16 @@ import mediaMetadata from './media-metadata.js';
 import mergeAudioVideo from './merge-audio-video.js';
 import mergeAudios from './merge-audios.js';
 import mergeVideos from './merge-videos.js';
-import mixAudio from './mix-audio.js';
-import normalizeAudio from './normalize-audio.js';
+import mixAudio from './mix-audio/index.js';
+import normalizeAudio from './normalize-audio/index.js';
 import overlayImage from './overlay-image.js';
-import removeSilence from './remove-silence.js';
+import removeSilence from './remove-silence/index.js';
 import render from './render/index.js';
 import resizeImage from './resize-image.js';
 import speak from './speak.js';
 import splitMedia from './split-media.js';
 import transcribe from './transcribe.js';
-import trimMedia from './trim-media.js';
+import trimMedia from './trim-media/index.js';
 
 /**
  * The ten operations of the media-service interface, in its order (docs/architecture.md), then the editing

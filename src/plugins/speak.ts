@@ -12,9 +12,9 @@ import {
   Type,
   type Static,
 } from '../sdk.js';
-import { assFields, assOptionsOf, checkAssOnly } from './shared/ass-fields.js';
-import { spokenWords } from './shared/spoken-captions.js';
-import { timedDocument, wordsPerLineField } from './shared/transcript.js';
+import { assFields, assOptionsOf, checkAssOnly } from './captions/ass-fields.js';
+import { spokenWords } from './captions/spoken-captions.js';
+import { timedDocument, wordsPerLineField } from './captions/transcript.js';
 
 /** What the voice writes, before it is encoded: a WAV of the workspace. */
 const SPEECH = 'speech.wav';

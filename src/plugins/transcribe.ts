@@ -11,8 +11,8 @@ import {
   Type,
   WHISPER_LANGUAGES,
 } from '../sdk.js';
-import { assFields, assOptionsOf, checkAssOnly } from './shared/ass-fields.js';
-import { TRANSCRIPT_FORMATS, transcriptDocument, wordsPerLineField } from './shared/transcript.js';
+import { assFields, assOptionsOf, checkAssOnly } from './captions/ass-fields.js';
+import { TRANSCRIPT_FORMATS, transcriptDocument, wordsPerLineField } from './captions/transcript.js';
 
 /** The recogniser's input, written by the first stage: whisper.cpp reads 16 kHz mono PCM. */
 const AUDIO = 'speech.wav';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../helpers/lifecycle.js';
 import { closeFonts, parseFamilies } from '../../src/engine/subtitles/fonts.js';
-import { assColour, assText, scriptGeometry } from '../../src/plugins/shared/ass-script.js';
-import { restyle } from '../../src/plugins/shared/caption-style.js';
+import { assColour, assText, scriptGeometry } from '../../src/plugins/captions/ass-script.js';
+import { restyle } from '../../src/plugins/captions/caption-style.js';
 
 const FORMAT =
   'Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, ' +

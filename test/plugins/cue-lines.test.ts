@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../helpers/lifecycle.js';
-import { cues, srtTime, toSrt } from '../../src/plugins/shared/cue-lines.js';
+import { cues, srtTime, toSrt } from '../../src/plugins/captions/cue-lines.js';
 
 describe('generate-subtitles: cues, srtTime, toSrt', () => {
   it('cuts cues at words_per_line words, keeping the words and their order', () => {

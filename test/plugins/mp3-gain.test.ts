@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from '../helpers/lifecycle.js';
-import { gainRange, mp3Frames, withGain } from '../../src/plugins/shared/mp3-gain.js';
+import { gainRange, mp3Frames, withGain } from '../../src/plugins/normalize-audio/mp3-gain.js';
 
 /** The decoded samples of an MP3, as ffmpeg's decoder gives them (32-bit float, channels interleaved). */
 async function samplesOf(file: string): Promise<Float32Array> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
 import { describe, it } from '../helpers/lifecycle.js';
-import { keptParts, silencesIn } from '../../src/plugins/shared/silences.js';
+import { keptParts, silencesIn } from '../../src/plugins/remove-silence/silences.js';
 
 /** What silencedetect logs at `-loglevel info` for `sound` (a lavfi audio graph), as the plugin runs it. */
 async function detect(sound: string, noise = -40, minimum = 0.6): Promise<string> {

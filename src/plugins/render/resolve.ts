@@ -6,8 +6,8 @@ import {
   type Problem,
   type SpeechInput,
 } from '../../sdk.js';
-import { captionStyleOf } from '../shared/caption-style.js';
-import { spokenWords } from '../shared/spoken-captions.js';
+import { captionStyleOf } from '../captions/caption-style.js';
+import { spokenWords } from '../captions/spoken-captions.js';
 import { clipPath } from './json-path.js';
 import { DEFAULTS, type ClipOf, type DocumentClip, type EditDocument } from './schema.js';
 import type { Clip, Layout, Timeline, Transition } from './timeline.js';

@@ -1,4 +1,4 @@
-import { eventSpans } from './ass-merge.js';
+import { eventSpans } from '../captions/ass-merge.js';
 import { FrameClock, type Span } from './clock.js';
 import { textScript, type HeardSpeech } from './text-script.js';
 import { isMediaVisual, type Clip, type Timeline } from './timeline.js';

@@ -1,5 +1,5 @@
 import { Optional, Param, QUALITIES, TIME_PATTERN, Type, type Static } from '../../sdk.js';
-import { captionStyleFields, COLOUR_PATTERN } from '../shared/caption-style.js';
+import { captionStyleFields, COLOUR_PATTERN } from '../captions/caption-style.js';
 
 /**
  * The edit document of `/render/`: one schema, read by the document's checks (document-check.ts), the OpenAPI

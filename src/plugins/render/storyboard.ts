@@ -1,6 +1,6 @@
 import { argv, type LocalInput, type Plan } from '../../sdk.js';
-import { assTime, STYLE_FORMAT } from '../shared/ass-script.js';
-import { EVENTS_HEAD, scriptHead } from '../shared/ass-captions.js';
+import { assTime, STYLE_FORMAT } from '../captions/ass-script.js';
+import { EVENTS_HEAD, scriptHead } from '../captions/ass-captions.js';
 import { FrameClock } from './clock.js';
 import { filterColour } from './colour.js';
 import type { FrameSize } from './fit.js';

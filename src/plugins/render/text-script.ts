@@ -1,11 +1,12 @@
 import type { HeardWord } from '../../sdk.js';
-import { assScript, karaokeTags } from '../shared/ass-captions.js';
-import { assLines } from '../shared/ass-script.js';
-import { restyle } from '../shared/caption-style.js';
-import { splitCues } from '../shared/cue-lines.js';
-import { lineEvents, timedWords, type TimedWord } from '../shared/transcript.js';
+import { assScript, karaokeTags } from '../captions/ass-captions.js';
+import { assLines } from '../captions/ass-script.js';
+import { restyle } from '../captions/caption-style.js';
+import { splitCues } from '../captions/cue-lines.js';
+import { lineEvents, timedWords, type TimedWord } from '../captions/transcript.js';
 import type { Span } from './clock.js';
-import { mergeScripts, type ScriptPart } from './ass-merge.js';
+import { checkScriptCost } from '../captions/ass-cost.js';
+import { mergeScripts, type ScriptPart } from '../captions/ass-merge.js';
 import type { AudioClip, CaptionsClip, Clip, TextClip, Timeline, VideoClip, VoiceClip } from './timeline.js';
 
 /**
@@ -145,9 +146,12 @@ export function textScript(timeline: Timeline, span: Span, heard: HeardSpeech = 
       (clip.type === 'text' || clip.type === 'captions') && overlaps(clip, span),
   );
   if (clips.length === 0) return undefined;
-  return mergeScripts(
+  const script = mergeScripts(
     clips.map((clip) => partOf(clip, timeline, heard)),
     span,
     timeline.output.height,
   );
+  // A subtitle file drawn by a captions clip costs libass what it costs add-subtitles: held to the same limit.
+  checkScriptCost(script, { fps: timeline.output.fps, duration: span.end - span.start }, "the render's text clips");
+  return script;
 }

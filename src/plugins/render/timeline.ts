@@ -1,6 +1,6 @@
 import type { LocalInput, Quality } from '../../sdk.js';
-import type { CaptionStyle } from '../shared/caption-style.js';
-import type { TimedWord } from '../shared/transcript.js';
+import type { CaptionStyle } from '../captions/caption-style.js';
+import type { TimedWord } from '../captions/transcript.js';
 
 /**
  * The resolved timeline: what `resolve` makes of an edit document and its inputs' facts, and the only thing the

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../../helpers/lifecycle.js';
 import type { LocalInput } from '../../../src/engine/contract/plugin.js';
-import { mergeScripts } from '../../../src/plugins/render/ass-merge.js';
+import { mergeScripts } from '../../../src/plugins/captions/ass-merge.js';
 import { InputList } from '../../../src/plugins/render/input-list.js';
 import { pictureGraph, type Span } from '../../../src/plugins/render/picture.js';
 import { highlightWords } from '../../../src/plugins/render/text-script.js';
@@ -189,6 +189,19 @@ describe('the combined ASS script', () => {
         'Dialogue: 200,0:00:00.00,0:00:01.00,t2c0-Default,,0,0,0,,Title',
         'Dialogue: 100,0:00:04.00,0:00:06.00,t1c0-Title,,0,0,0,,Hello, {\\b1}world',
       ],
+    );
+  });
+
+  it("reads the events of a section without a Format line in libass's order, as libass draws them", () => {
+    const bare = ['[Events]', 'Dialogue: 0,0:00:01.00,0:00:02.,Default,,0,0,0,,Hi, there'].join('\n');
+    const script = mergeScripts(
+      [{ ass: bare, prefix: 't0c0-', shift: 0, window: { start: 0, end: 5 }, track: 0, keepLayout: true }],
+      { start: 0, end: 5 },
+      1080,
+    );
+    assert.deepEqual(
+      script.split('\n').filter((line) => line.startsWith('Dialogue:')),
+      ['Dialogue: 0,0:00:01.00,0:00:02.00,t0c0-Default,,0,0,0,,Hi, there'],
     );
   });
 

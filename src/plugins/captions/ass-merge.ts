@@ -1,21 +1,23 @@
+import type { TimeRange } from '../../sdk.js';
 import {
+  assSeconds,
   assTime,
+  dialogues,
   formatNumber,
   mapStyles,
   scriptGeometry,
   STYLE_FORMAT,
   type ScriptGeometry,
-} from '../shared/ass-script.js';
-import { EVENTS_HEAD, scriptHead } from '../shared/ass-captions.js';
-import type { Span } from './clock.js';
+} from './ass-script.js';
+import { EVENTS_HEAD, scriptHead } from './ass-captions.js';
 
 /**
- * Several ASS scripts made one, so one `ass` filter draws all the text of a picture: each clip's script (a subtitle
- * file restyled as add-subtitles restyles it, or one written for a text or captions clip) keeps its styles, renamed
- * apart, and its events, put on the span's clock, cut to the clip's time and layered by track. The combined script
- * takes the layout (PlayResX/PlayResY) of the first part that asks to keep it (a subtitle file, whose events may place
- * text by coordinates of its own); the styles of every other part are scaled to it, which is exact for the scripts
- * mediaflow writes (their events hold no coordinates).
+ * Several ASS scripts made one, so one `ass` filter draws all the text of a render's picture: each clip's script (a
+ * subtitle file restyled as add-subtitles restyles it, or one written for a text or captions clip) keeps its styles,
+ * renamed apart, and its events, put on the span's clock, cut to the clip's time and layered by track. The combined
+ * script takes the layout (PlayResX/PlayResY) of the first part that asks to keep it (a subtitle file, whose events
+ * may place text by coordinates of its own); the styles of every other part are scaled to it, which is exact for the
+ * scripts mediaflow writes (their events hold no coordinates).
  */
 
 /** One clip's script, and where it goes. */
@@ -26,7 +28,7 @@ export interface ScriptPart {
   /** Seconds added to its events' times to put them on the timeline's clock (a subtitle file's: its clip's start). */
   shift: number;
   /** When the clip shows, on the timeline's clock: its events are cut to it. */
-  window: Span;
+  window: TimeRange;
   /** The clip's track: events of a later track are drawn above an earlier one's. */
   track: number;
   /** The combined script takes this part's layout, when no earlier part asked for it. */
@@ -105,43 +107,20 @@ function stylesOf(ass: string): Style[] {
   return [{ name: 'Default', values: STYLE_FORMAT.map((name) => STYLE_DEFAULTS[name] ?? 'Default') }];
 }
 
-/** `H:MM:SS.cc` in seconds, or NaN. */
-function seconds(time: string): number {
-  const match = /^\s*(\d+):(\d+):(\d+(?:\.\d+)?)\s*$/.exec(time);
-  return match ? Number(match[1]) * 3600 + Number(match[2]) * 60 + Number(match[3]) : Number.NaN;
-}
-
-/** The script's `Dialogue:` events, read by its `[Events]` section's `Format:` line (comments and the rest dropped). */
-function eventsOf(ass: string): Event[] {
-  let inEvents = false;
-  let format: string[] = [];
-  const events: Event[] = [];
-  for (const line of ass.split(/\r?\n/)) {
-    const heading = /^\s*\[(.+)\]\s*$/.exec(line);
-    if (heading) inEvents = heading[1]!.toLowerCase() === 'events';
-    const entry = inEvents ? /^\s*(Format|Dialogue)\s*:\s*(.*)$/i.exec(line) : null;
-    if (!entry) continue;
-    if (entry[1]!.toLowerCase() === 'format') {
-      format = entry[2]!.split(',').map((name) => name.trim().toLowerCase());
-      continue;
-    }
-    // The last field, the text, takes the rest of the line, commas included.
-    const parts = entry[2]!.split(',');
-    const values = [...parts.slice(0, format.length - 1), parts.slice(format.length - 1).join(',')];
-    const get = (name: string) => values[format.indexOf(name)] ?? '';
+/** The script's `Dialogue:` events (dialogues), their layer, times and style read. */
+const eventsOf = (ass: string): Event[] =>
+  dialogues(ass).map((event) => {
     // SSA's first field is `Marked=0`, not a layer.
-    const layer = Number.parseInt(get('layer'), 10);
-    events.push({
+    const layer = Number.parseInt(event.field('layer'), 10);
+    return {
       layer: Number.isFinite(layer) ? Math.min(Math.max(layer, 0), LAYERS_PER_TRACK - 1) : 0,
-      start: seconds(get('start')),
-      end: seconds(get('end')),
-      style: get('style').trim(),
-      fields: ['name', 'marginl', 'marginr', 'marginv', 'effect'].map(get),
-      text: get('text'),
-    });
-  }
-  return events;
-}
+      start: assSeconds(event.field('start')),
+      end: assSeconds(event.field('end')),
+      style: event.field('style').trim(),
+      fields: ['name', 'marginl', 'marginr', 'marginv', 'effect'].map(event.field),
+      text: event.text,
+    };
+  });
 
 /**
  * The name of the style an event of the part uses, as libass looks it up: leading `*` ignored, `Default` in any case,
@@ -184,7 +163,7 @@ function rescale(style: Style, from: ScriptGeometry, to: ScriptGeometry, frameHe
 }
 
 /** The combined script of `parts`, its events on the span's clock (0 at `span.start`); see the module comment. */
-export function mergeScripts(parts: readonly ScriptPart[], span: Span, frameHeight: number): string {
+export function mergeScripts(parts: readonly ScriptPart[], span: TimeRange, frameHeight: number): string {
   const layout = scriptGeometry((parts.find((part) => part.keepLayout) ?? parts[0])?.ass ?? '');
   const styleLines: string[] = [];
   const eventLines: string[] = [];
@@ -229,4 +208,4 @@ export function mergeScripts(parts: readonly ScriptPart[], span: Span, frameHeig
 }
 
 /** When each event of a script is shown, in seconds on its clock: for a script `mergeScripts` wrote, the span's. */
-export const eventSpans = (ass: string): Span[] => eventsOf(ass).map(({ start, end }) => ({ start, end }));
+export const eventSpans = (ass: string): TimeRange[] => eventsOf(ass).map(({ start, end }) => ({ start, end }));

@@ -8,10 +8,10 @@ import {
   type Plan,
   Type,
   videoCodecFor,
-} from '../sdk.js';
-import { containerMuxer, keptContainer, keptFormatParam, soundEncoder } from './shared/kept-container.js';
-import { ebur128Summary, type LoudnessMeasure, loudnormStats } from './shared/loudness-log.js';
-import { losslessGain, type Mp3Reading, readMp3 } from './shared/mp3-normalize.js';
+} from '../../sdk.js';
+import { containerMuxer, keptContainer, keptFormatParam, soundEncoder } from '../shared/kept-container.js';
+import { ebur128Summary, type LoudnessMeasure, loudnormStats } from '../shared/loudness-log.js';
+import { losslessGain, type Mp3Reading, readMp3 } from './mp3-normalize.js';
 
 /** What loudnorm is asked for: the integrated loudness (LUFS) and the highest true peak (dBTP). */
 interface Target {

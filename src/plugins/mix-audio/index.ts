@@ -10,10 +10,10 @@ import {
   type Plan,
   Type,
   videoCodecFor,
-} from '../sdk.js';
-import { containerMuxer, keptContainer, soundEncoder } from './shared/kept-container.js';
-import { ebur128Summary, type LoudnessMeasure } from './shared/loudness-log.js';
-import { measuringPass } from './shared/windowed-loudness.js';
+} from '../../sdk.js';
+import { containerMuxer, keptContainer, soundEncoder } from '../shared/kept-container.js';
+import { ebur128Summary, type LoudnessMeasure } from '../shared/loudness-log.js';
+import { measuringPass } from './windowed-loudness.js';
 
 /**
  * The ducking compressor, keyed on the voice. Its threshold sits this many dB under the voice's integrated

@@ -1,4 +1,5 @@
 import { mediaError } from '../../sdk.js';
+import { assSeconds, dialogues } from './ass-script.js';
 
 /**
  * What drawing an ASS script into a video costs libass, counted from the script alone, before any frame is decoded:
@@ -36,12 +37,6 @@ function eventWeight(text: string): number {
   return 1 + Math.min(blur, 100) / 5 + (drawing ? 10 + points / 100 : 0);
 }
 
-/** `H:MM:SS.cc` as seconds, as libass reads an event's time; NaN when it is not one. */
-function seconds(time: string): number {
-  const match = /^\s*(\d+):(\d+):(\d+(?:\.\d*)?)\s*$/.exec(time);
-  return match ? Number(match[1]) * 3600 + Number(match[2]) * 60 + Number(match[3]) : NaN;
-}
-
 /** The video the script is drawn into: its frame rate, and its length when known (later events are never drawn). */
 export interface DrawnInto {
   fps: number;
@@ -54,26 +49,11 @@ export interface DrawnInto {
  */
 export function scriptCost(ass: string, video: DrawnInto): number {
   const end = video.duration ?? Infinity;
-  let inEvents = false;
-  let format = ['layer', 'start', 'end', 'style', 'name', 'marginl', 'marginr', 'marginv', 'effect', 'text'];
   let cost = 0;
-  for (const line of ass.split(/\r?\n/)) {
-    const heading = /^\s*\[(.+)\]\s*$/.exec(line);
-    if (heading) inEvents = heading[1]!.toLowerCase() === 'events';
-    if (!inEvents) continue;
-    const entry = /^\s*(format|dialogue)\s*:\s*(.*)$/i.exec(line);
-    if (!entry) continue;
-    if (entry[1]!.toLowerCase() === 'format') {
-      format = entry[2]!.split(',').map((name) => name.trim().toLowerCase());
-      continue;
-    }
-    // The last field, the text, takes the rest of the line, commas included.
-    const parts = entry[2]!.split(',');
-    const field = (name: string) => parts[format.indexOf(name)] ?? '';
-    const text = parts.slice(format.length - 1).join(',');
-    const shown = Math.min(seconds(field('end')), end) - Math.max(seconds(field('start')), 0);
+  for (const event of dialogues(ass)) {
+    const shown = Math.min(assSeconds(event.field('end')), end) - Math.max(assSeconds(event.field('start')), 0);
     // An event shown at all is drawn on a frame at least.
-    if (shown > 0) cost += Math.max(1, Math.round(shown * video.fps)) * eventWeight(text);
+    if (shown > 0) cost += Math.max(1, Math.round(shown * video.fps)) * eventWeight(event.text);
   }
   return Math.round(cost);
 }

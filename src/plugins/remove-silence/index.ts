@@ -15,15 +15,15 @@ import {
   Type,
   videoCodecFor,
   videoEncoder,
-} from '../sdk.js';
+} from '../../sdk.js';
 import {
   containerMuxer,
   keptContainer,
   keptFormatParam,
   soundEncoder,
   type KeptContainer,
-} from './shared/kept-container.js';
-import { keptParts, silencesIn } from './shared/silences.js';
+} from '../shared/kept-container.js';
+import { keptParts, silencesIn } from './silences.js';
 
 /** The workspace file that holds the cutting graph: with a cut point per pause it outgrows a command-line argument. */
 const GRAPH_FILE = 'parts.graph';

@@ -1,6 +1,6 @@
-import { encodedOutput, keptContainer, keptFormatParam, type KeptContainer } from './shared/kept-container.js';
-import { keptSpansFanout } from './shared/kept-spans-fanout.js';
-import { type SmartCut, smartCutFits, smartCutPlan } from './shared/smart-cut.js';
+import { encodedOutput, keptContainer, keptFormatParam, type KeptContainer } from '../shared/kept-container.js';
+import { keptSpansFanout } from '../shared/kept-spans-fanout.js';
+import { type SmartCut, smartCutFits, smartCutPlan } from './smart-cut.js';
 import {
   argv,
   audioCodecFor,
@@ -23,7 +23,7 @@ import {
   timeWithin,
   Type,
   videoCodecFor,
-} from '../sdk.js';
+} from '../../sdk.js';
 
 const MODES = ['precise', 'fast'] as const;
 

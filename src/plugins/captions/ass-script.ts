@@ -1,6 +1,6 @@
 /**
  * Reading and writing the parts of ASS scripts (the format libass draws) that caption styles
- * touch: the layout resolution, the style lines, colours, times and event text. Every value
+ * touch: the layout resolution, the style lines and events, colours, times and event text. Every value
  * written here is generated from validated parameters; user text only enters as escaped event text.
  */
 
@@ -124,6 +124,48 @@ export function assTime(totalSeconds: number): string {
     `${Math.floor(cs / 360_000)}:${pad(Math.floor(cs / 6000) % 60)}:` +
     `${pad(Math.floor(cs / 100) % 60)}.${pad(cs % 100)}`
   );
+}
+
+/** `H:MM:SS.cc` as seconds, as libass reads an event's time; NaN when it is not one. */
+export function assSeconds(time: string): number {
+  const match = /^\s*(\d+):(\d+):(\d+(?:\.\d*)?)\s*$/.exec(time);
+  return match ? Number(match[1]) * 3600 + Number(match[2]) * 60 + Number(match[3]) : Number.NaN;
+}
+
+/** The fields of an event in libass's order, for an `[Events]` section that has no `Format:` line. */
+const EVENT_FORMAT = ['layer', 'start', 'end', 'style', 'name', 'marginl', 'marginr', 'marginv', 'effect', 'text'];
+
+/** A `Dialogue:` event of a script. */
+export interface Dialogue {
+  /** A field by its lower-case name in the section's `Format:` line; '' when the line has no such field. */
+  field: (name: string) => string;
+  /** The last field, the text: it takes the rest of the line, commas included. */
+  text: string;
+}
+
+/**
+ * The `Dialogue:` events of a script's `[Events]` section (comments and the rest dropped), their fields found by the
+ * section's `Format:` line as libass finds them, and in libass's own order before any.
+ */
+export function dialogues(ass: string): Dialogue[] {
+  let inEvents = false;
+  let format = EVENT_FORMAT;
+  const events: Dialogue[] = [];
+  for (const line of ass.split(/\r?\n/)) {
+    const heading = /^\s*\[(.+)\]\s*$/.exec(line);
+    if (heading) inEvents = heading[1]!.toLowerCase() === 'events';
+    const entry = inEvents ? /^\s*(format|dialogue)\s*:\s*(.*)$/i.exec(line) : null;
+    if (!entry) continue;
+    if (entry[1]!.toLowerCase() === 'format') {
+      format = entry[2]!.split(',').map((name) => name.trim().toLowerCase());
+      continue;
+    }
+    const parts = entry[2]!.split(',');
+    const names = format;
+    const values = [...parts.slice(0, names.length - 1), parts.slice(names.length - 1).join(',')];
+    events.push({ field: (name) => values[names.indexOf(name)] ?? '', text: values.at(-1)! });
+  }
+  return events;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Plan, Step } from '../../sdk.js';
-import type { LoudnessMeasure } from './loudness-log.js';
+import type { LoudnessMeasure } from '../shared/loudness-log.js';
 import { GAIN_STEP_DB, gainRange, type Mp3Frame, mp3Frames, withGain } from './mp3-gain.js';
 
 /**
