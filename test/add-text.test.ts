@@ -1,18 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixtures } from './helpers/fixtures.js';
-import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
-import { submitJob, waitForJob } from './helpers/jobs.js';
+import { assertCliParity } from './helpers/cli-parity.js';
+import { describe, it } from './helpers/lifecycle.js';
+import { withTone } from './helpers/fixtures.js';
 import { audioPacketHashes, brightPixels, differingPixels, frameRgb, probe, videoOf } from './helpers/media.js';
-import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { UUID, useOperation } from './helpers/operation.js';
 
 type Frame = Awaited<ReturnType<typeof frameRgb>>;
 
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
+const MESSAGE = 'Text added successfully';
 const [WIDTH, HEIGHT] = [640, 360];
 /** The top and bottom thirds of the 640x360 picture: a title sits in one, a lower third in the other. */
 type Rect = readonly [number, number, number, number];
@@ -37,41 +33,21 @@ function inkBox(frame: Frame): { width: number; height: number } {
 }
 
 describe('add-text', () => {
-  let files: FileServer;
-  let server: TestServer;
-  let scratch: string;
-  /** Black for 4 s at 25 fps, with a 440 Hz tone: any bright pixel is text. */
-  let black: string;
-
-  before(async () => {
-    await fixtures('clip-2s-320x240.webm', 'clip-1s-321x241-odd.webm', 'tone-2s-44k-stereo.mp3');
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-text-'));
-    black = path.join(scratch, 'black.mp4');
-    // prettier-ignore
-    await execa('ffmpeg', [
-      '-v', 'error',
-      '-f', 'lavfi', '-i', `color=c=black:s=${WIDTH}x${HEIGHT}:r=25:d=4`,
-      '-f', 'lavfi', '-i', 'sine=f=440:d=4:sample_rate=48000',
-      '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest',
-      black,
-    ]);
-    files = await startFileServer({ '/local/black.mp4': serveFile(black, 'video/mp4') });
-    server = await startMediaflow();
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
+  const op = useOperation({
+    fixtures: ['clip-2s-320x240.webm', 'clip-1s-321x241-odd.webm', 'tone-2s-44k-stereo.mp3'],
+    make: {
+      // Black for 4 s at 25 fps, with a 440 Hz tone: any bright pixel is text.
+      'black.mp4': withTone(`color=c=black:s=${WIDTH}x${HEIGHT}:r=25:d=4`, 4),
+    },
   });
 
   /** Adds text to the black clip over HTTP; returns the output's path and its answer. */
-  const addText = async (fields: Record<string, string>, ext = 'mp4') => {
-    const res = await server.post('/add-text/', { video_url: files.url('/local/black.mp4'), ...fields });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.message, 'Text added successfully');
-    assert.match(res.body.output_file!, new RegExp(`^${server.base}/uploads/${UUID}/with_text\\.${ext}$`));
-    return { file: server.pathOf(res.body.output_file!), body: res.body };
-  };
+  const addText = async (fields: Record<string, string>, ext = 'mp4') =>
+    op.expectOutput(
+      '/add-text/',
+      { video_url: op.local('black.mp4'), ...fields },
+      { message: MESSAGE, name: `${UUID}/with_text\\.${ext}` },
+    );
 
   it('draws the text from start to end only, at the bottom by default and at the top when asked', async () => {
     const bottom = await addText({ text: 'LOWER THIRD', start: '1', end: '2.5' });
@@ -93,7 +69,7 @@ describe('add-text', () => {
       }
     }
     // The sound is copied: every audio packet as it was; the picture lasts as long as before.
-    assert.deepEqual(await audioPacketHashes(bottom.file), await audioPacketHashes(black));
+    assert.deepEqual(await audioPacketHashes(bottom.file), await audioPacketHashes(op.made['black.mp4']!));
     assert.ok(Math.abs(Number(videoOf(await probe(bottom.file))!.duration) - 4) < 0.01);
   });
 
@@ -137,28 +113,19 @@ describe('add-text', () => {
   });
 
   it("keeps the input's container unless format names another", async () => {
-    const webm = await server.post('/add-text/', { video_url: files.url('/f/clip-2s-320x240.webm'), text: 'Hi' });
-    assert.equal(webm.status, 200, JSON.stringify(webm.body));
-    assert.match(webm.body.output_file!, /\/with_text\.webm$/);
-    assert.equal(videoOf(await probe(server.pathOf(webm.body.output_file!)))!.codec_name, 'vp9');
+    const webm = await addText({ video_url: op.files.url('/f/clip-2s-320x240.webm'), text: 'Hi' }, 'webm');
+    assert.equal(videoOf(await probe(webm.file))!.codec_name, 'vp9');
     const { file } = await addText({ text: 'Hi', format: 'mkv' }, 'mkv');
     assert.equal((await probe(file)).format.format_name, 'matroska,webm');
     // x264 takes no odd sizes: an odd picture made MP4 gets one black column and row, as add-subtitles does.
-    const odd = await server.post('/add-text/', {
-      video_url: files.url('/f/clip-1s-321x241-odd.webm'),
-      text: 'Hi',
-      format: 'mp4',
-    });
-    assert.equal(odd.status, 200, JSON.stringify(odd.body));
-    const video = videoOf(await probe(server.pathOf(odd.body.output_file!)))!;
+    const odd = await addText({ video_url: op.files.url('/f/clip-1s-321x241-odd.webm'), text: 'Hi', format: 'mp4' });
+    const video = videoOf(await probe(odd.file))!;
     assert.deepEqual([video.codec_name, video.width, video.height], ['h264', 322, 242]);
   });
 
   it('refuses empty text, an end before the start, a time past the end and a sound file, leaving nothing', async () => {
-    const uploads = path.join(server.dataDir, 'uploads');
-    const before = await readdir(uploads).catch(() => []);
-    const video_url = files.url('/local/black.mp4');
-    const refusals: Array<[Record<string, string>, number, string | RegExp]> = [
+    const video_url = op.local('black.mp4');
+    await op.expectRefusals('/add-text/', [
       [{ video_url, text: '' }, 400, 'Missing required parameter `text`'],
       [{ video_url, text: '  \n ' }, 400, 'Missing required parameter `text`'],
       [{ video_url, text: 'x', start: '2', end: '1' }, 400, 'Expected `end` (1 s) to be after `start` (2 s)'],
@@ -167,62 +134,53 @@ describe('add-text', () => {
       [{ video_url, text: 'x', start: 'soon' }, 400, /^Expected `start` to be a time/],
       [{ video_url, text: 'x', position: 'left' }, 400, /^Expected `position` to be one of bottom, middle, top/],
       [{ video_url, text: 'x'.repeat(2001) }, 400, 'Expected `text` to be at most 2000 characters, got 2001'],
-      [{ video_url: files.url('/f/tone-2s-44k-stereo.mp3'), text: 'x' }, 422, /is not a video file/],
-    ];
-    for (const [fields, status, error] of refusals) {
-      const res = await server.post('/add-text/', fields);
-      assert.equal(res.status, status, JSON.stringify({ fields, body: res.body }));
-      if (typeof error === 'string') assert.equal(res.body.error, error);
-      else assert.match(res.body.error!, error);
-    }
-    assert.deepEqual(await readdir(uploads).catch(() => []), before);
-    assert.deepEqual(await server.workLeftovers(), []);
+      [{ video_url: op.files.url('/f/tone-2s-44k-stereo.mp3'), text: 'x' }, 422, /is not a video file/],
+    ]);
   });
 
   it('runs asynchronously as a job, its result the synchronous answer', async () => {
-    const id = await submitJob(
-      server.base,
+    const { file } = await op.asJob(
       '/add-text/',
-      { video_url: files.url('/local/black.mp4'), text: 'LATER', start: '1', end: '2', position: 'top' },
-      { Prefer: 'respond-async' },
+      { video_url: op.local('black.mp4'), text: 'LATER', start: '1', end: '2', position: 'top' },
+      MESSAGE,
     );
-    const job = await waitForJob(server.base, id);
-    assert.equal(job.status, 'succeeded', JSON.stringify(job));
-    assert.equal(job.progress, 100);
-    const result = job.result as Record<string, string>;
-    assert.equal(result.message, 'Text added successfully');
-    const frame = await frameRgb(server.pathOf(result.output_file!), 1.5);
-    assert.ok(brightPixels(frame, ...TOP, 100) > 100);
+    assert.ok(brightPixels(await frameRgb(file, 1.5), ...TOP, 100) > 100);
   });
 
-  it('runs from the CLI on a local file, and in a pipeline as a title and a lower third', async () => {
-    const out = await mkdtemp(path.join(scratch, 'cli-'));
-    const cli = await runCli(['add-text', '--video-url', black, '--text', 'CLI', '-o', path.join(out, 'titled.mp4')]);
-    assert.equal(cli.exitCode, 0, cli.stderr);
-    assert.ok(brightPixels(await frameRgb(path.join(out, 'titled.mp4'), 2), ...BOTTOM, 100) > 50);
-    const definition = path.join(scratch, 'layers.yaml');
-    await writeFile(
-      definition,
-      [
-        'name: layers',
-        'description: A title at the top for a second, then a lower third',
-        'inputs:',
-        '  clip: url',
-        'steps:',
-        '  title:',
-        '    op: add-text',
-        '    with: { video_url: "{{ inputs.clip }}", text: "TITLE", end: 1, position: top }',
-        '  lower:',
-        '    op: add-text',
-        '    with: { video_url: "{{ steps.title.output }}", text: "NAME", start: 2 }',
-        'results:',
-        '  short: "{{ steps.lower.output }}"',
-        '',
-      ].join('\n'),
+  it('runs from the CLI on a local file', async () => {
+    const black = op.made['black.mp4']!;
+    await assertCliParity({
+      args: ['add-text', '--video-url', black, '--text', 'CLI'],
+      message: MESSAGE,
+      output: /\/with_text\.mp4$/,
+      check: async (file) => assert.ok(brightPixels(await frameRgb(file, 2), ...BOTTOM, 100) > 50),
+      refused: {
+        args: ['add-text', '--video-url', black, '--text', 'x', '--start', '2', '--end', '1'],
+        stderr: /Expected `(--)?end` \(1 s\) to be after `(--)?start` \(2 s\)/,
+      },
+    });
+  });
+
+  it('runs in a pipeline as a title and a lower third', async () => {
+    const { out, written } = await op.runPipeline(
+      `
+        name: layers
+        description: A title at the top for a second, then a lower third
+        inputs:
+          clip: url
+        steps:
+          title:
+            op: add-text
+            with: { video_url: "{{ inputs.clip }}", text: "TITLE", end: 1, position: top }
+          lower:
+            op: add-text
+            with: { video_url: "{{ steps.title.output }}", text: "NAME", start: 2 }
+        results:
+          short: "{{ steps.lower.output }}"
+      `,
+      { clip: op.made['black.mp4']! },
     );
-    const run = await runCli(['run', definition, '--input', `clip=${black}`, '--out-dir', out]);
-    assert.equal(run.exitCode, 0, run.stderr);
-    assert.deepEqual((await readdir(out)).sort(), ['short.mp4', 'titled.mp4']);
+    assert.deepEqual(written, ['short.mp4']);
     const short = path.join(out, 'short.mp4');
     const [first, middle, last] = [await frameRgb(short, 0.5), await frameRgb(short, 1.5), await frameRgb(short, 3)];
     assert.ok(brightPixels(first, ...TOP, 100) > 50 && brightPixels(first, ...BOTTOM, 100) === 0);

@@ -1,20 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { execa } from 'execa';
 import sharp from 'sharp';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixture, fixtures } from './helpers/fixtures.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { assertCliParity } from './helpers/cli-parity.js';
+import { describe, it } from './helpers/lifecycle.js';
+import { fixture } from './helpers/fixtures.js';
 import { probe, videoOf } from './helpers/media.js';
-import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
-
-type Pixel = number[];
-const isBlue = ([r, g, b]: Pixel) => b! > 180 && r! < 70 && g! < 70;
-const isYellow = ([r, g, b]: Pixel) => r! > 200 && g! > 200 && b! < 70;
-const isBlack = ([r, g, b]: Pixel) => r! < 24 && g! < 24 && b! < 24;
-const isWhite = ([r, g, b]: Pixel) => r! > 230 && g! > 230 && b! > 230;
+import { UUID, useOperation } from './helpers/operation.js';
+import { isBlack, isBlue, isWhite, isYellow, type Pixel } from './helpers/pixels.js';
 const near = (a: Pixel, b: Pixel, tolerance: number) =>
   a.length === b.length && a.every((v, i) => Math.abs(v - b[i]!) <= tolerance);
 
@@ -56,11 +49,8 @@ const TARGETS: Record<string, { codec: string; magic: number[] }> = {
 };
 
 describe('convert_image_from_url', () => {
-  let files: FileServer;
-  let server: TestServer;
-
-  before(async () => {
-    await fixtures(
+  const op = useOperation({
+    fixtures: [
       'yellow-333x251.jpg',
       'blue-640x480.webp',
       'small-300x200.png',
@@ -68,31 +58,16 @@ describe('convert_image_from_url', () => {
       'alpha-box-1080x1920.png',
       'tone-2s-44k-stereo.mp3',
       'not-media.txt',
-    );
-    files = await startFileServer();
-    server = await startMediaflow();
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
+    ],
   });
 
   /** Converts a fixture and returns the produced file's path after checking the response and its type. */
   async function convert(name: string, target: string): Promise<string> {
-    const res = await server.post('/convert_image_from_url/', {
-      image_url: files.url(`/f/${name}`),
-      target_format: target,
-    });
-    assert.equal(res.status, 200, `${target}: ${JSON.stringify(res.body)}`);
-    assert.equal(res.body.message, `Image converted to ${target} successfully.`);
-    assert.match(
-      res.body.output_file!,
-      new RegExp(
-        `^${server.base}/uploads/` +
-          `[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}_converted\\.${target}$`,
-      ),
+    const { file } = await op.expectOutput(
+      '/convert_image_from_url/',
+      { image_url: op.files.url(`/f/${name}`), target_format: target },
+      { message: `Image converted to ${target} successfully.`, name: `${UUID}_converted\\.${target}` },
     );
-    const file = server.pathOf(res.body.output_file!);
     const { codec, magic } = TARGETS[target]!;
     assert.deepEqual([...(await readFile(file)).subarray(0, magic.length)], magic, `${target} file signature`);
     assert.equal(videoOf(await probe(file))?.codec_name, codec, target);
@@ -195,88 +170,70 @@ describe('convert_image_from_url', () => {
   });
 
   it('accepts the target in any case and with a leading dot, answering with the canonical name', async () => {
-    const res = await server.post('/convert_image_from_url/', {
-      image_url: files.url('/f/small-300x200.png'),
+    const res = await op.server.post('/convert_image_from_url/', {
+      image_url: op.files.url('/f/small-300x200.png'),
       target_format: '.PNG',
     });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.message, 'Image converted to png successfully.');
     assert.ok(res.body.output_file!.endsWith('_converted.png'));
-    assert.equal(videoOf(await probe(server.pathOf(res.body.output_file!)))?.codec_name, 'png');
+    assert.equal(videoOf(await probe(op.server.pathOf(res.body.output_file!)))?.codec_name, 'png');
   });
 
   it('refuses targets outside the allowlist, hostile ones included, with a 400 that names them', async () => {
-    const url = files.url('/f/unfetched.png');
+    const url = op.files.url('/f/unfetched.png');
     for (const target of ['exe', 'png -i /etc/passwd', '../../x', 'png;rm -rf /', 'mp4', 'svg', 'png/../../x']) {
-      const res = await server.post('/convert_image_from_url/', { image_url: url, target_format: target });
+      const res = await op.server.post('/convert_image_from_url/', { image_url: url, target_format: target });
       assert.equal(res.status, 400, `${target}: ${JSON.stringify(res.body)}`);
       // The value comes back as a client may see any message: a path of the server's disk by its last name.
       const shown = target.replace('/etc/passwd', 'passwd');
       assert.equal(res.body.error, `Unsupported format '${shown}'. Supported formats: ${SUPPORTED}.`);
     }
-    const res = await server.post('/convert_image_from_url/', { image_url: url });
+    const res = await op.server.post('/convert_image_from_url/', { image_url: url });
     assert.equal(res.status, 400);
     assert.match(res.body.error!, /target_format/);
-    assert.deepEqual(await server.workLeftovers(), []);
-    assert.equal(files.hits.get('/f/unfetched.png') ?? 0, 0, 'nothing is downloaded for a refused request');
+    assert.deepEqual(await op.server.workLeftovers(), []);
+    assert.equal(op.files.hits.get('/f/unfetched.png') ?? 0, 0, 'nothing is downloaded for a refused request');
   });
 
   it(
     'answers a failed download with 502 and an input that is not an image with 422, ' + 'leaving no work files',
     async () => {
-      const missing = files.url('/f/missing.png');
-      let res = await server.post('/convert_image_from_url/', { image_url: missing, target_format: 'png' });
+      const missing = op.files.url('/f/missing.png');
+      let res = await op.server.post('/convert_image_from_url/', { image_url: missing, target_format: 'png' });
       assert.equal(res.status, 502);
       assert.equal(res.body.error, `Failed to download ${missing}: HTTP 404 Not Found`);
       for (const name of ['tone-2s-44k-stereo.mp3', 'not-media.txt']) {
-        res = await server.post('/convert_image_from_url/', {
-          image_url: files.url(`/f/${name}`),
+        res = await op.server.post('/convert_image_from_url/', {
+          image_url: op.files.url(`/f/${name}`),
           target_format: 'webp',
         });
         assert.equal(res.status, 422, `${name}: ${JSON.stringify(res.body)}`);
-        assert.ok(!res.body.error!.includes(server.dataDir), res.body.error);
+        assert.ok(!res.body.error!.includes(op.server.dataDir), res.body.error);
       }
-      res = await server.post('/convert_image_from_url/', { target_format: 'png' });
+      res = await op.server.post('/convert_image_from_url/', { target_format: 'png' });
       assert.equal(res.status, 400);
       assert.match(res.body.error!, /image_url/);
-      assert.deepEqual(await server.workLeftovers(), []);
+      assert.deepEqual(await op.server.workLeftovers(), []);
     },
   );
 
   it('runs from the CLI with a local path, printing the same JSON', async () => {
-    const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));
-    try {
-      const local = await fixture('blue-640x480.webp');
-      const result = await runCli([
-        'convert-image-from-url',
-        '--image-url',
-        local,
-        '--target-format',
-        'bmp',
-        '--out-dir',
-        out,
-      ]);
-      assert.equal(result.exitCode, 0, result.stderr);
-      const body = JSON.parse(result.stdout) as Record<string, string>;
-      assert.equal(body.message, 'Image converted to bmp successfully.');
-      assert.ok(body.output_file!.startsWith(out) && body.output_file!.endsWith('_converted.bmp'), body.output_file);
-      const video = videoOf(await probe(body.output_file!))!;
-      assert.equal(video.codec_name, 'bmp');
-      assert.deepEqual([video.width, video.height], [640, 480]);
-      assert.ok(isBlue((await decode(body.output_file!)).pixel(320, 240)));
-      const bad = await runCli([
-        'convert-image-from-url',
-        '--image-url',
-        local,
-        '--target-format',
-        'exe',
-        '--out-dir',
-        out,
-      ]);
-      assert.equal(bad.exitCode, 2);
-      assert.match(bad.stderr, /Unsupported format 'exe'\. Supported formats: png, jpg, jpeg, webp, bmp, tiff, gif\./);
-    } finally {
-      await rm(out, { recursive: true, force: true });
-    }
+    const local = await fixture('blue-640x480.webp');
+    await assertCliParity({
+      args: ['convert-image-from-url', '--image-url', local, '--target-format', 'bmp'],
+      message: 'Image converted to bmp successfully.',
+      output: /_converted\.bmp$/,
+      check: async (file) => {
+        const video = videoOf(await probe(file))!;
+        assert.equal(video.codec_name, 'bmp');
+        assert.deepEqual([video.width, video.height], [640, 480]);
+        assert.ok(isBlue((await decode(file)).pixel(320, 240)));
+      },
+      refused: {
+        args: ['convert-image-from-url', '--image-url', local, '--target-format', 'exe'],
+        stderr: /Unsupported format 'exe'\. Supported formats: png, jpg, jpeg, webp, bmp, tiff, gif\./,
+      },
+    });
   });
 });

@@ -1,51 +1,16 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixture, fixtures } from './helpers/fixtures.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
-import { probe, videoOf } from './helpers/media.js';
-import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { readFile } from 'node:fs/promises';
+import { assertCliParity } from './helpers/cli-parity.js';
+import { describe, it } from './helpers/lifecycle.js';
+import { FIXTURE_DIR, fixture } from './helpers/fixtures.js';
+import { frameRgb, probe, videoOf } from './helpers/media.js';
+import { UUID, useOperation } from './helpers/operation.js';
+import { assertPixels, isBlack, isBlue, isRed, isWhite, type Picture, type Pixel } from './helpers/pixels.js';
 
-type Pixel = number[];
-const isBlack = ([r, g, b]: Pixel) => r! < 24 && g! < 24 && b! < 24;
-const isWhite = ([r, g, b]: Pixel) => r! > 230 && g! > 230 && b! > 230;
-const isRed = ([r, g, b]: Pixel) => r! > 200 && g! < 60 && b! < 60;
-const isBlue = ([r, g, b]: Pixel) => b! > 180 && r! < 70 && g! < 70;
 /** The mark fixtures' background (0x808080): neither black nor one of their coloured bands. */
 const isGrey = ([r, g, b]: Pixel) =>
   [r!, g!, b!].every((v) => v > 100 && v < 160) && Math.max(r!, g!, b!) - Math.min(r!, g!, b!) < 20;
-
-type Frame = { width: number; height: number; pixel: (x: number, y: number) => Pixel };
-
-/**
- * A still image's decoded RGB pixels. (media.ts's frameRgb passes `-ss`, and ffmpeg 5.1's image2
- * demuxer then returns no frame for larger JPEGs, so stills are decoded here without seeking.)
- */
-async function decode(file: string): Promise<Frame> {
-  const { width, height } = videoOf(await probe(file)) as { width: number; height: number };
-  const { stdout } = await execa(
-    'ffmpeg',
-    ['-v', 'error', '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
-    { encoding: 'buffer' },
-  );
-  const data = stdout as unknown as Uint8Array;
-  assert.equal(data.length, width * height * 3, `decoded ${file}`);
-  return { width, height, pixel: (x, y) => [...data.subarray((y * width + x) * 3, (y * width + x + 1) * 3)] };
-}
-
-/** Asserts a predicate on pixels, naming the first one that fails. */
-function assertPixels(
-  frame: Frame,
-  points: ReadonlyArray<readonly [number, number]>,
-  test: (p: Pixel) => boolean,
-  what: string,
-): void {
-  for (const [x, y] of points)
-    assert.ok(test(frame.pixel(x, y)), `pixel ${x},${y} should be ${what}, is ${frame.pixel(x, y)}`);
-}
 
 /** Points along every edge of the 720x1280 frame: corners and mid-edges. */
 const EDGES = [
@@ -62,11 +27,8 @@ const EDGES = [
 ] as const;
 
 describe('crop_image_to_short', () => {
-  let files: FileServer;
-  let server: TestServer;
-
-  before(async () => {
-    await fixtures(
+  const op = useOperation({
+    fixtures: [
       'mark-1920x1080.jpg',
       'mark-800x2400.png',
       'portrait-1080x1920.jpg',
@@ -78,32 +40,21 @@ describe('crop_image_to_short', () => {
       'blue-640x480.webp',
       'tone-2s-44k-stereo.mp3',
       'not-media.txt',
-    );
-    files = await startFileServer();
-    server = await startMediaflow();
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
+    ],
   });
 
   /** Crops a fixture, checks the response and that the result is a 720x1280 JPEG, and returns its pixels. */
-  async function crop(name: string): Promise<Frame> {
-    const res = await server.post('/crop_image_to_short/', { image_url: files.url(`/f/${name}`) });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.message, 'Image processed for Shorts format successfully');
-    assert.match(
-      res.body.output_file!,
-      new RegExp(
-        `^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}_cropped\\.jpg$`,
-      ),
+  async function crop(name: string): Promise<Picture> {
+    const { file } = await op.expectOutput(
+      '/crop_image_to_short/',
+      { image_url: op.files.url(`/f/${name}`) },
+      { message: 'Image processed for Shorts format successfully', name: `${UUID}_cropped\\.jpg` },
     );
-    const file = server.pathOf(res.body.output_file!);
     assert.deepEqual([...(await readFile(file)).subarray(0, 3)], [0xff, 0xd8, 0xff], 'a JPEG file');
     const video = videoOf(await probe(file))!;
     assert.equal(video.codec_name, 'mjpeg');
     assert.deepEqual([video.width, video.height], [720, 1280]);
-    return decode(file);
+    return frameRgb(file);
   }
 
   it('covers the frame with a large landscape image, cropped around its centre: no black bars', async () => {
@@ -151,7 +102,7 @@ describe('crop_image_to_short', () => {
 
   it('scales a 9:16 image down to exactly 720x1280', async () => {
     const frame = await crop('portrait-1080x1920.jpg');
-    const source = await decode(await fixture('portrait-1080x1920.jpg'));
+    const source = await frameRgb(await fixture('portrait-1080x1920.jpg'));
     // testsrc2's picture reaches every edge: nothing is black that was not black in the source.
     for (const [x, y] of [
       [360, 640],
@@ -298,42 +249,39 @@ describe('crop_image_to_short', () => {
     'answers a missing URL with 400, a failed download with 502, an input that is not an image with 422, ' +
       'leaving no work files',
     async () => {
-      let res = await server.post('/crop_image_to_short/', {});
+      let res = await op.server.post('/crop_image_to_short/', {});
       assert.equal(res.status, 400);
       assert.match(res.body.error!, /image_url/);
-      res = await server.post('/crop_image_to_short/', { image_url: 'not a url' });
+      res = await op.server.post('/crop_image_to_short/', { image_url: 'not a url' });
       assert.equal(res.status, 400);
-      const missing = files.url('/f/missing.jpg');
-      res = await server.post('/crop_image_to_short/', { image_url: missing });
+      const missing = op.files.url('/f/missing.jpg');
+      res = await op.server.post('/crop_image_to_short/', { image_url: missing });
       assert.equal(res.status, 502);
       assert.equal(res.body.error, `Failed to download ${missing}: HTTP 404 Not Found`);
       for (const name of ['tone-2s-44k-stereo.mp3', 'not-media.txt']) {
-        res = await server.post('/crop_image_to_short/', { image_url: files.url(`/f/${name}`) });
+        res = await op.server.post('/crop_image_to_short/', { image_url: op.files.url(`/f/${name}`) });
         assert.equal(res.status, 422, `${name}: ${JSON.stringify(res.body)}`);
-        assert.ok(!res.body.error!.includes(server.dataDir), res.body.error);
+        assert.ok(!res.body.error!.includes(op.server.dataDir), res.body.error);
       }
-      assert.deepEqual(await server.workLeftovers(), []);
+      assert.deepEqual(await op.server.workLeftovers(), []);
     },
   );
 
   it('runs from the CLI with a local path, printing the same JSON', async () => {
-    const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));
-    try {
-      const local = await fixture('mark-1920x1080.jpg');
-      const result = await runCli(['crop-image-to-short', '--image-url', local, '--out-dir', out]);
-      assert.equal(result.exitCode, 0, result.stderr);
-      const body = JSON.parse(result.stdout) as Record<string, string>;
-      assert.equal(body.message, 'Image processed for Shorts format successfully');
-      assert.ok(body.output_file!.startsWith(out) && body.output_file!.endsWith('_cropped.jpg'), body.output_file);
-      const frame = await decode(body.output_file!);
-      assert.deepEqual([frame.width, frame.height], [720, 1280]);
-      assert.ok(isRed(frame.pixel(360, 640)));
-      assertPixels(frame, EDGES, isGrey, 'grey picture');
-      const bad = await runCli(['crop-image-to-short', '--image-url', path.join(out, 'no-such.png'), '--out-dir', out]);
-      assert.equal(bad.exitCode, 2);
-      assert.match(bad.stderr, /not found/);
-    } finally {
-      await rm(out, { recursive: true, force: true });
-    }
+    await assertCliParity({
+      args: ['crop-image-to-short', '--image-url', await fixture('mark-1920x1080.jpg')],
+      message: 'Image processed for Shorts format successfully',
+      output: /_cropped\.jpg$/,
+      check: async (file) => {
+        const frame = await frameRgb(file);
+        assert.deepEqual([frame.width, frame.height], [720, 1280]);
+        assert.ok(isRed(frame.pixel(360, 640)));
+        assertPixels(frame, EDGES, isGrey, 'grey picture');
+      },
+      refused: {
+        args: ['crop-image-to-short', '--image-url', path.join(FIXTURE_DIR, 'no-such.png')],
+        stderr: /not found/,
+      },
+    });
   });
 });

@@ -1,12 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { execa } from 'execa';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixtures } from './helpers/fixtures.js';
-import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
-import { submitJob, waitForJob } from './helpers/jobs.js';
+import { assertCliParity } from './helpers/cli-parity.js';
+import { describe, it } from './helpers/lifecycle.js';
+import { withTone } from './helpers/fixtures.js';
 import {
   assertNearRgb,
   audioOf,
@@ -17,25 +13,17 @@ import {
   videoOf,
   type Rgb,
 } from './helpers/media.js';
-import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { makeMedia, UUID, useOperation, type Refusal } from './helpers/operation.js';
 
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
+const MESSAGE = 'Video cropped successfully';
 const RED: Rgb = [255, 0, 0];
 const GREEN: Rgb = [0, 255, 0];
 const BLUE: Rgb = [0, 0, 255];
 
 /**
- * A 3 s lavfi video with a 440 Hz tone (H.264/AAC in MP4): blue, green bands 300 px wide at the left and right edges
- * of the landscape one, a red square in the middle of it.
+ * A 3 s picture for a video with a 440 Hz tone: blue, green bands 300 px wide at the left and right edges, a red
+ * square in the middle.
  */
-async function makeVideo(file: string, picture: string, extra: string[] = []): Promise<string> {
-  // prettier-ignore
-  await execa('ffmpeg', [
-    '-v', 'error', '-f', 'lavfi', '-i', picture, '-f', 'lavfi', '-i', 'sine=frequency=440:duration=3',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', ...extra, file,
-  ]);
-  return file;
-}
 const LANDSCAPE =
   'color=c=blue:s=1280x720:r=25:d=3,drawbox=x=0:y=0:w=300:h=720:color=lime:t=fill,' +
   'drawbox=x=980:y=0:w=300:h=720:color=lime:t=fill,drawbox=x=540:y=260:w=200:h=200:color=red:t=fill';
@@ -50,57 +38,32 @@ function count(frame: Awaited<ReturnType<typeof frameRgb>>, colour: Rgb): number
 }
 
 describe('crop-video', () => {
-  let files: FileServer;
-  let server: TestServer;
-  let scratch: string;
-  let landscape: string;
-  let portrait: string;
-
-  before(async () => {
-    await fixtures('tone-2s-44k-stereo.mp3');
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-crop-video-'));
-    landscape = await makeVideo(path.join(scratch, 'landscape.mp4'), LANDSCAPE);
-    // The same picture stored 640 pixels wide with pixels twice as wide as high (a sample aspect ratio of 2:1).
-    const anamorphic = path.join(scratch, 'anamorphic.mp4');
-    // prettier-ignore
-    await execa('ffmpeg', [
-      '-v', 'error', '-i', landscape, '-vf', 'scale=640:720,setsar=2', '-c:v', 'libx264', '-preset', 'ultrafast',
-      '-c:a', 'copy', anamorphic,
-    ]);
-    portrait = await makeVideo(
-      path.join(scratch, 'portrait.mp4'),
-      'color=c=blue:s=720x1280:r=25:d=3,drawbox=x=100:y=200:w=100:h=100:color=red:t=fill',
-    );
-    files = await startFileServer({
-      '/local/landscape.mp4': serveFile(landscape, 'video/mp4'),
-      '/local/anamorphic.mp4': serveFile(anamorphic, 'video/mp4'),
-      '/local/portrait.mp4': serveFile(portrait, 'video/mp4'),
-    });
-    server = await startMediaflow();
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
+  const op = useOperation({
+    fixtures: ['tone-2s-44k-stereo.mp3'],
+    make: {
+      'landscape.mp4': withTone(LANDSCAPE),
+      // The same picture stored 640 pixels wide with pixels twice as wide as high (a sample aspect ratio of 2:1).
+      'anamorphic.mp4': (file, made) =>
+        makeMedia(file, [
+          ...['-i', made['landscape.mp4']!, '-vf', 'scale=640:720,setsar=2'],
+          ...['-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'copy'],
+        ]),
+      'portrait.mp4': withTone('color=c=blue:s=720x1280:r=25:d=3,drawbox=x=100:y=200:w=100:h=100:color=red:t=fill'),
+    },
   });
 
-  const crop = async (fields: Record<string, string>, ext = 'mp4') => {
-    const res = await server.post('/crop-video/', fields);
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.message, 'Video cropped successfully');
-    assert.match(res.body.output_file!, new RegExp(`^${server.base}/uploads/${UUID}/cropped\\.${ext}$`));
-    return server.pathOf(res.body.output_file!);
-  };
+  const crop = async (fields: Record<string, string>, ext = 'mp4') =>
+    (await op.expectOutput('/crop-video/', fields, { message: MESSAGE, name: `${UUID}/cropped\\.${ext}` })).file;
 
   it('crops a landscape video to 720x1280 around its centre, its length and sound kept', async () => {
-    const output = await crop({ video_url: files.url('/local/landscape.mp4') });
-    const [source, result] = [await probe(landscape), await probe(output)];
+    const output = await crop({ video_url: op.local('landscape.mp4') });
+    const [source, result] = [await probe(op.made['landscape.mp4']!), await probe(output)];
     const video = videoOf(result)!;
     assert.deepEqual([video.codec_name, video.width, video.height], ['h264', 720, 1280]);
     assert.ok(Math.abs(durationOf(result) - durationOf(source)) < 0.05, `lasts ${durationOf(result)} s`);
     // The sound is copied into the MP4 as it was.
     assert.equal(audioOf(result)?.codec_name, 'aac');
-    assert.deepEqual(await audioPacketHashes(output), await audioPacketHashes(landscape));
+    assert.deepEqual(await audioPacketHashes(output), await audioPacketHashes(op.made['landscape.mp4']!));
 
     // Scaled 1.78 times to 2276x1280, the middle 720 columns kept: the red square (200 px, now 356) in the middle,
     // blue around it, and nothing of the green edges.
@@ -125,7 +88,7 @@ describe('crop-video', () => {
 
   it('reads the display aspect ratio: an anamorphic picture is cropped as it is shown', async () => {
     // Scaled by its stored size alone, the square would come out half as wide as high.
-    const output = await crop({ video_url: files.url('/local/anamorphic.mp4') });
+    const output = await crop({ video_url: op.local('anamorphic.mp4') });
     // prettier-ignore
     const { stdout } = await execa('ffprobe', [
       '-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=sample_aspect_ratio', '-of', 'csv=p=0', output,
@@ -143,7 +106,7 @@ describe('crop-video', () => {
   });
 
   it('keeps a 720x1280 picture as it is, and crops to another size (1080x1080, in Matroska)', async () => {
-    const kept = await frameRgb(await crop({ video_url: files.url('/local/portrait.mp4') }), 1);
+    const kept = await frameRgb(await crop({ video_url: op.local('portrait.mp4') }), 1);
     assert.deepEqual([kept.width, kept.height], [720, 1280]);
     assertNearRgb(kept.pixel(150, 250), RED, 40, 'the square where it was');
     for (const [x, y] of [
@@ -156,13 +119,13 @@ describe('crop-video', () => {
 
     // Scaled 1.5 times to 1920x1080, the middle 1080 columns kept: 30 columns of each green band remain.
     const square = await crop(
-      { video_url: files.url('/local/landscape.mp4'), width: '1080', height: '1080', format: 'mkv' },
+      { video_url: op.local('landscape.mp4'), width: '1080', height: '1080', format: 'mkv' },
       'mkv',
     );
     const result = await probe(square);
     assert.equal(result.format.format_name.split(',')[0], 'matroska');
     assert.deepEqual([videoOf(result)!.width, videoOf(result)!.height], [1080, 1080]);
-    assert.deepEqual(await audioPacketHashes(square), await audioPacketHashes(landscape));
+    assert.deepEqual(await audioPacketHashes(square), await audioPacketHashes(op.made['landscape.mp4']!));
     const frame = await frameRgb(square, 1);
     assertNearRgb(frame.pixel(540, 540), RED, 40, 'the centre');
     assertNearRgb(frame.pixel(10, 540), GREEN, 40, 'what is left of the left band');
@@ -172,9 +135,7 @@ describe('crop-video', () => {
   });
 
   it('refuses a bad side (400) before fetching, and audio alone (422), leaving nothing', async () => {
-    const uploads = path.join(server.dataDir, 'uploads');
-    const before = await readdir(uploads).catch(() => []);
-    const hits = files.hits.get('/local/landscape.mp4') ?? 0;
+    const hits = op.files.hits.get('/local/landscape.mp4') ?? 0;
     const cases: Array<[Record<string, string>, string]> = [
       [{ width: '721' }, 'Expected `width` to be an even number from 16 to 4096, got 721'],
       [{ height: '1279' }, 'Expected `height` to be an even number from 16 to 4096, got 1279'],
@@ -184,50 +145,44 @@ describe('crop-video', () => {
       [{ height: '4098' }, 'Expected `height` to be an integer from 16 to 4096, got `4098`'],
       [{ format: 'gif' }, "Unsupported format 'gif'. Supported formats: mp4, mov, mkv, avi, webm."],
     ];
-    for (const [fields, error] of cases) {
-      const res = await server.post('/crop-video/', { video_url: files.url('/local/landscape.mp4'), ...fields });
-      assert.equal(res.status, 400, JSON.stringify(res.body));
-      assert.equal(res.body.error, error);
-    }
-    assert.equal(files.hits.get('/local/landscape.mp4') ?? 0, hits, 'the video was not fetched');
-
-    const sound = await server.post('/crop-video/', { video_url: files.url('/f/tone-2s-44k-stereo.mp3') });
-    assert.equal(sound.status, 422, JSON.stringify(sound.body));
-    assert.match(sound.body.error!, /tone-2s-44k-stereo\.mp3 is not a video file: found mp3 with audio mp3$/);
-    assert.deepEqual(await readdir(uploads).catch(() => []), before);
-    assert.deepEqual(await server.workLeftovers(), []);
-    assert.equal((await fetch(`${server.base}/health`)).status, 200);
+    await op.expectRefusals('/crop-video/', [
+      ...cases.map(([fields, error]): Refusal => [{ video_url: op.local('landscape.mp4'), ...fields }, 400, error]),
+      [
+        { video_url: op.files.url('/f/tone-2s-44k-stereo.mp3') },
+        422,
+        /tone-2s-44k-stereo\.mp3 is not a video file: found mp3 with audio mp3$/,
+      ],
+    ]);
+    assert.equal(op.files.hits.get('/local/landscape.mp4') ?? 0, hits, 'a bad side is refused before fetching');
+    assert.equal((await fetch(`${op.server.base}/health`)).status, 200);
   });
 
   it('runs asynchronously as a job with progress, its result the synchronous answer', async () => {
-    const id = await submitJob(
-      server.base,
+    const { file } = await op.asJob(
       '/crop-video',
-      { video_url: files.url('/local/landscape.mp4'), width: '360', height: '640' },
-      { Prefer: 'respond-async' },
+      { video_url: op.local('landscape.mp4'), width: '360', height: '640' },
+      MESSAGE,
     );
-    const job = await waitForJob(server.base, id);
-    assert.equal(job.status, 'succeeded', JSON.stringify(job));
-    assert.equal(job.progress, 100);
-    const result = job.result as Record<string, string>;
-    assert.equal(result.message, 'Video cropped successfully');
-    const frame = await frameRgb(server.pathOf(result.output_file!), 1);
+    const frame = await frameRgb(file, 1);
     assert.deepEqual([frame.width, frame.height], [360, 640]);
     assertNearRgb(frame.pixel(180, 320), RED, 40, 'the centre');
   });
 
   it('runs from the CLI on a local file', async () => {
-    const out = await mkdtemp(path.join(scratch, 'cli-'));
-    const run = await runCli([
-      ...['crop-video', '--video-url', landscape, '--width', '480', '--height', '480'],
-      ...['-o', path.join(out, 'square.mp4')],
-    ]);
-    assert.equal(run.exitCode, 0, run.stderr);
-    const answer = JSON.parse(run.stdout) as Record<string, string>;
-    assert.deepEqual(answer, { message: 'Video cropped successfully', output_file: path.join(out, 'square.mp4') });
-    assert.deepEqual(await readdir(out), ['square.mp4']);
-    const frame = await frameRgb(path.join(out, 'square.mp4'), 1);
-    assert.deepEqual([frame.width, frame.height], [480, 480]);
-    assertNearRgb(frame.pixel(240, 240), RED, 40, 'the centre');
+    const landscape = op.made['landscape.mp4']!;
+    await assertCliParity({
+      args: ['crop-video', '--video-url', landscape, '--width', '480', '--height', '480'],
+      message: MESSAGE,
+      output: /\/cropped\.mp4$/,
+      check: async (file) => {
+        const frame = await frameRgb(file, 1);
+        assert.deepEqual([frame.width, frame.height], [480, 480]);
+        assertNearRgb(frame.pixel(240, 240), RED, 40, 'the centre');
+      },
+      refused: {
+        args: ['crop-video', '--video-url', landscape, '--width', '721'],
+        stderr: /Expected `(--)?width` to be an even number from 16 to 4096, got 721/,
+      },
+    });
   });
 });

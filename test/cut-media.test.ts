@@ -1,72 +1,44 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixtures } from './helpers/fixtures.js';
-import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
-import { submitJob, waitForJob } from './helpers/jobs.js';
-import { audioOf, beepAt, docType, probe, videoOf, videoPacketHashes } from './helpers/media.js';
-import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { assertCliParity } from './helpers/cli-parity.js';
+import { describe, it } from './helpers/lifecycle.js';
+import {
+  assertDecodesCleanly,
+  assertNear,
+  audioOf,
+  beepAt,
+  docType,
+  probe,
+  videoOf,
+  videoPacketHashes,
+} from './helpers/media.js';
+import { runCli } from './helpers/mediaflow.js';
+import { UUID, useOperation } from './helpers/operation.js';
 import { beepingTone, countingClip, flashStart, frameRuns, shownFrames } from './helpers/timed-media.js';
 
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
 const FRAME = 1 / 25;
-
-const close = (actual: number, expected: number, tolerance: number, what: string) =>
-  assert.ok(Math.abs(actual - expected) <= tolerance, `${what} ${actual}, expected ${expected} ± ${tolerance}`);
-
-/** Whether ffmpeg decodes the whole file without a single error. */
-async function decodesCleanly(file: string): Promise<void> {
-  const { stderr } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
-  assert.equal(stderr, '', `${file} decodes with errors`);
-}
+const MESSAGE = 'Media cut successfully';
 
 describe('cut-media', () => {
-  let files: FileServer;
-  let server: TestServer;
-  let scratch: string;
-  /** 10 s at 25 fps, a keyframe every second, two B-frames; flash and beep at 6 s. */
-  let counting: string;
-  /** 4 s of the same in WebM (VP9, whose decoder ignores -skip_frame), no flash. */
-  let webm: string;
-  /** 5 s of a 440 Hz tone with a beep at 3 s, as MP3. */
-  let tone: string;
-
-  before(async () => {
-    await fixtures('small-300x200.png');
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cut-'));
-    counting = path.join(scratch, 'counting.mp4');
-    tone = path.join(scratch, 'tone.mp3');
-    webm = path.join(scratch, 'counting.webm');
-    await countingClip(counting, { seconds: 10, gop: 25, bframes: 2, flashAt: 6 });
-    await countingClip(webm, { seconds: 4, gop: 25, container: 'webm' });
-    await beepingTone(tone, 5, 3);
-    files = await startFileServer({
-      '/local/counting.mp4': serveFile(counting, 'video/mp4'),
-      '/local/counting.webm': serveFile(webm, 'video/webm'),
-      '/local/tone.mp3': serveFile(tone, 'audio/mpeg'),
-    });
-    server = await startMediaflow();
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
+  const op = useOperation({
+    fixtures: ['small-300x200.png'],
+    make: {
+      // 10 s at 25 fps, a keyframe every second, two B-frames; flash and beep at 6 s.
+      'counting.mp4': (file) => countingClip(file, { seconds: 10, gop: 25, bframes: 2, flashAt: 6 }),
+      // 4 s of the same in WebM (VP9, whose decoder ignores -skip_frame), no flash.
+      'counting.webm': (file) => countingClip(file, { seconds: 4, gop: 25, container: 'webm' }),
+      // 5 s of a 440 Hz tone with a beep at 3 s, as MP3.
+      'tone.mp3': (file) => beepingTone(file, 5, 3),
+    },
   });
 
-  const cut = async (fields: Record<string, string>, ext: string) => {
-    const res = await server.post('/cut-media/', fields);
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.message, 'Media cut successfully');
-    assert.match(res.body.output_file!, new RegExp(`^${server.base}/uploads/${UUID}/cut\\.${ext}$`));
-    return server.pathOf(res.body.output_file!);
-  };
+  const cut = async (fields: Record<string, string>, ext: string) =>
+    (await op.expectOutput('/cut-media/', fields, { message: MESSAGE, name: `${UUID}/cut\\.${ext}` })).file;
 
   it('takes out ranges that fall between keyframes, frame-accurately, merging overlaps', async () => {
     // 2.3 s is in frame 57, 4.5 s in frame 112; 8.5 s in frame 212; 4-5 overlaps 2.3-4.5.
-    const file = await cut({ media_url: files.url('/local/counting.mp4'), remove: '8-8.5, 2.3-4.5,4-5' }, 'mp4');
+    const file = await cut({ media_url: op.local('counting.mp4'), remove: '8-8.5, 2.3-4.5,4-5' }, 'mp4');
     const frames = await shownFrames(file);
     assert.deepEqual(frameRuns(frames), [
       [0, 57],
@@ -74,44 +46,44 @@ describe('cut-media', () => {
       [213, 249],
     ]);
     assert.equal(frames[0]!.time, 0);
-    frames.forEach((frame, i) => close(frame.time, i * FRAME, 0.001, `frame ${i}'s time`));
+    frames.forEach((frame, i) => assertNear(frame.time, i * FRAME, 0.001, `frame ${i}'s time`));
     const info = await probe(file);
-    close(Number(videoOf(info)!.duration), 170 * FRAME, 0.001, 'video duration');
-    close(Number(audioOf(info)!.duration), 170 * FRAME, 0.03, 'audio duration');
-    await decodesCleanly(file);
+    assertNear(Number(videoOf(info)!.duration), 170 * FRAME, 0.001, 'video duration');
+    assertNear(Number(audioOf(info)!.duration), 170 * FRAME, 0.03, 'audio duration');
+    await assertDecodesCleanly(file);
   });
 
   it('copies the picture, packets untouched, where every cut falls on a keyframe, in sync', async () => {
-    const file = await cut({ media_url: files.url('/local/counting.mp4'), remove: '1-3,4-5' }, 'mp4');
+    const file = await cut({ media_url: op.local('counting.mp4'), remove: '1-3,4-5' }, 'mp4');
     const frames = await shownFrames(file);
     assert.deepEqual(frameRuns(frames), [
       [0, 24],
       [75, 99],
       [125, 249],
     ]);
-    frames.forEach((frame, i) => close(frame.time, i * FRAME, 0.001, `frame ${i}'s time`));
+    frames.forEach((frame, i) => assertNear(frame.time, i * FRAME, 0.001, `frame ${i}'s time`));
     // Keyframes every 25 frames, closed GOPs: the kept GOPs' packets, in decode order, are the output's.
-    const input = await videoPacketHashes(counting);
+    const input = await videoPacketHashes(op.made['counting.mp4']!);
     assert.deepEqual(await videoPacketHashes(file), [
       ...input.slice(0, 25),
       ...input.slice(75, 100),
       ...input.slice(125, 250),
     ]);
-    await decodesCleanly(file);
+    await assertDecodesCleanly(file);
     const flash = flashStart(frames);
-    close(flash, 3, 0.001, 'flash');
-    close(await beepAt(file), flash, FRAME, 'beep against the flash');
+    assertNear(flash, 3, 0.001, 'flash');
+    assertNear(await beepAt(file), flash, FRAME, 'beep against the flash');
     const info = await probe(file);
-    close(Number(audioOf(info)!.duration), 175 * FRAME, 0.03, 'audio duration');
+    assertNear(Number(audioOf(info)!.duration), 175 * FRAME, 0.03, 'audio duration');
   });
 
   it('copies the picture of an MP4 whose sound MP4 does not take as it is (Opus), the sound as AAC', async () => {
-    const opus = path.join(scratch, 'opus.mp4');
+    const opus = path.join(op.scratch, 'opus.mp4');
     await execa('ffmpeg', [
       ...['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=160x120:r=25:d=4', '-f', 'lavfi', '-i', 'sine=d=4'],
       ...['-c:v', 'libx264', '-g', '25', '-c:a', 'libopus', '-f', 'mp4', opus],
     ]);
-    const file = path.join(scratch, 'opus-cut.mp4');
+    const file = path.join(op.scratch, 'opus-cut.mp4');
     const result = await runCli(['cut-media', '--media-url', opus, '--remove', '1-2', '-o', file]);
     assert.equal(result.exitCode, 0, result.stderr);
     const input = await videoPacketHashes(opus);
@@ -120,9 +92,9 @@ describe('cut-media', () => {
   });
 
   it('copies cuts far into the input too, where the keyframes are listed with their own timestamps', async () => {
-    const long = path.join(scratch, 'long.mp4');
+    const long = path.join(op.scratch, 'long.mp4');
     await countingClip(long, { seconds: 36, gop: 25 });
-    const file = path.join(scratch, 'long-cut.mp4');
+    const file = path.join(op.scratch, 'long-cut.mp4');
     const result = await runCli(['cut-media', '--media-url', long, '--remove', '30-32', '-o', file]);
     assert.equal(result.exitCode, 0, result.stderr);
     const input = await videoPacketHashes(long);
@@ -131,39 +103,36 @@ describe('cut-media', () => {
 
   it('keeps a beep and a flash that start together within one frame of each other across the joins', async () => {
     for (const remove of ['1.1-1.9,2.3-4.5,5.02-5.3', '0-0.5,1-2,3-4,5-5.5']) {
-      const file = await cut({ media_url: files.url('/local/counting.mp4'), remove }, 'mp4');
+      const file = await cut({ media_url: op.local('counting.mp4'), remove }, 'mp4');
       const flash = flashStart(await shownFrames(file));
       const kept = remove.split(',').reduce((left, range) => {
         const [start, end] = range.split('-').map(Number) as [number, number];
         return left - (Math.ceil(end * 25 - 1e-6) - Math.ceil(start * 25 - 1e-6)) * FRAME;
       }, 6);
-      close(flash, kept, 0.001, `flash after removing ${remove}`);
-      close(await beepAt(file), flash, FRAME, `beep against the flash after removing ${remove}`);
+      assertNear(flash, kept, 0.001, `flash after removing ${remove}`);
+      assertNear(await beepAt(file), flash, FRAME, `beep against the flash after removing ${remove}`);
     }
   });
 
   it('keeps a WebM as WebM, cut at frames between keyframes (re-encoded) or on them (copied)', async () => {
-    let file = await cut({ media_url: files.url('/local/counting.webm'), remove: '0.5-1,1.5-2' }, 'webm');
+    let file = await cut({ media_url: op.local('counting.webm'), remove: '0.5-1,1.5-2' }, 'webm');
     assert.deepEqual(frameRuns(await shownFrames(file)), [
       [0, 12],
       [25, 37],
       [50, 99],
     ]);
-    file = await cut({ media_url: files.url('/local/counting.webm'), remove: '1-2' }, 'webm');
+    file = await cut({ media_url: op.local('counting.webm'), remove: '1-2' }, 'webm');
     assert.deepEqual(frameRuns(await shownFrames(file)), [
       [0, 24],
       [50, 99],
     ]);
     assert.equal(await docType(file), 'webm');
-    const input = await videoPacketHashes(webm);
+    const input = await videoPacketHashes(op.made['counting.webm']!);
     assert.deepEqual(await videoPacketHashes(file), [...input.slice(0, 25), ...input.slice(50)]);
   });
 
   it('cuts an audio-only input at the sample, keeping it audio-only in its own container', async () => {
-    const res = await server.post('/cut-media/', { media_url: files.url('/local/tone.mp3'), remove: '0.5-1,2-2.5' });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    const file = server.pathOf(res.body.output_file!);
-    assert.match(file, /cut\.mp3$/);
+    const file = await cut({ media_url: op.local('tone.mp3'), remove: '0.5-1,2-2.5' }, 'mp3');
     const info = await probe(file);
     assert.deepEqual(
       info.streams.map((s) => s.codec_type),
@@ -171,14 +140,13 @@ describe('cut-media', () => {
     );
     assert.equal(info.format.format_name, 'mp3');
     // An MP3 frame is 26 ms, and the encoder pads to whole frames.
-    close(Number(info.format.duration), 4, 0.06, 'duration');
-    close(await beepAt(file), 2, 0.03, 'beep');
+    assertNear(Number(info.format.duration), 4, 0.06, 'duration');
+    assertNear(await beepAt(file), 2, 0.03, 'beep');
   });
 
   it('refuses ranges past the end, over the whole input, backwards, or too many, and a picture', async () => {
-    const before = await readdir(path.join(server.dataDir, 'uploads')).catch(() => []);
-    const url = files.url('/local/counting.mp4');
-    const refusals: Array<[Record<string, string>, number, string]> = [
+    const url = op.local('counting.mp4');
+    await op.expectRefusals('/cut-media/', [
       [{ media_url: url, remove: '8-12' }, 400, '`remove` is 12 s, past the end of the input, which lasts 10 s'],
       [
         { media_url: url, remove: '0-4,3-10' },
@@ -192,80 +160,60 @@ describe('cut-media', () => {
         400,
         'Expected `remove` to list at most 100 ranges, got 101',
       ],
-    ];
-    for (const [fields, status, error] of refusals) {
-      const res = await server.post('/cut-media/', fields);
-      assert.equal(res.status, status, JSON.stringify(res.body));
-      assert.equal(res.body.error, error);
-    }
-    const picture = await server.post('/cut-media/', { media_url: files.url('/f/small-300x200.png'), remove: '0-1' });
-    assert.equal(picture.status, 422);
-    assert.match(picture.body.error!, /small-300x200\.png is a picture: it has no time to cut$/);
-    assert.deepEqual(await readdir(path.join(server.dataDir, 'uploads')).catch(() => []), before);
-    assert.deepEqual(await server.workLeftovers(), []);
+      [
+        { media_url: op.files.url('/f/small-300x200.png'), remove: '0-1' },
+        422,
+        /small-300x200\.png is a picture: it has no time to cut$/,
+      ],
+    ]);
   });
 
   it('runs asynchronously as a job with progress, its result the synchronous answer', async () => {
-    const id = await submitJob(
-      server.base,
-      '/cut-media/',
-      { media_url: files.url('/local/counting.mp4'), remove: '1-9' },
-      { Prefer: 'respond-async' },
-    );
-    const job = await waitForJob(server.base, id);
-    assert.equal(job.status, 'succeeded', JSON.stringify(job));
-    assert.equal(job.progress, 100);
-    const result = job.result as Record<string, string>;
-    assert.equal(result.message, 'Media cut successfully');
-    assert.deepEqual(frameRuns(await shownFrames(server.pathOf(result.output_file!))), [
+    const { file } = await op.asJob('/cut-media/', { media_url: op.local('counting.mp4'), remove: '1-9' }, MESSAGE);
+    assert.deepEqual(frameRuns(await shownFrames(file)), [
       [0, 24],
       [225, 249],
     ]);
   });
 
   it('runs from the CLI on a local file', async () => {
-    const out = await mkdtemp(path.join(scratch, 'cli-'));
-    const result = await runCli([
-      'cut-media',
-      '--media-url',
-      counting,
-      '--remove',
-      '00:00:01-00:00:02.5',
-      '-o',
-      path.join(out, 'short.mp4'),
-    ]);
-    assert.equal(result.exitCode, 0, result.stderr);
-    assert.deepEqual(frameRuns(await shownFrames(path.join(out, 'short.mp4'))), [
-      [0, 24],
-      [63, 249],
-    ]);
+    const counting = op.made['counting.mp4']!;
+    await assertCliParity({
+      args: ['cut-media', '--media-url', counting, '--remove', '00:00:01-00:00:02.5'],
+      message: MESSAGE,
+      output: /\/cut\.mp4$/,
+      check: async (file) =>
+        assert.deepEqual(frameRuns(await shownFrames(file)), [
+          [0, 24],
+          [63, 249],
+        ]),
+      refused: {
+        args: ['cut-media', '--media-url', counting, '--remove', '5-1'],
+        stderr: /the range `5-1` of `(--)?remove` to end after it starts/,
+      },
+    });
   });
 
   it('runs in a pipeline: a cut of a cut', async () => {
-    const out = await mkdtemp(path.join(scratch, 'pipeline-'));
-    const definition = path.join(scratch, 'cut-twice.yaml');
-    await writeFile(
-      definition,
-      [
-        'name: cut-twice',
-        'description: Takes out the first two seconds, then the new first two seconds',
-        'inputs:',
-        '  clip: url',
-        'steps:',
-        '  first:',
-        '    op: cut-media',
-        '    with: { media_url: "{{ inputs.clip }}", remove: "0-2" }',
-        '  second:',
-        '    op: cut-media',
-        '    with: { media_url: "{{ steps.first.output }}", remove: "0-2" }',
-        'results:',
-        '  clip: "{{ steps.second.output }}"',
-        '',
-      ].join('\n'),
+    const { out, written } = await op.runPipeline(
+      `
+        name: cut-twice
+        description: Takes out the first two seconds, then the new first two seconds
+        inputs:
+          clip: url
+        steps:
+          first:
+            op: cut-media
+            with: { media_url: "{{ inputs.clip }}", remove: "0-2" }
+          second:
+            op: cut-media
+            with: { media_url: "{{ steps.first.output }}", remove: "0-2" }
+        results:
+          clip: "{{ steps.second.output }}"
+      `,
+      { clip: op.made['counting.mp4']! },
     );
-    const result = await runCli(['run', definition, '--input', `clip=${counting}`, '--out-dir', out]);
-    assert.equal(result.exitCode, 0, result.stderr);
-    assert.deepEqual(await readdir(out), ['clip.mp4']);
+    assert.deepEqual(written, ['clip.mp4']);
     assert.deepEqual(frameRuns(await shownFrames(path.join(out, 'clip.mp4'))), [[100, 249]]);
   });
 });

@@ -1,18 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixture, fixtures } from './helpers/fixtures.js';
-import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
-import { submitJob, waitForJob } from './helpers/jobs.js';
+import { assertCliParity } from './helpers/cli-parity.js';
+import { describe, it } from './helpers/lifecycle.js';
+import { lavfi } from './helpers/fixtures.js';
 import { frameRgb, probe, videoOf } from './helpers/media.js';
-import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { makeMedia, turned, UUID, useOperation, type Refusal } from './helpers/operation.js';
 import extractFrames from '../src/plugins/extract-frames.js';
 import type { LocalInput } from '../src/sdk.js';
 
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
 const MESSAGE = 'Frames extracted successfully';
 
 /**
@@ -71,56 +66,37 @@ const seeks = (command: readonly string[]) =>
   command.flatMap((arg, i) => (arg === '-ss' ? [Number(command[i + 1])] : []));
 
 describe('extract-frames', () => {
-  let files: FileServer;
-  let server: TestServer;
-  let scratch: string;
-  /** The 10-second colour-per-second video (SECONDS_SOURCE). */
-  let seconds: string;
-  const url = (name: string) => files.url(`/local/${name}`);
-
-  before(async () => {
-    await fixtures('tone-2s-44k-stereo.mp3');
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-frames-'));
-    seconds = path.join(scratch, 'seconds.mp4');
-    const x264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '50', '-pix_fmt', 'yuv420p'];
-    await execa('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', SECONDS_SOURCE, ...x264, seconds]);
-    // Stored 320x240, shown turned a quarter by the display matrix (ffmpeg 5.1 writes it from the
-    // `rotate` tag when copying; later versions take -display_rotation).
-    const rotated = path.join(scratch, 'rotated.mp4');
-    await execa('ffmpeg', ['-v', 'error', '-i', seconds, '-c', 'copy', '-metadata:s:v:0', 'rotate=90', rotated]);
-    // Pixels twice as wide as high: shown 640x240.
-    const wide = path.join(scratch, 'wide-pixels.mp4');
-    await execa('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', `${SECONDS_SOURCE},setsar=2`, ...x264, wide]);
-    // The colours of the first 4 s with 8 s of sound.
-    const shortPicture = path.join(scratch, 'short-picture.mp4');
-    await execa('ffmpeg', [
-      ...['-v', 'error', '-t', '4', '-i', seconds, '-f', 'lavfi', '-i', 'sine=duration=8'],
-      ...['-map', '0:v', '-map', '1:a', '-c:v', 'copy', '-c:a', 'aac', shortPicture],
-    ]);
-    files = await startFileServer({
-      '/local/seconds.mp4': serveFile(seconds, 'video/mp4'),
-      '/local/rotated.mp4': serveFile(rotated, 'video/mp4'),
-      '/local/wide-pixels.mp4': serveFile(wide, 'video/mp4'),
-      '/local/short-picture.mp4': serveFile(shortPicture, 'video/mp4'),
-      '/local/tone.mp3': serveFile(await fixture('tone-2s-44k-stereo.mp3'), 'audio/mpeg'),
-    });
-    server = await startMediaflow();
+  const X264 = ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '50', '-pix_fmt', 'yuv420p'];
+  const op = useOperation({
+    fixtures: ['tone-2s-44k-stereo.mp3'],
+    make: {
+      // The 10-second colour-per-second video (SECONDS_SOURCE).
+      'seconds.mp4': [...lavfi(SECONDS_SOURCE), ...X264],
+      // Stored 320x240, shown turned a quarter by the display matrix (ffmpeg 5.1 writes it from the `rotate` tag
+      // when copying; later versions take -display_rotation).
+      'rotated.mp4': turned('seconds.mp4'),
+      // Pixels twice as wide as high: shown 640x240.
+      'wide-pixels.mp4': [...lavfi(`${SECONDS_SOURCE},setsar=2`), ...X264],
+      // The colours of the first 4 s with 8 s of sound.
+      'short-picture.mp4': (file, made) =>
+        makeMedia(file, [
+          ...['-t', '4', '-i', made['seconds.mp4']!, ...lavfi('sine=duration=8')],
+          ...['-map', '0:v', '-map', '1:a', '-c:v', 'copy', '-c:a', 'aac'],
+        ]),
+    },
   });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
-  });
+  const url = (name: string) => (op.made[name] ? op.local(name) : op.files.url(`/f/${name}`));
 
   /** POSTs to /extract-frames/, expects its success answer, and returns the local paths of its files. */
   const extract = async (fields: Record<string, string>): Promise<string[]> => {
-    const res = await server.post('/extract-frames/', fields);
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.message, MESSAGE);
-    const urls = res.body.output_files as unknown as string[];
-    assert.ok(Array.isArray(urls), JSON.stringify(res.body));
-    assert.equal(res.body.output_file, urls[0]);
-    return urls.map((u) => server.pathOf(u));
+    const { body } = await op.expectOutput('/extract-frames/', fields, {
+      message: MESSAGE,
+      name: `${UUID}/(frame_001|sheet)\\.(jpg|png|webp)`,
+    });
+    const urls = body.output_files as string[];
+    assert.ok(Array.isArray(urls), JSON.stringify(body));
+    assert.equal(body.output_file, urls[0]);
+    return urls.map((u) => op.server.pathOf(u));
   };
 
   describe('plans (no media)', () => {
@@ -260,10 +236,8 @@ describe('extract-frames', () => {
   });
 
   it('refuses bad fields and unusable inputs with their errors, and leaves no file behind', async () => {
-    const uploads = path.join(server.dataDir, 'uploads');
-    const before = await readdir(uploads).catch(() => []);
     const video = url('seconds.mp4');
-    const refusals: Array<[Record<string, string>, number, string | RegExp]> = [
+    const refusals: Refusal[] = [
       [{ at: '1', count: '2' }, 400, 'Give either `at` (the times of the frames) or `count` (how many), not both'],
       [{ count: '101' }, 400, 'Expected `count` to be an integer from 1 to 100, got `101`'],
       [{ count: '0' }, 400, 'Expected `count` to be an integer from 1 to 100, got `0`'],
@@ -280,82 +254,58 @@ describe('extract-frames', () => {
           'side): give a smaller `width`, fewer frames or other `columns`',
       ],
     ];
-    for (const [fields, status, error] of refusals) {
-      const res = await server.post('/extract-frames/', { video_url: video, ...fields });
-      assert.equal(res.status, status, `${JSON.stringify(fields)}: ${JSON.stringify(res.body)}`);
-      if (typeof error === 'string') assert.equal(res.body.error, error);
-      else assert.match(res.body.error!, error);
-    }
-    const sound = await server.post('/extract-frames/', { video_url: url('tone.mp3') });
-    assert.equal(sound.status, 422, JSON.stringify(sound.body));
-    assert.match(sound.body.error!, /tone\.mp3/);
-    assert.deepEqual(await readdir(uploads).catch(() => []), before);
-    assert.deepEqual(await server.workLeftovers(), []);
+    await op.expectRefusals('/extract-frames/', [
+      ...refusals.map(([fields, status, error]): Refusal => [{ video_url: video, ...fields }, status, error]),
+      [{ video_url: url('tone-2s-44k-stereo.mp3') }, 422, /tone-2s-44k-stereo\.mp3/],
+    ]);
   });
 
   it('runs asynchronously as a job, its result the synchronous answer', async () => {
-    const id = await submitJob(
-      server.base,
-      '/extract-frames/',
-      { video_url: url('seconds.mp4'), at: '8.5,1.5' },
-      { Prefer: 'respond-async' },
-    );
-    const job = await waitForJob(server.base, id);
-    assert.equal(job.status, 'succeeded', JSON.stringify(job));
-    const result = job.result as { message: string; output_file: string; output_files: string[] };
-    assert.equal(result.message, MESSAGE);
-    assert.equal(result.output_files.length, 2);
-    assert.equal(result.output_file, result.output_files[0]);
-    assert.deepEqual(await Promise.all(result.output_files.map((u) => secondOf(server.pathOf(u)))), [8, 1]);
+    const { result } = await op.asJob('/extract-frames/', { video_url: url('seconds.mp4'), at: '8.5,1.5' }, MESSAGE);
+    const outputs = result.output_files as string[];
+    assert.equal(outputs.length, 2);
+    assert.equal(result.output_file, outputs[0]);
+    assert.deepEqual(await Promise.all(outputs.map((u) => secondOf(op.server.pathOf(u)))), [8, 1]);
   });
 
   it('runs from the CLI on a local file, writing each frame', async () => {
-    const out = await mkdtemp(path.join(scratch, 'cli-'));
-    const result = await runCli([
-      'extract-frames',
-      '--video-url',
-      seconds,
-      '--at',
-      '4.5,00:00:05.5',
-      '--format',
-      'png',
-      '--out-dir',
-      out,
-    ]);
-    assert.equal(result.exitCode, 0, result.stderr);
-    const [folder, ...others] = await readdir(out);
-    assert.deepEqual(others, []);
-    assert.deepEqual(await readdir(path.join(out, folder!)), ['frame_001.png', 'frame_002.png']);
-    assert.equal(await secondOf(path.join(out, folder!, 'frame_001.png')), 4);
-    assert.equal(await secondOf(path.join(out, folder!, 'frame_002.png')), 5);
+    const seconds = op.made['seconds.mp4']!;
+    await assertCliParity({
+      args: ['extract-frames', '--video-url', seconds, '--at', '4.5,00:00:05.5', '--format', 'png'],
+      message: MESSAGE,
+      output: /\/frame_001\.png$/,
+      check: async (file, body) => {
+        assert.deepEqual(body.output_files, [file, path.join(path.dirname(file), 'frame_002.png')]);
+        assert.equal(await secondOf(file), 4);
+        assert.equal(await secondOf(path.join(path.dirname(file), 'frame_002.png')), 5);
+      },
+      refused: {
+        args: ['extract-frames', '--video-url', seconds, '--count', '101'],
+        stderr: /Expected `(--)?count` to be an integer from 1 to 100, got `101`/,
+      },
+    });
   });
 
   it('runs in a pipeline, its frames a list the next step takes one by one', async () => {
-    const out = await mkdtemp(path.join(scratch, 'pipeline-'));
-    const definition = path.join(scratch, 'frames-then-sheet.yaml');
-    await writeFile(
-      definition,
-      [
-        'name: frames-then-thumbnails',
-        'description: Takes three frames, then makes each a 64x48 thumbnail',
-        'inputs:',
-        '  clip: url',
-        'steps:',
-        '  frames:',
-        '    op: extract-frames',
-        '    with: { video_url: "{{ inputs.clip }}", count: 3 }',
-        '  small:',
-        '    op: resize-image',
-        '    each: "{{ steps.frames.output }}"',
-        '    with: { image_url: "{{ item }}", width: 64, height: 48 }',
-        'results:',
-        '  small: "{{ steps.small.output }}"',
-        '',
-      ].join('\n'),
+    const { out, written } = await op.runPipeline(
+      `
+        name: frames-then-thumbnails
+        description: Takes three frames, then makes each a 64x48 thumbnail
+        inputs:
+          clip: url
+        steps:
+          frames:
+            op: extract-frames
+            with: { video_url: "{{ inputs.clip }}", count: 3 }
+          small:
+            op: resize-image
+            each: "{{ steps.frames.output }}"
+            with: { image_url: "{{ item }}", width: 64, height: 48 }
+        results:
+          small: "{{ steps.small.output }}"
+      `,
+      { clip: op.made['seconds.mp4']! },
     );
-    const result = await runCli(['run', definition, '--input', `clip=${seconds}`, '--out-dir', out]);
-    assert.equal(result.exitCode, 0, result.stderr);
-    const written = (await readdir(out)).sort();
     assert.equal(written.length, 3, written.join(', '));
     const thumbnails = written.map((name) => path.join(out, name));
     for (const file of thumbnails) assert.deepEqual(await sizeOf(file), { codec: 'mjpeg', width: 64, height: 48 });

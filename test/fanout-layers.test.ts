@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
+import { useScratch } from './helpers/scratch.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
-import { audioPacketHashes, probe, videoOf } from './helpers/media.js';
+import { audioPacketHashes, decodeErrors, probe, probeLines, videoOf } from './helpers/media.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
 import { startRedis, type TestRedis } from './helpers/redis.js';
 import { startS3, type TestS3 } from './helpers/s3-server.js';
@@ -74,29 +74,16 @@ function runs(shown: boolean[]): Array<[number, number]> {
   return found;
 }
 
-/** Every decoded frame's time, in order. */
-async function frameTimes(file: string): Promise<number[]> {
-  const { stdout } = await execa('ffprobe', [
-    ...['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'frame=pts_time', '-of', 'csv=p=0', file],
-  ]);
-  // A frame with side data (x264's SEI) has more fields after its time.
-  return stdout
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => Number(line.split(',')[0]));
-}
+/** Every decoded frame's time, in order (a frame with side data, x264's SEI, has more fields after it). */
+const frameTimes = async (file: string): Promise<number[]> =>
+  (await probeLines(file, 'frame=pts_time', 'v:0')).map((line) => Number(line.split(',')[0]));
 
 /** The times of a file's video keyframes, from its packets. */
-async function keyframeTimes(file: string): Promise<number[]> {
-  const { stdout } = await execa('ffprobe', [
-    ...['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,flags', '-of', 'csv=p=0', file],
-  ]);
-  return stdout
-    .split('\n')
+const keyframeTimes = async (file: string): Promise<number[]> =>
+  (await probeLines(file, 'packet=pts_time,flags', 'v:0'))
     .map((line) => line.split(','))
     .filter(([, flags]) => flags?.includes('K'))
     .map(([time]) => Number(time));
-}
 
 /** Each frame's SSIM (all planes) of one file against another of the same frames. */
 async function ssimByFrame(file: string, reference: string): Promise<number[]> {
@@ -105,12 +92,6 @@ async function ssimByFrame(file: string, reference: string): Promise<number[]> {
     ...['-lavfi', '[0:v:0][1:v:0]ssim=stats_file=-', '-f', 'null', '-'],
   ]);
   return [...stdout.matchAll(/All:([\d.]+)/g)].map((match) => Number(match[1]));
-}
-
-/** What a full decode reports at level error: nothing, for a clean file. */
-async function decodeErrors(file: string): Promise<string> {
-  const { stdout, stderr } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
-  return `${stdout}${stderr}`;
 }
 
 /**
@@ -143,9 +124,9 @@ interface Inputs {
   logo: string;
 }
 
-/** Makes the inputs in `scratch`. */
-async function makeInputs(scratch: string): Promise<Inputs> {
-  const long = path.join(scratch, 'long.mp4');
+/** Makes the inputs in `dir`. */
+async function makeInputs(dir: string): Promise<Inputs> {
+  const long = path.join(dir, 'long.mp4');
   // A moving grey picture kept dim (luma at most a fifth of full, no colour) with a tone, keyframes every 2 s.
   // prettier-ignore
   await execa('ffmpeg', [
@@ -157,7 +138,7 @@ async function makeInputs(scratch: string): Promise<Inputs> {
     '-c:a', 'aac', '-shortest', long,
   ]);
   // 12 s at 25 fps then 12 s at 30 fps, on a 1/90000 clock: frames 1/30 s apart from 12 s on.
-  const vfr = path.join(scratch, 'vfr.mp4');
+  const vfr = path.join(dir, 'vfr.mp4');
   // prettier-ignore
   await execa('ffmpeg', [
     '-v', 'error',
@@ -170,10 +151,10 @@ async function makeInputs(scratch: string): Promise<Inputs> {
     '-fps_mode', 'passthrough', '-enc_time_base:v', '1/90000', '-video_track_timescale', '90000',
     '-c:a', 'aac', '-shortest', vfr,
   ]);
-  const srt = path.join(scratch, 'across.srt');
+  const srt = path.join(dir, 'across.srt');
   // One cue across the join at 6 s, and one inside the first part.
   await writeFile(srt, '1\n00:00:01,000 --> 00:00:02,000\nINSIDE\n\n2\n00:00:05,000 --> 00:00:07,000\nACROSS\n');
-  const logo = path.join(scratch, 'red.png');
+  const logo = path.join(dir, 'red.png');
   await execa('ffmpeg', [
     ...['-v', 'error', '-f', 'lavfi', '-i', 'color=c=red:s=100x100,format=rgba'],
     ...['-frames:v', '1', logo],
@@ -190,22 +171,26 @@ const serveInputs = (inputs: Inputs): Promise<FileServer> =>
     '/local/red.png': serveFile(inputs.logo, 'image/png'),
   });
 
+// The inputs, made once for both ways of running below.
+const scratch = useScratch('mediaflow-fanout-layers-');
+let inputs: Inputs;
+let files: FileServer;
+before(async () => {
+  inputs = await makeInputs(scratch.dir);
+  files = await serveInputs(inputs);
+});
+after(async () => {
+  await files?.close();
+});
+
 describe('fan-out of add-subtitles, add-text and overlay-image', () => {
-  let files: FileServer;
   let server: TestServer;
-  let scratch: string;
-  let inputs: Inputs;
 
   before(async () => {
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-fanout-layers-'));
-    inputs = await makeInputs(scratch);
-    files = await serveInputs(inputs);
     server = await startMediaflow(SPLIT);
   });
   after(async () => {
     await server?.close();
-    await files?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
   });
 
   /** Runs an operation on the long video, split and in one pass (`fanout=false`); returns both outputs. */
@@ -352,18 +337,13 @@ describe('fan-out of add-subtitles, add-text and overlay-image', () => {
 describe('fan-out of the layer operations in Redis mode, parts on both workers', () => {
   let redis: TestRedis;
   let s3: TestS3;
-  let files: FileServer;
-  let scratch: string;
-  let inputs: Inputs;
   let api: ServeProcess;
   const workers: ServeProcess[] = [];
 
   before(async () => {
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-fanout-redis-'));
-    inputs = await makeInputs(scratch);
-    [redis, s3, files] = await Promise.all([startRedis(), startS3(), serveInputs(inputs)]);
+    [redis, s3] = await Promise.all([startRedis(), startS3()]);
     const shared = { ...s3.env, ...SPLIT, MEDIAFLOW_REDIS_URL: redis.url, MEDIAFLOW_STALLED_INTERVAL: '3s' };
-    const dataDir = path.join(scratch, 'data');
+    const dataDir = scratch.path('data');
     for (let n = 0; n < 2; n++)
       workers.push(await startWorkerProcess(dataDir, { ...shared, MEDIAFLOW_CONCURRENCY: '1' }));
     api = await startServeProcess(dataDir, { ...shared, MEDIAFLOW_WORKERS: '0' });
@@ -371,8 +351,7 @@ describe('fan-out of the layer operations in Redis mode, parts on both workers',
   after(async () => {
     for (const proc of [api, ...workers]) if (proc && proc.child.exitCode === null) proc.child.kill('SIGKILL');
     await Promise.all([api, ...workers].map((proc) => proc?.child));
-    await Promise.all([redis?.close(), s3?.close(), files?.close()]);
-    if (scratch) await rm(scratch, { recursive: true, force: true });
+    await Promise.all([redis?.close(), s3?.close()]);
   });
 
   /**
@@ -398,7 +377,7 @@ describe('fan-out of the layer operations in Redis mode, parts on both workers',
     assert.equal(res.status, 200, JSON.stringify(body));
     const download = await fetch(String(body.output_file ?? body.output_video));
     assert.equal(download.status, 200);
-    const file = path.join(scratch, `${route.replaceAll('/', '')}.mp4`);
+    const file = scratch.path(`${route.replaceAll('/', '')}.mp4`);
     await writeFile(file, Buffer.from(await download.arrayBuffer()));
     assert.equal(await x264Runs(file), PARTS, 'the output is the parts joined');
     assert.equal((await frameTimes(file)).length, FPS * SECONDS);

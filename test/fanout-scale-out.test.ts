@@ -26,6 +26,7 @@ import { startS3, type TestS3 } from './helpers/s3-server.js';
 import {
   eventually,
   ffmpegChildren,
+  killQuietly,
   startServeProcess,
   startWorkerProcess,
   type ServeProcess,
@@ -34,15 +35,6 @@ import {
 const ASYNC = { Prefer: 'respond-async' };
 const slow = { timeout: 240_000 } as never;
 const JOINS = [0, 60, 120, 180];
-
-/** Kills a process that may be gone already. */
-const killQuietly = (pid: number) => {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // already gone
-  }
-};
 
 /** A worker process with a data directory of its own: another machine, as far as files go. */
 interface Worker {

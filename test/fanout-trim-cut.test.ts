@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { audioOf, probe, videoOf, videoPacketHashes } from './helpers/media.js';
+import { before, describe, it } from './helpers/lifecycle.js';
+import { useScratch } from './helpers/scratch.js';
+import { audioOf, audioStart, probe, probeLines, videoOf, videoPacketHashes } from './helpers/media.js';
 import { countingClip, frameRuns, shownFrames, type ShownFrame } from './helpers/timed-media.js';
 import { loadConfig } from '../src/engine/config.js';
 import { anyLocalPath } from '../src/engine/run/job-run.js';
@@ -38,9 +38,7 @@ const flashes = (frames: ShownFrame[]): number[] =>
 
 /** Where each beep starts: the first loud sample after a fifth of a second of quiet, on the stream's clock. */
 async function beeps(file: string): Promise<number[]> {
-  const { stdout: start } = await execa('ffprobe', [
-    ...['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=start_time', '-of', 'csv=p=0', file],
-  ]);
+  const start = await audioStart(file);
   const { stdout } = await execa(
     'ffmpeg',
     ['-v', 'error', '-i', file, '-map', '0:a:0', '-ac', '1', '-ar', '48000', '-f', 'f32le', 'pipe:1'],
@@ -85,18 +83,7 @@ const x264Runs = async (file: string): Promise<number> =>
   (await readFile(file)).toString('latin1').split('x264 - core').length - 1;
 
 /** The titles of a file's chapters. */
-async function chapters(file: string): Promise<string[]> {
-  const { stdout } = await execa('ffprobe', [
-    '-v',
-    'error',
-    '-show_entries',
-    'chapter_tags=title',
-    '-of',
-    'csv=p=0',
-    file,
-  ]);
-  return stdout.split('\n').filter(Boolean);
-}
+const chapters = (file: string): Promise<string[]> => probeLines(file, 'chapter_tags=title');
 
 /** A stream's duration, in seconds. */
 const durationOf = async (file: string, stream: 'v' | 'a') => {
@@ -105,7 +92,7 @@ const durationOf = async (file: string, stream: 'v' | 'a') => {
 };
 
 describe('fan-out of trim-media and cut-media', () => {
-  let scratch: string;
+  const scratch = useScratch('mediaflow-fanout-trim-');
   let engine: ReturnType<typeof cliServices>['engine'];
   /**
    * 36 s of MPEG-4 Part 2 and AAC in MP4 whose frames carry their index (countingClip), a keyframe every 2 s,
@@ -121,19 +108,18 @@ describe('fan-out of trim-media and cut-media', () => {
   let h264: string;
 
   before(async () => {
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-fanout-trim-'));
-    counting = path.join(scratch, 'counting.mp4');
-    ntsc = path.join(scratch, 'ntsc.mp4');
-    late = path.join(scratch, 'late.mp4');
-    h264 = path.join(scratch, 'h264.mp4');
+    counting = path.join(scratch.dir, 'counting.mp4');
+    ntsc = path.join(scratch.dir, 'ntsc.mp4');
+    late = path.join(scratch.dir, 'late.mp4');
+    h264 = path.join(scratch.dir, 'h264.mp4');
     const clip = { gop: 50, codec: 'mpeg4', moving: true } as const;
-    const unmarked = path.join(scratch, 'unmarked.mp4');
+    const unmarked = path.join(scratch.dir, 'unmarked.mp4');
     await Promise.all([
       countingClip(unmarked, { ...clip, seconds: 36, flashAt: 4, flashEvery: 6 }),
       countingClip(ntsc, { ...clip, seconds: 30, fps: NTSC, gop: 60 }),
       countingClip(h264, { seconds: 16, gop: 50 }),
     ]);
-    const marks = path.join(scratch, 'chapters.txt');
+    const marks = path.join(scratch.dir, 'chapters.txt');
     await writeFile(
       marks,
       ';FFMETADATA1\n' +
@@ -167,7 +153,7 @@ describe('fan-out of trim-media and cut-media', () => {
     // The engine itself, as a library user runs it: its JobResult says how many parts the encode was split into.
     ({ engine } = cliServices({
       config: loadConfig({
-        MEDIAFLOW_DATA_DIR: scratch,
+        MEDIAFLOW_DATA_DIR: scratch.dir,
         MEDIAFLOW_FANOUT_MIN: '10',
         MEDIAFLOW_PART_SECONDS: '6',
         // One slot on any machine: the parts keep MEDIAFLOW_PART_SECONDS as it is, where more slots would round
@@ -175,21 +161,17 @@ describe('fan-out of trim-media and cut-media', () => {
         MEDIAFLOW_CONCURRENCY: '1',
       }),
       registry: builtinRegistry(),
-      store: new LocalOutputStore(path.join(scratch, 'out')),
-      workRoot: path.join(scratch, 'work'),
+      store: new LocalOutputStore(path.join(scratch.dir, 'out')),
+      workRoot: path.join(scratch.dir, 'work'),
     }));
   }, 120_000);
-  after(async () => {
-    if (scratch) await rm(scratch, { recursive: true, force: true });
-  });
-
   /** Runs an operation; returns its output file and the number of parts its encode was split into. */
   const run = async (operation: string, fields: Record<string, string>) => {
     const result = await engine.run(operation, fields, { localFiles: anyLocalPath });
     const { path: output } = result.output as { path: string };
     // Nothing of the parts is left behind: the job's workspace is gone.
-    assert.deepEqual(await readdir(path.join(scratch, 'work')).catch(() => []), []);
-    return { file: path.join(scratch, 'out', output), parts: result.parts };
+    assert.deepEqual(await readdir(path.join(scratch.dir, 'work')).catch(() => []), []);
+    return { file: path.join(scratch.dir, 'out', output), parts: result.parts };
   };
 
   /** Runs the request split and in one pass, and asserts what both must share; returns both files, the frames. */
@@ -220,7 +202,7 @@ describe('fan-out of trim-media and cut-media', () => {
 
   /** Asserts the frames on either side of each join (the first frame after it, by index) look as the one pass's. */
   const joinsMatch = async (split: string, single: string, joins: number[]) => {
-    const ssim = await ssimPerFrame(split, single, path.join(scratch, 'ssim.log'));
+    const ssim = await ssimPerFrame(split, single, path.join(scratch.dir, 'ssim.log'));
     for (const join of joins)
       for (const index of [join - 1, join])
         assert.ok(ssim[index]! >= 0.98, `SSIM ${ssim[index]} at frame ${index}, by the join before frame ${join}`);

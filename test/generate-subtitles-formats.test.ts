@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixtures } from './helpers/fixtures.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { describe, it } from './helpers/lifecycle.js';
+import { useOperation } from './helpers/operation.js';
 import { frameRgb } from './helpers/media.js';
-import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
 
 type Frame = Awaited<ReturnType<typeof frameRgb>>;
 
@@ -22,27 +20,16 @@ function redPixels(frame: Frame): Array<{ x: number; y: number }> {
 const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
 
 describe('generate-subtitles: srt, vtt and styled ass with word highlighting', () => {
-  let server: TestServer;
-  let files: FileServer;
-
-  before(async () => {
-    await fixtures('clip-2s-480x270-black.mp4');
-    files = await startFileServer();
-    server = await startMediaflow();
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-  });
+  const op = useOperation({ fixtures: ['clip-2s-480x270-black.mp4'] });
 
   /** Generates, expects success, and returns the URL and the file's text. */
   async function generate(fields: Record<string, string>, extension: string): Promise<{ url: string; text: string }> {
-    const res = await server.post('/generate-subtitles/', fields);
+    const res = await op.server.post('/generate-subtitles/', fields);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual(Object.keys(res.body).sort(), ['message', 'subtitle_file_url']);
     const url = res.body.subtitle_file_url!;
-    assert.match(url, new RegExp(`^${server.base}/uploads/[0-9a-f-]{36}/generated_subtitles\\.${extension}$`));
-    return { url, text: await readFile(server.pathOf(url), 'utf8') };
+    assert.match(url, new RegExp(`^${op.server.base}/uploads/[0-9a-f-]{36}/generated_subtitles\\.${extension}$`));
+    return { url, text: await readFile(op.server.pathOf(url), 'utf8') };
   }
 
   it('without the new fields, or with format=srt, writes the seed SRT byte for byte', async () => {
@@ -120,12 +107,12 @@ describe('generate-subtitles: srt, vtt and styled ass with word highlighting', (
         [550, 1090, 2000],
       );
 
-      const res = await server.post('/add-subtitles/', {
-        video_url: files.url('/f/clip-2s-480x270-black.mp4'),
+      const res = await op.server.post('/add-subtitles/', {
+        video_url: op.files.url('/f/clip-2s-480x270-black.mp4'),
         subtitle_url: url,
       });
       assert.equal(res.status, 200, JSON.stringify(res.body));
-      const video = server.pathOf(res.body.output_video!);
+      const video = op.server.pathOf(res.body.output_video!);
       const [early, late] = await Promise.all([frameRgb(video, 0.25), frameRgb(video, 1.6)]);
       const first = redPixels(early);
       const last = redPixels(late);
@@ -167,7 +154,7 @@ describe('generate-subtitles: srt, vtt and styled ass with word highlighting', (
       for (const [fields, error] of cases) {
         // Asynchronous requests are refused alike, before a job exists: no 202 for a job bound to fail.
         for (const headers of [{}, { prefer: 'respond-async' }] as Array<Record<string, string>>) {
-          const res = await server.post('/generate-subtitles/', { text: 'Hello there', ...fields }, { headers });
+          const res = await op.server.post('/generate-subtitles/', { text: 'Hello there', ...fields }, { headers });
           assert.equal(res.status, 400, `${JSON.stringify(fields)} ${JSON.stringify(headers)}`);
           assert.match(res.body.error!, error);
         }

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { after, before, describe, it } from './helpers/lifecycle.js';
+import { useOperation } from './helpers/operation.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import {
@@ -11,9 +12,10 @@ import {
   durationOf,
   frameRgb,
   probe,
+  type Probed,
+  probeLines,
   videoOf,
   videoPacketHashes,
-  type Probed,
 } from './helpers/media.js';
 import { submitJob, waitForJob } from './helpers/jobs.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
@@ -46,21 +48,8 @@ function assertPixels(
 }
 
 /** Frames of the video stream, counted by decoding. */
-async function frameCount(file: string): Promise<number> {
-  const { stdout } = await execa('ffprobe', [
-    '-v',
-    'error',
-    '-count_frames',
-    '-select_streams',
-    'v:0',
-    '-show_entries',
-    'stream=nb_read_frames',
-    '-of',
-    'csv=p=0',
-    file,
-  ]);
-  return Number(stdout.trim());
-}
+const frameCount = async (file: string): Promise<number> =>
+  Number((await probeLines(file, 'stream=nb_read_frames', 'v:0', ['-count_frames']))[0]);
 
 /** Top-level boxes of an ISO BMFF (mp4/mov) file, in file order. */
 async function topLevelBoxes(file: string): Promise<string[]> {
@@ -112,12 +101,8 @@ async function assertSlideshow(
 }
 
 describe('images-to-video', () => {
-  let files: FileServer;
-  let server: TestServer;
-  const url = (name: string) => files.url(`/f/${name}`);
-
-  before(async () => {
-    await fixtures(
+  const op = useOperation({
+    fixtures: [
       'red-640x360.jpg',
       'green-360x640.png',
       'blue-640x480.webp',
@@ -126,29 +111,24 @@ describe('images-to-video', () => {
       'red-alpha-400x300.png',
       'tone-2s-44k-stereo.mp3',
       'not-media.txt',
-    );
-    files = await startFileServer();
-    server = await startMediaflow();
+    ],
   });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-  });
+  const url = (name: string) => op.files.url(`/f/${name}`);
 
   /** Posts a slideshow request, checks the response's shape, and returns the produced file's path. */
   async function slideshow(fields: Record<string, string>): Promise<string> {
-    const res = await server.post('/images-to-video/', fields);
+    const res = await op.server.post('/images-to-video/', fields);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.message, 'Video created successfully');
     const format = fields.format ?? 'mp4';
     assert.match(
       res.body.output_file!,
       new RegExp(
-        `^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/output\\.` +
+        `^${op.server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/output\\.` +
           `${format}$`,
       ),
     );
-    return server.pathOf(res.body.output_file!);
+    return op.server.pathOf(res.body.output_file!);
   }
 
   it(
@@ -401,18 +381,18 @@ describe('images-to-video', () => {
       { seconds_per_image: '1' },
     ];
     for (const fields of empty) {
-      const res = await server.post('/images-to-video/', fields);
+      const res = await op.server.post('/images-to-video/', fields);
       assert.equal(res.status, 400, JSON.stringify(fields));
       assert.equal(res.body.error, 'No image URLs provided');
     }
-    let res = await server.post('/images-to-video/', { image_urls: one, format: 'xyz' });
+    let res = await op.server.post('/images-to-video/', { image_urls: one, format: 'xyz' });
     assert.equal(res.status, 400);
     assert.equal(res.body.error, "Unsupported format 'xyz'. Supported formats: mp4, avi, mov, mkv, webm.");
     const missing = url('missing.jpg');
-    res = await server.post('/images-to-video/', { image_urls: `${one},${missing}`, seconds_per_image: '1' });
+    res = await op.server.post('/images-to-video/', { image_urls: `${one},${missing}`, seconds_per_image: '1' });
     assert.equal(res.status, 502);
     assert.equal(res.body.error, `Failed to download ${missing}: HTTP 404 Not Found`);
-    assert.deepEqual(await server.workLeftovers(), []);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 
   it('refuses bad numbers with a 400 naming the parameter', async () => {
@@ -431,26 +411,26 @@ describe('images-to-video', () => {
       ['height', '99999'],
     ];
     for (const [param, value] of cases) {
-      const res = await server.post('/images-to-video/', { image_urls: one, [param]: value });
+      const res = await op.server.post('/images-to-video/', { image_urls: one, [param]: value });
       assert.equal(res.status, 400, `${param}=${value}: ${JSON.stringify(res.body)}`);
       assert.ok(res.body.error!.includes(param), `${param}=${value}: ${res.body.error}`);
     }
-    assert.deepEqual(await server.workLeftovers(), []);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 
   it('answers an input that is not an image with 422, leaving no work files', async () => {
     for (const name of ['tone-2s-44k-stereo.mp3', 'not-media.txt']) {
-      const res = await server.post('/images-to-video/', {
+      const res = await op.server.post('/images-to-video/', {
         image_urls: `${url('red-640x360.jpg')},${url(name)}`,
         seconds_per_image: '1',
       });
       assert.equal(res.status, 422, `${name}: ${JSON.stringify(res.body)}`);
-      assert.ok(!res.body.error!.includes(server.dataDir), res.body.error);
+      assert.ok(!res.body.error!.includes(op.server.dataDir), res.body.error);
     }
-    const res = await server.post('/images-to-video/', { image_urls: url('tone-2s-44k-stereo.mp3') });
+    const res = await op.server.post('/images-to-video/', { image_urls: url('tone-2s-44k-stereo.mp3') });
     assert.equal(res.status, 422);
     assert.match(res.body.error!, /is not an image file/);
-    assert.deepEqual(await server.workLeftovers(), []);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 
   it('runs from the CLI with local paths and URLs, printing the same JSON', async () => {

@@ -4,6 +4,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from './helpers/lifecycle.js';
+import { useOperation } from './helpers/operation.js';
 import { fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { getJob, isFinal, submitJob, waitForJob, type JobView } from './helpers/jobs.js';
@@ -35,55 +36,44 @@ async function eventsOf(
 }
 
 describe('outputs are named apart from their job', () => {
-  let files: FileServer;
-  let server: TestServer;
-  let work: string;
-
-  before(async () => {
-    await fixtures(
+  const op = useOperation({
+    fixtures: [
       'small-300x200.png',
       'tone-1s-22k-mono.wav',
       'tone-2s-44k-stereo.mp3',
       'tone-1s-48k-stereo.m4a',
       'tone-2s-48k-stereo.aac',
-    );
-    files = await startFileServer();
-    server = await startMediaflow({ MEDIAFLOW_PIPELINES_DIR: PIPELINES });
-    work = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-privacy-'));
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-    if (work) await rm(work, { recursive: true, force: true });
+    ],
+    env: { MEDIAFLOW_PIPELINES_DIR: PIPELINES },
   });
 
   it(
     'gives an operation output a UUID v4 of its own: ' + 'the URL does not contain the job id, nor lead to the job',
     async () => {
       const id = await submitJob(
-        server.base,
+        op.server.base,
         '/resize_image/',
-        { image_url: files.url('/f/small-300x200.png'), width: '40', height: '30' },
+        { image_url: op.files.url('/f/small-300x200.png'), width: '40', height: '30' },
         ASYNC,
       );
-      const job = await waitForJob(server.base, id);
+      const job = await waitForJob(op.server.base, id);
       assert.equal(job.status, 'succeeded', JSON.stringify(job));
       const url = String(job.result!.output_file);
-      const match = new RegExp(`^${server.base}/uploads/(${UUID.source})_resized\\.jpg$`).exec(url);
+      const match = new RegExp(`^${op.server.base}/uploads/(${UUID.source})_resized\\.jpg$`).exec(url);
       assert.ok(match, url);
       const outputId = match[1]!;
       assert.notEqual(outputId, id);
       assert.ok(!digitsOf(url).includes(digitsOf(id)), 'no spelling of the job id is in the URL');
       // The output id is random, not derived: it is stored with the job, and no job answers to it.
-      assert.equal((await recordOf(server, id)).output_id, outputId);
-      assert.equal((await fetch(`${server.base}/jobs/${outputId}`)).status, 404);
-      assert.equal((await fetch(`${server.base}/jobs/${outputId}`, { method: 'DELETE' })).status, 404);
+      assert.equal((await recordOf(op.server, id)).output_id, outputId);
+      assert.equal((await fetch(`${op.server.base}/jobs/${outputId}`)).status, 404);
+      assert.equal((await fetch(`${op.server.base}/jobs/${outputId}`, { method: 'DELETE' })).status, 404);
       // The file is there under that name, and is the resized image.
-      const file = path.join(work, 'out.jpg');
+      const file = path.join(op.scratch, 'out.jpg');
       await writeFile(file, Buffer.from(await (await fetch(url)).arrayBuffer()));
       assert.deepEqual([videoOf(await probe(file))!.width, videoOf(await probe(file))!.height], [40, 30]);
       assert.ok(
-        !(await readdir(path.join(server.dataDir, 'uploads'))).some((name) => name.includes(id)),
+        !(await readdir(path.join(op.server.dataDir, 'uploads'))).some((name) => name.includes(id)),
         'no upload is named by the job id',
       );
     },
@@ -91,17 +81,17 @@ describe('outputs are named apart from their job', () => {
 
   it("puts a pipeline's results in a folder named by the output id, not the job id", async () => {
     const fields = {
-      intro: files.url('/f/tone-1s-22k-mono.wav'),
-      segments: `${files.url('/f/tone-2s-44k-stereo.mp3')}, ${files.url('/f/tone-1s-48k-stereo.m4a')}`,
-      outro: files.url('/f/tone-2s-48k-stereo.aac'),
+      intro: op.files.url('/f/tone-1s-22k-mono.wav'),
+      segments: `${op.files.url('/f/tone-2s-44k-stereo.mp3')}, ${op.files.url('/f/tone-1s-48k-stereo.m4a')}`,
+      outro: op.files.url('/f/tone-2s-48k-stereo.aac'),
     };
-    const id = await submitJob(server.base, '/pipelines/podcast/', fields, ASYNC);
-    const job = await waitForJob(server.base, id);
+    const id = await submitJob(op.server.base, '/pipelines/podcast/', fields, ASYNC);
+    const job = await waitForJob(op.server.base, id);
     assert.equal(job.status, 'succeeded', JSON.stringify(job));
     const episode = (job.result!.outputs as Record<string, string>).episode!;
-    const outputId = String((await recordOf(server, id)).output_id);
+    const outputId = String((await recordOf(op.server, id)).output_id);
     assert.match(outputId, new RegExp(`^${UUID.source}$`));
-    assert.equal(episode, `${server.base}/uploads/${outputId}/episode.mp3`);
+    assert.equal(episode, `${op.server.base}/uploads/${outputId}/episode.mp3`);
     assert.ok(!digitsOf(episode).includes(digitsOf(id)));
     assert.equal((await fetch(episode)).status, 200);
   });
@@ -310,32 +300,21 @@ describe('several API keys with jobs in Redis', () => {
 });
 
 describe('one API key: jobs are shared as before', () => {
-  let files: FileServer;
-  let server: TestServer;
-
-  before(async () => {
-    await fixtures('small-300x200.png');
-    files = await startFileServer();
-    server = await startMediaflow({ MEDIAFLOW_API_KEYS: 'only-key' });
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-  });
+  const op = useOperation({ fixtures: ['small-300x200.png'], env: { MEDIAFLOW_API_KEYS: 'only-key' } });
 
   it('accepts a key given only in MEDIAFLOW_API_KEYS and records no owner', async () => {
-    assert.equal((await fetch(`${server.base}/jobs/00000000-0000-4000-8000-000000000000`)).status, 401);
+    assert.equal((await fetch(`${op.server.base}/jobs/00000000-0000-4000-8000-000000000000`)).status, 401);
     const id = await submitJob(
-      server.base,
+      op.server.base,
       '/resize_image/',
-      { image_url: files.url('/f/small-300x200.png'), width: '8', height: '8' },
+      { image_url: op.files.url('/f/small-300x200.png'), width: '8', height: '8' },
       { ...ASYNC, 'x-api-key': 'only-key' },
     );
     assert.equal(
-      (await waitForJob(server.base, id, isFinal, { headers: { 'x-api-key': 'only-key' } })).status,
+      (await waitForJob(op.server.base, id, isFinal, { headers: { 'x-api-key': 'only-key' } })).status,
       'succeeded',
     );
-    assert.equal((await recordOf(server, id)).owner, undefined);
+    assert.equal((await recordOf(op.server, id)).owner, undefined);
   });
 });
 

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { after, before, describe, it } from './helpers/lifecycle.js';
+import { useOperation } from './helpers/operation.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer, type Route } from './helpers/file-server.js';
 import { audioOf, durationOf, probe, videoOf } from './helpers/media.js';
@@ -813,40 +814,38 @@ describe('asynchronous submissions refused at once', () => {
 });
 
 describe('load shedding with asynchronous jobs', () => {
-  let files: FileServer;
-  let server: TestServer;
-
-  before(async () => {
-    await fixtures('small-300x200.png');
-    files = await startFileServer();
-    server = await startMediaflow({ MEDIAFLOW_CONCURRENCY: '1', MEDIAFLOW_MAX_QUEUE: '1' });
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
+  const op = useOperation({
+    fixtures: ['small-300x200.png'],
+    env: { MEDIAFLOW_CONCURRENCY: '1', MEDIAFLOW_MAX_QUEUE: '1' },
   });
 
   const health = async () => {
-    const { queue } = (await (await fetch(`${server.base}/health`)).json()) as {
+    const { queue } = (await (await fetch(`${op.server.base}/health`)).json()) as {
       queue: { waiting: number; running: number };
     };
     return { waiting: queue.waiting, running: queue.running };
   };
 
   it('counts waiting asynchronous jobs: one running and one waiting, the next is a 503 with Retry-After', async () => {
-    const running = accepted(await postForm(server.base, '/images-to-video/', longJob(files), ASYNC), server.base);
+    const running = accepted(
+      await postForm(op.server.base, '/images-to-video/', longJob(op.files), ASYNC),
+      op.server.base,
+    );
     assert.ok(
       await eventually(async () => (await ffmpegChildren(process.pid)).length === 1, 20_000),
       'the first job runs ffmpeg',
     );
-    const waiting = accepted(await postForm(server.base, '/images-to-video/', longJob(files), ASYNC), server.base);
+    const waiting = accepted(
+      await postForm(op.server.base, '/images-to-video/', longJob(op.files), ASYNC),
+      op.server.base,
+    );
     assert.deepEqual(await health(), { waiting: 1, running: 1 });
-    assert.equal((await getJob(server.base, waiting)).status, 'queued');
+    assert.equal((await getJob(op.server.base, waiting)).status, 'queued');
 
     const refused = await postForm(
-      server.base,
+      op.server.base,
       '/resize_image/',
-      { image_url: files.url('/f/small-300x200.png'), width: '8', height: '8' },
+      { image_url: op.files.url('/f/small-300x200.png'), width: '8', height: '8' },
       ASYNC,
     );
     assert.equal(refused.status, 503);
@@ -854,23 +853,23 @@ describe('load shedding with asynchronous jobs', () => {
     assert.equal(typeof refused.body.error, 'string');
     assert.equal(refused.headers.get('location'), null);
     assert.deepEqual(
-      (await jobRecords(server)).sort(),
+      (await jobRecords(op.server)).sort(),
       [`${running}.json`, `${waiting}.json`].sort(),
       'the refused job left no record',
     );
 
     // The waiting one is taken off the queue, the running one stopped.
     for (const id of [waiting, running]) {
-      const res = await fetch(`${server.base}/jobs/${id}`, { method: 'DELETE' });
+      const res = await fetch(`${op.server.base}/jobs/${id}`, { method: 'DELETE' });
       assert.equal(res.status, 200);
       assert.equal(((await res.json()) as Job).status, 'cancelled');
     }
-    assert.equal((await getJob(server.base, waiting)).started_at, null, 'the waiting job never started');
+    assert.equal((await getJob(op.server.base, waiting)).started_at, null, 'the waiting job never started');
     assert.ok(
       await eventually(async () => (await ffmpegChildren(process.pid)).length === 0, 10_000),
       'ffmpeg was killed',
     );
     assert.deepEqual(await health(), { waiting: 0, running: 0 });
-    assert.ok(await eventually(async () => (await server.workLeftovers()).length === 0));
+    assert.ok(await eventually(async () => (await op.server.workLeftovers()).length === 0));
   });
 });

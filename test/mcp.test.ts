@@ -8,6 +8,7 @@ import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { after, before, describe, it } from './helpers/lifecycle.js';
+import { useOperation } from './helpers/operation.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { fixtures } from './helpers/fixtures.js';
 import { audioOf, durationOf, frameRgb, probe, videoOf } from './helpers/media.js';
@@ -257,29 +258,20 @@ function transportSuite(name: string, connect: () => Promise<Connected>, files: 
 }
 
 describe('the MCP server', () => {
-  let files: FileServer;
-  let server: TestServer;
-  before(async () => {
-    files = await startFileServer();
-    server = await startMediaflow({ MEDIAFLOW_API_KEY: API_KEY, MEDIAFLOW_PIPELINES_DIR: PIPELINES });
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-  });
+  const op = useOperation({ env: { MEDIAFLOW_API_KEY: API_KEY, MEDIAFLOW_PIPELINES_DIR: PIPELINES } });
 
-  transportSuite('stdio (mediaflow mcp)', overStdio, () => files);
+  transportSuite('stdio (mediaflow mcp)', overStdio, () => op.files);
   transportSuite(
     'streamable HTTP (POST /mcp)',
-    () => overHttp(server),
-    () => files,
+    () => overHttp(op.server),
+    () => op.files,
   );
 
   describe('the render tool', () => {
     before(() => fixtures('red-640x360.jpg', 'green-360x640.png', 'tone-2s-44k-stereo.mp3'));
 
     it("takes the edit document's schema, teaches it by example, and renders that example", async () => {
-      const mcp = await overHttp(server);
+      const mcp = await overHttp(op.server);
       try {
         const { tools } = await mcp.client.listTools();
         const render = tools.find((tool) => tool.name === 'render')!;
@@ -313,9 +305,9 @@ describe('the MCP server', () => {
 
         // That example, as an agent would send it, on fixtures and in a smaller frame.
         const sources: Record<string, string> = {
-          'https://example.com/a.jpg': files.url('/f/red-640x360.jpg'),
-          'https://example.com/b.jpg': files.url('/f/green-360x640.png'),
-          'https://example.com/music.mp3': files.url('/f/tone-2s-44k-stereo.mp3'),
+          'https://example.com/a.jpg': op.files.url('/f/red-640x360.jpg'),
+          'https://example.com/b.jpg': op.files.url('/f/green-360x640.png'),
+          'https://example.com/music.mp3': op.files.url('/f/tone-2s-44k-stereo.mp3'),
         };
         for (const clip of example.tracks.flatMap((track) => track.clips))
           if (typeof clip.src === 'string') clip.src = sources[clip.src] ?? assert.fail(`unexpected src ${clip.src}`);
@@ -351,7 +343,7 @@ describe('the MCP server', () => {
         const bad = (await mcp.client.callTool({
           name: 'render',
           arguments: {
-            edit: { tracks: [{ clips: [{ type: 'image', src: files.url('/f/x.jpg') }, { type: 'gif' }] }] },
+            edit: { tracks: [{ clips: [{ type: 'image', src: op.files.url('/f/x.jpg') }, { type: 'gif' }] }] },
           },
         })) as CallToolResult;
         assert.equal(bad.isError, true);
@@ -380,7 +372,7 @@ describe('the MCP server', () => {
         params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
       };
       for (const headers of [{}, { 'x-api-key': 'wrong' }] as Array<Record<string, string>>) {
-        const res = await fetch(`${server.base}/mcp`, {
+        const res = await fetch(`${op.server.base}/mcp`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
           body: JSON.stringify(initialize),
@@ -389,7 +381,7 @@ describe('the MCP server', () => {
         assert.deepEqual(await res.json(), { error: 'Invalid or missing API key', code: 'MF_ERR_AUTH' });
       }
       await assert.rejects(
-        newClient().connect(new StreamableHTTPClientTransport(new URL(`${server.base}/mcp`))),
+        newClient().connect(new StreamableHTTPClientTransport(new URL(`${op.server.base}/mcp`))),
         (error: { code?: unknown }) => error.code === 401,
       );
     });
@@ -401,20 +393,20 @@ describe('the MCP server', () => {
         'x-api-key': API_KEY,
       };
       const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
-      const unknown = await fetch(`${server.base}/mcp`, {
+      const unknown = await fetch(`${op.server.base}/mcp`, {
         method: 'POST',
         headers: { ...headers, 'mcp-session-id': '3f0c7a52-8d7e-4c1b-9a55-2b3c4d5e6f70' },
         body: list,
       });
       assert.equal(unknown.status, 404);
       assert.match(((await unknown.json()) as { error: string }).error, /Unknown MCP session/);
-      const none = await fetch(`${server.base}/mcp`, { method: 'POST', headers, body: list });
+      const none = await fetch(`${op.server.base}/mcp`, { method: 'POST', headers, body: list });
       assert.equal(none.status, 400);
       assert.match(((await none.json()) as { error: string }).error, /Mcp-Session-Id/);
     });
 
     it('answers a tool name of a megabyte as fast as a short one: the closest-name search is capped', async () => {
-      const mcp = await overHttp(server);
+      const mcp = await overHttp(op.server);
       try {
         const megabyte = 'x'.repeat(1_000_000);
         /** The quickest of three calls (the least disturbed by the rest of the machine), in ms. */

@@ -3,12 +3,13 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixture, fixtures } from './helpers/fixtures.js';
+import { describe, it } from './helpers/lifecycle.js';
+import { fixture, H264, lavfi } from './helpers/fixtures.js';
 import { id3Tag } from './helpers/id3.js';
-import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
-import { waitForJob } from './helpers/jobs.js';
-import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { runCli } from './helpers/mediaflow.js';
+import { makeMedia, turned, useOperation } from './helpers/operation.js';
+
+const MESSAGE = 'Metadata read successfully';
 
 /** The answer's `metadata`, as the contract shapes it. */
 interface Metadata {
@@ -67,107 +68,95 @@ async function ffprobeMetadata(file: string): Promise<Metadata> {
   };
 }
 
-const ffmpeg = (...args: string[]) => execa('ffmpeg', ['-v', 'error', '-y', ...args]);
-
 describe('media-metadata', () => {
-  let files: FileServer;
-  let server: TestServer;
-  let scratch: string;
-  /** Local paths of every input by the name it is served under (/f/<name> or /local/<name>). */
-  const inputs = new Map<string, string>();
-  const MADE = ['rotated-tagged.mp4', 'tagged.mp3', 'subtitled.mkv', 'long-tags.mp3'];
-  const urlOf = (name: string) => files.url(MADE.includes(name) ? `/local/${name}` : `/f/${name}`);
-
-  before(async () => {
-    const shared = ['clip-2s-640x360-25fps.mp4', 'tone-1s-22k-mono.wav', 'clip-2s-320x240.webm'];
-    await fixtures(...shared, 'hello.srt', 'not-media.txt');
-    for (const name of shared) inputs.set(name, await fixture(name));
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-media-metadata-'));
-    const made = (name: string) => path.join(scratch, name);
-    // A phone-style clip: tags, and a display matrix that turns it (ffmpeg 5.1 writes one when it copies).
-    await ffmpeg(
-      ...['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=2'],
-      ...['-f', 'lavfi', '-i', 'sine=frequency=440:duration=2:sample_rate=48000'],
-      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest'],
-      ...['-metadata', 'title=Beach día', '-metadata', 'artist=Me', made('upright.mp4')],
-    );
-    await ffmpeg('-i', made('upright.mp4'), '-c', 'copy', '-metadata:s:v:0', 'rotate=90', made('rotated-tagged.mp4'));
-    await ffmpeg(
-      ...['-f', 'lavfi', '-i', 'sine=frequency=440:duration=2', '-c:a', 'libmp3lame'],
-      ...['-metadata', 'title=Song', '-metadata', 'artist=Singer', '-metadata', 'album=Album', made('tagged.mp3')],
-    );
-    await ffmpeg(
-      ...['-i', inputs.get('clip-2s-320x240.webm')!, '-i', await fixture('hello.srt')],
-      ...['-map', '0', '-map', '1', '-c', 'copy', '-c:s', 'srt', '-metadata', 'title=Subtitled', made('subtitled.mkv')],
-    );
-    // Tags past the limits, written before a bare MP3's frames: a 40 KB title, then six notes of 15,000 bytes.
-    await ffmpeg('-f', 'lavfi', '-i', 'sine=duration=1', '-c:a', 'libmp3lame', '-write_id3v2', '0', made('bare.mp3'));
-    const notes = Array.from({ length: 6 }, (_, i): [string, string] => [`TXXX:notes_${i + 1}`, 'n'.repeat(15_000)]);
-    const tag = id3Tag([['TIT2', 'é'.repeat(20_000)], ...notes]);
-    await writeFile(made('long-tags.mp3'), Buffer.concat([tag, await readFile(made('bare.mp3'))]));
-    for (const name of MADE) inputs.set(name, made(name));
-    files = await startFileServer(Object.fromEntries(MADE.map((name) => [`/local/${name}`, serveFile(made(name))])));
-    await writeFile(
-      path.join(scratch, 'clip-facts.yaml'),
-      [
-        'name: clip-facts',
-        'description: A clip converted to WebM, and the facts of the result',
-        'inputs:',
-        '  clip:',
-        '    type: url',
-        'steps:',
-        '  webm:',
-        '    op: convert-video',
-        '    with:',
-        '      video_url: "{{ inputs.clip }}"',
-        '      format: webm',
-        '  facts:',
-        '    op: media-metadata',
-        '    with:',
-        '      media_url: "{{ steps.webm.output }}"',
-        'results:',
-        '  video: "{{ steps.webm.output }}"',
-        '',
-      ].join('\n'),
-    );
-    // The same facts step, its output then named as a file: by a step, and as a result.
-    await writeFile(
-      path.join(scratch, 'facts-misused.yaml'),
-      [
-        'name: facts-misused',
-        'description: Names the output of a step that writes none',
-        'inputs:',
-        '  clip:',
-        '    type: url',
-        'steps:',
-        '  facts:',
-        '    op: media-metadata',
-        '    with:',
-        '      media_url: "{{ inputs.clip }}"',
-        '  webm:',
-        '    op: convert-video',
-        '    with:',
-        '      video_url: "{{ steps.facts.output }}"',
-        '      format: webm',
-        'results:',
-        '  facts: "{{ steps.facts.output }}"',
-        '',
-      ].join('\n'),
-    );
-    server = await startMediaflow({ MEDIAFLOW_PIPELINES_DIR: scratch });
+  const op = useOperation({
+    fixtures: [
+      'clip-2s-640x360-25fps.mp4',
+      'tone-1s-22k-mono.wav',
+      'clip-2s-320x240.webm',
+      'hello.srt',
+      'not-media.txt',
+    ],
+    make: {
+      // A phone-style clip: tags, and a display matrix that turns it (ffmpeg 5.1 writes one when it copies).
+      'upright.mp4': [
+        ...lavfi('testsrc2=size=320x240:rate=25:duration=2', 'sine=frequency=440:duration=2:sample_rate=48000'),
+        ...[...H264, '-c:a', 'aac', '-shortest'],
+        ...['-metadata', 'title=Beach día', '-metadata', 'artist=Me'],
+      ],
+      'rotated-tagged.mp4': turned('upright.mp4'),
+      'tagged.mp3': [
+        ...lavfi('sine=frequency=440:duration=2'),
+        ...['-c:a', 'libmp3lame', '-metadata', 'title=Song', '-metadata', 'artist=Singer', '-metadata', 'album=Album'],
+      ],
+      'subtitled.mkv': async (file) =>
+        makeMedia(file, [
+          ...['-i', await fixture('clip-2s-320x240.webm'), '-i', await fixture('hello.srt')],
+          ...['-map', '0', '-map', '1', '-c', 'copy', '-c:s', 'srt', '-metadata', 'title=Subtitled'],
+        ]),
+      'bare.mp3': [...lavfi('sine=duration=1'), '-c:a', 'libmp3lame', '-write_id3v2', '0'],
+      // Tags past the limits, written before a bare MP3's frames: a 40 KB title, then six notes of 15,000 bytes.
+      'long-tags.mp3': async (file, made) => {
+        const notes = Array.from({ length: 6 }, (_, i): [string, string] => [
+          `TXXX:notes_${i + 1}`,
+          'n'.repeat(15_000),
+        ]);
+        const tag = id3Tag([['TIT2', 'é'.repeat(20_000)], ...notes]);
+        await writeFile(file, Buffer.concat([tag, await readFile(made['bare.mp3']!)]));
+      },
+    },
+    pipelines: {
+      'clip-facts': `
+        name: clip-facts
+        description: A clip converted to WebM, and the facts of the result
+        inputs:
+          clip:
+            type: url
+        steps:
+          webm:
+            op: convert-video
+            with:
+              video_url: "{{ inputs.clip }}"
+              format: webm
+          facts:
+            op: media-metadata
+            with:
+              media_url: "{{ steps.webm.output }}"
+        results:
+          video: "{{ steps.webm.output }}"
+      `,
+      // The same facts step, its output then named as a file: by a step, and as a result.
+      'facts-misused': `
+        name: facts-misused
+        description: Names the output of a step that writes none
+        inputs:
+          clip:
+            type: url
+        steps:
+          facts:
+            op: media-metadata
+            with:
+              media_url: "{{ inputs.clip }}"
+          webm:
+            op: convert-video
+            with:
+              video_url: "{{ steps.facts.output }}"
+              format: webm
+        results:
+          facts: "{{ steps.facts.output }}"
+      `,
+    },
   });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
-  });
+  const urlOf = (name: string) => (op.made[name] ? op.local(name) : op.files.url(`/f/${name}`));
+  /** The local path of an input. */
+  const local = async (name: string) => op.made[name] ?? (await fixture(name));
 
   /** Files under uploads/: reading metadata writes none. */
-  const uploads = () => readdir(path.join(server.dataDir, 'uploads')).catch(() => []);
+  const uploads = () => readdir(path.join(op.server.dataDir, 'uploads')).catch(() => []);
 
   /** Reads over HTTP and checks the answer has the message and the metadata, and no output file. */
   const read = async (name: string): Promise<Metadata> => {
-    const res = await server.post('/media-metadata/', { media_url: urlOf(name) });
+    const res = await op.server.post('/media-metadata/', { media_url: urlOf(name) });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.message, 'Metadata read successfully');
     assert.equal(res.body.output_file, undefined, 'no output file');
@@ -179,9 +168,9 @@ describe('media-metadata', () => {
   for (const name of [...NAMES, 'clip-2s-320x240.webm', 'subtitled.mkv']) {
     it(`answers for ${name} what ffprobe reports, and writes no file`, async () => {
       const before = await uploads();
-      assert.deepEqual(await read(name), await ffprobeMetadata(inputs.get(name)!));
+      assert.deepEqual(await read(name), await ffprobeMetadata(await local(name)));
       assert.deepEqual(await uploads(), before);
-      assert.deepEqual(await server.workLeftovers(), []);
+      assert.deepEqual(await op.server.workLeftovers(), []);
     });
   }
 
@@ -215,7 +204,7 @@ describe('media-metadata', () => {
     );
     assert.equal(rotated.tags.title, 'Beach día');
     assert.equal(rotated.tags.artist, 'Me');
-    assert.equal(rotated.size, (await stat(inputs.get('rotated-tagged.mp4')!)).size);
+    assert.equal(rotated.size, (await stat(await local('rotated-tagged.mp4'))).size);
     assert.ok(rotated.duration! > 1.9 && rotated.duration! < 2.1, `${rotated.duration}`);
     assert.ok(rotated.bit_rate! > 0);
     const song = await read('tagged.mp3');
@@ -232,32 +221,19 @@ describe('media-metadata', () => {
   });
 
   it('runs asynchronously: 202, then the job at /jobs/<id> with the same answer', async () => {
-    const form = new FormData();
-    form.append('media_url', urlOf('tagged.mp3'));
-    const res = await fetch(`${server.base}/media-metadata`, {
-      method: 'POST',
-      body: form,
-      headers: { prefer: 'respond-async' },
-    });
-    const accepted = (await res.json()) as { job_id: string };
-    assert.equal(res.status, 202, JSON.stringify(accepted));
-    const job = await waitForJob(server.base, accepted.job_id);
-    assert.equal(job.status, 'succeeded', JSON.stringify(job));
-    assert.equal(job.progress, 100);
-    const result = job.result as { message: string; metadata: Metadata };
-    assert.equal(result.message, 'Metadata read successfully');
-    assert.deepEqual(result.metadata, await ffprobeMetadata(inputs.get('tagged.mp3')!));
+    const { result } = await op.asJob('/media-metadata', { media_url: urlOf('tagged.mp3') }, MESSAGE);
+    assert.deepEqual(result.metadata, await ffprobeMetadata(await local('tagged.mp3')));
   });
 
   it('prints the metadata from the CLI for a local file, and writes nothing', async () => {
     const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));
     try {
-      const local = inputs.get('rotated-tagged.mp4')!;
-      const result = await runCli(['media-metadata', '--media-url', local, '--out-dir', out]);
+      const file = await local('rotated-tagged.mp4');
+      const result = await runCli(['media-metadata', '--media-url', file, '--out-dir', out]);
       assert.equal(result.exitCode, 0, result.stderr);
       const body = JSON.parse(result.stdout) as { message: string; metadata: Metadata };
-      assert.equal(body.message, 'Metadata read successfully');
-      assert.deepEqual(body.metadata, await ffprobeMetadata(local));
+      assert.equal(body.message, MESSAGE);
+      assert.deepEqual(body.metadata, await ffprobeMetadata(file));
       assert.deepEqual(await readdir(out), []);
     } finally {
       await rm(out, { recursive: true, force: true });
@@ -265,36 +241,29 @@ describe('media-metadata', () => {
   });
 
   it('runs as a pipeline step on the output of the step before, the run answering its metadata', async () => {
-    const res = await server.post('/pipelines/clip-facts', { clip: urlOf('clip-2s-640x360-25fps.mp4') });
+    const res = await op.server.post('/pipelines/clip-facts', { clip: urlOf('clip-2s-640x360-25fps.mp4') });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const body = res.body as unknown as { outputs: { video: string }; answers: { facts: { metadata: Metadata } } };
-    const webm = server.pathOf(body.outputs.video);
+    const webm = op.server.pathOf(body.outputs.video);
     assert.deepEqual(body.answers.facts.metadata, await ffprobeMetadata(webm));
     assert.equal(body.answers.facts.metadata.format, 'matroska,webm');
   });
 
   it('refuses a pipeline that names the output of its step, which writes none, with a 400 before running', async () => {
     const before = await uploads();
-    const res = await server.post('/pipelines/facts-misused', { clip: urlOf('clip-2s-640x360-25fps.mp4') });
+    const res = await op.server.post('/pipelines/facts-misused', { clip: urlOf('clip-2s-640x360-25fps.mp4') });
     assert.equal(res.status, 400, JSON.stringify(res.body));
     const issue = "{{ steps.facts.output }} is no file: operation 'media-metadata' writes none";
     assert.ok(res.body.error!.includes(issue), res.body.error);
     assert.deepEqual(await uploads(), before);
-    assert.deepEqual(await server.workLeftovers(), []);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 
   it('refuses what is not audio or video with a 422, as other operations do, and leaves nothing behind', async () => {
-    const before = await uploads();
-    let res = await server.post('/media-metadata/', { media_url: urlOf('not-media.txt') });
-    assert.equal(res.status, 422, JSON.stringify(res.body));
-    assert.match(res.body.error!, /is not readable media/);
-    res = await server.post('/media-metadata/', { media_url: urlOf('hello.srt') });
-    assert.equal(res.status, 422, JSON.stringify(res.body));
-    assert.match(res.body.error!, /is not a media file: found srt/);
-    res = await server.post('/media-metadata/', {});
-    assert.equal(res.status, 400);
-    assert.equal(res.body.error, 'Missing required parameter `media_url`');
-    assert.deepEqual(await server.workLeftovers(), []);
-    assert.deepEqual(await uploads(), before);
+    await op.expectRefusals('/media-metadata/', [
+      [{ media_url: urlOf('not-media.txt') }, 422, /is not readable media/],
+      [{ media_url: urlOf('hello.srt') }, 422, /is not a media file: found srt/],
+      [{}, 400, 'Missing required parameter `media_url`'],
+    ]);
   });
 });

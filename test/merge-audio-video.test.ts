@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixture, fixtures } from './helpers/fixtures.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { assertCliParity } from './helpers/cli-parity.js';
+import { describe, it } from './helpers/lifecycle.js';
+import { fixture } from './helpers/fixtures.js';
 import {
   audioOf,
   docType,
@@ -16,7 +13,7 @@ import {
   type Probed,
   videoPacketHashes,
 } from './helpers/media.js';
-import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { UUID, useOperation } from './helpers/operation.js';
 
 /** Asserts the output's sound is the tone `present` and carries nothing of the tone `absent`. */
 async function assertTone(file: string, seconds: number, present: number, absent: number | undefined): Promise<void> {
@@ -34,11 +31,8 @@ const close = (actual: number, expected: number, tolerance: number, what = 'dura
   assert.ok(Math.abs(actual - expected) <= tolerance, `${what} ${actual}, expected ${expected} ± ${tolerance}`);
 
 describe('merge-audio-video', () => {
-  let files: FileServer;
-  let server: TestServer;
-
-  before(async () => {
-    await fixtures(
+  const op = useOperation({
+    fixtures: [
       'clip-2s-640x360-25fps.mp4',
       'clip-3s-640x360-25fps.mp4',
       'clip-1s-320x240-30fps-silent.mp4',
@@ -50,29 +44,19 @@ describe('merge-audio-video', () => {
       'tone-2s-44k-stereo.mp3',
       'landscape-1920x1080.jpg',
       'not-media.txt',
-    );
-    files = await startFileServer();
-    server = await startMediaflow();
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
+    ],
   });
 
   const merge = async (video: string, audio: string, format?: string) => {
-    const fields: Record<string, string> = { video_url: files.url(`/f/${video}`), audio_url: files.url(`/f/${audio}`) };
+    const fields: Record<string, string> = {
+      video_url: op.files.url(`/f/${video}`),
+      audio_url: op.files.url(`/f/${audio}`),
+    };
     if (format) fields.format = format;
-    const res = await server.post('/merge-audio-video/', fields);
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.message, 'Audio successfully merged into the video');
-    assert.match(
-      res.body.output_file!,
-      new RegExp(
-        `^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}_merged\\.` +
-          `${format ?? 'mp4'}$`,
-      ),
-    );
-    const file = server.pathOf(res.body.output_file!);
+    const { file } = await op.expectOutput('/merge-audio-video/', fields, {
+      message: 'Audio successfully merged into the video',
+      name: `${UUID}_merged\\.${format ?? 'mp4'}`,
+    });
     return { file, info: await probe(file) };
   };
 
@@ -197,79 +181,60 @@ describe('merge-audio-video', () => {
   });
 
   it('answers errors as JSON and leaves no work files', async () => {
-    const video = files.url('/f/clip-2s-640x360-25fps.mp4');
-    const audio = files.url('/f/tone-2s-44k-stereo.mp3');
-    let res = await server.post('/merge-audio-video/', { video_url: video, audio_url: audio, format: 'flv' });
+    const video = op.files.url('/f/clip-2s-640x360-25fps.mp4');
+    const audio = op.files.url('/f/tone-2s-44k-stereo.mp3');
+    let res = await op.server.post('/merge-audio-video/', { video_url: video, audio_url: audio, format: 'flv' });
     assert.equal(res.status, 400);
     assert.equal(res.body.error, "Unsupported format 'flv'. Supported formats: mp4, mov, mkv, avi, webm.");
-    res = await server.post('/merge-audio-video/', { video_url: video });
+    res = await op.server.post('/merge-audio-video/', { video_url: video });
     assert.equal(res.status, 400);
     assert.match(res.body.error!, /audio_url/);
-    res = await server.post('/merge-audio-video/', { audio_url: audio });
+    res = await op.server.post('/merge-audio-video/', { audio_url: audio });
     assert.equal(res.status, 400);
     assert.match(res.body.error!, /video_url/);
-    const missing = files.url('/f/missing.mp4');
-    res = await server.post('/merge-audio-video/', { video_url: missing, audio_url: audio });
+    const missing = op.files.url('/f/missing.mp4');
+    res = await op.server.post('/merge-audio-video/', { video_url: missing, audio_url: audio });
     assert.equal(res.status, 502);
     assert.equal(res.body.error, `Failed to download ${missing}: HTTP 404 Not Found`);
     // An audio file is not a video, a picture is not an audio, text is not media.
-    res = await server.post('/merge-audio-video/', { video_url: audio, audio_url: audio });
+    res = await op.server.post('/merge-audio-video/', { video_url: audio, audio_url: audio });
     assert.equal(res.status, 422);
     assert.match(res.body.error!, /is not a video file/);
-    res = await server.post('/merge-audio-video/', {
+    res = await op.server.post('/merge-audio-video/', {
       video_url: video,
-      audio_url: files.url('/f/landscape-1920x1080.jpg'),
+      audio_url: op.files.url('/f/landscape-1920x1080.jpg'),
     });
     assert.equal(res.status, 422);
     assert.match(res.body.error!, /is not an audio file/);
-    res = await server.post('/merge-audio-video/', { video_url: video, audio_url: files.url('/f/not-media.txt') });
+    res = await op.server.post('/merge-audio-video/', {
+      video_url: video,
+      audio_url: op.files.url('/f/not-media.txt'),
+    });
     assert.equal(res.status, 422);
     assert.match(res.body.error!, /not readable media/);
-    assert.ok(!res.body.error!.includes(server.dataDir), res.body.error);
-    assert.deepEqual(await server.workLeftovers(), []);
+    assert.ok(!res.body.error!.includes(op.server.dataDir), res.body.error);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 
   it('runs from the CLI with a local path and a URL, printing the same JSON', async () => {
-    const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));
-    try {
-      const local = await fixture('clip-2s-640x360-25fps.mp4');
-      const result = await runCli([
-        'merge-audio-video',
-        '--video-url',
-        local,
-        '--audio-url',
-        files.url('/f/tone-1s-48k-stereo.m4a'),
-        '--format',
-        'mov',
-        '--out-dir',
-        out,
-      ]);
-      assert.equal(result.exitCode, 0, result.stderr);
-      const body = JSON.parse(result.stdout) as Record<string, string>;
-      assert.equal(body.message, 'Audio successfully merged into the video');
-      assert.match(body.output_file!, /_merged\.mov$/);
-      assert.ok(body.output_file!.startsWith(out));
-      const info = await probe(body.output_file!);
-      assert.equal(videoOf(info)?.codec_name, 'h264');
-      assert.equal(audioStreams(info).length, 1);
-      assert.equal(audioOf(info)?.codec_name, 'aac');
-      close(durationOf(info), 1, 0.1);
-      await assertTone(body.output_file!, 1, 330, 440);
-      const bad = await runCli([
-        'merge-audio-video',
-        '--video-url',
-        local,
-        '--audio-url',
-        local,
-        '--format',
-        'flv',
-        '--out-dir',
-        out,
-      ]);
-      assert.equal(bad.exitCode, 2);
-      assert.match(bad.stderr, /Unsupported format 'flv'/);
-    } finally {
-      await rm(out, { recursive: true, force: true });
-    }
+    const local = await fixture('clip-2s-640x360-25fps.mp4');
+    const audio = op.files.url('/f/tone-1s-48k-stereo.m4a');
+    await assertCliParity({
+      args: ['merge-audio-video', '--video-url', local, '--audio-url', audio, '--format', 'mov'],
+      message: 'Audio successfully merged into the video',
+      output: /_merged\.mov$/,
+      check: async (file) => {
+        const info = await probe(file);
+        assert.equal(videoOf(info)?.codec_name, 'h264');
+        assert.equal(audioStreams(info).length, 1);
+        assert.equal(audioOf(info)?.codec_name, 'aac');
+        close(durationOf(info), 1, 0.1);
+        await assertTone(file, 1, 330, 440);
+      },
+      refused: {
+        args: ['merge-audio-video', '--video-url', local, '--audio-url', local, '--format', 'flv'],
+        stderr: /Unsupported format 'flv'/,
+      },
+    });
   });
 });

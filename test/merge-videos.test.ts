@@ -1,23 +1,21 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { execa } from 'execa';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixture, fixtures } from './helpers/fixtures.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { assertCliParity } from './helpers/cli-parity.js';
+import { describe, it } from './helpers/lifecycle.js';
+import { fixture } from './helpers/fixtures.js';
 import {
   audioOf,
   durationOf,
   frameRgb,
   meanLuma,
+  packetTimes,
   pcm,
   probe,
+  type Probed,
   toneLevel,
   videoOf,
-  type Probed,
 } from './helpers/media.js';
-import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { UUID, useOperation } from './helpers/operation.js';
 
 /** MD5 of every decoded video frame: the output of a join by copy decodes to exactly the inputs' frames. */
 async function frameHashes(file: string): Promise<string[]> {
@@ -46,22 +44,6 @@ async function packetHashes(file: string, stream: string): Promise<string[]> {
   return (JSON.parse(stdout) as { packets: Array<{ data_hash: string }> }).packets.map((packet) => packet.data_hash);
 }
 
-/** Presentation times of the video packets, in seconds, in file order. */
-async function videoTimes(file: string): Promise<number[]> {
-  const { stdout } = await execa('ffprobe', [
-    '-v',
-    'error',
-    '-select_streams',
-    'v:0',
-    '-show_entries',
-    'packet=pts_time',
-    '-of',
-    'csv=p=0',
-    file,
-  ]);
-  return stdout.split('\n').filter(Boolean).map(Number);
-}
-
 const rms = (samples: Float32Array) =>
   Math.sqrt(samples.reduce((sum, x) => sum + x * x, 0) / Math.max(1, samples.length));
 const close = (actual: number, expected: number, tolerance: number, what = 'duration') =>
@@ -82,11 +64,8 @@ const videoShape = (info: Probed) => {
 };
 
 describe('merge-videos', () => {
-  let files: FileServer;
-  let server: TestServer;
-
-  before(async () => {
-    await fixtures(
+  const op = useOperation({
+    fixtures: [
       'clip-2s-640x360-25fps.mp4',
       'clip-3s-640x360-25fps.mp4',
       'clip-3s-640x360-25fps-90k.mp4',
@@ -95,26 +74,15 @@ describe('merge-videos', () => {
       'clip-2s-480x270-black.mp4',
       'tone-2s-44k-stereo.mp3',
       'not-media.txt',
-    );
-    files = await startFileServer();
-    server = await startMediaflow();
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
+    ],
   });
 
   const merge = async (names: string[], separator = ',') => {
-    const res = await server.post('/merge-videos/', {
-      video_urls: names.map((n) => files.url(`/f/${n}`)).join(separator),
-    });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.message, 'Videos merged successfully');
-    assert.match(
-      res.body.output_file!,
-      new RegExp(`^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}_merged\\.mp4$`),
+    const { file } = await op.expectOutput(
+      '/merge-videos/',
+      { video_urls: names.map((n) => op.files.url(`/f/${n}`)).join(separator) },
+      { message: 'Videos merged successfully', name: `${UUID}_merged\\.mp4` },
     );
-    const file = server.pathOf(res.body.output_file!);
     return { file, info: await probe(file) };
   };
 
@@ -146,7 +114,7 @@ describe('merge-videos', () => {
       toneLevel(tail, 660) > 0.05 && toneLevel(tail, 440) < 0.01,
       "last three seconds are the second clip's sound",
     );
-    assert.deepEqual(await server.workLeftovers(), []);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 
   it("keeps the inputs' packets byte for byte, video and audio, whether an input is remuxed first or not", async () => {
@@ -171,7 +139,7 @@ describe('merge-videos', () => {
     close(durationOf(info), 5, 0.1);
     close(Number(videoOf(info)?.duration), 5, 0.1, 'video duration');
     assert.equal(videoOf(info)?.avg_frame_rate, '25/1');
-    const times = await videoTimes(file);
+    const times = await packetTimes(file, 'v:0');
     assert.equal(times.length, 125);
     assert.ok(Math.max(...times) < 5, `last frame at ${Math.max(...times)} s`);
     const expected = [
@@ -230,52 +198,41 @@ describe('merge-videos', () => {
   });
 
   it('answers the errors: fewer than two URLs, a failed download, an input that is not a video', async () => {
-    const one = files.url('/f/clip-2s-640x360-25fps.mp4');
+    const one = op.files.url('/f/clip-2s-640x360-25fps.mp4');
     for (const video_urls of [one, '', ` ${one} , `]) {
-      const res = await server.post('/merge-videos/', { video_urls });
+      const res = await op.server.post('/merge-videos/', { video_urls });
       assert.equal(res.status, 400, video_urls);
       assert.equal(res.body.error, 'At least two video URLs are required');
     }
-    let res = await server.post('/merge-videos/', {});
+    let res = await op.server.post('/merge-videos/', {});
     assert.equal(res.status, 400);
     assert.equal(res.body.error, 'At least two video URLs are required');
-    const missing = files.url('/f/missing.mp4');
-    res = await server.post('/merge-videos/', { video_urls: `${one},${missing}` });
+    const missing = op.files.url('/f/missing.mp4');
+    res = await op.server.post('/merge-videos/', { video_urls: `${one},${missing}` });
     assert.equal(res.status, 502);
     assert.equal(res.body.error, `Failed to download ${missing}: HTTP 404 Not Found`);
-    res = await server.post('/merge-videos/', { video_urls: `${one},${files.url('/f/tone-2s-44k-stereo.mp3')}` });
+    res = await op.server.post('/merge-videos/', { video_urls: `${one},${op.files.url('/f/tone-2s-44k-stereo.mp3')}` });
     assert.equal(res.status, 422);
     assert.match(res.body.error!, /is not a video file/);
-    res = await server.post('/merge-videos/', { video_urls: `${one},${files.url('/f/not-media.txt')}` });
+    res = await op.server.post('/merge-videos/', { video_urls: `${one},${op.files.url('/f/not-media.txt')}` });
     assert.equal(res.status, 422);
-    assert.ok(!res.body.error!.includes(server.dataDir), res.body.error);
-    assert.deepEqual(await server.workLeftovers(), []);
+    assert.ok(!res.body.error!.includes(op.server.dataDir), res.body.error);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 
   it('runs from the CLI with local paths and URLs, printing the same JSON', async () => {
-    const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));
-    try {
-      const local = await fixture('clip-2s-640x360-25fps.mp4');
-      const result = await runCli([
-        'merge-videos',
-        '--video-urls',
-        `${local}, ${files.url('/f/clip-1s-320x240-30fps-silent.mp4')}`,
-        '--out-dir',
-        out,
-      ]);
-      assert.equal(result.exitCode, 0, result.stderr);
-      const body = JSON.parse(result.stdout) as Record<string, string>;
-      assert.equal(body.message, 'Videos merged successfully');
-      assert.ok(body.output_file!.startsWith(out) && body.output_file!.endsWith('_merged.mp4'), body.output_file);
-      const info = await probe(body.output_file!);
-      assert.deepEqual([videoOf(info)?.width, videoOf(info)?.height], [640, 360]);
-      assert.equal(audioStreams(info).length, 1);
-      close(durationOf(info), 3, 0.15);
-      const bad = await runCli(['merge-videos', '--video-urls', local, '--out-dir', out]);
-      assert.equal(bad.exitCode, 2);
-      assert.match(bad.stderr, /At least two video URLs are required/);
-    } finally {
-      await rm(out, { recursive: true, force: true });
-    }
+    const local = await fixture('clip-2s-640x360-25fps.mp4');
+    await assertCliParity({
+      args: ['merge-videos', '--video-urls', `${local}, ${op.files.url('/f/clip-1s-320x240-30fps-silent.mp4')}`],
+      message: 'Videos merged successfully',
+      output: /_merged\.mp4$/,
+      check: async (file) => {
+        const info = await probe(file);
+        assert.deepEqual([videoOf(info)?.width, videoOf(info)?.height], [640, 360]);
+        assert.equal(audioStreams(info).length, 1);
+        close(durationOf(info), 3, 0.15);
+      },
+      refused: { args: ['merge-videos', '--video-urls', local], stderr: /At least two video URLs are required/ },
+    });
   });
 });

@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixture, fixtures } from './helpers/fixtures.js';
-import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
-import { submitJob, waitForJob } from './helpers/jobs.js';
+import { assertCliParity } from './helpers/cli-parity.js';
+import { describe, it } from './helpers/lifecycle.js';
+import { fixture, lavfi } from './helpers/fixtures.js';
+import { startFileServer, serveFile } from './helpers/file-server.js';
 import {
   audioOf,
   claimMp3Seconds,
@@ -17,9 +14,9 @@ import {
   videoOf,
   videoPacketHashes,
 } from './helpers/media.js';
-import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { makeMedia, outOfRange, UUID, useOperation } from './helpers/operation.js';
 
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
+const MESSAGE = 'Audio mixed successfully';
 /** The voice's tone and the music's, apart enough for each to be measured in the mix on its own. */
 const VOICE_HZ = 300;
 const MUSIC_HZ = 1000;
@@ -32,62 +29,38 @@ const SPEECH = [0.25, 2.25];
 const PAUSES = [1.65, 3.65];
 const SPAN = 0.3;
 
-describe('mix-audio', () => {
-  let files: FileServer;
-  let server: TestServer;
-  let scratch: string;
-  const made: Record<string, string> = {};
+/** The voice's tone at `amplitude` (an expression of t), in the first second of every two. */
+const spoken = (amplitude: string, seconds: number) =>
+  `aevalsrc=exprs='${amplitude}*sin(2*PI*${VOICE_HZ}*t)*lt(mod(t\\,2)\\,1)':s=48000:d=${seconds}`;
+const VOICE = spoken('0.25', 6);
+const PCM = ['-c:a', 'pcm_s16le'];
 
-  before(async () => {
-    await fixtures('clip-2s-640x360-25fps.mp4', 'clip-1s-320x240-30fps-silent.mp4');
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-mix-'));
-    /** The voice's tone at `amplitude` (an expression of t), in the first second of every two. */
-    const spoken = (amplitude: string, seconds: number) =>
-      `aevalsrc=exprs='${amplitude}*sin(2*PI*${VOICE_HZ}*t)*lt(mod(t\\,2)\\,1)':s=48000:d=${seconds}`;
-    const voice = spoken('0.25', 6);
-    const recipes: Record<string, string[]> = {
-      'voice.wav': ['-f', 'lavfi', '-i', voice, '-c:a', 'pcm_s16le'],
+describe('mix-audio', () => {
+  const op = useOperation({
+    fixtures: ['clip-2s-640x360-25fps.mp4', 'clip-1s-320x240-30fps-silent.mp4'],
+    make: {
+      'voice.wav': [...lavfi(VOICE), ...PCM],
       // The music, a third of the voice's length.
-      'music.wav': ['-f', 'lavfi', '-i', `sine=f=${MUSIC_HZ}:r=48000:d=2`, '-c:a', 'pcm_s16le'],
-      'silence.wav': ['-f', 'lavfi', '-i', 'anullsrc=r=48000:cl=mono:d=3', '-c:a', 'pcm_s16le'],
+      'music.wav': [...lavfi(`sine=f=${MUSIC_HZ}:r=48000:d=2`), ...PCM],
+      'silence.wav': [...lavfi('anullsrc=r=48000:cl=mono:d=3'), ...PCM],
       // Longer than a minute, so measured on windows: a voice and a music whose levels swell and fade slowly,
       // over periods that the windows do not divide, the music shorter than the voice, so looped.
-      'long-voice.wav': ['-f', 'lavfi', '-i', spoken('0.25*(0.6+0.4*sin(2*PI*t/37))', 90), '-c:a', 'pcm_s16le'],
+      'long-voice.wav': [...lavfi(spoken('0.25*(0.6+0.4*sin(2*PI*t/37))', 90)), ...PCM],
       'long-music.wav': [
-        ...['-f', 'lavfi', '-i'],
-        `aevalsrc=exprs='0.125*(0.7+0.3*sin(2*PI*t/23))*sin(2*PI*${MUSIC_HZ}*t)':s=48000:d=70`,
-        ...['-c:a', 'pcm_s16le'],
+        ...lavfi(`aevalsrc=exprs='0.125*(0.7+0.3*sin(2*PI*t/23))*sin(2*PI*${MUSIC_HZ}*t)':s=48000:d=70`),
+        ...PCM,
       ],
       // At 192 kHz stereo, 90 s of music are 140 MB of samples: more than a loop keeps in memory (128 MiB).
-      'hires-voice.flac': ['-f', 'lavfi', '-i', `sine=f=${VOICE_HZ}:r=192000:d=100`, '-ac', '2', '-c:a', 'flac'],
-      'hires-music.flac': ['-f', 'lavfi', '-i', `sine=f=${MUSIC_HZ}:r=48000:d=90`, '-c:a', 'flac'],
+      'hires-voice.flac': [...lavfi(`sine=f=${VOICE_HZ}:r=192000:d=100`), '-ac', '2', '-c:a', 'flac'],
+      'hires-music.flac': [...lavfi(`sine=f=${MUSIC_HZ}:r=48000:d=90`), '-c:a', 'flac'],
       // The voice under a picture, as H.264 and AAC in MP4.
       'talk.mp4': [
-        ...['-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=25:duration=6', '-f', 'lavfi', '-i', voice],
+        ...lavfi('testsrc2=size=320x240:rate=25:duration=6', VOICE),
         ...['-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac', '-shortest'],
       ],
-    };
-    for (const [name, args] of Object.entries(recipes)) {
-      made[name] = path.join(scratch, name);
-      await execa('ffmpeg', ['-v', 'error', ...args, made[name]]);
-    }
-    files = await startFileServer({
-      '/local/voice.wav': serveFile(made['voice.wav']!, 'audio/wav'),
-      '/local/music.wav': serveFile(made['music.wav']!, 'audio/wav'),
-      '/local/silence.wav': serveFile(made['silence.wav']!, 'audio/wav'),
-      '/local/long-voice.wav': serveFile(made['long-voice.wav']!, 'audio/wav'),
-      '/local/long-music.wav': serveFile(made['long-music.wav']!, 'audio/wav'),
-      '/local/hires-voice.flac': serveFile(made['hires-voice.flac']!, 'audio/flac'),
-      '/local/hires-music.flac': serveFile(made['hires-music.flac']!, 'audio/flac'),
-      '/local/talk.mp4': serveFile(made['talk.mp4']!, 'video/mp4'),
-    });
-    server = await startMediaflow();
+    },
   });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
-  });
+  const { made } = op;
 
   /**
    * The music's tone level expected in the mix at `volume`: its own level alone, moved by the gain that brings
@@ -100,15 +73,8 @@ describe('mix-audio', () => {
   };
 
   const mix = async (fields: Record<string, string>, ext = 'wav'): Promise<string> => {
-    const res = await server.post('/mix-audio/', {
-      media_url: files.url('/local/voice.wav'),
-      music_url: files.url('/local/music.wav'),
-      ...fields,
-    });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.message, 'Audio mixed successfully');
-    assert.match(res.body.output_file!, new RegExp(`^${server.base}/uploads/${UUID}/mixed\\.${ext}$`));
-    return server.pathOf(res.body.output_file!);
+    const all = { media_url: op.local('voice.wav'), music_url: op.local('music.wav'), ...fields };
+    return (await op.expectOutput('/mix-audio/', all, { message: MESSAGE, name: `${UUID}/mixed\\.${ext}` })).file;
   };
 
   it('keeps the voice at its level, the music music_volume under it, for as long as the voice', async () => {
@@ -164,8 +130,8 @@ describe('mix-audio', () => {
 
   it('measures a voice and a music over a minute long on windows of them, the gain still within 1 dB', async () => {
     const file = await mix({
-      media_url: files.url('/local/long-voice.wav'),
-      music_url: files.url('/local/long-music.wav'),
+      media_url: op.local('long-voice.wav'),
+      music_url: op.local('long-music.wav'),
       ducking: 'false',
       fade_out: '0',
     });
@@ -186,11 +152,12 @@ describe('mix-audio', () => {
 
   it('measures a lying MP3 music no further than the cap, not to its real end (issue 33)', async () => {
     // Its header claims 0.43 s; its frames run 3 minutes: 20 s quiet, then 28 dB louder to the end.
-    const lying = path.join(scratch, 'lying-music.mp3');
-    const quiet = path.join(scratch, 'lying-music-head.wav');
     const tone = `aevalsrc=exprs='if(lt(t\\,20)\\,0.02\\,0.5)*sin(2*PI*${MUSIC_HZ}*t)':s=44100:d=180`;
-    await execa('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', tone, '-c:a', 'libmp3lame', '-b:a', '32k', lying]);
-    await execa('ffmpeg', ['-v', 'error', '-t', '10', '-i', lying, quiet]);
+    const lying = await makeMedia(path.join(op.scratch, 'lying-music.mp3'), [
+      ...lavfi(tone),
+      ...['-c:a', 'libmp3lame', '-b:a', '32k'],
+    ]);
+    const quiet = await makeMedia(path.join(op.scratch, 'lying-music-head.wav'), ['-t', '10', '-i', lying]);
     await claimMp3Seconds(lying, 0.43);
     assert.ok(durationOf(await probe(lying)) < 0.5, 'ffprobe believes the claim');
     const served = await startFileServer({ '/lying.mp3': serveFile(lying, 'audio/mpeg') });
@@ -210,8 +177,8 @@ describe('mix-audio', () => {
   it('loops a music too long to keep in memory by reading it again from its start', async () => {
     const file = await mix(
       {
-        media_url: files.url('/local/hires-voice.flac'),
-        music_url: files.url('/local/hires-music.flac'),
+        media_url: op.local('hires-voice.flac'),
+        music_url: op.local('hires-music.flac'),
         ducking: 'false',
         fade_out: '0',
       },
@@ -236,7 +203,7 @@ describe('mix-audio', () => {
   });
 
   it("mixes under a video's sound, copying its picture packet for packet", async () => {
-    const file = await mix({ media_url: files.url('/local/talk.mp4') }, 'mp4');
+    const file = await mix({ media_url: op.local('talk.mp4') }, 'mp4');
     const source = made['talk.mp4']!;
     assert.deepEqual(await videoPacketHashes(file), await videoPacketHashes(source));
     const info = await probe(file);
@@ -247,104 +214,83 @@ describe('mix-audio', () => {
   });
 
   it('refuses bad input with its error, leaving nothing behind', async () => {
-    const uploads = path.join(server.dataDir, 'uploads');
-    const before = await readdir(uploads).catch(() => []);
-    const voice = files.url('/local/voice.wav');
-    const music = files.url('/local/music.wav');
-    for (const [field, value, range] of [
-      ['music_volume', '1', '-60 to 0'],
-      ['fade_out', '61', '0 to 60'],
-      ['fade_in', '-1', '0 to 60'],
-    ] as const) {
-      const res = await server.post('/mix-audio/', { media_url: voice, music_url: music, [field]: value });
-      assert.equal(res.status, 400, JSON.stringify(res.body));
-      assert.equal(res.body.error, `Expected \`${field}\` to be a number from ${range}, got \`${value}\``);
-    }
-    let res = await server.post('/mix-audio/', { media_url: voice, music_url: music, ducking: 'maybe' });
-    assert.equal(res.status, 400, JSON.stringify(res.body));
-    assert.match(res.body.error!, /`ducking`/);
-    res = await server.post('/mix-audio/', { media_url: voice, music_url: music, fade_in: '3', fade_out: '4' });
-    assert.equal(res.status, 400, JSON.stringify(res.body));
-    assert.equal(res.body.error, '`fade_in` and `fade_out` together are 7 s, longer than the voice, which lasts 6 s');
-    const mute = files.url('/f/clip-1s-320x240-30fps-silent.mp4');
-    res = await server.post('/mix-audio/', { media_url: voice, music_url: mute });
-    assert.equal(res.status, 422, JSON.stringify(res.body));
-    assert.equal(res.body.error, `Input ${mute} has no audio stream: there is no music to mix`);
-    res = await server.post('/mix-audio/', { media_url: mute, music_url: music });
-    assert.equal(res.status, 422, JSON.stringify(res.body));
-    assert.equal(res.body.error, `Input ${mute} has no audio stream: there is no voice to mix the music under`);
+    const voice = op.local('voice.wav');
+    const music = op.local('music.wav');
+    const mute = op.files.url('/f/clip-1s-320x240-30fps-silent.mp4');
     // Silent throughout: no loudness to set the music by, nor music to set.
-    const silence = files.url('/local/silence.wav');
-    res = await server.post('/mix-audio/', { media_url: silence, music_url: music, fade_out: '0' });
-    assert.equal(res.status, 422, JSON.stringify(res.body));
-    assert.equal(res.body.error, `Input ${silence} is silent: there is no voice to mix`);
-    res = await server.post('/mix-audio/', { media_url: voice, music_url: silence });
-    assert.equal(res.status, 422, JSON.stringify(res.body));
-    assert.equal(res.body.error, `Input ${silence} is silent: there is no music to mix`);
-    assert.deepEqual(await readdir(uploads).catch(() => []), before);
-    assert.deepEqual(await server.workLeftovers(), []);
+    const silence = op.local('silence.wav');
+    await op.expectRefusals('/mix-audio/', [
+      ...outOfRange({ media_url: voice, music_url: music }, [
+        ['music_volume', '1', '-60 to 0'],
+        ['fade_out', '61', '0 to 60'],
+        ['fade_in', '-1', '0 to 60'],
+      ]),
+      [{ media_url: voice, music_url: music, ducking: 'maybe' }, 400, /`ducking`/],
+      [
+        { media_url: voice, music_url: music, fade_in: '3', fade_out: '4' },
+        400,
+        '`fade_in` and `fade_out` together are 7 s, longer than the voice, which lasts 6 s',
+      ],
+      [{ media_url: voice, music_url: mute }, 422, `Input ${mute} has no audio stream: there is no music to mix`],
+      [
+        { media_url: mute, music_url: music },
+        422,
+        `Input ${mute} has no audio stream: there is no voice to mix the music under`,
+      ],
+      [
+        { media_url: silence, music_url: music, fade_out: '0' },
+        422,
+        `Input ${silence} is silent: there is no voice to mix`,
+      ],
+      [{ media_url: voice, music_url: silence }, 422, `Input ${silence} is silent: there is no music to mix`],
+    ]);
   });
 
   it('runs asynchronously as a job', async () => {
-    const id = await submitJob(
-      server.base,
-      '/mix-audio/',
-      { media_url: files.url('/local/voice.wav'), music_url: files.url('/local/music.wav') },
-      { Prefer: 'respond-async' },
-    );
-    const job = await waitForJob(server.base, id);
-    assert.equal(job.status, 'succeeded', JSON.stringify(job));
-    assert.equal(job.progress, 100);
-    const result = job.result as { message: string; output_file: string };
-    assert.equal(result.message, 'Audio mixed successfully');
-    const file = server.pathOf(result.output_file);
+    const fields = { media_url: op.local('voice.wav'), music_url: op.local('music.wav') };
+    const { file } = await op.asJob('/mix-audio/', fields, MESSAGE);
     assert.ok(Math.abs(durationOf(await probe(file)) - 6) <= 0.01);
     assert.ok((await toneDbAt(file, MUSIC_HZ, PAUSES[0]!, SPAN)) > -50, 'the music is in the mix');
   });
 
   it('runs from the CLI on local files', async () => {
-    const out = await mkdtemp(path.join(scratch, 'cli-'));
-    const result = await runCli([
-      ...['mix-audio', '--media-url', made['voice.wav']!, '--music-url', made['music.wav']!],
-      ...['--music-volume', '-12', '--ducking', 'false', '--out-dir', out],
-    ]);
-    assert.equal(result.exitCode, 0, result.stderr);
-    const body = JSON.parse(result.stdout) as { output_file: string };
-    assert.ok(body.output_file.startsWith(out) && body.output_file.endsWith('/mixed.wav'), body.output_file);
-    const music = await toneDbAt(body.output_file, MUSIC_HZ, 2.25, SPAN);
-    assert.ok(Math.abs(music - (await musicAt(-12))) <= 0.5, `music at ${music} dB`);
+    const files = ['--media-url', made['voice.wav']!, '--music-url', made['music.wav']!];
+    await assertCliParity({
+      args: ['mix-audio', ...files, '--music-volume', '-12', '--ducking', 'false'],
+      message: MESSAGE,
+      output: /\/mixed\.wav$/,
+      check: async (file) => {
+        const music = await toneDbAt(file, MUSIC_HZ, 2.25, SPAN);
+        assert.ok(Math.abs(music - (await musicAt(-12))) <= 0.5, `music at ${music} dB`);
+      },
+      refused: {
+        args: ['mix-audio', ...files, '--music-volume', '1'],
+        stderr: /Expected `(--)?music[-_]volume` to be a number from -60 to 0, got `1`/,
+      },
+    });
   });
 
   it('runs in a pipeline, under the sound of the step before', async () => {
-    const out = await mkdtemp(path.join(scratch, 'pipeline-'));
-    const definition = path.join(scratch, 'scored.yaml');
-    await writeFile(
-      definition,
-      [
-        'name: scored',
-        'description: A clip trimmed, then music mixed under its sound',
-        'inputs:',
-        '  clip: url',
-        '  music: url',
-        'steps:',
-        '  cut:',
-        '    op: trim-media',
-        '    with: { media_url: "{{ inputs.clip }}", start: 0.5 }',
-        '  scored:',
-        '    op: mix-audio',
-        '    with: { media_url: "{{ steps.cut.output }}", music_url: "{{ inputs.music }}", fade_out: 1 }',
-        'results:',
-        '  scored: "{{ steps.scored.output }}"',
-        '',
-      ].join('\n'),
+    const { out, written } = await op.runPipeline(
+      `
+        name: scored
+        description: A clip trimmed, then music mixed under its sound
+        inputs:
+          clip: url
+          music: url
+        steps:
+          cut:
+            op: trim-media
+            with: { media_url: "{{ inputs.clip }}", start: 0.5 }
+          scored:
+            op: mix-audio
+            with: { media_url: "{{ steps.cut.output }}", music_url: "{{ inputs.music }}", fade_out: 1 }
+        results:
+          scored: "{{ steps.scored.output }}"
+      `,
+      { clip: await fixture('clip-2s-640x360-25fps.mp4'), music: made['music.wav']! },
     );
-    const clip = await fixture('clip-2s-640x360-25fps.mp4');
-    const result = await runCli([
-      ...['run', definition, '--input', `clip=${clip}`, '--input', `music=${made['music.wav']!}`],
-      ...['--out-dir', out],
-    ]);
-    assert.equal(result.exitCode, 0, result.stderr);
-    assert.deepEqual(await readdir(out), ['scored.mp4']);
+    assert.deepEqual(written, ['scored.mp4']);
     const file = path.join(out, 'scored.mp4');
     assert.ok(Math.abs(Number(audioOf(await probe(file))!.duration) - 1.5) <= 0.1);
     assert.ok((await toneDbAt(file, MUSIC_HZ, 0.3, SPAN)) > -60, 'the music is in the sound');

@@ -1,26 +1,25 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startFileServer, serveFile, type FileServer } from './helpers/file-server.js';
 import { runCli } from './helpers/mediaflow.js';
 import { after, before, describe, it } from './helpers/lifecycle.js';
+import { useScratch } from './helpers/scratch.js';
 import { writeScriptedModel } from './helpers/whisper-model.js';
 
 /**
  * `mediaflow models`, run as a user runs it (the built CLI). The published models cannot be downloaded here, so
  * `fetch` is shown refusing a generated model served in tiny.en's place from 127.0.0.1: not the published file.
  */
-let root: string;
+const scratch = useScratch('mediaflow-models-cli-');
 let model: string;
 let sha256: string;
 let size: number;
 let server: FileServer;
 
 before(async () => {
-  root = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-models-cli-'));
-  model = path.join(root, 'scripted.bin');
+  model = path.join(scratch.dir, 'scripted.bin');
   await writeScriptedModel(model, { segments: [{ start: 0, end: 2, text: 'Hello world.' }] });
   const bytes = await readFile(model);
   size = bytes.length;
@@ -30,12 +29,11 @@ before(async () => {
 
 after(async () => {
   await server?.close();
-  await rm(root, { recursive: true, force: true });
 });
 
 /** A fresh data directory, with `ggml-tiny.en.bin` holding `planted` when given. */
 async function dataDir(planted?: string): Promise<string> {
-  const dir = await mkdtemp(path.join(root, 'data-'));
+  const dir = await mkdtemp(path.join(scratch.dir, 'data-'));
   if (planted !== undefined) {
     await mkdir(path.join(dir, 'models'));
     await writeFile(path.join(dir, 'models', 'ggml-tiny.en.bin'), planted);
@@ -83,7 +81,7 @@ describe('mediaflow models', () => {
     const run = await runCli(['models', 'verify', model]);
     assert.equal(run.exitCode, 0, run.stderr);
     assert.equal(run.stdout, `${model}: OK (a ggml model, not one of the known models), SHA-256 ${sha256}`);
-    const cut = path.join(root, 'cut.bin');
+    const cut = path.join(scratch.dir, 'cut.bin');
     await copyFile(model, cut);
     await truncate(cut, size - 1);
     const short = await runCli(['models', 'verify', cut]);

@@ -1,17 +1,16 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-import { execa } from 'execa';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixture, fixtures } from './helpers/fixtures.js';
-import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
-import { submitJob, waitForJob } from './helpers/jobs.js';
-import { audioOf, loudnessOf, probe, videoOf, videoPacketHashes } from './helpers/media.js';
-import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { assertCliParity } from './helpers/cli-parity.js';
+import { describe, it } from './helpers/lifecycle.js';
+import { fixture, lavfi } from './helpers/fixtures.js';
+import { audioOf, loudnessOf, probe, probeLines, videoOf, videoPacketHashes } from './helpers/media.js';
+import { outOfRange, UUID, useOperation } from './helpers/operation.js';
 import type { LoudnessMeasure } from '../src/plugins/shared/loudness-log.js';
 
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}';
+const MESSAGE = 'Audio normalized successfully';
+/** A tone with bursts up to -4.2 dBTP every 2 s, at a sample rate. */
+const bursts = (rate: number) =>
+  `aevalsrc=exprs='0.12*sin(2*PI*440*t)+if(lt(mod(t\\,2)\\,0.05)\\,0.5*sin(2*PI*2000*t)\\,0)':s=${rate}:d=8`;
 
 /** The target held as the issue holds it: integrated loudness within 1 LU, true peak at most 0.5 dB over the limit. */
 function assertOnTarget(measure: LoudnessMeasure, loudness: number, truePeak: number) {
@@ -20,12 +19,8 @@ function assertOnTarget(measure: LoudnessMeasure, loudness: number, truePeak: nu
 }
 
 /** The sizes of a file's audio packets, in order: an MP3's frames. */
-async function packetSizes(file: string): Promise<number[]> {
-  const { stdout } = await execa('ffprobe', [
-    ...['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'packet=size', '-of', 'csv=p=0', file],
-  ]);
-  return stdout.split('\n').filter(Boolean).map(Number);
-}
+const packetSizes = async (file: string): Promise<number[]> =>
+  (await probeLines(file, 'packet=size', 'a:0')).map(Number);
 
 interface Normalized {
   file: string;
@@ -33,85 +28,32 @@ interface Normalized {
 }
 
 describe('normalize-audio', () => {
-  let files: FileServer;
-  let server: TestServer;
-  let scratch: string;
-  /** Local files made here, by name: served under /local/<name>. */
-  const made: Record<string, string> = {};
-
-  before(async () => {
-    await fixtures('tone-2s-44k-stereo.mp3', 'clip-2s-640x360-25fps.mp4', 'clip-1s-320x240-30fps-silent.mp4');
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-normalize-'));
-    const recipes: Record<string, string[]> = {
-      // A tone at about -19.8 LUFS with bursts up to -4.2 dBTP every 2 s: at -14 LUFS one gain would put the
-      // bursts 2.6 dB over a -1.5 dBTP limit, so the limiter must hold them.
-      'bursts.wav': [
-        '-f',
-        'lavfi',
-        '-i',
-        "aevalsrc=exprs='0.12*sin(2*PI*440*t)+if(lt(mod(t\\,2)\\,0.05)\\,0.5*sin(2*PI*2000*t)\\,0)':s=48000:d=8",
-        '-c:a',
-        'pcm_s16le',
-      ],
+  const op = useOperation({
+    fixtures: ['tone-2s-44k-stereo.mp3', 'clip-2s-640x360-25fps.mp4', 'clip-1s-320x240-30fps-silent.mp4'],
+    make: {
+      // The bursts over a tone at about -19.8 LUFS: at -14 LUFS one gain would put the bursts 2.6 dB over a
+      // -1.5 dBTP limit, so the limiter must hold them.
+      'bursts.wav': [...lavfi(bursts(48000)), '-c:a', 'pcm_s16le'],
       // The bursts as a 64 kbit/s MP3: one gain would put them over the limit.
-      'bursts.mp3': [
-        '-f',
-        'lavfi',
-        '-i',
-        "aevalsrc=exprs='0.12*sin(2*PI*440*t)+if(lt(mod(t\\,2)\\,0.05)\\,0.5*sin(2*PI*2000*t)\\,0)':s=44100:d=8",
-        '-c:a',
-        'libmp3lame',
-        '-b:a',
-        '64k',
-      ],
+      'bursts.mp3': [...lavfi(bursts(44100)), '-c:a', 'libmp3lame', '-b:a', '64k'],
       // A quiet tone as a mono MPEG-2 Layer III file (22.05 kHz), about -30 LUFS: 11 steps of 1.5 dB to -14.
-      'quiet-22k.mp3': [
-        '-f',
-        'lavfi',
-        '-i',
-        'sine=f=440:r=22050:d=4',
-        '-af',
-        'volume=0.04',
-        '-c:a',
-        'libmp3lame',
-        '-b:a',
-        '32k',
-      ],
+      'quiet-22k.mp3': [...lavfi('sine=f=440:r=22050:d=4'), '-af', 'volume=0.04', '-c:a', 'libmp3lame', '-b:a', '32k'],
       // Digital silence, 3 s.
-      'silence.wav': ['-f', 'lavfi', '-i', 'anullsrc=r=44100:cl=stereo:d=3', '-c:a', 'pcm_s16le'],
-    };
-    for (const [name, args] of Object.entries(recipes)) {
-      made[name] = path.join(scratch, name);
-      await execa('ffmpeg', ['-v', 'error', ...args, made[name]]);
-    }
-    files = await startFileServer(
-      Object.fromEntries(
-        Object.entries(made).map(([name, file]) => [
-          `/local/${name}`,
-          serveFile(file, name.endsWith('.mp3') ? 'audio/mpeg' : 'audio/wav'),
-        ]),
-      ),
-    );
-    server = await startMediaflow();
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-    if (scratch) await rm(scratch, { recursive: true, force: true });
+      'silence.wav': [...lavfi('anullsrc=r=44100:cl=stereo:d=3'), '-c:a', 'pcm_s16le'],
+    },
   });
 
   const normalize = async (fields: Record<string, string>, ext: string): Promise<Normalized> => {
-    const res = await server.post('/normalize-audio/', fields);
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.message, 'Audio normalized successfully');
-    assert.match(res.body.output_file!, new RegExp(`^${server.base}/uploads/${UUID}/normalized\\.${ext}$`));
-    const loudness = res.body.loudness as unknown as Normalized['loudness'];
-    return { file: server.pathOf(res.body.output_file!), loudness };
+    const { file, body } = await op.expectOutput('/normalize-audio/', fields, {
+      message: MESSAGE,
+      name: `${UUID}/normalized\\.${ext}`,
+    });
+    return { file, loudness: body.loudness as Normalized['loudness'] };
   };
 
   it('brings an MP3 to -14 LUFS by default, answering the loudness it measured before and after', async () => {
     const source = await fixture('tone-2s-44k-stereo.mp3');
-    const { file, loudness } = await normalize({ media_url: files.url('/f/tone-2s-44k-stereo.mp3') }, 'mp3');
+    const { file, loudness } = await normalize({ media_url: op.files.url('/f/tone-2s-44k-stereo.mp3') }, 'mp3');
     const [before, after] = await Promise.all([loudnessOf(source), loudnessOf(file)]);
     assertOnTarget(after, -14, -1.5);
     // The answer is what a measure of each file finds (the output's, before the encoder, within 0.1 LU).
@@ -124,8 +66,8 @@ describe('normalize-audio', () => {
   });
 
   it('gives an MP3 its gain in whole 1.5 dB steps frame by frame, without re-encoding it', async () => {
-    const source = made['quiet-22k.mp3']!;
-    const { file, loudness } = await normalize({ media_url: files.url('/local/quiet-22k.mp3') }, 'mp3');
+    const source = op.made['quiet-22k.mp3']!;
+    const { file, loudness } = await normalize({ media_url: op.local('quiet-22k.mp3') }, 'mp3');
     // The same frames, of the same sizes: no decode, no encode.
     assert.deepEqual(await packetSizes(file), await packetSizes(source));
     assert.equal((await probe(file)).format.size, (await probe(source)).format.size);
@@ -140,8 +82,8 @@ describe('normalize-audio', () => {
   });
 
   it('re-encodes an MP3 whose peaks one gain would push over the limit, holding them under it', async () => {
-    const source = made['bursts.mp3']!;
-    const { file, loudness } = await normalize({ media_url: files.url('/local/bursts.mp3') }, 'mp3');
+    const source = op.made['bursts.mp3']!;
+    const { file, loudness } = await normalize({ media_url: op.local('bursts.mp3') }, 'mp3');
     const after = await loudnessOf(file);
     assertOnTarget(after, -14, -1.5);
     assert.ok(Math.abs(loudness.output - after.integrated) <= 0.1, `output ${loudness.output} ≠ ${after.integrated}`);
@@ -152,7 +94,7 @@ describe('normalize-audio', () => {
   it('copies the picture of a video as it is, and takes a target and a limit', async () => {
     const source = await fixture('clip-2s-640x360-25fps.mp4');
     const { file, loudness } = await normalize(
-      { media_url: files.url('/f/clip-2s-640x360-25fps.mp4'), loudness: '-23', true_peak: '-2' },
+      { media_url: op.files.url('/f/clip-2s-640x360-25fps.mp4'), loudness: '-23', true_peak: '-2' },
       'mp4',
     );
     assertOnTarget(await loudnessOf(file), -23, -2);
@@ -164,7 +106,7 @@ describe('normalize-audio', () => {
   });
 
   it('holds loud bursts under the true-peak limit and still reaches the target', async () => {
-    const { file, loudness } = await normalize({ media_url: files.url('/local/bursts.wav') }, 'wav');
+    const { file, loudness } = await normalize({ media_url: op.local('bursts.wav') }, 'wav');
     const after = await loudnessOf(file);
     assertOnTarget(after, -14, -1.5);
     assert.ok(Math.abs(loudness.output - after.integrated) <= 0.1, `output ${loudness.output} ≠ ${after.integrated}`);
@@ -172,83 +114,69 @@ describe('normalize-audio', () => {
   });
 
   it('refuses targets out of range with a 400, and a video without sound or a silent file with a 422', async () => {
-    const uploads = path.join(server.dataDir, 'uploads');
-    const before = await readdir(uploads).catch(() => []);
-    const tone = files.url('/f/tone-2s-44k-stereo.mp3');
-    for (const [field, value, range] of [
-      ['loudness', '-41', '-40 to -5'],
-      ['loudness', '-4', '-40 to -5'],
-      ['loudness', 'loud', '-40 to -5'],
-      ['true_peak', '1', '-9 to 0'],
-    ] as const) {
-      const res = await server.post('/normalize-audio/', { media_url: tone, [field]: value });
-      assert.equal(res.status, 400, JSON.stringify(res.body));
-      assert.equal(res.body.error, `Expected \`${field}\` to be a number from ${range}, got \`${value}\``);
-    }
-    const mute = files.url('/f/clip-1s-320x240-30fps-silent.mp4');
-    let res = await server.post('/normalize-audio/', { media_url: mute });
-    assert.equal(res.status, 422, JSON.stringify(res.body));
-    assert.equal(res.body.error, `Input ${mute} has no audio stream: there is no sound to normalize`);
-    const silence = files.url('/local/silence.wav');
-    res = await server.post('/normalize-audio/', { media_url: silence });
-    assert.equal(res.status, 422, JSON.stringify(res.body));
-    assert.equal(res.body.error, `Input ${silence} is silent: there is no loudness to normalize`);
-    assert.deepEqual(await readdir(uploads).catch(() => []), before);
-    assert.deepEqual(await server.workLeftovers(), []);
+    const mute = op.files.url('/f/clip-1s-320x240-30fps-silent.mp4');
+    const silence = op.local('silence.wav');
+    await op.expectRefusals('/normalize-audio/', [
+      ...outOfRange({ media_url: op.files.url('/f/tone-2s-44k-stereo.mp3') }, [
+        ['loudness', '-41', '-40 to -5'],
+        ['loudness', '-4', '-40 to -5'],
+        ['loudness', 'loud', '-40 to -5'],
+        ['true_peak', '1', '-9 to 0'],
+      ]),
+      [{ media_url: mute }, 422, `Input ${mute} has no audio stream: there is no sound to normalize`],
+      [{ media_url: silence }, 422, `Input ${silence} is silent: there is no loudness to normalize`],
+    ]);
   });
 
   it('runs asynchronously as a job, its result the synchronous answer with the loudness', async () => {
-    const id = await submitJob(
-      server.base,
+    const { file, result } = await op.asJob(
       '/normalize-audio/',
-      { media_url: files.url('/f/tone-2s-44k-stereo.mp3'), loudness: '-16' },
-      { Prefer: 'respond-async' },
+      { media_url: op.files.url('/f/tone-2s-44k-stereo.mp3'), loudness: '-16' },
+      MESSAGE,
     );
-    const job = await waitForJob(server.base, id);
-    assert.equal(job.status, 'succeeded', JSON.stringify(job));
-    assert.equal(job.progress, 100);
-    const result = job.result as { message: string; output_file: string; loudness: { output: number } };
-    assert.equal(result.message, 'Audio normalized successfully');
-    assert.ok(Math.abs(result.loudness.output + 16) <= 0.5, JSON.stringify(result));
-    assertOnTarget(await loudnessOf(server.pathOf(result.output_file)), -16, -1.5);
+    const { output } = result.loudness as Normalized['loudness'];
+    assert.ok(Math.abs(output + 16) <= 0.5, JSON.stringify(result));
+    assertOnTarget(await loudnessOf(file), -16, -1.5);
   });
 
   it('runs from the CLI on a local file, printing the loudness', async () => {
-    const out = await mkdtemp(path.join(scratch, 'cli-'));
-    const result = await runCli(['normalize-audio', '--media-url', made['bursts.wav']!, '--out-dir', out]);
-    assert.equal(result.exitCode, 0, result.stderr);
-    const body = JSON.parse(result.stdout) as { output_file: string; loudness: { output: number } };
-    assert.ok(body.output_file.startsWith(out) && body.output_file.endsWith('/normalized.wav'), body.output_file);
-    assertOnTarget(await loudnessOf(body.output_file), -14, -1.5);
-    assert.ok(Math.abs(body.loudness.output + 14) <= 1, JSON.stringify(body));
+    const bursts = op.made['bursts.wav']!;
+    await assertCliParity({
+      args: ['normalize-audio', '--media-url', bursts],
+      message: MESSAGE,
+      output: /\/normalized\.wav$/,
+      check: async (file, body) => {
+        assertOnTarget(await loudnessOf(file), -14, -1.5);
+        const { output } = body.loudness as Normalized['loudness'];
+        assert.ok(Math.abs(output + 14) <= 1, JSON.stringify(body));
+      },
+      refused: {
+        args: ['normalize-audio', '--media-url', bursts, '--true-peak', '1'],
+        stderr: /Expected `(--)?true[-_]peak` to be a number from -9 to 0, got `1`/,
+      },
+    });
   });
 
   it('runs in a pipeline, on the output of the step before', async () => {
-    const out = await mkdtemp(path.join(scratch, 'pipeline-'));
-    const definition = path.join(scratch, 'broadcast.yaml');
-    await writeFile(
-      definition,
-      [
-        'name: broadcast',
-        'description: A clip sped up, then brought to the broadcast loudness',
-        'inputs:',
-        '  clip: url',
-        'steps:',
-        '  fast:',
-        '    op: change-speed',
-        '    with: { media_url: "{{ inputs.clip }}", speed: 2 }',
-        '  level:',
-        '    op: normalize-audio',
-        '    with: { media_url: "{{ steps.fast.output }}", loudness: -23, true_peak: -1 }',
-        'results:',
-        '  level: "{{ steps.level.output }}"',
-        '',
-      ].join('\n'),
+    const { out, written } = await op.runPipeline(
+      `
+        name: broadcast
+        description: A clip sped up, then brought to the broadcast loudness
+        inputs:
+          clip: url
+        steps:
+          fast:
+            op: change-speed
+            with: { media_url: "{{ inputs.clip }}", speed: 2 }
+          level:
+            op: normalize-audio
+            with: { media_url: "{{ steps.fast.output }}", loudness: -23, true_peak: -1 }
+        results:
+          level: "{{ steps.level.output }}"
+      `,
+      { clip: await fixture('clip-2s-640x360-25fps.mp4') },
     );
-    const clip = await fixture('clip-2s-640x360-25fps.mp4');
-    const result = await runCli(['run', definition, '--input', `clip=${clip}`, '--out-dir', out]);
-    assert.equal(result.exitCode, 0, result.stderr);
-    assert.deepEqual(await readdir(out), ['level.mp4']);
+    assert.deepEqual(written, ['level.mp4']);
     assertOnTarget(await loudnessOf(path.join(out, 'level.mp4')), -23, -1);
   });
 });

@@ -3,9 +3,10 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from './helpers/lifecycle.js';
+import { useOperation } from './helpers/operation.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
-import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { startMediaflow } from './helpers/mediaflow.js';
 import { startServeProcess } from './helpers/serve-process.js';
 
 /** The value of one sample line of a Prometheus text exposition, or undefined. */
@@ -17,34 +18,35 @@ function sample(text: string, name: string, labels = ''): number | undefined {
 }
 
 describe('metrics', () => {
-  let files: FileServer;
-  let server: TestServer;
-  before(async () => {
-    await fixtures('small-300x200.png');
-    files = await startFileServer();
-    server = await startMediaflow();
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-  });
+  const op = useOperation({ fixtures: ['small-300x200.png'] });
 
   it('count requests by route and status, jobs by outcome, bytes downloaded, and the queue', async () => {
     assert.equal(
-      (await server.post('/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: '20', height: '10' }))
-        .status,
+      (
+        await op.server.post('/resize_image/', {
+          image_url: op.files.url('/f/small-300x200.png'),
+          width: '20',
+          height: '10',
+        })
+      ).status,
       200,
     );
     assert.equal(
-      (await server.post('/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: '0', height: '10' }))
-        .status,
+      (
+        await op.server.post('/resize_image/', {
+          image_url: op.files.url('/f/small-300x200.png'),
+          width: '0',
+          height: '10',
+        })
+      ).status,
       400,
     );
     assert.equal(
-      (await server.post('/resize_image/', { image_url: files.url('/f/missing.png'), width: '5', height: '5' })).status,
+      (await op.server.post('/resize_image/', { image_url: op.files.url('/f/missing.png'), width: '5', height: '5' }))
+        .status,
       502,
     );
-    const res = await fetch(`${server.base}/metrics`);
+    const res = await fetch(`${op.server.base}/metrics`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
     const text = await res.text();

@@ -7,6 +7,7 @@ import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { durationOf, brightPixels, frameRgb, meanLuma, probe, videoOf } from './helpers/media.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { useOperation } from './helpers/operation.js';
 import { ALLOW_PRIVATE_HINT, expectRefused, filesUnder, ready } from './security/hostile.js';
 
 /**
@@ -84,91 +85,86 @@ async function assertBurnedIn(file: string, source: Frame): Promise<void> {
 }
 
 describe('own outputs as inputs, with private addresses refused', () => {
-  let files: FileServer;
-  let server: TestServer;
+  const op = useOperation({
+    fixtures: [CLIP, 'hello.srt', 'small-300x200.png'],
+    env: { MEDIAFLOW_ALLOW_PRIVATE_URLS: '0' },
+  });
   let sourceFrame: Frame;
   let video: string;
 
   before(async () => {
-    await fixtures(CLIP, 'hello.srt', 'small-300x200.png');
-    files = await startFileServer();
-    server = await startMediaflow({ MEDIAFLOW_ALLOW_PRIVATE_URLS: '0' });
-    await ready(server);
+    await ready(op.server);
     sourceFrame = await frameRgb(await fixture(CLIP), 1);
-    video = await publishPriorResult(server.dataDir);
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
+    video = await publishPriorResult(op.server.dataDir);
   });
 
   /** generate-subtitles' SRT: one cue of two seconds. */
   async function checkSrt(url: string): Promise<void> {
-    assert.match(url, new RegExp(`^${server.base}/uploads/[0-9a-f-]{36}/generated_subtitles\\.srt$`));
-    assert.equal(await readFile(server.pathOf(url), 'utf8'), `1\n00:00:00,000 --> 00:00:02,000\n${SUBTITLE_TEXT}\n`);
+    assert.match(url, new RegExp(`^${op.server.base}/uploads/[0-9a-f-]{36}/generated_subtitles\\.srt$`));
+    assert.equal(await readFile(op.server.pathOf(url), 'utf8'), `1\n00:00:00,000 --> 00:00:02,000\n${SUBTITLE_TEXT}\n`);
   }
 
   it('chains generate-subtitles into add-subtitles synchronously, reading both inputs from the store', async () => {
-    const subs = await server.post('/generate-subtitles/', { text: SUBTITLE_TEXT, seconds_per_line: '2' });
+    const subs = await op.server.post('/generate-subtitles/', { text: SUBTITLE_TEXT, seconds_per_line: '2' });
     assert.equal(subs.status, 200, JSON.stringify(subs.body));
     const subtitleUrl = subs.body.subtitle_file_url!;
     await checkSrt(subtitleUrl);
 
-    const res = await server.post('/add-subtitles/', {
-      video_url: `${server.base}/uploads/${video}`,
+    const res = await op.server.post('/add-subtitles/', {
+      video_url: `${op.server.base}/uploads/${video}`,
       subtitle_url: subtitleUrl,
     });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.message, 'Subtitles added successfully');
     assert.match(
       res.body.output_video!,
-      new RegExp(`^${server.base}/uploads/[0-9a-f-]{36}/video_with_subtitles\\.mp4$`),
+      new RegExp(`^${op.server.base}/uploads/[0-9a-f-]{36}/video_with_subtitles\\.mp4$`),
     );
-    await assertBurnedIn(server.pathOf(res.body.output_video!), sourceFrame);
+    await assertBurnedIn(op.server.pathOf(res.body.output_video!), sourceFrame);
     // The inputs were read, not moved or consumed: they are still published.
-    assert.ok((await readdir(path.join(server.dataDir, 'uploads'))).includes(video));
+    assert.ok((await readdir(path.join(op.server.dataDir, 'uploads'))).includes(video));
     assert.equal(
-      await readFile(server.pathOf(subtitleUrl), 'utf8'),
+      await readFile(op.server.pathOf(subtitleUrl), 'utf8'),
       `1\n00:00:00,000 --> 00:00:02,000\n${SUBTITLE_TEXT}\n`,
     );
-    assert.deepEqual(await server.workLeftovers(), []);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 
   it('chains the same two steps as asynchronous jobs (Prefer: respond-async)', async () => {
-    const subs = await viaJob(server, '/generate-subtitles/', { text: SUBTITLE_TEXT, seconds_per_line: '2' });
+    const subs = await viaJob(op.server, '/generate-subtitles/', { text: SUBTITLE_TEXT, seconds_per_line: '2' });
     assert.equal(subs.message, 'Subtitle file generated successfully');
     await checkSrt(subs.subtitle_file_url!);
 
-    const result = await viaJob(server, '/add-subtitles/', {
-      video_url: `${server.base}/uploads/${video}`,
+    const result = await viaJob(op.server, '/add-subtitles/', {
+      video_url: `${op.server.base}/uploads/${video}`,
       subtitle_url: subs.subtitle_file_url!,
     });
     assert.deepEqual(Object.keys(result).sort(), ['message', 'output_video']);
     assert.equal(result.message, 'Subtitles added successfully');
-    await assertBurnedIn(server.pathOf(result.output_video!), sourceFrame);
-    assert.deepEqual(await server.workLeftovers(), []);
+    await assertBurnedIn(op.server.pathOf(result.output_video!), sourceFrame);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 
   it('control: the fixture server on 127.0.0.1 (another port) is still refused as a private address', async () => {
     for (const [route, fields, url] of [
       [
         '/add-subtitles/',
-        { video_url: files.url(`/f/${CLIP}`), subtitle_url: files.url('/f/hello.srt') },
-        files.url(`/f/${CLIP}`),
+        { video_url: op.files.url(`/f/${CLIP}`), subtitle_url: op.files.url('/f/hello.srt') },
+        op.files.url(`/f/${CLIP}`),
       ],
       // An /uploads/ path on another port is not this server's.
       [
         '/add-subtitles/',
-        { video_url: `${server.base}/uploads/${video}`, subtitle_url: files.url('/uploads/x.srt') },
-        files.url('/uploads/x.srt'),
+        { video_url: `${op.server.base}/uploads/${video}`, subtitle_url: op.files.url('/uploads/x.srt') },
+        op.files.url('/uploads/x.srt'),
       ],
     ] as const) {
-      await expectRefused(server, route, fields, {
+      await expectRefused(op.server, route, fields, {
         status: 400,
         error: `URL '${url}' is not allowed: it resolves to a loopback address (127.0.0.1)${ALLOW_PRIVATE_HINT}`,
       });
     }
-    assert.equal(files.hits.size, 0, 'the fixture server was reached');
+    assert.equal(op.files.hits.size, 0, 'the fixture server was reached');
   });
 
   describe('refuses what is not a published output, with 400, reading and fetching nothing', () => {
@@ -181,15 +177,15 @@ describe('own outputs as inputs, with private addresses refused', () => {
     before(async () => {
       // Real files at every place the hostile URLs name: refusing them is the guard's doing, not a missing file's.
       id = randomUUID();
-      const uploads = path.join(server.dataDir, 'uploads');
-      await writeFile(path.join(server.dataDir, 'secret.srt'), srt);
+      const uploads = path.join(op.server.dataDir, 'uploads');
+      await writeFile(path.join(op.server.dataDir, 'secret.srt'), srt);
       await writeFile(path.join(uploads, `.partial-${id}`), srt);
       await writeFile(path.join(uploads, '.hidden.srt'), srt);
       await mkdir(path.join(uploads, id, 'x'), { recursive: true });
       await writeFile(path.join(uploads, id, 'x', 'sub.srt'), srt);
       await writeFile(path.join(uploads, id, 'sub.srt'), srt);
       published = (await filesUnder(uploads)).sort();
-      jobsBefore = await readdir(path.join(server.dataDir, 'jobs')).catch(() => []);
+      jobsBefore = await readdir(path.join(op.server.dataDir, 'jobs')).catch(() => []);
     });
 
     const invalid = (url: string) =>
@@ -220,17 +216,17 @@ describe('own outputs as inputs, with private addresses refused', () => {
     ];
     for (const [name, make, message] of cases) {
       it(`refuses ${name}`, async () => {
-        const url = make(server.base, id);
-        const fields = { video_url: `${server.base}/uploads/${video}`, subtitle_url: url };
-        await expectRefused(server, '/add-subtitles/', fields, { status: 400, error: message(url, id) });
+        const url = make(op.server.base, id);
+        const fields = { video_url: `${op.server.base}/uploads/${video}`, subtitle_url: url };
+        await expectRefused(op.server, '/add-subtitles/', fields, { status: 400, error: message(url, id) });
       });
     }
 
     it('refuses them at submission for an asynchronous job too (no 202)', async () => {
-      const url = `${server.base}/uploads/%2e%2e/secret.srt`;
-      const res = await server.post(
+      const url = `${op.server.base}/uploads/%2e%2e/secret.srt`;
+      const res = await op.server.post(
         '/add-subtitles/',
-        { video_url: `${server.base}/uploads/${video}`, subtitle_url: url },
+        { video_url: `${op.server.base}/uploads/${video}`, subtitle_url: url },
         { headers: { prefer: 'respond-async' } },
       );
       assert.equal(res.status, 400, JSON.stringify(res.body));
@@ -238,15 +234,15 @@ describe('own outputs as inputs, with private addresses refused', () => {
     });
 
     it('left no output, no job record, and no file holding the secret', async () => {
-      const uploads = path.join(server.dataDir, 'uploads');
+      const uploads = path.join(op.server.dataDir, 'uploads');
       assert.deepEqual((await filesUnder(uploads)).sort(), published, 'a new output appeared');
       assert.deepEqual(
-        await readdir(path.join(server.dataDir, 'jobs')).catch(() => []),
+        await readdir(path.join(op.server.dataDir, 'jobs')).catch(() => []),
         jobsBefore,
         'a refused request left a job record',
       );
-      assert.equal(files.hits.size, 0);
-      assert.deepEqual(await server.workLeftovers(), []);
+      assert.equal(op.files.hits.size, 0);
+      assert.deepEqual(await op.server.workLeftovers(), []);
     });
   });
 });

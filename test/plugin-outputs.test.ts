@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixture, fixtures } from './helpers/fixtures.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { before, describe, it } from './helpers/lifecycle.js';
+import { fixture } from './helpers/fixtures.js';
 import { submitJob, waitForJob } from './helpers/jobs.js';
 import { durationOf, probe } from './helpers/media.js';
-import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
+import { runCli } from './helpers/mediaflow.js';
+import { useOperation } from './helpers/operation.js';
 import { loadRegistry } from '../src/plugins/index.js';
 import { answersProblem, outputProblem } from '../src/engine/plugins/plugin-check.js';
 import { Type } from '../src/engine/contract/plugin.js';
@@ -27,100 +26,94 @@ async function maxVolume(file: string): Promise<number> {
 }
 
 describe('plugin outputs: several files, none, answers and stages', () => {
-  let files: FileServer;
-  let server: TestServer;
-  let tone: string;
-  let scratch: string;
-
-  before(async () => {
-    await fixtures('tone-3s-44k-stereo.mp3');
-    tone = await fixture('tone-3s-44k-stereo.mp3');
-    files = await startFileServer();
-    server = await startMediaflow({}, await loadRegistry({ env, configFile: false }));
-    scratch = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-outputs-'));
+  const op = useOperation({
+    fixtures: ['tone-3s-44k-stereo.mp3'],
+    registry: () => loadRegistry({ env, configFile: false }),
   });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-    await rm(scratch, { recursive: true, force: true });
+  let tone: string;
+  before(async () => {
+    tone = await fixture('tone-3s-44k-stereo.mp3');
   });
 
   it('runs a second stage made from the first one’s log, and answers what it measured', async () => {
     const before = await maxVolume(tone);
-    const { status, body } = await server.post('/levels/', { media_url: files.url('/f/tone-3s-44k-stereo.mp3') });
+    const { status, body } = await op.server.post('/levels/', { media_url: op.files.url('/f/tone-3s-44k-stereo.mp3') });
     assert.equal(status, 200, JSON.stringify(body));
     assert.equal(body.message, 'Levels done');
     assert.equal(body.max_volume, before);
     assert.equal(body.gain, Math.round((-1 - before) * 10) / 10);
     // The second stage applied the gain its figures called for: the peak is now -1 dB.
-    assert.ok(Math.abs((await maxVolume(server.pathOf(body.output_file!))) + 1) <= 0.2);
-    assert.deepEqual(await server.workLeftovers(), []);
+    assert.ok(Math.abs((await maxVolume(op.server.pathOf(body.output_file!))) + 1) <= 0.2);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 
   it('answers output_files and output_file for several files, each written', async () => {
-    const { status, body } = await server.post('/slices/', { media_url: files.url('/f/tone-3s-44k-stereo.mp3') });
+    const { status, body } = await op.server.post('/slices/', { media_url: op.files.url('/f/tone-3s-44k-stereo.mp3') });
     assert.equal(status, 200, JSON.stringify(body));
     const urls = body.output_files as unknown as string[];
     assert.equal(urls.length, 3);
     assert.equal(body.output_file, urls[0]);
     urls.forEach((url, i) => assert.match(url, new RegExp(`/uploads/[0-9a-f-]{36}/slice_${i + 1}\\.wav$`)));
-    for (const url of urls) assert.ok(Math.abs(durationOf(await probe(server.pathOf(url))) - 1) < 0.05, url);
+    for (const url of urls) assert.ok(Math.abs(durationOf(await probe(op.server.pathOf(url))) - 1) < 0.05, url);
   });
 
   it('answers only the fields of an operation that writes no file, and publishes nothing', async () => {
-    const published = await readdir(path.join(server.dataDir, 'uploads')).catch(() => []);
-    const { status, body } = await server.post('/slices/', {
-      media_url: files.url('/f/tone-3s-44k-stereo.mp3'),
+    const published = await readdir(path.join(op.server.dataDir, 'uploads')).catch(() => []);
+    const { status, body } = await op.server.post('/slices/', {
+      media_url: op.files.url('/f/tone-3s-44k-stereo.mp3'),
       slices: '0',
     });
     assert.equal(status, 200, JSON.stringify(body));
     assert.deepEqual(Object.keys(body).sort(), ['duration', 'message']);
     assert.ok(Math.abs(Number(body.duration) - 3) < 0.1);
-    assert.deepEqual(await readdir(path.join(server.dataDir, 'uploads')).catch(() => []), published);
+    assert.deepEqual(await readdir(path.join(op.server.dataDir, 'uploads')).catch(() => []), published);
   });
 
   it('gives an asynchronous job the same answer as the synchronous body', async () => {
     const id = await submitJob(
-      server.base,
+      op.server.base,
       '/slices/',
       {
-        media_url: files.url('/f/tone-3s-44k-stereo.mp3'),
+        media_url: op.files.url('/f/tone-3s-44k-stereo.mp3'),
         slices: '2',
       },
       { prefer: 'respond-async' },
     );
-    const job = await waitForJob(server.base, id);
+    const job = await waitForJob(op.server.base, id);
     assert.equal(job.status, 'succeeded', JSON.stringify(job));
     const result = job.result as { output_file: string; output_files: string[] };
     assert.equal(result.output_files.length, 2);
     assert.equal(result.output_file, result.output_files[0]);
     const peak = await submitJob(
-      server.base,
+      op.server.base,
       '/levels/',
-      { media_url: files.url('/f/tone-3s-44k-stereo.mp3') },
+      { media_url: op.files.url('/f/tone-3s-44k-stereo.mp3') },
       {
         prefer: 'respond-async',
       },
     );
-    const measured = await waitForJob(server.base, peak);
+    const measured = await waitForJob(op.server.base, peak);
     assert.equal((measured.result as { max_volume: number }).max_volume, await maxVolume(tone));
   });
 
   it('fails a plugin whose stages never end, or that answers a field it did not declare, with a 500', async () => {
-    const circle = await server.post('/levels/', { media_url: files.url('/f/tone-3s-44k-stereo.mp3'), mode: 'circle' });
+    const circle = await op.server.post('/levels/', {
+      media_url: op.files.url('/f/tone-3s-44k-stereo.mp3'),
+      mode: 'circle',
+    });
     assert.equal(circle.status, 500);
     assert.equal(circle.body.error, "Plugin 'levels' failed: next() chained more than 8 stages");
-    const undeclared = await server.post('/levels/', {
-      media_url: files.url('/f/tone-3s-44k-stereo.mp3'),
+    const undeclared = await op.server.post('/levels/', {
+      media_url: op.files.url('/f/tone-3s-44k-stereo.mp3'),
       mode: 'undeclared',
     });
     assert.equal(undeclared.status, 500);
     assert.match(undeclared.body.error!, /^Plugin 'levels' failed: build\(\) returned a plan answering 'loudness'/);
-    assert.deepEqual(await server.workLeftovers(), []);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 
   it('documents the answers and several files in the OpenAPI document', async () => {
-    const document = (await (await fetch(`${server.base}/openapi.json`)).json()) as {
+    const document = (await (await fetch(`${op.server.base}/openapi.json`)).json()) as {
       paths: Record<string, { post: { responses: { '200': { content: Record<string, { schema: unknown }> } } } }>;
     };
     const answer = (route: string) => JSON.stringify(document.paths[route]!.post.responses['200']);
@@ -130,7 +123,7 @@ describe('plugin outputs: several files, none, answers and stages', () => {
   });
 
   it('prints the files and answers from the CLI, and refuses --output for several files', async () => {
-    const out = path.join(scratch, 'cli');
+    const out = path.join(op.scratch, 'cli');
     const sliced = await runCli(['slices', '--media-url', tone, '--slices', '2', '--out-dir', out], {
       env,
     });
@@ -146,14 +139,14 @@ describe('plugin outputs: several files, none, answers and stages', () => {
 
     const one = await runCli(['slices', '--media-url', tone, '--output', 'x.wav'], {
       env,
-      cwd: scratch,
+      cwd: op.scratch,
     });
     assert.equal(one.exitCode, 2, one.stderr);
     assert.match(one.stderr, /`--output` names one file, and slices writes 3 here: use `--out-dir`/);
   });
 
   it('makes a several-file step a list that a later step runs `each` over, and reports step answers', async () => {
-    const pipeline = path.join(scratch, 'slices.yaml');
+    const pipeline = path.join(op.scratch, 'slices.yaml');
     await writeFile(
       pipeline,
       [
@@ -173,7 +166,7 @@ describe('plugin outputs: several files, none, answers and stages', () => {
         '',
       ].join('\n'),
     );
-    const out = path.join(scratch, 'pipeline');
+    const out = path.join(op.scratch, 'pipeline');
     const run = await runCli(['run', pipeline, '--input', `audio=${tone}`, '--out-dir', out], {
       env,
     });

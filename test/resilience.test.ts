@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from './helpers/lifecycle.js';
+import { useOperation } from './helpers/operation.js';
 import { fixture, fixtures } from './helpers/fixtures.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
@@ -122,24 +123,14 @@ describe('queue, cancellation and time limits', () => {
 });
 
 describe('job time limit', () => {
-  let files: FileServer;
-  let server: TestServer;
-  before(async () => {
-    await fixtures('small-300x200.png');
-    files = await startFileServer();
-    server = await startMediaflow({ MEDIAFLOW_JOB_TIMEOUT: '1' });
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-  });
+  const op = useOperation({ fixtures: ['small-300x200.png'], env: { MEDIAFLOW_JOB_TIMEOUT: '1' } });
 
   it('stops ffmpeg past MEDIAFLOW_JOB_TIMEOUT with a 504 and cleans up', async () => {
-    const res = await server.post('/images-to-video/', longJob(files));
+    const res = await op.server.post('/images-to-video/', longJob(op.files));
     assert.equal(res.status, 504);
     assert.equal(res.body.error, 'ffmpeg ran past its time limit and was stopped');
     assert.deepEqual(await ffmpegChildren(process.pid), []);
-    assert.deepEqual(await server.workLeftovers(), []);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 });
 

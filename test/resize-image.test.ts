@@ -1,48 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { execa } from 'execa';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixture, fixtures } from './helpers/fixtures.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
-import { probe, videoOf } from './helpers/media.js';
-import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
-
-type Rgb = [number, number, number];
-
-/**
- * A still image's decoded RGB pixels. (media.ts's frameRgb passes `-ss`, and ffmpeg 5.1's image2
- * demuxer then returns no frame for larger JPEGs, so stills are decoded here without seeking.)
- */
-async function stillRgb(
-  file: string,
-): Promise<{ width: number; height: number; pixel: (x: number, y: number) => Rgb }> {
-  const video = videoOf(await probe(file))!;
-  const { width, height } = video as { width: number; height: number };
-  const { stdout } = await execa(
-    'ffmpeg',
-    ['-v', 'error', '-i', file, '-frames:v', '1', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
-    { encoding: 'buffer' },
-  );
-  const data = stdout as unknown as Uint8Array;
-  assert.equal(data.length, width * height * 3, `decoded ${file}`);
-  return {
-    width,
-    height,
-    pixel: (x, y) => [data[(y * width + x) * 3]!, data[(y * width + x) * 3 + 1]!, data[(y * width + x) * 3 + 2]!],
-  };
-}
-const isBlue = ([r, g, b]: Rgb) => b > 180 && r < 70 && g < 70;
-const isBlack = ([r, g, b]: Rgb) => r < 24 && g < 24 && b < 24;
-const isWhite = ([r, g, b]: Rgb) => r > 230 && g > 230 && b > 230;
+import { readFile } from 'node:fs/promises';
+import { assertCliParity } from './helpers/cli-parity.js';
+import { describe, it } from './helpers/lifecycle.js';
+import { fixture } from './helpers/fixtures.js';
+import { frameRgb, probe, videoOf } from './helpers/media.js';
+import { UUID, useOperation } from './helpers/operation.js';
+import { isBlack, isBlue, isWhite } from './helpers/pixels.js';
 
 describe('resize_image', () => {
-  let files: FileServer;
-  let server: TestServer;
-
-  before(async () => {
-    await fixtures(
+  const op = useOperation({
+    fixtures: [
       'small-300x200.png',
       'landscape-1920x1080.jpg',
       'blue-640x480.webp',
@@ -50,27 +17,18 @@ describe('resize_image', () => {
       'alpha-box-1080x1920.png',
       'tone-2s-44k-stereo.mp3',
       'not-media.txt',
-    );
-    files = await startFileServer();
-    server = await startMediaflow();
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
+    ],
   });
 
   /** Resizes a fixture and returns the produced JPEG's path after checking the response. */
   async function resize(name: string, width: string, height: string): Promise<string> {
-    const res = await server.post('/resize_image/', { image_url: files.url(`/f/${name}`), width, height });
-    assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.equal(res.body.message, 'Image resized successfully');
-    assert.match(
-      res.body.output_file!,
-      new RegExp(
-        `^${server.base}/uploads/[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}_resized\\.jpg$`,
-      ),
-    );
-    return server.pathOf(res.body.output_file!);
+    const fields = { image_url: op.files.url(`/f/${name}`), width, height };
+    return (
+      await op.expectOutput('/resize_image/', fields, {
+        message: 'Image resized successfully',
+        name: `${UUID}_resized\\.jpg`,
+      })
+    ).file;
   }
 
   async function assertJpeg(file: string, width: number, height: number): Promise<void> {
@@ -101,7 +59,7 @@ describe('resize_image', () => {
   it('keeps colours: a blue WebP is still blue as a JPEG', async () => {
     const file = await resize('blue-640x480.webp', '64', '48');
     await assertJpeg(file, 64, 48);
-    const frame = await stillRgb(file);
+    const frame = await frameRgb(file);
     for (const [x, y] of [
       [0, 0],
       [32, 24],
@@ -111,11 +69,11 @@ describe('resize_image', () => {
   });
 
   it('makes transparency black, not the colour hidden under it', async () => {
-    let frame = await stillRgb(await resize('red-alpha-400x300.png', '40', '30'));
+    let frame = await frameRgb(await resize('red-alpha-400x300.png', '40', '30'));
     assert.ok(isBlack(frame.pixel(20, 15)), `transparent red became ${frame.pixel(20, 15)}`);
     const file = await resize('alpha-box-1080x1920.png', '270', '480');
     await assertJpeg(file, 270, 480);
-    frame = await stillRgb(file);
+    frame = await frameRgb(file);
     assert.ok(isBlack(frame.pixel(5, 5)), `corner is ${frame.pixel(5, 5)}`);
     assert.ok(isWhite(frame.pixel(135, 240)), `centre is ${frame.pixel(135, 240)}`);
   });
@@ -126,82 +84,59 @@ describe('resize_image', () => {
   });
 
   it('refuses non-positive, non-numeric and absurd sizes with a 400 naming the parameter', async () => {
-    const url = files.url('/f/small-300x200.png');
+    const url = op.files.url('/f/small-300x200.png');
     for (const bad of ['0', '-5', 'abc', '8193', '1.5', '1e3', '']) {
       for (const [param, other] of [
         ['width', 'height'],
         ['height', 'width'],
       ] as const) {
-        const res = await server.post('/resize_image/', { image_url: url, [param]: bad, [other]: '50' });
+        const res = await op.server.post('/resize_image/', { image_url: url, [param]: bad, [other]: '50' });
         assert.equal(res.status, 400, `${param}=${bad}: ${JSON.stringify(res.body)}`);
         assert.ok(res.body.error!.includes(param), `${param}=${bad}: ${res.body.error}`);
       }
     }
-    let res = await server.post('/resize_image/', { image_url: url, height: '50' });
+    let res = await op.server.post('/resize_image/', { image_url: url, height: '50' });
     assert.equal(res.status, 400);
     assert.match(res.body.error!, /width/);
-    res = await server.post('/resize_image/', { image_url: url, width: '50' });
+    res = await op.server.post('/resize_image/', { image_url: url, width: '50' });
     assert.equal(res.status, 400);
     assert.match(res.body.error!, /height/);
-    res = await server.post('/resize_image/', { width: '50', height: '50' });
+    res = await op.server.post('/resize_image/', { width: '50', height: '50' });
     assert.equal(res.status, 400);
     assert.match(res.body.error!, /image_url/);
-    assert.deepEqual(await server.workLeftovers(), []);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 
   it(
     'answers a failed download with 502 and an input that is not an image with 422, ' + 'leaving no work files',
     async () => {
-      const missing = files.url('/f/missing.png');
-      let res = await server.post('/resize_image/', { image_url: missing, width: '50', height: '50' });
+      const missing = op.files.url('/f/missing.png');
+      let res = await op.server.post('/resize_image/', { image_url: missing, width: '50', height: '50' });
       assert.equal(res.status, 502);
       assert.equal(res.body.error, `Failed to download ${missing}: HTTP 404 Not Found`);
       for (const name of ['tone-2s-44k-stereo.mp3', 'not-media.txt']) {
-        res = await server.post('/resize_image/', { image_url: files.url(`/f/${name}`), width: '50', height: '50' });
+        res = await op.server.post('/resize_image/', {
+          image_url: op.files.url(`/f/${name}`),
+          width: '50',
+          height: '50',
+        });
         assert.equal(res.status, 422, `${name}: ${JSON.stringify(res.body)}`);
-        assert.ok(res.body.error && !res.body.error.includes(server.dataDir), res.body.error);
+        assert.ok(res.body.error && !res.body.error.includes(op.server.dataDir), res.body.error);
       }
-      res = await server.post('/resize_image/', { image_url: 'ftp://127.0.0.1/x.png', width: '50', height: '50' });
+      res = await op.server.post('/resize_image/', { image_url: 'ftp://127.0.0.1/x.png', width: '50', height: '50' });
       assert.equal(res.status, 400);
-      assert.deepEqual(await server.workLeftovers(), []);
+      assert.deepEqual(await op.server.workLeftovers(), []);
     },
   );
 
   it('runs from the CLI with a local path, printing the same JSON', async () => {
-    const out = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-cli-'));
-    try {
-      const local = await fixture('small-300x200.png');
-      const result = await runCli([
-        'resize-image',
-        '--image-url',
-        local,
-        '--width',
-        '64',
-        '--height',
-        '48',
-        '--out-dir',
-        out,
-      ]);
-      assert.equal(result.exitCode, 0, result.stderr);
-      const body = JSON.parse(result.stdout) as Record<string, string>;
-      assert.equal(body.message, 'Image resized successfully');
-      assert.ok(body.output_file!.startsWith(out) && body.output_file!.endsWith('_resized.jpg'), body.output_file);
-      await assertJpeg(body.output_file!, 64, 48);
-      const bad = await runCli([
-        'resize-image',
-        '--image-url',
-        local,
-        '--width',
-        '0',
-        '--height',
-        '48',
-        '--out-dir',
-        out,
-      ]);
-      assert.equal(bad.exitCode, 2);
-      assert.match(bad.stderr, /width/);
-    } finally {
-      await rm(out, { recursive: true, force: true });
-    }
+    const local = await fixture('small-300x200.png');
+    await assertCliParity({
+      args: ['resize-image', '--image-url', local, '--width', '64', '--height', '48'],
+      message: 'Image resized successfully',
+      output: /_resized\.jpg$/,
+      check: (file) => assertJpeg(file, 64, 48),
+      refused: { args: ['resize-image', '--image-url', local, '--width', '0', '--height', '48'], stderr: /width/ },
+    });
   });
 });

@@ -14,20 +14,12 @@ import { startS3, type TestS3 } from './helpers/s3-server.js';
 import {
   eventually,
   ffmpegChildren,
+  killQuietly,
   startServeProcess,
   startWorkerProcess,
   type ServeProcess,
 } from './helpers/serve-process.js';
 import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.js';
-
-/** Kills a process that may be gone already. */
-const killQuietly = (pid: number) => {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // already gone
-  }
-};
 
 const SECRET = `whsec_${Buffer.from('scale-out-test-secret-0123456789').toString('base64')}`;
 

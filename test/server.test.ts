@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
-import { after, before, describe, it } from './helpers/lifecycle.js';
-import { fixtures } from './helpers/fixtures.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { describe, it } from './helpers/lifecycle.js';
+import { useOperation } from './helpers/operation.js';
 import { durationOf, probe, videoOf } from './helpers/media.js';
 import { startMediaflow, type TestServer } from './helpers/mediaflow.js';
 import { builtinPlugins, builtinRegistry } from '../src/plugins/index.js';
@@ -90,21 +89,12 @@ async function getJson(url: string): Promise<Answer> {
 const SUBTITLE_URL = /^http:\/\/127\.0\.0\.1:\d+\/uploads\/[0-9a-f-]{36}\/generated_subtitles\.srt$/;
 
 describe('server', () => {
-  let files: FileServer;
-  let server: TestServer;
-
-  before(async () => {
-    await fixtures('small-300x200.png', 'tone-2s-44k-stereo.mp3', 'tone-3s-44k-stereo.mp3', 'not-media.txt');
-    files = await startFileServer();
-    server = await startMediaflow();
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
+  const op = useOperation({
+    fixtures: ['small-300x200.png', 'tone-2s-44k-stereo.mp3', 'tone-3s-44k-stereo.mp3', 'not-media.txt'],
   });
 
   /** The SRT a generate-subtitles answer points at. */
-  const srtOf = (res: Answer) => readFile(server.pathOf(res.body.subtitle_file_url as string), 'utf8');
+  const srtOf = (res: Answer) => readFile(op.server.pathOf(res.body.subtitle_file_url as string), 'utf8');
 
   it('answers every operation with and without the trailing slash, and /health both ways', async () => {
     const plugins = builtinRegistry().list();
@@ -113,25 +103,27 @@ describe('server', () => {
       assert.ok(plugin.path.endsWith('/'), plugin.path);
       for (const route of [plugin.path, plugin.path.slice(0, -1)]) {
         // No fields: every operation refuses with a 400 of its own, so the route was reached.
-        const res = await send(server.base, route, { json: {} });
-        const text = assertError(res, 400, server);
+        const res = await send(op.server.base, route, { json: {} });
+        const text = assertError(res, 400, op.server);
         assert.ok(!text.startsWith('Not found'), `${route}: ${text}`);
       }
     }
-    const ok = await send(server.base, '/generate-subtitles', { multipart: { text: 'no slash' } });
+    const ok = await send(op.server.base, '/generate-subtitles', { multipart: { text: 'no slash' } });
     assert.equal(ok.status, 200);
     for (const route of ['/health', '/health/'])
-      assert.equal((await fetch(`${server.base}${route}`)).status, 200, route);
+      assert.equal((await fetch(`${op.server.base}${route}`)).status, 200, route);
   });
 
   it('takes multipart, urlencoded and JSON bodies with the same field names and the same result', async () => {
     const fields = { text: 'One two three. Four five six seven', words_per_line: '3', seconds_per_line: '2' };
     const answers = [
-      await send(server.base, '/generate-subtitles/', { multipart: fields }),
-      await send(server.base, '/generate-subtitles/', { form: fields }),
-      await send(server.base, '/generate-subtitles/', { json: fields }),
+      await send(op.server.base, '/generate-subtitles/', { multipart: fields }),
+      await send(op.server.base, '/generate-subtitles/', { form: fields }),
+      await send(op.server.base, '/generate-subtitles/', { json: fields }),
       // JSON may also carry real numbers.
-      await send(server.base, '/generate-subtitles/', { json: { ...fields, words_per_line: 3, seconds_per_line: 2 } }),
+      await send(op.server.base, '/generate-subtitles/', {
+        json: { ...fields, words_per_line: 3, seconds_per_line: 2 },
+      }),
     ];
     const expected =
       '1\n00:00:00,000 --> 00:00:02,000\nOne two three.\n\n2\n00:00:02,000 --> 00:00:04,000\nFour five six\n\n' +
@@ -144,16 +136,16 @@ describe('server', () => {
     }
     assert.equal(new Set(answers.map((a) => a.body.subtitle_file_url)).size, 4, 'each request has its own output');
 
-    const image = files.url('/f/small-300x200.png');
-    const json = await send(server.base, '/resize_image/', { json: { image_url: image, width: 64, height: '48' } });
+    const image = op.files.url('/f/small-300x200.png');
+    const json = await send(op.server.base, '/resize_image/', { json: { image_url: image, width: 64, height: '48' } });
     assert.equal(json.status, 200, JSON.stringify(json.body));
-    const form = await send(server.base, '/resize_image', {
+    const form = await send(op.server.base, '/resize_image', {
       form: { image_url: ` ${image} `, width: ' 32 ', height: '+24' },
     });
     assert.equal(form.status, 200, JSON.stringify(form.body));
     const [a, b] = [
-      videoOf(await probe(server.pathOf(json.body.output_file as string))),
-      videoOf(await probe(server.pathOf(form.body.output_file as string))),
+      videoOf(await probe(op.server.pathOf(json.body.output_file as string))),
+      videoOf(await probe(op.server.pathOf(form.body.output_file as string))),
     ];
     assert.deepEqual([a?.width, a?.height, b?.width, b?.height], [64, 48, 32, 24]);
   });
@@ -161,7 +153,7 @@ describe('server', () => {
   it(
     'coerces integers sent as strings and rejects non-numbers with a 400 naming the field; ignores ' + 'unknown fields',
     async () => {
-      const res = await send(server.base, '/generate-subtitles/', {
+      const res = await send(op.server.base, '/generate-subtitles/', {
         form: { text: 'a b c d', words_per_line: ' 2 ', seconds_per_line: '05', colour: 'blue', extra_field: 'x' },
       });
       assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -176,11 +168,11 @@ describe('server', () => {
         ['/generate-subtitles/', { text: 'x', seconds_per_line: '3s' }, 'seconds_per_line'],
         ['/generate-subtitles/', { text: 'x', seconds_per_line: 2.5 }, 'seconds_per_line'],
         ['/generate-subtitles/', { text: 'x', words_per_line: '0x10' }, 'words_per_line'],
-        ['/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: 'wide', height: '10' }, 'width'],
-        ['/resize_image/', { image_url: files.url('/f/small-300x200.png'), width: '10', height: true }, 'height'],
+        ['/resize_image/', { image_url: op.files.url('/f/small-300x200.png'), width: 'wide', height: '10' }, 'width'],
+        ['/resize_image/', { image_url: op.files.url('/f/small-300x200.png'), width: '10', height: true }, 'height'],
         [
           '/images-to-video/',
-          { image_urls: files.url('/f/small-300x200.png'), seconds_per_image: 'five' },
+          { image_urls: op.files.url('/f/small-300x200.png'), seconds_per_image: 'five' },
           'seconds_per_image',
         ],
       ];
@@ -189,38 +181,38 @@ describe('server', () => {
           { json: fields },
           { form: Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, String(v)])) },
         ]) {
-          const answer = await send(server.base, route, body);
-          assertError(answer, 400, server, new RegExp(`\`${name}\``));
+          const answer = await send(op.server.base, route, body);
+          assertError(answer, 400, op.server, new RegExp(`\`${name}\``));
         }
       }
     },
   );
 
   it('reads list fields with whitespace around items and empty items', async () => {
-    const [a, b] = [files.url('/f/tone-2s-44k-stereo.mp3'), files.url('/f/tone-3s-44k-stereo.mp3')];
-    const res = await send(server.base, '/merge-audios/', { multipart: { audio_urls: ` ,\t${a} , ,\n ${b} ,, ` } });
+    const [a, b] = [op.files.url('/f/tone-2s-44k-stereo.mp3'), op.files.url('/f/tone-3s-44k-stereo.mp3')];
+    const res = await send(op.server.base, '/merge-audios/', { multipart: { audio_urls: ` ,\t${a} , ,\n ${b} ,, ` } });
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    assert.ok(Math.abs(durationOf(await probe(server.pathOf(res.body.output_file as string))) - 5) < 0.2);
-    assert.equal(files.hits.get('/f/tone-2s-44k-stereo.mp3'), 1);
+    assert.ok(Math.abs(durationOf(await probe(op.server.pathOf(res.body.output_file as string))) - 5) < 0.2);
+    assert.equal(op.files.hits.get('/f/tone-2s-44k-stereo.mp3'), 1);
     // Only empty items left: fewer than two URLs.
     assertError(
-      await send(server.base, '/merge-audios/', { form: { audio_urls: ` , ${a} ,, ` } }),
+      await send(op.server.base, '/merge-audios/', { form: { audio_urls: ` , ${a} ,, ` } }),
       400,
-      server,
+      op.server,
       /^At least two audio URLs are required$/,
     );
     assertError(
-      await send(server.base, '/merge-audios/', { json: { audio_urls: ' , ,' } }),
+      await send(op.server.base, '/merge-audios/', { json: { audio_urls: ' , ,' } }),
       400,
-      server,
+      op.server,
       /^At least two audio URLs are required$/,
     );
   });
 
   it('serves outputs with their content type and byte ranges, and 404s JSON for anything else', async () => {
-    const made = await send(server.base, '/generate-subtitles/', { json: { text: 'Ranges work. Ça marche.' } });
+    const made = await send(op.server.base, '/generate-subtitles/', { json: { text: 'Ranges work. Ça marche.' } });
     const srtUrl = made.body.subtitle_file_url as string;
-    const bytes = await readFile(server.pathOf(srtUrl));
+    const bytes = await readFile(op.server.pathOf(srtUrl));
 
     const whole = await fetch(srtUrl);
     assert.equal(whole.status, 200);
@@ -241,56 +233,56 @@ describe('server', () => {
     assert.equal(unsatisfiable.status, 416);
 
     // A binary output: the right type, and a range of it.
-    const [a, b] = [files.url('/f/tone-2s-44k-stereo.mp3'), files.url('/f/tone-3s-44k-stereo.mp3')];
-    const merged = await send(server.base, '/merge-audios/', { json: { audio_urls: `${a},${b}` } });
+    const [a, b] = [op.files.url('/f/tone-2s-44k-stereo.mp3'), op.files.url('/f/tone-3s-44k-stereo.mp3')];
+    const merged = await send(op.server.base, '/merge-audios/', { json: { audio_urls: `${a},${b}` } });
     const mp3Url = merged.body.output_file as string;
-    const mp3 = await readFile(server.pathOf(mp3Url));
+    const mp3 = await readFile(op.server.pathOf(mp3Url));
     const part = await fetch(mp3Url, { headers: { range: 'bytes=100-1099' } });
     assert.equal(part.status, 206);
     assert.equal(part.headers.get('content-type'), 'audio/mpeg');
     assert.equal(part.headers.get('content-range'), `bytes 100-1099/${mp3.length}`);
     assert.deepEqual(Buffer.from(await part.arrayBuffer()), mp3.subarray(100, 1100));
-    const image = await send(server.base, '/resize_image/', {
-      json: { image_url: files.url('/f/small-300x200.png'), width: 20, height: 20 },
+    const image = await send(op.server.base, '/resize_image/', {
+      json: { image_url: op.files.url('/f/small-300x200.png'), width: 20, height: 20 },
     });
     assert.equal((await fetch(image.body.output_file as string)).headers.get('content-type'), 'image/jpeg');
 
     // Missing outputs, folders, files still being published, and ways out of the uploads folder.
     const folder = srtUrl.slice(0, srtUrl.lastIndexOf('/'));
-    await writeFile(path.join(server.dataDir, 'uploads', '.partial-0123'), 'half a file');
+    await writeFile(path.join(op.server.dataDir, 'uploads', '.partial-0123'), 'half a file');
     for (const url of [
-      `${server.base}/uploads/00000000-0000-4000-8000-000000000000/generated_subtitles.srt`,
-      `${server.base}/uploads/nothing.mp4`,
+      `${op.server.base}/uploads/00000000-0000-4000-8000-000000000000/generated_subtitles.srt`,
+      `${op.server.base}/uploads/nothing.mp4`,
       folder,
       `${folder}/`,
-      `${server.base}/uploads/.partial-0123`,
-      `${server.base}/uploads/../package.json`,
-      `${server.base}/uploads/%2e%2e/%2e%2e/etc/passwd`,
+      `${op.server.base}/uploads/.partial-0123`,
+      `${op.server.base}/uploads/../package.json`,
+      `${op.server.base}/uploads/%2e%2e/%2e%2e/etc/passwd`,
     ]) {
-      assertError(await getJson(url), 404, server);
+      assertError(await getJson(url), 404, op.server);
     }
     for (const url of [
-      `${server.base}/uploads/..%2f..%2fetc%2fpasswd`,
-      `${server.base}/uploads/%E0%A4%A`,
-      `${server.base}/uploads/a%00b`,
+      `${op.server.base}/uploads/..%2f..%2fetc%2fpasswd`,
+      `${op.server.base}/uploads/%E0%A4%A`,
+      `${op.server.base}/uploads/a%00b`,
     ]) {
       const res = await getJson(url);
       assert.ok(res.status >= 400 && res.status < 500, `${url}: ${res.status}`);
-      assertError(res, res.status, server);
+      assertError(res, res.status, op.server);
     }
   });
 
   it('answers unknown routes with a 404 {error}, and an operation with another method with a 405', async () => {
-    assertError(await getJson(`${server.base}/`), 404, server);
-    assertError(await getJson(`${server.base}/no-such-operation/`), 404, server, /Not found/);
-    assertError(await send(server.base, '/no-such-operation/', { json: { text: 'x' } }), 404, server);
+    assertError(await getJson(`${op.server.base}/`), 404, op.server);
+    assertError(await getJson(`${op.server.base}/no-such-operation/`), 404, op.server, /Not found/);
+    assertError(await send(op.server.base, '/no-such-operation/', { json: { text: 'x' } }), 404, op.server);
     // An operation's path with another method is a 405 (http-requests.test.ts has the details).
-    assertError(await getJson(`${server.base}/generate-subtitles/`), 405, server, /not allowed/);
-    assertError(await send(server.base, '/health', { json: {} }), 404, server);
+    assertError(await getJson(`${op.server.base}/generate-subtitles/`), 405, op.server, /not allowed/);
+    assertError(await send(op.server.base, '/health', { json: {} }), 404, op.server);
   });
 
   it('reports the ffmpeg in use and the queue on GET /health', async () => {
-    const res = await getJson(`${server.base}/health`);
+    const res = await getJson(`${op.server.base}/health`);
     assert.equal(res.status, 200);
     const health = res.body as {
       status: string;
@@ -305,7 +297,7 @@ describe('server', () => {
     assert.equal(typeof health.ffmpeg.source, 'string');
     assert.equal(health.queue.waiting, 0);
     assert.equal(health.queue.running, 0);
-    assert.equal(health.queue.concurrency, server.config.concurrency);
+    assert.equal(health.queue.concurrency, op.server.config.concurrency);
   });
 
   it('refuses a file part where no URL field is, malformed bodies and unknown content types with {error}', async () => {
@@ -313,77 +305,83 @@ describe('server', () => {
     withFile.append('text', 'hello');
     withFile.append('subtitle', new Blob(['1\n00:00:00,000 --> 00:00:01,000\nhi\n']), 'hi.srt');
     assertError(
-      await send(server.base, '/generate-subtitles/', { multipart: withFile }),
+      await send(op.server.base, '/generate-subtitles/', { multipart: withFile }),
       400,
-      server,
+      op.server,
       /^File part `subtitle` is not an input: this route takes no files$/,
     );
 
     assertError(
-      await send(server.base, '/generate-subtitles/', { raw: '{"text": "unterminated', type: 'application/json' }),
+      await send(op.server.base, '/generate-subtitles/', { raw: '{"text": "unterminated', type: 'application/json' }),
       400,
-      server,
-    );
-    assertError(await send(server.base, '/generate-subtitles/', { raw: '', type: 'application/json' }), 400, server);
-    assertError(
-      await send(server.base, '/generate-subtitles/', { raw: '["text"]', type: 'application/json' }),
-      400,
-      server,
+      op.server,
     );
     assertError(
-      await send(server.base, '/generate-subtitles/', {
+      await send(op.server.base, '/generate-subtitles/', { raw: '', type: 'application/json' }),
+      400,
+      op.server,
+    );
+    assertError(
+      await send(op.server.base, '/generate-subtitles/', { raw: '["text"]', type: 'application/json' }),
+      400,
+      op.server,
+    );
+    assertError(
+      await send(op.server.base, '/generate-subtitles/', {
         raw: '{"__proto__": {"polluted": 1}, "text": "x"}',
         type: 'application/json',
       }),
       400,
-      server,
+      op.server,
     );
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
     assertError(
-      await send(server.base, '/generate-subtitles/', { raw: 'text=hi', type: 'multipart/form-data' }),
+      await send(op.server.base, '/generate-subtitles/', { raw: 'text=hi', type: 'multipart/form-data' }),
       400,
-      server,
+      op.server,
     );
     for (const type of ['text/plain', 'application/xml', 'application/octet-stream', 'image/png']) {
       assertError(
-        await send(server.base, '/generate-subtitles/', { raw: 'text=hello', type }),
+        await send(op.server.base, '/generate-subtitles/', { raw: 'text=hello', type }),
         415,
-        server,
+        op.server,
         /Content-Type/,
       );
     }
     // Still serving.
-    const ok = await send(server.base, '/generate-subtitles/', { multipart: { text: 'still here' } });
+    const ok = await send(op.server.base, '/generate-subtitles/', { multipart: { text: 'still here' } });
     assert.equal(ok.status, 200);
   });
 
   it('keeps input failures free of server paths: a 502 names the URL, a 422 the problem', async () => {
-    const missing = files.url('/f/missing.png');
+    const missing = op.files.url('/f/missing.png');
     assertError(
-      await send(server.base, '/resize_image/', { json: { image_url: missing, width: 10, height: 10 } }),
+      await send(op.server.base, '/resize_image/', { json: { image_url: missing, width: 10, height: 10 } }),
       502,
-      server,
+      op.server,
       /^Failed to download http:\/\/127\.0\.0\.1:\d+\/f\/missing\.png: HTTP 404/,
     );
     assertError(
-      await send(server.base, '/resize_image/', {
-        json: { image_url: files.url('/f/not-media.txt'), width: 10, height: 10 },
+      await send(op.server.base, '/resize_image/', {
+        json: { image_url: op.files.url('/f/not-media.txt'), width: 10, height: 10 },
       }),
       422,
-      server,
+      op.server,
     );
     assertError(
-      await send(server.base, '/resize_image/', { json: { image_url: 'file:///etc/passwd', width: 10, height: 10 } }),
+      await send(op.server.base, '/resize_image/', {
+        json: { image_url: 'file:///etc/passwd', width: 10, height: 10 },
+      }),
       400,
-      server,
+      op.server,
     );
     assertError(
-      await send(server.base, '/resize_image/', { json: { image_url: 'not a url', width: 10, height: 10 } }),
+      await send(op.server.base, '/resize_image/', { json: { image_url: 'not a url', width: 10, height: 10 } }),
       400,
-      server,
+      op.server,
     );
-    assert.deepEqual(await server.workLeftovers(), []);
-    assert.equal((await fetch(`${server.base}/health`)).status, 200);
+    assert.deepEqual(await op.server.workLeftovers(), []);
+    assert.equal((await fetch(`${op.server.base}/health`)).status, 200);
   });
 
   it('requires X-API-Key on operations when MEDIAFLOW_API_KEY is set, and leaves /health open', async () => {
@@ -452,9 +450,9 @@ describe('server', () => {
       const uuidPath = /\/uploads\/[0-9a-f-]{36}\/generated_subtitles\.srt$/;
 
       // Not trusted: the headers change nothing.
-      const plain = await send(server.base, '/generate-subtitles/', { multipart: { text: 'x' } }, forwarded);
+      const plain = await send(op.server.base, '/generate-subtitles/', { multipart: { text: 'x' } }, forwarded);
       assert.ok(
-        (plain.body.subtitle_file_url as string).startsWith(`${server.base}/uploads/`),
+        (plain.body.subtitle_file_url as string).startsWith(`${op.server.base}/uploads/`),
         plain.body.subtitle_file_url as string,
       );
 
@@ -493,9 +491,9 @@ describe('server', () => {
   );
 
   it('still answers after all of the above, with nothing left in the work folder', async () => {
-    await mkdir(path.join(server.dataDir, 'work'), { recursive: true });
-    assert.deepEqual(await server.workLeftovers(), []);
-    const res = await send(server.base, '/generate-subtitles/', { json: { text: 'the end' } });
+    await mkdir(path.join(op.server.dataDir, 'work'), { recursive: true });
+    assert.deepEqual(await op.server.workLeftovers(), []);
+    const res = await send(op.server.base, '/generate-subtitles/', { json: { text: 'the end' } });
     assert.equal(res.status, 200);
     assert.equal(await srtOf(res), '1\n00:00:00,000 --> 00:00:03,000\nthe end\n');
   });

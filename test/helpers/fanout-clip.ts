@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { execa } from 'execa';
+import { assertNear, audioStart, decodeErrors } from './media.js';
 
 /**
  * The long input of the fan-out tests (docs/fanout.md, issue 24) and what reads it back. Four minutes at 320x180 and
@@ -126,9 +127,7 @@ export const flashOnsets = (frames: readonly ClipFrame[]): number[] =>
  * of quiet, counted from the audio stream's start.
  */
 export async function beepOnsets(file: string): Promise<number[]> {
-  const { stdout: start } = await execa('ffprobe', [
-    ...['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=start_time', '-of', 'csv=p=0', file],
-  ]);
+  const start = await audioStart(file);
   const rate = 48000;
   const { stdout } = await execa(
     'ffmpeg',
@@ -217,12 +216,6 @@ export async function ssimByFrame(a: string, b: string): Promise<number[]> {
     .map((line) => Number(/All:([\d.]+)/.exec(line)![1]));
 }
 
-/** What a full decode says about a file at the error level: nothing, for a clean one. */
-export async function decodeErrors(file: string): Promise<string> {
-  const { stdout, stderr } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
-  return `${stdout}${stderr}`;
-}
-
 /** The duration of a file, and of its video and audio streams, in seconds (ffprobe). */
 export async function durations(file: string): Promise<{ format: number; video: number; audio: number }> {
   const { stdout } = await execa('ffprobe', [
@@ -273,10 +266,6 @@ export const partOf = (ffmpeg: RunningFfmpeg): number | undefined => {
   const file = ffmpeg.args.find((arg) => /^(fanout-part|scene)-\d+\.(mp4|webm)$/.test(arg));
   return file === undefined ? undefined : Number(/\d+/.exec(file)![0]);
 };
-
-/** Asserts `actual` within `tolerance` of `expected`, saying what it is. */
-export const assertNear = (actual: number, expected: number, tolerance: number, what: string): void =>
-  assert.ok(Math.abs(actual - expected) <= tolerance, `${what}: ${expected} ± ${tolerance} expected, got ${actual}`);
 
 /** What `assertSeamless` measured, for a test's log. */
 export interface Seams {

@@ -24,6 +24,8 @@ const CONTENT_TYPES: Record<string, string> = {
   '.m4a': 'audio/mp4',
   '.aac': 'audio/aac',
   '.mp4': 'video/mp4',
+  '.mkv': 'video/x-matroska',
+  '.avi': 'video/x-msvideo',
   '.webm': 'video/webm',
   '.jpg': 'image/jpeg',
   '.png': 'image/png',
@@ -33,6 +35,9 @@ const CONTENT_TYPES: Record<string, string> = {
   '.ass': 'text/plain',
   '.txt': 'text/plain',
 };
+
+/** The content type a file of this name is served with (none for an unknown extension). */
+export const contentTypeOf = (name: string): string | undefined => CONTENT_TYPES[path.extname(name)];
 
 /** Sends a whole file with its length, and its content type when one is given. */
 async function sendFile(res: http.ServerResponse, file: string, contentType?: string): Promise<void> {
@@ -55,7 +60,7 @@ async function serveFixture(res: http.ServerResponse, name: string): Promise<voi
     res.writeHead(404).end('no such fixture');
     return;
   }
-  await sendFile(res, file, CONTENT_TYPES[path.extname(name)] ?? 'application/octet-stream');
+  await sendFile(res, file, contentTypeOf(name) ?? 'application/octet-stream');
 }
 
 /** Starts the server; `routes` adds or overrides paths (exact match on pathname). */

@@ -164,6 +164,40 @@ export async function toneDbAt(file: string, frequency: number, start: number, s
   return 20 * Math.log10(toneLevel(await pcm(file, start, seconds), frequency));
 }
 
+/**
+ * What ffprobe shows of a file, a line an item (CSV, no keys): `entries` (`packet=pts_time`, `stream=start_time`)
+ * of `stream` (`v:0`, `a:0`) or of the whole file, with `options` before them (`-count_frames`).
+ */
+export async function probeLines(file: string, entries: string, stream?: string, options: string[] = []) {
+  const select = stream ? ['-select_streams', stream] : [];
+  const { stdout } = await execa('ffprobe', [
+    ...['-v', 'error', ...options, ...select, '-show_entries', entries, '-of', 'csv=p=0', file],
+  ]);
+  return stdout.split('\n').filter((line) => line.trim() !== '');
+}
+
+/** The presentation times of a stream's packets, in file order (a line may end in side data's comma). */
+export const packetTimes = async (file: string, stream: 'v:0' | 'a:0'): Promise<number[]> =>
+  (await probeLines(file, 'packet=pts_time', stream)).map((line) => parseFloat(line));
+
+/** When a file's first audio stream starts, on its clock. */
+export const audioStart = async (file: string): Promise<number> =>
+  Number((await probeLines(file, 'stream=start_time', 'a:0'))[0]);
+
+/** What a full decode says about a file at the error level: nothing, for a clean one. */
+export async function decodeErrors(file: string): Promise<string> {
+  const { stdout, stderr } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-f', 'null', '-']);
+  return `${stdout}${stderr}`;
+}
+
+/** Asserts that ffmpeg decodes the whole file without a single error. */
+export const assertDecodesCleanly = async (file: string): Promise<void> =>
+  assert.equal(await decodeErrors(file), '', `${file} decodes with errors`);
+
+/** Asserts `actual` within `tolerance` of `expected`, saying what it is (a duration unless named). */
+export const assertNear = (actual: number, expected: number, tolerance: number, what = 'duration'): void =>
+  assert.ok(Math.abs(actual - expected) <= tolerance, `${what}: ${expected} ± ${tolerance} expected, got ${actual}`);
+
 export type Rgb = [number, number, number];
 
 /** Asserts a colour within `tolerance` of each channel of `expected` (H.264 in 4:2:0 shifts colours a little). */
@@ -264,17 +298,7 @@ export async function flashAt(file: string): Promise<number> {
 
 /** When the sound first beeps: the first sample louder than a tenth of full scale, from the stream's start. */
 export async function beepAt(file: string): Promise<number> {
-  const { stdout: start } = await execa('ffprobe', [
-    '-v',
-    'error',
-    '-select_streams',
-    'a:0',
-    '-show_entries',
-    'stream=start_time',
-    '-of',
-    'csv=p=0',
-    file,
-  ]);
+  const start = await audioStart(file);
   const { stdout } = await execa(
     'ffmpeg',
     ['-v', 'error', '-i', file, '-map', '0:a:0', '-ac', '1', '-ar', '48000', '-f', 'f32le', 'pipe:1'],

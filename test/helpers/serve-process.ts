@@ -123,3 +123,12 @@ export async function ffmpegChildren(parent: number): Promise<number[]> {
   }
   return pids;
 }
+
+/** Kills a process that may be gone already. */
+export const killQuietly = (pid: number): void => {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+};

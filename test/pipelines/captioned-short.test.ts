@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, before, describe, it } from '../helpers/lifecycle.js';
+import { describe, it } from '../helpers/lifecycle.js';
+import { useOperation } from '../helpers/operation.js';
 import { fixtures } from '../helpers/fixtures.js';
-import { startFileServer, type FileServer } from '../helpers/file-server.js';
 import { frameRgb, probe, videoOf } from '../helpers/media.js';
-import { startMediaflow, type TestServer } from '../helpers/mediaflow.js';
 
 const PIPELINES = path.resolve(import.meta.dirname, '../../pipelines');
 type Frame = Awaited<ReturnType<typeof frameRgb>>;
@@ -23,17 +22,9 @@ function caption(frame: Frame): { all: Array<{ x: number; y: number }>; gold: Ar
 }
 
 describe('pipeline captioned-short', () => {
-  let files: FileServer;
-  let server: TestServer;
-
-  before(async () => {
-    await fixtures('red-640x360.jpg', 'tone-3s-44k-stereo.mp3');
-    files = await startFileServer();
-    server = await startMediaflow({ MEDIAFLOW_PIPELINES_DIR: PIPELINES });
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
+  const op = useOperation({
+    fixtures: ['red-640x360.jpg', 'tone-3s-44k-stereo.mp3'],
+    env: { MEDIAFLOW_PIPELINES_DIR: PIPELINES },
   });
 
   // The first cue is three words over 2 s: at 0.3 s the first word is highlighted, at 1.6 s the third.
@@ -45,18 +36,18 @@ describe('pipeline captioned-short', () => {
       `runs over HTTP with a ${language} text: a 720x1280 short, big centred captions, the highlight moving ` +
         `word by word`,
       async () => {
-        const res = await fetch(`${server.base}/pipelines/captioned-short/`, {
+        const res = await fetch(`${op.server.base}/pipelines/captioned-short/`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({
             text,
-            images: [files.url('/f/red-640x360.jpg')],
-            voice: files.url('/f/tone-3s-44k-stereo.mp3'),
+            images: [op.files.url('/f/red-640x360.jpg')],
+            voice: op.files.url('/f/tone-3s-44k-stereo.mp3'),
           }),
         });
         const body = (await res.json()) as { message: string; outputs: Record<string, string> };
         assert.equal(res.status, 200, JSON.stringify(body));
-        const short = server.pathOf(body.outputs.short!);
+        const short = op.server.pathOf(body.outputs.short!);
         const video = videoOf(await probe(short))!;
         assert.deepEqual([video.width, video.height], [720, 1280]);
         const [early, late] = await Promise.all([frameRgb(short, 0.3), frameRgb(short, 1.6)]);
@@ -99,7 +90,7 @@ describe('pipeline captioned-short', () => {
     'draws the Japanese captions with real glyphs: add-subtitles reports no missing characters for the ASS it ' +
       'generates',
     async () => {
-      const subs = await server.post('/generate-subtitles/', {
+      const subs = await op.server.post('/generate-subtitles/', {
         text: 'これは日本語の字幕です。',
         format: 'ass',
         highlight: 'word',
@@ -109,8 +100,8 @@ describe('pipeline captioned-short', () => {
       });
       assert.equal(subs.status, 200, JSON.stringify(subs.body));
       await fixtures('black-8s-640x360-silent.mp4');
-      const burned = await server.post('/add-subtitles/', {
-        video_url: files.url('/f/black-8s-640x360-silent.mp4'),
+      const burned = await op.server.post('/add-subtitles/', {
+        video_url: op.files.url('/f/black-8s-640x360-silent.mp4'),
         subtitle_url: subs.body.subtitle_file_url!,
       });
       assert.equal(burned.status, 200, JSON.stringify(burned.body));

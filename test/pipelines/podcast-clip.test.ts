@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { execa } from 'execa';
-import { after, before, describe, it } from '../helpers/lifecycle.js';
-import { serveFile, startFileServer, type FileServer } from '../helpers/file-server.js';
+import { describe, it } from '../helpers/lifecycle.js';
+import { H264, lavfi } from '../helpers/fixtures.js';
 import { audioOf, durationOf, loudnessOf, probe, videoOf } from '../helpers/media.js';
-import { runCli, startMediaflow, type TestServer } from '../helpers/mediaflow.js';
+import { runCli } from '../helpers/mediaflow.js';
+import { useOperation } from '../helpers/operation.js';
 
 const PIPELINES = path.resolve(import.meta.dirname, '../../pipelines');
 
@@ -19,32 +18,19 @@ const SPEECH = "aevalsrc='if(between(t,5,7)+between(t,11,12.5),0,0.05*sin(2*PI*3
 const REMOVED = 2.9;
 
 describe('pipeline podcast-clip', () => {
-  let files: FileServer;
-  let server: TestServer;
-  let work: string;
-  let episode: string;
-
-  before(async () => {
-    work = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-podcast-clip-'));
-    episode = path.join(work, 'episode.mp4');
-    await execa('ffmpeg', [
-      ...['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=25:d=20', '-f', 'lavfi', '-i', SPEECH],
-      ...['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '50', '-pix_fmt', 'yuv420p', '-c:a', 'aac', episode],
-    ]);
-    files = await startFileServer({ '/local/episode.mp4': serveFile(episode, 'video/mp4') });
-    server = await startMediaflow({ MEDIAFLOW_PIPELINES_DIR: PIPELINES });
+  const op = useOperation({
+    make: {
+      'episode.mp4': [...lavfi('testsrc2=s=320x240:r=25:d=20', SPEECH), ...H264, '-g', '50', '-c:a', 'aac'],
+    },
+    env: { MEDIAFLOW_PIPELINES_DIR: PIPELINES },
   });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-    if (work) await rm(work, { recursive: true, force: true });
-  });
+  const episode = () => op.made['episode.mp4']!;
 
   it('cuts the clip, removes its pauses, normalizes it and takes a cover, from the CLI', async () => {
-    const out = path.join(work, 'cli');
+    const out = path.join(op.scratch, 'cli');
     const result = await runCli(
       [
-        ...['run', 'podcast-clip', '--input', `episode=${episode}`, '--input', 'start=2', '--input', 'end=00:16'],
+        ...['run', 'podcast-clip', '--input', `episode=${episode()}`, '--input', 'start=2', '--input', 'end=00:16'],
         ...['--input', 'loudness=-16', '--out-dir', out],
       ],
       { env: { MEDIAFLOW_PIPELINES_DIR: PIPELINES } },
@@ -71,16 +57,16 @@ describe('pipeline podcast-clip', () => {
   });
 
   it('runs over HTTP with a URL, and refuses an end before the start before anything runs', async () => {
-    const fields = { episode: files.url('/local/episode.mp4'), start: '2', end: '16' };
-    const res = await server.post('/pipelines/podcast-clip/', fields);
+    const fields = { episode: op.local('episode.mp4'), start: '2', end: '16' };
+    const res = await op.server.post('/pipelines/podcast-clip/', fields);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const outputs = res.body.outputs as unknown as { clip: string; cover: string[] };
-    assert.ok(Math.abs(durationOf(await probe(server.pathOf(outputs.clip))) - (14 - REMOVED)) <= 0.15);
+    assert.ok(Math.abs(durationOf(await probe(op.server.pathOf(outputs.clip))) - (14 - REMOVED)) <= 0.15);
     assert.equal(outputs.cover.length, 1);
 
-    const backwards = await server.post('/pipelines/podcast-clip/', { ...fields, start: '10', end: '5' });
+    const backwards = await op.server.post('/pipelines/podcast-clip/', { ...fields, start: '10', end: '5' });
     assert.equal(backwards.status, 400, JSON.stringify(backwards.body));
     assert.match(backwards.body.error!, /^Step 'clip' \(trim-media\) failed: /);
-    assert.deepEqual(await server.workLeftovers(), []);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 });

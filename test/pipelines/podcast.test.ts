@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { copyFile, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, it } from '../helpers/lifecycle.js';
-import { fixtures } from '../helpers/fixtures.js';
-import { startFileServer, type FileServer } from '../helpers/file-server.js';
+import { before, describe, it } from '../helpers/lifecycle.js';
+import { useOperation } from '../helpers/operation.js';
 import { audioOf, durationOf, probe } from '../helpers/media.js';
-import { runCli, startMediaflow, type TestServer } from '../helpers/mediaflow.js';
+import { runCli, startMediaflow } from '../helpers/mediaflow.js';
 
 const PIPELINES = path.resolve(import.meta.dirname, '../../pipelines');
 
@@ -25,36 +23,22 @@ results:
 `;
 
 describe('pipeline podcast', () => {
-  let files: FileServer;
-  let server: TestServer;
-  let work: string;
-  /** intro 1 s + segments 2 s and 1 s + outro 2 s */
+  const op = useOperation({
+    fixtures: ['tone-1s-22k-mono.wav', 'tone-2s-44k-stereo.mp3', 'tone-1s-48k-stereo.m4a', 'tone-2s-48k-stereo.aac'],
+    env: { MEDIAFLOW_PIPELINES_DIR: PIPELINES },
+  });
   let fields: Record<string, string>;
 
   before(async () => {
-    await fixtures(
-      'tone-1s-22k-mono.wav',
-      'tone-2s-44k-stereo.mp3',
-      'tone-1s-48k-stereo.m4a',
-      'tone-2s-48k-stereo.aac',
-    );
-    files = await startFileServer();
-    server = await startMediaflow({ MEDIAFLOW_PIPELINES_DIR: PIPELINES });
-    work = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-podcast-'));
     fields = {
-      intro: files.url('/f/tone-1s-22k-mono.wav'),
-      segments: `${files.url('/f/tone-2s-44k-stereo.mp3')}, ${files.url('/f/tone-1s-48k-stereo.m4a')}`,
-      outro: files.url('/f/tone-2s-48k-stereo.aac'),
+      intro: op.files.url('/f/tone-1s-22k-mono.wav'),
+      segments: `${op.files.url('/f/tone-2s-44k-stereo.mp3')}, ${op.files.url('/f/tone-1s-48k-stereo.m4a')}`,
+      outro: op.files.url('/f/tone-2s-48k-stereo.aac'),
     };
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-    if (work) await rm(work, { recursive: true, force: true });
   });
 
   it('runs from the CLI with URLs, converting to the format asked for', async () => {
-    const out = path.join(work, 'cli');
+    const out = path.join(op.scratch, 'cli');
     const inputs = Object.entries({ ...fields, format: 'ogg' }).flatMap(([key, value]) => [
       '--input',
       `${key}=${value}`,
@@ -72,16 +56,16 @@ describe('pipeline podcast', () => {
   });
 
   it('runs over HTTP (multipart form) and lists the pipelines with their inputs', async () => {
-    const res = await server.post('/pipelines/podcast', fields);
+    const res = await op.server.post('/pipelines/podcast', fields);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const outputs = res.body.outputs as unknown as Record<string, string>;
-    assert.match(outputs.episode!, new RegExp(`^${server.base}/uploads/[0-9a-f-]{36}/episode\\.mp3$`));
-    const info = await probe(server.pathOf(outputs.episode!));
+    assert.match(outputs.episode!, new RegExp(`^${op.server.base}/uploads/[0-9a-f-]{36}/episode\\.mp3$`));
+    const info = await probe(op.server.pathOf(outputs.episode!));
     assert.equal(audioOf(info)?.codec_name, 'mp3');
     assert.ok(Math.abs(durationOf(info) - 6) < 0.2, `duration ${durationOf(info)}`);
-    assert.deepEqual(await server.workLeftovers(), []);
+    assert.deepEqual(await op.server.workLeftovers(), []);
 
-    const list = (await (await fetch(`${server.base}/pipelines`)).json()) as {
+    const list = (await (await fetch(`${op.server.base}/pipelines`)).json()) as {
       pipelines: Array<{ name: string; path: string; inputs: Array<Record<string, unknown>>; results: string[] }>;
     };
     assert.deepEqual(
@@ -115,7 +99,10 @@ describe('pipeline podcast', () => {
       ],
     );
     assert.equal(podcast.inputs[3]!.default, 'mp3');
-    const one = (await (await fetch(`${server.base}/pipelines/podcast/`)).json()) as { name: string; steps: unknown };
+    const one = (await (await fetch(`${op.server.base}/pipelines/podcast/`)).json()) as {
+      name: string;
+      steps: unknown;
+    };
     assert.equal(one.name, 'podcast');
     assert.deepEqual(one.steps, [
       { name: 'body', op: 'merge-audios' },
@@ -124,12 +111,12 @@ describe('pipeline podcast', () => {
   });
 
   it('answers the contract statuses, naming the failing step', async () => {
-    let res = await server.post('/pipelines/podcast/', { ...fields, intro: '' });
+    let res = await op.server.post('/pipelines/podcast/', { ...fields, intro: '' });
     assert.equal(res.status, 400);
     assert.equal(res.body.error, "Missing required input `intro` of pipeline 'podcast'");
 
     // An undeclared field is a typo to report, as on the CLI; a job's own fields (metadata) are not inputs.
-    res = await server.post('/pipelines/podcast/', { ...fields, fromat: 'ogg', metadata: 'batch 7' });
+    res = await op.server.post('/pipelines/podcast/', { ...fields, fromat: 'ogg', metadata: 'batch 7' });
     assert.equal(res.status, 400);
     assert.equal(
       res.body.error,
@@ -137,7 +124,7 @@ describe('pipeline podcast', () => {
     );
 
     // Checked before anything runs: the step's own validation, prefixed with the step.
-    res = await server.post('/pipelines/podcast/', { ...fields, format: 'xyz' });
+    res = await op.server.post('/pipelines/podcast/', { ...fields, format: 'xyz' });
     assert.equal(res.status, 400);
     assert.equal(
       res.body.error,
@@ -146,37 +133,37 @@ describe('pipeline podcast', () => {
     );
 
     // Over HTTP an input is a URL, never a file of the server.
-    res = await server.post('/pipelines/podcast/', { ...fields, outro: '/etc/hostname' });
+    res = await op.server.post('/pipelines/podcast/', { ...fields, outro: '/etc/hostname' });
     assert.equal(res.status, 400);
     // The answer names the path by its last name only: no answer carries a path of the server's disk.
     assert.match(res.body.error!, /^Step 'episode' \(merge-audios\) failed: Invalid URL 'hostname'/);
 
-    const missing = files.url('/f/missing.mp3');
-    res = await server.post('/pipelines/podcast/', { ...fields, segments: `${fields.intro},${missing}` });
+    const missing = op.files.url('/f/missing.mp3');
+    res = await op.server.post('/pipelines/podcast/', { ...fields, segments: `${fields.intro},${missing}` });
     assert.equal(res.status, 502);
     assert.equal(
       res.body.error,
       `Step 'body' (merge-audios) failed: Failed to download ${missing}: HTTP 404 Not Found`,
     );
 
-    res = await server.post('/pipelines/podcast/', {
+    res = await op.server.post('/pipelines/podcast/', {
       ...fields,
-      segments: `${fields.intro},${files.url('/f/not-media.txt')}`,
+      segments: `${fields.intro},${op.files.url('/f/not-media.txt')}`,
     });
     assert.equal(res.status, 422);
     assert.match(res.body.error!, /^Step 'body' \(merge-audios\) failed: /);
 
-    res = await server.post('/pipelines/nope/', fields);
+    res = await op.server.post('/pipelines/nope/', fields);
     assert.equal(res.status, 404);
     assert.equal(res.body.error, "Unknown pipeline 'nope'");
-    res = await server.post('/pipelines/..%2Fpipelines%2Fpodcast/', fields);
+    res = await op.server.post('/pipelines/..%2Fpipelines%2Fpodcast/', fields);
     assert.equal(res.status, 404);
 
-    assert.deepEqual(await server.workLeftovers(), []);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 
   it('refuses a broken definition with a 400 (CLI: exit 2) naming file, line, step and field', async () => {
-    const dir = path.join(work, 'pipelines');
+    const dir = path.join(op.scratch, 'pipelines');
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir);
     await writeFile(path.join(dir, 'broken.yaml'), BROKEN);

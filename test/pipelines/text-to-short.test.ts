@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { after, before, describe, it } from '../helpers/lifecycle.js';
-import { fixture, fixtures } from '../helpers/fixtures.js';
-import { startFileServer, type FileServer } from '../helpers/file-server.js';
+import { describe, it } from '../helpers/lifecycle.js';
+import { useOperation } from '../helpers/operation.js';
+import { fixture } from '../helpers/fixtures.js';
 import { audioOf, brightPixels, durationOf, frameRgb, probe, toneDbAt, videoOf } from '../helpers/media.js';
-import { runCli, startMediaflow, type TestServer } from '../helpers/mediaflow.js';
+import { runCli } from '../helpers/mediaflow.js';
 import { cuesOf } from '../helpers/speech-audio.js';
 
 const PIPELINES = path.resolve(import.meta.dirname, '../../pipelines');
@@ -37,24 +36,13 @@ async function checkShort(file: string): Promise<void> {
 }
 
 describe('pipeline text-to-short', () => {
-  let files: FileServer;
-  let server: TestServer;
-  let work: string;
-
-  before(async () => {
-    await fixtures('red-640x360.jpg', 'green-360x640.png', 'tone-3s-44k-stereo.mp3');
-    files = await startFileServer();
-    server = await startMediaflow({ MEDIAFLOW_PIPELINES_DIR: PIPELINES });
-    work = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-short-'));
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
-    if (work) await rm(work, { recursive: true, force: true });
+  const op = useOperation({
+    fixtures: ['red-640x360.jpg', 'green-360x640.png', 'tone-3s-44k-stereo.mp3'],
+    env: { MEDIAFLOW_PIPELINES_DIR: PIPELINES },
   });
 
   it('runs from the CLI with local files, writing only the result to --out-dir', async () => {
-    const out = path.join(work, 'cli');
+    const out = path.join(op.scratch, 'cli');
     const images = [await fixture('red-640x360.jpg'), await fixture('green-360x640.png')].join(',');
     const result = await runCli(
       [
@@ -85,7 +73,7 @@ describe('pipeline text-to-short', () => {
   });
 
   it('prints the plan with --dry-run: stages, what runs at once, and argv where it is known', async () => {
-    const out = path.join(work, 'dry');
+    const out = path.join(op.scratch, 'dry');
     const args = [
       'run',
       path.join(PIPELINES, 'text-to-short.yaml'),
@@ -150,13 +138,13 @@ describe('pipeline text-to-short', () => {
   });
 
   it('runs over HTTP: one download per input, only the result published', async () => {
-    const res = await fetch(`${server.base}/pipelines/text-to-short/`, {
+    const res = await fetch(`${op.server.base}/pipelines/text-to-short/`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         text: TEXT,
-        images: [files.url('/f/red-640x360.jpg'), files.url('/f/green-360x640.png')],
-        voice: files.url('/f/tone-3s-44k-stereo.mp3'),
+        images: [op.files.url('/f/red-640x360.jpg'), op.files.url('/f/green-360x640.png')],
+        voice: op.files.url('/f/tone-3s-44k-stereo.mp3'),
         seconds_per_image: 1,
       }),
     });
@@ -164,15 +152,15 @@ describe('pipeline text-to-short', () => {
     assert.equal(res.status, 200, JSON.stringify(body));
     assert.equal(body.message, 'Pipeline text-to-short completed successfully');
     assert.deepEqual(Object.keys(body.outputs), ['short']);
-    const match = new RegExp(`^${server.base}/uploads/([0-9a-f-]{36})/short\\.mp4$`).exec(body.outputs.short!);
+    const match = new RegExp(`^${op.server.base}/uploads/([0-9a-f-]{36})/short\\.mp4$`).exec(body.outputs.short!);
     assert.ok(match, body.outputs.short);
-    await checkShort(server.pathOf(body.outputs.short!));
+    await checkShort(op.server.pathOf(body.outputs.short!));
     // Intermediate files travel as local files: every input was fetched once, none is published.
     for (const name of ['red-640x360.jpg', 'green-360x640.png', 'tone-3s-44k-stereo.mp3'])
-      assert.equal(files.hits.get(`/f/${name}`), 1, name);
-    assert.deepEqual(await readdir(path.join(server.dataDir, 'uploads')), [match[1]]);
-    assert.deepEqual(await readdir(path.join(server.dataDir, 'uploads', match[1]!)), ['short.mp4']);
-    assert.deepEqual(await server.workLeftovers(), []);
+      assert.equal(op.files.hits.get(`/f/${name}`), 1, name);
+    assert.deepEqual(await readdir(path.join(op.server.dataDir, 'uploads')), [match[1]]);
+    assert.deepEqual(await readdir(path.join(op.server.dataDir, 'uploads', match[1]!)), ['short.mp4']);
+    assert.deepEqual(await op.server.workLeftovers(), []);
     const served = await fetch(body.outputs.short!);
     assert.equal(served.status, 200);
     assert.equal(Number(served.headers.get('content-length')) > 0, true);
@@ -180,14 +168,14 @@ describe('pipeline text-to-short', () => {
 
   it('speaks a script instead of a recorded voice, music under it, each caption shown while it is said', async () => {
     const script = 'Hello there. This short was spoken by the server.';
-    const hits = new Map(files.hits);
-    const res = await fetch(`${server.base}/pipelines/text-to-short/`, {
+    const hits = new Map(op.files.hits);
+    const res = await fetch(`${op.server.base}/pipelines/text-to-short/`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         script,
-        images: [files.url('/f/red-640x360.jpg'), files.url('/f/green-360x640.png')],
-        music: files.url('/f/tone-3s-44k-stereo.mp3'),
+        images: [op.files.url('/f/red-640x360.jpg'), op.files.url('/f/green-360x640.png')],
+        music: op.files.url('/f/tone-3s-44k-stereo.mp3'),
         seconds_per_image: 2,
       }),
     });
@@ -198,15 +186,15 @@ describe('pipeline text-to-short', () => {
     assert.equal(res.status, 200, JSON.stringify(body));
     assert.equal(body.answers.speech!.voice, 'espeak:en-us');
     const spoken = Number(body.answers.speech!.duration);
-    const file = server.pathOf(body.outputs.short!);
+    const file = op.server.pathOf(body.outputs.short!);
     const info = await probe(file);
     assert.equal(videoOf(info)!.width, 720);
     assert.ok(audioOf(info), 'the speech is in the short');
     // The short ends with the speech (3 s), before the slideshow (4 s).
     assert.ok(Math.abs(durationOf(info) - spoken) < 0.15, `${durationOf(info)} s, the speech ${spoken} s`);
     // The captions are the speech's own: the script spoken alone is timed the same.
-    const alone = await server.post('/speak/', { text: script, captions: 'srt', words_per_line: '6' });
-    const cues = cuesOf(await readFile(server.pathOf(alone.body.subtitle_file_url!), 'utf8'));
+    const alone = await op.server.post('/speak/', { text: script, captions: 'srt', words_per_line: '6' });
+    const cues = cuesOf(await readFile(op.server.pathOf(alone.body.subtitle_file_url!), 'utf8'));
     assert.deepEqual(
       cues.map((cue) => cue.text),
       ['Hello there.', 'This short was spoken by the', 'server.'],
@@ -220,19 +208,19 @@ describe('pipeline text-to-short', () => {
     // The music (550 Hz, 18 LU under the voice) sounds in the pause, where the speech alone is silent.
     const inPause = (audio: string) => toneDbAt(audio, 550, pause.start + 0.05, pause.end - pause.start - 0.1);
     const music = await inPause(file);
-    const silence = await inPause(server.pathOf(alone.body.output_file!));
+    const silence = await inPause(op.server.pathOf(alone.body.output_file!));
     assert.ok(music > -60 && silence < music - 30, `550 Hz in the pause: ${music} dB, without music ${silence} dB`);
     for (const name of ['red-640x360.jpg', 'green-360x640.png', 'tone-3s-44k-stereo.mp3'])
-      assert.equal(files.hits.get(`/f/${name}`), (hits.get(`/f/${name}`) ?? 0) + 1, name);
-    assert.deepEqual(await server.workLeftovers(), []);
+      assert.equal(op.files.hits.get(`/f/${name}`), (hits.get(`/f/${name}`) ?? 0) + 1, name);
+    assert.deepEqual(await op.server.workLeftovers(), []);
   });
 
   it('refuses a run with neither a voice nor a script, before anything is fetched', async () => {
-    const hits = new Map(files.hits);
-    const res = await fetch(`${server.base}/pipelines/text-to-short/`, {
+    const hits = new Map(op.files.hits);
+    const res = await fetch(`${op.server.base}/pipelines/text-to-short/`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ text: TEXT, images: [files.url('/f/red-640x360.jpg')] }),
+      body: JSON.stringify({ text: TEXT, images: [op.files.url('/f/red-640x360.jpg')] }),
     });
     const body = (await res.json()) as { error: string };
     assert.equal(res.status, 400, JSON.stringify(body));
@@ -240,6 +228,6 @@ describe('pipeline text-to-short', () => {
       body.error,
       /^Step 'voiced' \(merge-audio-video\) failed: \{\{ steps\.music_under\.output \|\| steps\.speech\.output \|\| inputs\.voice \}\} has no value: .*step 'speech' does not run \(its `when` input `script` is not given\), and input `voice` is not given$/,
     );
-    assert.deepEqual(files.hits, hits);
+    assert.deepEqual(op.files.hits, hits);
   });
 });

@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from '../helpers/lifecycle.js';
-import { fixtures } from '../helpers/fixtures.js';
-import { startFileServer, type FileServer, type Route } from '../helpers/file-server.js';
+import { before, describe, it } from '../helpers/lifecycle.js';
+import { useOperation } from '../helpers/operation.js';
 import { frameRgb, probe, videoOf } from '../helpers/media.js';
-import { startMediaflow, type TestServer } from '../helpers/mediaflow.js';
 import { watchFfmpeg } from '../helpers/process-tree.js';
 import { animatedGif, assScript as script, assertStillServing, expectRefused, literal, ready } from './hostile.js';
 
@@ -24,24 +22,12 @@ const COST = (url: string) =>
   );
 
 describe('inputs that cost far more than their size', () => {
-  let files: FileServer;
-  let server: TestServer;
-  const routes: Record<string, Route> = {};
-  const serve = (name: string, type: string, data: Buffer | string) => {
-    routes[`/x/${name}`] = (_req, res) => void res.writeHead(200, { 'content-type': type }).end(data);
-    return files.url(`/x/${name}`);
-  };
-  const video = () => files.url('/f/clip-2s-640x360-25fps.mp4');
+  const op = useOperation({ fixtures: ['clip-2s-640x360-25fps.mp4'] });
+  const { serve } = op;
+  const video = () => op.files.url('/f/clip-2s-640x360-25fps.mp4');
 
   before(async () => {
-    await fixtures('clip-2s-640x360-25fps.mp4');
-    files = await startFileServer(routes);
-    server = await startMediaflow();
-    await ready(server);
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
+    await ready(op.server);
   });
 
   it('refuses a 9 KB GIF logo of 400 frames of a 9900x9900 canvas before decoding it: 422', async () => {
@@ -50,7 +36,7 @@ describe('inputs that cost far more than their size', () => {
     const url = serve('canvas.gif', 'image/gif', gif);
     const watch = watchFfmpeg();
     await expectRefused(
-      server,
+      op.server,
       '/overlay-image/',
       { video_url: video(), image_url: url },
       {
@@ -66,9 +52,9 @@ describe('inputs that cost far more than their size', () => {
 
   it('still lays an animated GIF logo within the budget over the video', async () => {
     const url = serve('small.gif', 'image/gif', animatedGif(200, 200, 50));
-    const res = await server.post('/overlay-image/', { video_url: video(), image_url: url, position: 'center' });
+    const res = await op.server.post('/overlay-image/', { video_url: video(), image_url: url, position: 'center' });
     assert.equal(res.status, 200, JSON.stringify(res.body));
-    const file = server.pathOf(res.body.output_file!);
+    const file = op.server.pathOf(res.body.output_file!);
     assert.equal(videoOf(await probe(file))?.width, 640);
     // The canvas is black but for one white pixel, scaled to 96 pixels square at the centre.
     const [r, g, b] = (await frameRgb(file, 1)).pixel(320, 180);
@@ -77,12 +63,12 @@ describe('inputs that cost far more than their size', () => {
 
   /** Posts a script that costs too much, checks the 422 as expectRefused does, and returns the cost it names. */
   async function refusedCost(url: string): Promise<number> {
-    const res = await server.post('/add-subtitles/', { video_url: video(), subtitle_url: url });
+    const res = await op.server.post('/add-subtitles/', { video_url: video(), subtitle_url: url });
     assert.equal(res.status, 422, JSON.stringify(res.body).slice(0, 500));
     assert.deepEqual(Object.keys(res.body), ['error', 'code']);
     const cost = COST(url).exec(res.body.error!);
     assert.ok(cost, res.body.error);
-    await assertStillServing(server);
+    await assertStillServing(op.server);
     return Number(cost[1]);
   }
 
@@ -113,7 +99,7 @@ describe('inputs that cost far more than their size', () => {
       return { start: time(at), end: time(at + 0.04), text: `{\\blur20}Line ${i}` };
     });
     const url = serve('one-by-one.ass', 'text/plain', script(lines));
-    const res = await server.post('/add-subtitles/', { video_url: video(), subtitle_url: url });
+    const res = await op.server.post('/add-subtitles/', { video_url: video(), subtitle_url: url });
     assert.equal(res.status, 200, JSON.stringify(res.body));
   });
 });

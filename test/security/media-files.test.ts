@@ -3,10 +3,9 @@ import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from '../helpers/lifecycle.js';
-import { fixture, fixtures } from '../helpers/fixtures.js';
-import { startFileServer, type FileServer, type Route } from '../helpers/file-server.js';
+import { useOperation } from '../helpers/operation.js';
+import { fixture } from '../helpers/fixtures.js';
 import { frameRgb } from '../helpers/media.js';
-import { startMediaflow, type TestServer } from '../helpers/mediaflow.js';
 import {
   assertNoFileContains,
   assertStillServing,
@@ -31,19 +30,8 @@ const input = (url: string, rest: string) => new RegExp(`^Input (${literal(url)}
 const REFERS = 'which refers to other files; only self-contained media files are accepted';
 
 describe('hostile media files', () => {
-  let files: FileServer;
-  let server: TestServer;
-  let secretDir: string;
-  /** Routes added while the server runs (it looks them up per request). */
-  const routes: Record<string, Route> = {};
-
-  const serve = (name: string, type: string, data: Buffer | string) => {
-    routes[`/x/${name}`] = (_req, res) => void res.writeHead(200, { 'content-type': type }).end(data);
-    return files.url(`/x/${name}`);
-  };
-
-  before(async () => {
-    await fixtures(
+  const op = useOperation({
+    fixtures: [
       'tone-2s-44k-stereo.mp3',
       'tone-3s-44k-stereo.mp3',
       'clip-2s-640x360-25fps.mp4',
@@ -52,18 +40,19 @@ describe('hostile media files', () => {
       'small-300x200.png',
       'hello.srt',
       'not-media.txt',
-    );
+    ],
+  });
+  const { serve } = op;
+  let secretDir: string;
+
+  before(async () => {
     secretDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-secret-'));
     await writeFile(path.join(secretDir, 'secret.txt'), `${SECRET}\n`);
     // A secret that is valid media, so a list that reached it would make a working output.
     await copyFile(await fixture('tone-3s-44k-stereo.mp3'), path.join(secretDir, 'secret.mp3'));
-    files = await startFileServer(routes);
-    server = await startMediaflow();
-    await ready(server);
+    await ready(op.server);
   });
   after(async () => {
-    await server?.close();
-    await files?.close();
     if (secretDir) await rm(secretDir, { recursive: true, force: true });
   });
 
@@ -71,7 +60,7 @@ describe('hostile media files', () => {
   function lists(): Array<{ name: string; type: string; text: string; reason: string }> {
     const mp3 = path.join(secretDir, 'secret.mp3');
     const txt = path.join(secretDir, 'secret.txt');
-    const leak = files.url('/leak');
+    const leak = op.files.url('/leak');
     return [
       {
         name: 'an HLS playlist',
@@ -133,20 +122,20 @@ describe('hostile media files', () => {
       for (const list of lists()) {
         const name = list.name.includes('.mp4') ? 'clip.mp4' : `list-${list.name.length}.m3u8`;
         const url = serve(name, list.type, list.text);
-        const good = files.url('/f/tone-2s-44k-stereo.mp3');
+        const good = op.files.url('/f/tone-2s-44k-stereo.mp3');
         const attempts: Array<[string, Record<string, string>]> = [
           ['/convert-video/', { video_url: url }],
           ['/merge-audios/', { audio_urls: `${good},${url}` }],
-          ['/merge-audio-video/', { video_url: files.url('/f/clip-2s-640x360-25fps.mp4'), audio_url: url }],
+          ['/merge-audio-video/', { video_url: op.files.url('/f/clip-2s-640x360-25fps.mp4'), audio_url: url }],
           ['/convert_image_from_url/', { image_url: url, target_format: 'png' }],
-          ['/add-subtitles/', { video_url: files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: url }],
+          ['/add-subtitles/', { video_url: op.files.url('/f/clip-2s-480x270-black.mp4'), subtitle_url: url }],
         ];
         for (const [route, fields] of attempts) {
-          await expectRefused(server, route, fields, { status: 422, error: input(url, list.reason) });
+          await expectRefused(op.server, route, fields, { status: 422, error: input(url, list.reason) });
         }
       }
-      assert.equal(files.hits.get('/leak'), undefined, 'a list made the server fetch a URL it named');
-      await assertNoFileContains(server.dataDir, SECRET);
+      assert.equal(op.files.hits.get('/leak'), undefined, 'a list made the server fetch a URL it named');
+      await assertNoFileContains(op.server.dataDir, SECRET);
     },
   );
 
@@ -163,22 +152,22 @@ describe('hostile media files', () => {
       const url = serve(`${name.replace(/\W+/g, '-')}.bin`, type, data);
       const error = `Input ${url} is ${size}, more than the limit of 100000000 pixels (MEDIAFLOW_MAX_PIXELS)`;
       await expectRefused(
-        server,
+        op.server,
         '/convert_image_from_url/',
         { image_url: url, target_format: 'png' },
         { status: 422, error },
       );
       await expectRefused(
-        server,
+        op.server,
         '/resize_image/',
         { image_url: url, width: '100', height: '100' },
         { status: 422, error },
       );
-      await expectRefused(server, '/crop_image_to_short/', { image_url: url }, { status: 422, error });
+      await expectRefused(op.server, '/crop_image_to_short/', { image_url: url }, { status: 422, error });
       await expectRefused(
-        server,
+        op.server,
         '/images-to-video/',
-        { image_urls: `${files.url('/f/small-300x200.png')},${url}` },
+        { image_urls: `${op.files.url('/f/small-300x200.png')},${url}` },
         { status: 422, error },
       );
     }
@@ -191,7 +180,7 @@ describe('hostile media files', () => {
       '<svg xmlns="http://www.w3.org/2000/svg" width="15000" height="15000"><rect width="10" height="10"/></svg>\n',
     );
     await expectRefused(
-      server,
+      op.server,
       '/convert_image_from_url/',
       { image_url: url, target_format: 'png' },
       {
@@ -215,12 +204,12 @@ describe('hostile media files', () => {
       `<image href="${red}" x="32" y="32" width="32" height="32"/>`,
       '</svg>',
     ].join('');
-    const res = await server.post('/convert_image_from_url/', {
+    const res = await op.server.post('/convert_image_from_url/', {
       image_url: serve('links.svg', 'image/svg+xml', svg),
       target_format: 'png',
     });
     if (res.status === 200) {
-      const frame = await frameRgb(server.pathOf(res.body.output_file!));
+      const frame = await frameRgb(op.server.pathOf(res.body.output_file!));
       for (const [x, y] of [
         [16, 16],
         [48, 48],
@@ -231,14 +220,14 @@ describe('hostile media files', () => {
     } else {
       assert.equal(res.status, 422, JSON.stringify(res.body));
     }
-    await assertStillServing(server);
+    await assertStillServing(op.server);
   });
 
   it('refuses truncated MP4s with a 422 and a short reason', async () => {
     const whole = await readFile(await fixture('clip-2s-640x360-25fps.mp4'));
     const cut = serve('cut.mp4', 'video/mp4', whole.subarray(0, Math.floor(whole.length * 0.6)));
     await expectRefused(
-      server,
+      op.server,
       '/convert-video/',
       { video_url: cut },
       { status: 422, error: input(cut, "is truncated: the file ends inside its 'mdat' box") },
@@ -246,7 +235,7 @@ describe('hostile media files', () => {
     // Cut inside the index at the front.
     const head = serve('head.mp4', 'video/mp4', whole.subarray(0, 1500));
     await expectRefused(
-      server,
+      op.server,
       '/convert-video/',
       { video_url: head },
       { status: 422, error: input(head, "is truncated: the file ends inside its 'moov' box") },
@@ -255,7 +244,7 @@ describe('hostile media files', () => {
     const late = await readFile(await fixture('clip-1s-320x240-30fps-silent.mp4'));
     const noIndex = serve('no-index.mp4', 'video/mp4', late.subarray(0, Math.floor(late.length / 2)));
     await expectRefused(
-      server,
+      op.server,
       '/convert-video/',
       { video_url: noIndex },
       { status: 422, error: input(noIndex, "is truncated: the file ends inside its 'mdat' box") },
@@ -263,42 +252,42 @@ describe('hostile media files', () => {
   });
 
   it('refuses files that are not what the operation needs', async () => {
-    const png = files.url('/f/small-300x200.png');
-    const mp3 = files.url('/f/tone-2s-44k-stereo.mp3');
-    const mp4 = files.url('/f/clip-2s-640x360-25fps.mp4');
-    const text = files.url('/f/not-media.txt');
+    const png = op.files.url('/f/small-300x200.png');
+    const mp3 = op.files.url('/f/tone-2s-44k-stereo.mp3');
+    const mp4 = op.files.url('/f/clip-2s-640x360-25fps.mp4');
+    const text = op.files.url('/f/not-media.txt');
     await expectRefused(
-      server,
+      op.server,
       '/merge-audios/',
       { audio_urls: `${mp3},${png}` },
       { status: 422, error: /^Input .+ is not an audio file: found an image \((png_pipe|image2)\)$/ },
     );
     await expectRefused(
-      server,
+      op.server,
       '/merge-audios/',
       { audio_urls: `${mp3},${text}` },
       { status: 422, error: input(text, 'is not readable media (Invalid data found when processing input)') },
     );
     await expectRefused(
-      server,
+      op.server,
       '/convert-video/',
       { video_url: mp3 },
       { status: 422, error: `Input ${mp3} is not a video file: found mp3 with audio mp3` },
     );
     await expectRefused(
-      server,
+      op.server,
       '/convert-video/',
       { video_url: png },
       { status: 422, error: /^Input .+ is not a video file: found an image \((png_pipe|image2)\)$/ },
     );
     await expectRefused(
-      server,
+      op.server,
       '/convert_image_from_url/',
       { image_url: mp4, target_format: 'png' },
       { status: 422, error: `Input ${mp4} is not an image file: found mov with video h264 and audio aac` },
     );
     await expectRefused(
-      server,
+      op.server,
       '/add-subtitles/',
       { video_url: mp4, subtitle_url: mp3 },
       { status: 422, error: `Input ${mp3} is not a subtitle file: found mp3 with audio mp3` },
@@ -307,29 +296,19 @@ describe('hostile media files', () => {
 });
 
 describe('pixel and duration limits', () => {
-  let files: FileServer;
-  let server: TestServer;
+  const op = useOperation({
+    fixtures: ['small-300x200.png', 'tone-2s-44k-stereo.mp3', 'tone-3s-44k-stereo.mp3', 'clip-2s-640x360-25fps.mp4'],
+    env: { MEDIAFLOW_MAX_PIXELS: '50000', MEDIAFLOW_MAX_DURATION: '1' },
+  });
 
   before(async () => {
-    await fixtures(
-      'small-300x200.png',
-      'tone-2s-44k-stereo.mp3',
-      'tone-3s-44k-stereo.mp3',
-      'clip-2s-640x360-25fps.mp4',
-    );
-    files = await startFileServer();
-    server = await startMediaflow({ MEDIAFLOW_MAX_PIXELS: '50000', MEDIAFLOW_MAX_DURATION: '1' });
-    await ready(server);
-  });
-  after(async () => {
-    await server?.close();
-    await files?.close();
+    await ready(op.server);
   });
 
   it('refuses a picture over MEDIAFLOW_MAX_PIXELS', async () => {
-    const png = files.url('/f/small-300x200.png');
+    const png = op.files.url('/f/small-300x200.png');
     await expectRefused(
-      server,
+      op.server,
       '/resize_image/',
       { image_url: png, width: '10', height: '10' },
       {
@@ -337,9 +316,9 @@ describe('pixel and duration limits', () => {
         error: `Input ${png} is 300x200, more than the limit of 50000 pixels (MEDIAFLOW_MAX_PIXELS)`,
       },
     );
-    const mp4 = files.url('/f/clip-2s-640x360-25fps.mp4');
+    const mp4 = op.files.url('/f/clip-2s-640x360-25fps.mp4');
     await expectRefused(
-      server,
+      op.server,
       '/convert-video/',
       { video_url: mp4 },
       {
@@ -350,10 +329,10 @@ describe('pixel and duration limits', () => {
   });
 
   it('refuses media longer than MEDIAFLOW_MAX_DURATION', async () => {
-    const a = files.url('/f/tone-2s-44k-stereo.mp3');
-    const b = files.url('/f/tone-3s-44k-stereo.mp3');
+    const a = op.files.url('/f/tone-2s-44k-stereo.mp3');
+    const b = op.files.url('/f/tone-3s-44k-stereo.mp3');
     await expectRefused(
-      server,
+      op.server,
       '/merge-audios/',
       { audio_urls: `${a},${b}` },
       {

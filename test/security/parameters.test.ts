@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { after, before, describe, it } from '../helpers/lifecycle.js';
-import { fixture, fixtures } from '../helpers/fixtures.js';
-import { startFileServer, type FileServer, type Route } from '../helpers/file-server.js';
+import { before, describe, it } from '../helpers/lifecycle.js';
+import { useOperation } from '../helpers/operation.js';
+import { fixture } from '../helpers/fixtures.js';
+import { type Route } from '../helpers/file-server.js';
 import { frameRgb, meanLuma, probe, videoOf } from '../helpers/media.js';
-import { startMediaflow, type TestServer } from '../helpers/mediaflow.js';
 import { assertStillServing, expectRefused, ready } from './hostile.js';
 
 /**
@@ -13,25 +13,21 @@ import { assertStillServing, expectRefused, ready } from './hostile.js';
  * get generated names, whatever their URL says.
  */
 describe('hostile parameters', () => {
-  let files: FileServer;
-  let server: TestServer;
+  /** Routes added while the server runs (it looks them up per request). */
   const routes: Record<string, Route> = {};
-
-  before(async () => {
-    await fixtures(
+  const op = useOperation({
+    fixtures: [
       'clip-2s-640x360-25fps.mp4',
       'clip-2s-480x270-black.mp4',
       'tone-2s-44k-stereo.mp3',
       'small-300x200.png',
       'hello.srt',
-    );
-    files = await startFileServer(routes);
-    server = await startMediaflow();
-    await ready(server);
+    ],
+    routes,
   });
-  after(async () => {
-    await server?.close();
-    await files?.close();
+
+  before(async () => {
+    await ready(op.server);
   });
 
   /** A value as a client sees it quoted back: a path of the server's disk by its last name, as in any message. */
@@ -50,25 +46,25 @@ describe('hostile parameters', () => {
   ];
 
   it('refuses format values outside the allowlist, naming the supported ones, and fetches nothing', async () => {
-    const video = files.url('/f/clip-2s-640x360-25fps.mp4');
-    const audio = files.url('/f/tone-2s-44k-stereo.mp3');
-    const image = files.url('/f/small-300x200.png');
+    const video = op.files.url('/f/clip-2s-640x360-25fps.mp4');
+    const audio = op.files.url('/f/tone-2s-44k-stereo.mp3');
+    const image = op.files.url('/f/small-300x200.png');
     const routesAndFields: Array<[string, Record<string, string>, string, string]> = [
       ['/convert-video/', { video_url: video }, 'format', 'mp4, mov, mkv, avi, webm'],
       ['/merge-audios/', { audio_urls: `${audio},${audio}` }, 'format', 'mp3, wav, aac, m4a, ogg, flac, opus'],
       [
         '/add-subtitles/',
-        { video_url: video, subtitle_url: files.url('/f/hello.srt') },
+        { video_url: video, subtitle_url: op.files.url('/f/hello.srt') },
         'format',
         'mp4, mov, mkv, avi, webm',
       ],
       ['/merge-audio-video/', { video_url: video, audio_url: audio }, 'format', 'mp4, mov, mkv, avi, webm'],
     ];
-    files.hits.clear();
+    op.files.hits.clear();
     for (const [route, fields, key, supported] of routesAndFields) {
       for (const format of HOSTILE_FORMATS) {
         await expectRefused(
-          server,
+          op.server,
           route,
           { ...fields, [key]: format },
           // The value comes back as a client may see any message: a path of the server's disk by its last name.
@@ -81,7 +77,7 @@ describe('hostile parameters', () => {
     }
     for (const format of HOSTILE_FORMATS) {
       await expectRefused(
-        server,
+        op.server,
         '/convert_image_from_url/',
         { image_url: image, target_format: format },
         {
@@ -90,13 +86,13 @@ describe('hostile parameters', () => {
         },
       );
       await expectRefused(
-        server,
+        op.server,
         '/images-to-video/',
         { image_urls: image, format },
         { status: 400, error: `Unsupported format '${shown(format)}'. Supported formats: mp4, avi, mov, mkv, webm.` },
       );
     }
-    assert.equal(files.hits.size, 0, 'an input was fetched for a request with an invalid parameter');
+    assert.equal(op.files.hits.size, 0, 'an input was fetched for a request with an invalid parameter');
   });
 
   const NUMBERS: Array<[string, string]> = [
@@ -119,12 +115,12 @@ describe('hostile parameters', () => {
   ];
 
   it('refuses negative, zero, huge and non-numeric numbers with a 400 that names the parameter', async () => {
-    const image = files.url('/f/small-300x200.png');
-    files.hits.clear();
+    const image = op.files.url('/f/small-300x200.png');
+    op.files.hits.clear();
     for (const [value] of NUMBERS) {
       const shown = value.length > 60 ? `${value.slice(0, 57)}...` : value;
       await expectRefused(
-        server,
+        op.server,
         '/resize_image/',
         { image_url: image, width: value, height: '100' },
         {
@@ -133,7 +129,7 @@ describe('hostile parameters', () => {
         },
       );
       await expectRefused(
-        server,
+        op.server,
         '/resize_image/',
         { image_url: image, width: '100', height: value },
         {
@@ -152,7 +148,7 @@ describe('hostile parameters', () => {
     for (const [route, fields, key, range] of others) {
       for (const value of ['-5', '0', '99999999', 'ten', '2.5']) {
         await expectRefused(
-          server,
+          op.server,
           route,
           { ...fields, [key]: value },
           { status: 400, error: `Expected \`${key}\` to be an integer ${range}, got \`${value}\`` },
@@ -160,12 +156,12 @@ describe('hostile parameters', () => {
       }
     }
     await expectRefused(
-      server,
+      op.server,
       '/resize_image/',
       { image_url: image, height: '100' },
       { status: 400, error: 'Missing required parameter `width`' },
     );
-    assert.equal(files.hits.size, 0, 'an input was fetched for a request with an invalid number');
+    assert.equal(op.files.hits.size, 0, 'an input was fetched for a request with an invalid number');
   });
 
   /** Subtitle URLs whose last path segment is hostile to a filter graph, a shell or a file system. */
@@ -182,15 +178,15 @@ describe('hostile parameters', () => {
 
   it('burns subtitles whose URL names are full of quotes, colons, backslashes and newlines', async () => {
     const srt = await readFile(await fixture('hello.srt'));
-    const video = files.url('/f/clip-2s-480x270-black.mp4');
+    const video = op.files.url('/f/clip-2s-480x270-black.mp4');
     for (const name of SUBTITLE_NAMES) {
-      const url = files.url(`/subs/${encodeURIComponent(name)}`);
+      const url = op.files.url(`/subs/${encodeURIComponent(name)}`);
       const key = new URL(url).pathname;
       routes[key] = (_req, res) => void res.writeHead(200, { 'content-type': 'application/x-subrip' }).end(srt);
-      const res = await server.post('/add-subtitles/', { video_url: video, subtitle_url: url });
+      const res = await op.server.post('/add-subtitles/', { video_url: video, subtitle_url: url });
       assert.equal(res.status, 200, `${JSON.stringify(name)}: ${JSON.stringify(res.body)}`);
-      assert.equal(files.hits.get(key), 1, `${JSON.stringify(name)} was not fetched`);
-      const output = server.pathOf(res.body.output_video!);
+      assert.equal(op.files.hits.get(key), 1, `${JSON.stringify(name)} was not fetched`);
+      const output = op.server.pathOf(res.body.output_video!);
       assert.match(output, /\/video_with_subtitles\.mp4$/);
       const info = await probe(output);
       assert.equal(videoOf(info)?.width, 480);
@@ -198,7 +194,7 @@ describe('hostile parameters', () => {
       const frame = await frameRgb(output, 1);
       assert.ok(meanLuma(frame, 0, 240, 480, 30) > 4, `${JSON.stringify(name)}: no subtitles drawn`);
       assert.ok(meanLuma(frame, 0, 0, 480, 200) < 1, 'the picture above the subtitles is not black');
-      await assertStillServing(server);
+      await assertStillServing(op.server);
     }
   });
 });

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../../../src/engine/config.js';
 import { MediaflowError } from '../../../src/engine/errors.js';
@@ -14,6 +13,7 @@ import { Voices } from '../../../src/engine/voice/voices.js';
 import type { Speech } from '../../../src/engine/contract/speech.js';
 import { serveFile, startFileServer, type FileServer } from '../../helpers/file-server.js';
 import { after, before, describe, it } from '../../helpers/lifecycle.js';
+import { useScratch } from '../../helpers/scratch.js';
 import { pcm, toneLevel } from '../../helpers/media.js';
 import { idOf, TONE_VOICE, toneOf, writeToneKokoro, writeToneVoice } from '../../helpers/piper-onnx.js';
 import { assertCuesOnSpeech, processesMentioning } from '../../helpers/speech-audio.js';
@@ -23,15 +23,14 @@ import { assertCuesOnSpeech, processesMentioning } from '../../helpers/speech-au
  * and a Kokoro model that speak a tone per token, 0.1 s a token at speed 1, each token at its own pitch. What the
  * synthesis answers is checked against that known waveform.
  */
-let root: string;
+const scratch = useScratch('mediaflow-neural-');
 let models: string;
 let piper: string;
 let kokoro: string;
 let server: FileServer;
 
 before(async () => {
-  root = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-neural-'));
-  models = path.join(root, 'models');
+  models = path.join(scratch.dir, 'models');
   kokoro = path.join(models, 'kokoro');
   await mkdir(kokoro, { recursive: true });
   piper = path.join(models, 'en_US-tone-low.onnx');
@@ -50,7 +49,6 @@ before(async () => {
 
 after(async () => {
   await server?.close();
-  await rm(root, { recursive: true, force: true });
 });
 
 /** The fragment naming the tone voice's two files' SHA-256. */
@@ -64,7 +62,7 @@ async function toneHashes(): Promise<string> {
 
 /** Voices with `models` as MEDIAFLOW_TTS_MODELS and a data directory of their own. */
 async function voicesWith(...items: string[]): Promise<{ voices: Voices; dataDir: string }> {
-  const dataDir = await mkdtemp(path.join(root, 'data-'));
+  const dataDir = await mkdtemp(path.join(scratch.dir, 'data-'));
   const settings = loadConfig({
     MEDIAFLOW_DATA_DIR: dataDir,
     MEDIAFLOW_TTS_MODELS: items.join(','),
@@ -74,7 +72,7 @@ async function voicesWith(...items: string[]): Promise<{ voices: Voices; dataDir
 }
 
 async function speak(voices: Voices, text: string, voice: string, speed = 1): Promise<{ speech: Speech; dir: string }> {
-  const dir = await mkdtemp(path.join(root, 'run-'));
+  const dir = await mkdtemp(path.join(scratch.dir, 'run-'));
   const speech = await voices.synthesise({ text, voice, speed }, 'speech.wav', {
     dir,
     signal: AbortSignal.timeout(60_000),
@@ -144,7 +142,7 @@ describe('a Piper voice, spoken by sherpa-onnx', () => {
 
   it('is killed on cancel, its work files removed', async () => {
     const { voices } = await voicesWith(`piper:tone=${piper}`);
-    const dir = await mkdtemp(path.join(root, 'run-'));
+    const dir = await mkdtemp(path.join(scratch.dir, 'run-'));
     const controller = new AbortController();
     const long = Array.from({ length: 300 }, (_, i) => `This is sentence number ${i + 1} of a long text.`).join(' ');
     let spoken = 0;
@@ -186,7 +184,7 @@ describe('a model that cannot be used', () => {
   /** Asserts that speaking fails with a 500 saying `why`, and leaves nothing in the run or the voices folder. */
   async function refused(item: string, voice: string, why: RegExp): Promise<void> {
     const { voices, dataDir } = await voicesWith(item);
-    const dir = await mkdtemp(path.join(root, 'run-'));
+    const dir = await mkdtemp(path.join(scratch.dir, 'run-'));
     await assert.rejects(
       voices.synthesise({ text: TWO, voice }, 'speech.wav', { dir, signal: AbortSignal.timeout(60_000) }),
       (error: MediaflowError) => {
@@ -224,14 +222,14 @@ describe('a model that cannot be used', () => {
   });
 
   it('a neural voice without sherpa-onnx installed is a 501 saying what to install', async () => {
-    const store = new ModelStore(loadConfig({ MEDIAFLOW_DATA_DIR: root }));
+    const store = new ModelStore(loadConfig({ MEDIAFLOW_DATA_DIR: scratch.dir }));
     const engine = new NeuralEngine('piper', parseTtsModels([`piper:tone=${piper}`]), store, 1, () => false);
     assert.equal(engine.runtimeMissing()?.status, 501);
     const { status } = await engine.status();
     assert.equal(status.available, false);
     const voice = { id: 'piper:tone', engine: 'piper' as const, language: 'en-US', name: 'tone' };
     await assert.rejects(
-      engine.speak(voice, sentencesOf('Hi.'), 1, { dir: root, signal: AbortSignal.timeout(10_000) }),
+      engine.speak(voice, sentencesOf('Hi.'), 1, { dir: scratch.dir, signal: AbortSignal.timeout(10_000) }),
       (error: MediaflowError) =>
         error.status === 501 &&
         /Piper voices are not available.*npm install sherpa-onnx-node@1\.13\.8/.test(error.message),
@@ -283,7 +281,7 @@ describe('a model given by URL', () => {
     // The server sends a model cut short, where the setting names the whole one.
     const item = `piper:bad=${server.url('/v/cut.onnx')}${await toneHashes()}`;
     const { voices, dataDir } = await voicesWith(item);
-    const dir = await mkdtemp(path.join(root, 'run-'));
+    const dir = await mkdtemp(path.join(scratch.dir, 'run-'));
     await assert.rejects(
       voices.synthesise({ text: TWO, voice: 'piper:bad' }, 'speech.wav', { dir, signal: AbortSignal.timeout(60_000) }),
       (error: MediaflowError) =>

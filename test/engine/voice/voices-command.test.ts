@@ -1,23 +1,22 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { serveFile, startFileServer, type FileServer } from '../../helpers/file-server.js';
 import { after, before, describe, it } from '../../helpers/lifecycle.js';
+import { useScratch } from '../../helpers/scratch.js';
 import { runCli } from '../../helpers/mediaflow.js';
 import { writeToneVoice } from '../../helpers/piper-onnx.js';
 
 /** `mediaflow voices`, run as a user runs it (the built CLI), with a generated Piper voice served from 127.0.0.1. */
 const HIDE = path.resolve(import.meta.dirname, '../../helpers/hide-packages.cjs');
-let root: string;
+const scratch = useScratch('mediaflow-voices-cli-');
 let model: string;
 let hashes: string;
 let server: FileServer;
 
 before(async () => {
-  root = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-voices-cli-'));
-  model = path.join(root, 'tone.onnx');
+  model = path.join(scratch.dir, 'tone.onnx');
   await writeToneVoice(model);
   const sha256 = async (file: string) =>
     createHash('sha256')
@@ -29,12 +28,11 @@ before(async () => {
 
 after(async () => {
   await server?.close();
-  await rm(root, { recursive: true, force: true });
 });
 
 describe('mediaflow voices', () => {
   it('lists the voices installed, and says why an engine cannot speak', async () => {
-    const dataDir = await mkdtemp(path.join(root, 'data-'));
+    const dataDir = await mkdtemp(path.join(scratch.dir, 'data-'));
     const run = await runCli(['voices'], { env: { MEDIAFLOW_DATA_DIR: dataDir } });
     assert.equal(run.exitCode, 0, run.stderr);
     const lines = run.stdout.trim().split('\n');
@@ -58,7 +56,7 @@ describe('mediaflow voices', () => {
   });
 
   it('fetches a model by URL, checked against its SHA-256, and verifies it', async () => {
-    const dataDir = await mkdtemp(path.join(root, 'data-'));
+    const dataDir = await mkdtemp(path.join(scratch.dir, 'data-'));
     const env = {
       MEDIAFLOW_DATA_DIR: dataDir,
       MEDIAFLOW_TTS_MODELS: `piper:web=${server.url('/tone.onnx')}#sha256=${hashes}`,
@@ -91,7 +89,7 @@ describe('mediaflow voices', () => {
   it('says what to install where sherpa-onnx is missing', async () => {
     const run = await runCli(['voices', 'list', '--engine', 'piper', '--tts-models', `piper:tone=${model}`], {
       env: {
-        MEDIAFLOW_DATA_DIR: await mkdtemp(path.join(root, 'data-')),
+        MEDIAFLOW_DATA_DIR: await mkdtemp(path.join(scratch.dir, 'data-')),
         NODE_OPTIONS: `--require ${HIDE}`,
         HIDE_PACKAGES: 'sherpa-onnx-node',
       },
