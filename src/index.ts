@@ -28,7 +28,7 @@ export { loadConfig, type Config } from './engine/config.js';
 export { resolveBinaries, type Binaries } from './engine/exec/binaries.js';
 export type { ServerOptions } from './server/app.js';
 export { startServer } from './server/start.js';
-export { openApiDocument } from './server/openapi/document.js';
+export { openApiDocument } from './server/api-document.js';
 export type { Engine, JobResult } from './engine/run/engine.js';
 export type { JobOptions } from './engine/run/job-run.js';
 

@@ -13,7 +13,7 @@ import { inputSpecOf, outputPaths, type PluginDefinition } from '../src/engine/c
 import type { Registry } from '../src/engine/plugins/registry.js';
 import { builtinPlugins, builtinRegistry, loadRegistry } from '../src/plugins/index.js';
 import { buildServer } from '../src/server/app.js';
-import { openApiDocument } from '../src/server/openapi/document.js';
+import { openApiDocument } from '../src/server/api-document.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -124,14 +124,14 @@ describe('OpenAPI document and docs', () => {
     await validator.validate(structuredClone(document));
     assert.equal(validator.version, '3.1', 'validated against the 3.1 schema');
     // Without a registry of plugins or a key, the document is valid too.
-    assert.equal(await openApiErrors(openApiDocument(builtinRegistry())), undefined);
+    assert.equal(await openApiErrors(await openApiDocument(builtinRegistry())), undefined);
     // And the validator does refuse a broken one (a response without its description, a path
     // parameter that is optional).
     const broken = structuredClone(document);
     delete broken.paths['/thumbnail/'].post.responses['200'].description;
     assert.notEqual(await openApiErrors(broken), undefined);
     const optional = structuredClone(document);
-    optional.components.parameters.JobId.required = false;
+    optional.paths['/jobs/{id}'].get.parameters[0].required = false;
     assert.notEqual(await openApiErrors(optional), undefined);
   });
 
@@ -191,6 +191,65 @@ describe('OpenAPI document and docs', () => {
       '/jobs/{id}/events',
     ])
       assert.ok(document.paths[route], route);
+  });
+
+  it('documents every route the server registers, but the pages, their files and the 405s', async () => {
+    const document = await getDocument();
+    const trimmed = (route: string) => route.replace(/(.)\/$/, '$1');
+    const documented = new Set(
+      Object.entries(document.paths as Json).flatMap(([route, item]) =>
+        Object.keys(item).map((method) => `${method.toUpperCase()} ${trimmed(route)}`),
+      ),
+    );
+    const operations = new Set(registry.list().map((plugin) => trimmed(plugin.path)));
+    // Deliberately left out: /docs and its files, the document itself, the outputs' wildcard (described as
+    // /uploads/{file} and /uploads/{dir}/{file}), the studio's files, and the 405 of other methods on an operation.
+    const hidden = (method: string, route: string) =>
+      method === 'HEAD' ||
+      /^\/(docs|openapi\.json)(\/|$)/.test(route) ||
+      route.includes('*') ||
+      route === '/studio/{file}' ||
+      (operations.has(route) && method !== 'POST');
+    // printRoutes draws a tree: each line one segment below the line it is indented under, with its methods.
+    const prefixes: string[] = [];
+    const registered: string[] = [];
+    for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+      const match = /^([│ ]*)[├└]── (\S+)(?: \(([^)]+)\))?$/.exec(line);
+      if (!match) continue;
+      const depth = match[1]!.length / 4;
+      prefixes.length = depth;
+      prefixes.push(match[2]!);
+      const route = trimmed(prefixes.join('').replace(/:(\w+)/g, '{$1}'));
+      for (const method of match[3]?.split(', ') ?? [])
+        if (!hidden(method, route)) registered.push(`${method} ${route}`);
+    }
+    assert.ok(registered.includes('GET /jobs/{id}/events') && registered.includes('POST /files'), registered.join());
+    assert.deepEqual(
+      registered.filter((route) => !documented.has(route)),
+      [],
+      'every route registered is in the document',
+    );
+  });
+
+  it("refuses a bad path parameter or query in the project's error shape, with the field's own wording", async () => {
+    const headers = { 'x-api-key': 'sesame' };
+    const answer = async (route: string) => {
+      const res = await fetch(`${base}${route}`, { headers });
+      return { status: res.status, body: (await res.json()) as Json };
+    };
+    assert.deepEqual(await answer('/jobs/?limit=ten'), {
+      status: 400,
+      body: { error: 'Expected `limit` to be a whole number from 1 to 100, got `ten`', code: 'MF_ERR_PARAM' },
+    });
+    const twice = await answer(`/jobs/?before=${'0'.repeat(8)}&before=x`);
+    assert.equal(twice.status, 400);
+    assert.equal(twice.body.code, 'MF_ERR_PARAM');
+    assert.match(twice.body.error, /^Expected `before` to be one job id/);
+    // An id that is no UUID is an unknown job, as any other.
+    const unknown = await answer('/jobs/not-a-job');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.code, 'MF_ERR_NOT_FOUND');
+    assert.equal((await answer('/pipelines/no.such')).body.code, 'MF_ERR_NOT_FOUND');
   });
 
   it(
@@ -314,17 +373,17 @@ describe('OpenAPI document and docs', () => {
     },
   );
 
-  it("keeps text's maxLength within the body limit, and says the limit counts bytes", () => {
-    const text = (bodyLimit: number) =>
-      (openApiDocument(builtinRegistry(), { apiKey: undefined, publicUrl: undefined, bodyLimit }) as Json).paths[
-        '/generate-subtitles/'
-      ].post.requestBody.content['application/json'].schema.properties.text;
-    assert.equal(text(4096).maxLength, 4096);
+  it("keeps text's maxLength within the body limit, and says the limit counts bytes", async () => {
+    const text = async (bodyLimit: number) =>
+      ((await openApiDocument(builtinRegistry(), { bodyLimit })) as Json).paths['/generate-subtitles/'].post.requestBody
+        .content['application/json'].schema.properties.text;
+    const small = await text(4096);
+    assert.equal(small.maxLength, 4096);
     assert.match(
-      text(4096).description,
+      small.description,
       /at most 4096 characters; the whole request body is at most 4096 bytes, MEDIAFLOW_BODY_LIMIT/,
     );
-    assert.equal(text(8 * 1024 * 1024).maxLength, 1_000_000, "the plugin's own bound, when it is the smaller");
+    assert.equal((await text(8 * 1024 * 1024)).maxLength, 1_000_000, "the plugin's own bound, when it is the smaller");
   });
 
   it(
@@ -356,13 +415,9 @@ describe('OpenAPI document and docs', () => {
   it('marks /metrics as needing the API key or the metrics token, as the server does', async () => {
     const document = await getDocument();
     assert.deepEqual(document.paths['/metrics'].get.security, [{ apiKey: [] }, { apiKeyBearer: [] }]);
-    const withToken = openApiDocument(builtinRegistry(), {
-      apiKey: undefined,
-      publicUrl: undefined,
-      metricsToken: 't',
-    }) as Json;
+    const withToken = (await openApiDocument(builtinRegistry(), { metricsToken: 't' })) as Json;
     assert.deepEqual(withToken.paths['/metrics'].get.security, [{ metricsToken: [] }]);
-    assert.equal((openApiDocument(builtinRegistry()) as Json).paths['/metrics'].get.security, undefined);
+    assert.equal(((await openApiDocument(builtinRegistry())) as Json).paths['/metrics'].get.security, undefined);
     assert.equal(await openApiErrors(withToken), undefined);
     assert.equal((await fetch(`${base}/metrics`)).status, 401);
   });
@@ -446,15 +501,17 @@ describe('OpenAPI document and docs', () => {
             `${route}: the job fields are optional`,
           );
         }
-        const headers = post.parameters
-          .filter((parameter: Json) => parameter.$ref)
-          .map((parameter: Json) => parameter.$ref);
-        assert.deepEqual(headers, ['#/components/parameters/Prefer', '#/components/parameters/IdempotencyKey'], route);
+        const headers = post.parameters.filter((parameter: Json) => parameter.in === 'header');
+        assert.deepEqual(
+          headers.map((parameter: Json) => parameter.name),
+          ['Prefer', 'Idempotency-Key'],
+          route,
+        );
         assert.equal(post.responses['202'].$ref, '#/components/responses/Accepted', route);
         assert.equal(post.responses['422'].$ref, '#/components/responses/UnprocessableEntity', route);
         assert.ok(post.responses['200'], `${route}: still answers synchronously`);
       }
-      const { Prefer, IdempotencyKey } = document.components.parameters;
+      const [Prefer, IdempotencyKey] = document.paths['/merge-audios/'].post.parameters;
       assert.deepEqual(
         [Prefer.name, Prefer.in, Prefer.required, Prefer.example],
         ['Prefer', 'header', false, 'respond-async'],
@@ -527,14 +584,16 @@ describe('OpenAPI document and docs', () => {
 
     const jobRef = '#/components/schemas/Job';
     const item = document.paths['/jobs/{id}'];
-    assert.deepEqual(item.parameters, [{ $ref: '#/components/parameters/JobId' }]);
-    assert.deepEqual(document.components.parameters.JobId, {
-      name: 'id',
-      in: 'path',
-      required: true,
-      description: "The job's id (job_id)",
-      schema: { type: 'string', format: 'uuid' },
-    });
+    for (const method of ['get', 'delete'])
+      assert.deepEqual(item[method].parameters, [
+        {
+          schema: { type: 'string', format: 'uuid' },
+          in: 'path',
+          name: 'id',
+          required: true,
+          description: "The job's id (job_id)",
+        },
+      ]);
     assert.equal(item.get.responses['200'].content['application/json'].schema.$ref, jobRef);
     assert.equal(item.get.responses['200'].content['application/json'].example.status, 'succeeded');
     assert.equal(item.delete.responses['200'].content['application/json'].schema.$ref, jobRef);

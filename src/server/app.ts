@@ -7,26 +7,23 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Binaries } from '../engine/exec/binaries.js';
 import { apiKeysOf, type Config } from '../engine/config.js';
 import { serverServices } from '../runtime.js';
-import { diskSpace } from '../engine/storage/disk-space.js';
 import type { Engine } from '../engine/run/engine.js';
-import { MediaflowError, paramError } from '../engine/errors.js';
+import { paramError } from '../engine/errors.js';
 import { checkNesting } from '../engine/nesting.js';
-import { inputSpecOf, paramMarked, VALUES_KEYWORD } from '../engine/contract/plugin.js';
-import { binaryVersion } from '../engine/exec/ffmpeg.js';
-import { installedFonts } from '../engine/subtitles/fonts.js';
-import { speechStatus } from '../engine/speech/recognise.js';
 import { contentTypeOf } from '../engine/storage/media-types.js';
 import type { Registry } from '../engine/plugins/registry.js';
 import type { OutputStore } from '../engine/storage/storage.js';
 import type { JobService } from '../jobs/service.js';
 import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import { apiKeyCheck, keyOwner, metricsCheck } from './auth.js';
-import { JOB_FIELD_NAMES } from './limits.js';
 import { UploadGate, type UploadContext } from './file-parts.js';
 import { registerFilesRoute } from './files-route.js';
 import { registerJobRoutes } from './job-routes.js';
 import { registerMcpRoutes } from './mcp-route.js';
-import { submitJob, type SubmitContext } from './job-submission.js';
+import type { SubmitContext } from './job-submission.js';
+import { registerOperationRoutes } from './operation-routes.js';
+import { registerServerRoutes } from './server-routes.js';
+import { AJV_OPTIONS, validationError } from './validation.js';
 import { registerPipelineRoutes } from './pipeline-routes.js';
 import { registerTemplatesRoute } from './templates-route.js';
 import { createMetrics } from './metrics.js';
@@ -44,16 +41,6 @@ export interface ServerOptions {
   binaries?: Binaries;
   /** Fastify's logger options; `false` for silence. */
   logger?: boolean | { level: string };
-}
-
-/** Whether a dependency answers, and why not. */
-async function reach(check: () => Promise<void>): Promise<{ ok: boolean; error?: string }> {
-  try {
-    await check();
-    return { ok: true };
-  } catch (error) {
-    return { ok: false, error: (error as Error).message };
-  }
 }
 
 /** `{base_url}`: the configured public URL, or the scheme and host the request came in on. */
@@ -82,9 +69,19 @@ export async function buildServer(
     frameworkErrors,
     clientErrorHandler,
     ...timeLimitOptions(config),
+    // What a route's schema declares is checked (validation.ts), and a refusal is a 400 in the `{error, code}` shape.
+    ajv: AJV_OPTIONS,
+    schemaErrorFormatter: validationError,
   });
   limitConnections(app.server, config, app.log);
   installErrorHandler(app, config);
+  // Answers are JSON.stringify'd as before routes had schemas: a response schema documents a body, and Fastify's
+  // serializer would drop every field it does not list.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // GET /openapi.json and /docs, open without the API key (they hold no data): made from the schemas of the routes
+  // registered after this.
+  await registerApiDocs(app, registry, config);
+  const secured = apiKeysOf(config).length > 0;
   const runtime = { config, registry, logger: app.log, observer: metrics.observer };
   const { engine, store, workspaces, binaries, jobs, voices, speech } = await serverServices(
     { ...runtime, ...(options.binaries ? { binaries: options.binaries } : {}) },
@@ -108,7 +105,7 @@ export async function buildServer(
       maxAge: 600,
     });
   }
-  metrics.install(app, metricsCheck(config));
+  metrics.install(app, metricsCheck(config), { metricsToken: Boolean(config.metricsToken), secured });
   // Refuse work with a 503 while the event loop lags or the heap is nearly full, rather than fall over.
   installPressureCheck(app, config.maxEventLoopDelayMs);
   // Fastify parses text/plain by default; a plain-text body holds no fields, so it is a 415 like
@@ -152,44 +149,7 @@ export async function buildServer(
     return payload;
   });
 
-  const versions = Promise.all([binaryVersion(binaries.ffmpeg), binaryVersion(binaries.ffprobe)]);
-  app.get(SERVER_PATHS.health, async (_request, reply) => {
-    const [[ffmpeg, ffprobe], backend, storage, disk, voiceEngines] = await Promise.all([
-      versions,
-      reach(() => jobs.backend.ping()),
-      reach(() => store.check()),
-      // The code only (ENOENT, EACCES): the system's message names the data directory, and /health is open.
-      diskSpace(config.dataDir, config.minFreeDiskBytes).catch((error: NodeJS.ErrnoException) => ({
-        ok: false,
-        error: `cannot measure free space (${error.code ?? 'unknown'})`,
-      })),
-      voices.status(),
-    ]);
-    const depth = backend.ok ? await jobs.queue.depth().catch(() => undefined) : undefined;
-    // Low disk is unavailable, not degraded: a job taken now would fail part way with a 507.
-    const healthy = backend.ok && storage.ok && disk.ok;
-    if (!healthy) void reply.status(503).header('retry-after', '5');
-    return {
-      status: healthy ? 'ok' : 'unavailable',
-      role: jobs.backend.works ? 'api+worker' : 'api',
-      jobs: { backend: jobs.backend.kind, ...backend },
-      storage: { kind: store.servedHere ? 'local' : 's3', ...storage },
-      disk,
-      ffmpeg: { version: ffmpeg, source: binaries.ffmpegSource },
-      ffprobe: { version: ffprobe, source: binaries.ffprobeSource },
-      queue: { ...depth, concurrency: config.concurrency, max_waiting: config.maxQueue },
-      operations: registry.list().map((p) => p.name),
-      // Whether /transcribe/ works here (binding and model), and the model's file name; the model file is read once.
-      transcription: speechStatus(speech),
-      // Which engines of text to speech speak here, with how many voices, or why not (looked up once).
-      voices: voiceEngines,
-    };
-  });
-
-  // The families a caption `font` may name; open like /health (it describes the server, it holds no data).
-  app.get(SERVER_PATHS.fonts, async () => ({ fonts: installedFonts() }));
-  // The voices /speak/'s `voice` may name; open for the same reason.
-  app.get(SERVER_PATHS.voices, async () => ({ voices: await voices.list() }));
+  registerServerRoutes(app, { config, registry, binaries, jobs, store, voices, speech });
 
   // The key is checked when the request arrives, before its body is read or parsed: a client without
   // it gets a 401 whatever it sends, and costs no parsing.
@@ -198,39 +158,16 @@ export async function buildServer(
   const gate = new UploadGate(uploadsAtOnce(config));
   const uploads: UploadContext = { config, store, workspaces, ffprobe: binaries.ffprobe, gate };
   const submit: SubmitContext = { jobs, config, uploads, baseUrl: (request) => baseUrl(request, config), ownerOf };
-  registerFilesRoute(app, { uploads, onRequest: checkKey, baseUrl: submit.baseUrl });
-  for (const plugin of registry.list()) {
-    const inputFields = Object.entries(plugin.params.properties).flatMap(([key, schema]) =>
-      inputSpecOf(schema) ? [key] : [],
-    );
-    // An operation of named values takes a form's other fields as values, and a file part of another name as one.
-    const ownFields = paramMarked(plugin.params, VALUES_KEYWORD)
-      ? [...Object.keys(plugin.params.properties), ...JOB_FIELD_NAMES]
-      : undefined;
-    app.post(plugin.path, { onRequest: checkKey }, (request, reply) =>
-      submitJob(request, reply, 'operation', plugin.name, submit, inputFields, ownFields),
-    );
-    // Another method on an operation's path is the wrong method, not a missing route (HEAD comes with GET).
-    app.route({
-      method: ['GET', 'PUT', 'PATCH', 'DELETE'],
-      url: plugin.path,
-      handler: async (request, reply) => {
-        void reply.header('allow', 'POST');
-        throw new MediaflowError(
-          'MF_ERR_METHOD',
-          `Method ${request.method} is not allowed on ${plugin.path}: send a POST with the fields`,
-        );
-      },
-    });
-  }
-  await registerPipelineRoutes(app, { config, registry, onRequest: checkKey, submit });
-  registerTemplatesRoute(app, { templatesDir: config.templatesDir, onRequest: checkKey });
-  registerJobRoutes(app, jobs, checkKey, ownerOf, apiKeysOf(config).length > 0);
-  registerTemplateDocumentRoute(app, { templatesDir: config.templatesDir, onRequest: checkKey });
+  registerFilesRoute(app, { uploads, onRequest: checkKey, baseUrl: submit.baseUrl, secured });
+  registerOperationRoutes(app, { registry, onRequest: checkKey, submit, secured }, config.bodyLimit);
+  await registerPipelineRoutes(app, { config, registry, onRequest: checkKey, submit, secured });
+  registerTemplatesRoute(app, { templatesDir: config.templatesDir, onRequest: checkKey, secured });
+  registerJobRoutes(app, jobs, checkKey, ownerOf, secured);
+  registerTemplateDocumentRoute(app, { templatesDir: config.templatesDir, onRequest: checkKey, secured });
   // The studio page (docs/studio.md): open like /docs, its API calls carry the key.
   if (config.studio) registerStudio(app);
   // Every operation and pipeline as an MCP tool, over streamable HTTP (docs/mcp.md).
-  registerMcpRoutes(app, { config, registry, jobs, onRequest: checkKey, submit });
+  registerMcpRoutes(app, { config, registry, jobs, onRequest: checkKey, submit, secured });
   if (config.dashboard) {
     const queues = jobs.backend.bullQueues;
     if (!queues || !config.apiKey)
@@ -241,8 +178,6 @@ export async function buildServer(
     const { registerDashboard } = await import('./dashboard.js');
     await registerDashboard(app, queues, config.apiKey);
   }
-  // GET /openapi.json and /docs: made from the same registry, open without the API key (they hold no data).
-  await registerApiDocs(app, registry, config);
   // What a stopped process left: queued and interrupted jobs run, owed webhooks go out.
   app.addHook('onClose', () => jobs.shutdown(0));
   // Redis keeps its queue itself, and BullMQ gives a dead worker's jobs to another.

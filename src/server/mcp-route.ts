@@ -10,6 +10,9 @@ import type { JobService } from '../jobs/service.js';
 import type { CallExtra } from '../mcp/call.js';
 import { createMcpServer } from '../mcp/server.js';
 import type { SubmitContext } from './job-submission.js';
+import { handlerValidates } from './validation.js';
+import { errorRefs } from './openapi/error-responses.js';
+import { apiKeySecurity, type Json } from './openapi/shared.js';
 
 /** Sessions at once, whatever their keys; past it, the server's least recently used idle session is closed. */
 const MAX_SESSIONS = 1000;
@@ -35,6 +38,50 @@ export interface McpRouteOptions {
   /** The API key check, run before the body is read. */
   onRequest: (request: FastifyRequest) => Promise<void>;
   submit: SubmitContext;
+  /** Whether the server has an API key: the route's `security`. */
+  secured: boolean;
+}
+
+/** What each method of /mcp does, for its schema. */
+const MCP_METHODS = {
+  POST: {
+    operationId: 'mcpMessage',
+    summary: 'Send MCP messages: `initialize` opens a session, tool calls answer as an event stream',
+  },
+  GET: { operationId: 'mcpStream', summary: "A session's stream of messages from the server (Server-Sent Events)" },
+  DELETE: { operationId: 'mcpClose', summary: 'Close a session' },
+} as const;
+
+/** The schema of one method of /mcp: MCP's streamable HTTP transport, whose JSON-RPC messages docs/mcp.md describes. */
+function mcpDocs(method: keyof typeof MCP_METHODS, secured: boolean): Json {
+  return {
+    ...MCP_METHODS[method],
+    description:
+      "MCP's streamable HTTP transport (docs/mcp.md): every operation and pipeline as a tool. A session belongs to " +
+      'the API key that opened it; the transport answers malformed JSON-RPC with JSON-RPC errors.',
+    tags: ['server'],
+    ...apiKeySecurity(secured),
+    headers: {
+      type: 'object',
+      properties: {
+        'Mcp-Session-Id': {
+          type: 'string',
+          description: 'The session, from the answer to `initialize`; every request but that one carries it',
+        },
+      },
+    },
+    ...(method === 'POST'
+      ? { body: { type: ['object', 'array'], description: 'A JSON-RPC message of MCP, or a batch of them' } }
+      : {}),
+    response: {
+      200: {
+        description: 'JSON-RPC answers, as JSON or as an event stream',
+        content: { 'application/json': { schema: {} }, 'text/event-stream': { schema: { type: 'string' } } },
+      },
+      ...(method === 'POST' ? { 202: { description: 'Notifications or responses accepted', type: 'null' } } : {}),
+      ...errorRefs(['MF_ERR_PARAM', 'MF_ERR_AUTH', 'MF_ERR_NOT_FOUND', 'MF_ERR_BUSY']),
+    },
+  };
 }
 
 /**
@@ -159,12 +206,16 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     }
   }
 
-  app.route({
-    method: ['POST', 'GET', 'DELETE'],
-    url: SERVER_PATHS.mcp,
-    onRequest: options.onRequest,
-    handler: handle,
-  });
+  for (const method of ['POST', 'GET', 'DELETE'] as const)
+    app.route({
+      method,
+      url: SERVER_PATHS.mcp,
+      onRequest: options.onRequest,
+      schema: mcpDocs(method, options.secured),
+      // The transport reads and answers the JSON-RPC messages itself; `handle` checks the session header.
+      validatorCompiler: handlerValidates,
+      handler: handle,
+    });
 
   const sweeper = setInterval(() => {
     const now = Date.now();

@@ -4,6 +4,40 @@ import { SERVER_PATHS } from '../engine/plugins/reserved.js';
 import type { EngineObserver } from '../engine/run/engine-deps.js';
 import { JOB_STATUSES } from '../jobs/job.js';
 import type { JobObserver, JobService } from '../jobs/service.js';
+import { errorRefs } from './openapi/error-responses.js';
+
+/** Who may read /metrics: the metrics token, or the API key in either header (auth.ts' metricsCheck). */
+export interface MetricsAccess {
+  metricsToken: boolean;
+  secured: boolean;
+}
+
+/** The route's schema: Prometheus text, behind any one of the schemes that apply. */
+function metricsDocs({ metricsToken, secured }: MetricsAccess) {
+  const guarded = metricsToken || secured;
+  return {
+    operationId: 'metrics',
+    summary: 'Prometheus metrics',
+    description:
+      'Needs `Authorization: Bearer <MEDIAFLOW_METRICS_TOKEN>` when the server has a metrics token, else ' +
+      'the API key (as `X-API-Key` or a Bearer token) when it has one; open otherwise.',
+    tags: ['server'],
+    ...(guarded
+      ? {
+          security: [...(metricsToken ? ['metricsToken'] : []), ...(secured ? ['apiKey', 'apiKeyBearer'] : [])].map(
+            (scheme) => ({ [scheme]: [] }),
+          ),
+        }
+      : {}),
+    response: {
+      200: {
+        description: 'Metrics in the Prometheus text format',
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+      ...(guarded ? errorRefs(['MF_ERR_AUTH']) : {}),
+    },
+  };
+}
 
 /** Prometheus metrics of one server: requests, queue, jobs, webhooks and downloads. */
 export function createMetrics() {
@@ -79,8 +113,8 @@ export function createMetrics() {
     downloaded: (bytes) => downloaded.inc(bytes),
   };
 
-  /** Counts every response and serves GET /metrics, behind `access` (its token or the API key). */
-  const install = (app: FastifyInstance, access: onRequestHookHandler) => {
+  /** Counts every response and serves GET /metrics, behind `access` (its token or the API key, as `schemes` say). */
+  const install = (app: FastifyInstance, access: onRequestHookHandler, schemes: MetricsAccess) => {
     app.addHook('onResponse', async (request, reply) => {
       requests.inc({
         method: request.method,
@@ -88,7 +122,7 @@ export function createMetrics() {
         status: String(reply.statusCode),
       });
     });
-    app.get(SERVER_PATHS.metrics, { onRequest: access }, async (_request, reply) =>
+    app.get(SERVER_PATHS.metrics, { onRequest: access, schema: metricsDocs(schemes) }, async (_request, reply) =>
       reply.type(registry.contentType).send(await registry.metrics()),
     );
   };

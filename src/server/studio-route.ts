@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { MediaflowError } from '../engine/errors.js';
 import { SERVER_PATHS } from '../engine/plugins/reserved.js';
@@ -57,8 +58,23 @@ function secure(reply: FastifyReply): FastifyReply {
     .header('cache-control', 'no-cache');
 }
 
+/** The page's schema; its files are hidden from the document, as /docs' are. */
+const STUDIO_DOCS = {
+  operationId: 'studio',
+  summary: 'The studio page: edit and see a render, follow jobs, try operations (MEDIAFLOW_STUDIO=0: off)',
+  description:
+    'Open without the API key (the page asks for it and sends it with each call). A server built without dev ' +
+    'dependencies has no page: 503 with a page that says how to build it.',
+  tags: ['server'],
+  response: {
+    200: { description: 'The page', content: { 'text/html': { schema: { type: 'string' } } } },
+    503: { description: 'Not built in this install', content: { 'text/html': { schema: { type: 'string' } } } },
+  },
+};
+
 /** Registers `/studio/` and its files. */
-export function registerStudio(app: FastifyInstance): void {
+export function registerStudio(fastify: FastifyInstance): void {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const send = async (reply: FastifyReply, name: string) => {
     const type = FILES[name];
     if (!type) throw new MediaflowError('MF_ERR_NOT_FOUND', `The studio has no file '${name}'`);
@@ -70,12 +86,14 @@ export function registerStudio(app: FastifyInstance): void {
     }
     return secure(reply).type(type).send(body);
   };
-  app.get(`${SERVER_PATHS.studio}/`, async (request, reply) => {
+  app.get(`${SERVER_PATHS.studio}/`, { schema: STUDIO_DOCS }, async (request, reply) => {
     // The page's links are relative (it may be served under a proxy's sub-path): /studio must become /studio/.
     if (!request.url.split('?')[0]!.endsWith('/')) return reply.redirect('studio/', 301);
     return send(reply, 'index.html');
   });
-  app.get(`${SERVER_PATHS.studio}/:file`, async (request, reply) =>
-    send(reply, (request.params as { file: string }).file),
+  app.get(
+    `${SERVER_PATHS.studio}/:file`,
+    { schema: { hide: true, params: Type.Object({ file: Type.String() }) } },
+    async (request, reply) => send(reply, request.params.file),
   );
 }

@@ -3,7 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../engine/config.js';
 import type { Registry } from '../../engine/plugins/registry.js';
-import { openApiDocument } from './document.js';
+import { documentOptions, finishDocument } from './document.js';
 import { SERVER_PATHS } from '../../engine/plugins/reserved.js';
 
 /**
@@ -26,15 +26,22 @@ const DOCS_PAGE = {
   theme: { title: 'mediaflow API' },
 };
 
-/** Serves the document at `/openapi.json` (and `/docs/json`) and Swagger UI at `/docs`. */
+/**
+ * Makes the document from the schemas of the routes registered after this (so it comes first), and serves it at
+ * `/openapi.json` (and `/docs/json`) and Swagger UI at `/docs`, none of which the document lists.
+ */
 export async function registerApiDocs(app: FastifyInstance, registry: Registry, config: Config): Promise<void> {
-  const document = openApiDocument(registry, config);
-  await app.register(swagger, { mode: 'static', specification: { document: document as never } });
+  await app.register(swagger, {
+    openapi: documentOptions(registry, config),
+    transformObject: finishDocument as never,
+    // OpenAPI 3.1 has `const` (the plugins' schemas use it), which @fastify/swagger would rewrite as a one-value enum.
+    convertConstToEnum: false,
+  });
   await app.register(swaggerUi, {
     routePrefix: SERVER_PATHS.docs,
     staticCSP: true,
     uiConfig: { docExpansion: 'list', deepLinking: true },
     ...DOCS_PAGE,
   });
-  app.get(SERVER_PATHS.openapi, async () => app.swagger());
+  app.get(SERVER_PATHS.openapi, { schema: { hide: true } }, async () => app.swagger());
 }

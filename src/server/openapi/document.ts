@@ -1,45 +1,27 @@
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { Config } from '../../engine/config.js';
 import type { Registry } from '../../engine/plugins/registry.js';
-import { errorResponses, errorSchema } from './error-responses.js';
-import { filesRoute } from './files.js';
-import { jobHeaderParameters } from './job-fields.js';
-import { jobParameters, jobResponses, jobRoutes, jobSchemas, webhooks } from './jobs.js';
-import { operation } from './operations.js';
-import { pipelineRoutes } from './pipelines.js';
-import { serverRoutes } from './server-routes.js';
-import { templateRoutes } from './templates.js';
 import { VERSION } from '../../engine/version.js';
-import type { Json } from './shared.js';
+import { errorResponses, errorSchema } from './error-responses.js';
+import { jobResponses, jobSchemas, webhooks } from './jobs.js';
+import { REQUEST_DESCRIPTION, RESPONSE_REF, type Json } from './shared.js';
+import { EXPECTED } from '../validation.js';
 import { uploadParameters, uploadRoutes } from './uploads.js';
-import { studioRoutes } from './studio.js';
 
 /**
- * The OpenAPI 3.1 document of a server, generated from its registry: the same plugin schemas that
- * validate requests, make CLI flags and check pipelines. `GET /openapi.json` serves it and
- * `GET /docs` shows it (Swagger UI); both stay open when an API key is set (they hold no data).
- * It also describes the asynchronous side (docs/jobs.md): the job fields and headers every
- * operation and pipeline takes, the `202` answer, the `/jobs/{id}` routes and the `jobFinished` webhook.
+ * The OpenAPI 3.1 document of a server: @fastify/swagger makes its paths from the schemas every route declares
+ * (the operations' from the same plugin schemas that validate requests, make CLI flags and check pipelines); this is
+ * the rest of it: info, tags, the security schemes, the components routes refer to, the `jobFinished` webhook, and the
+ * outputs under /uploads/ (served by @fastify/static's one wildcard route, so described here). `GET /openapi.json`
+ * serves it and `GET /docs` shows it (Swagger UI); both stay open when an API key is set (they hold no data).
  */
 
-/** The OpenAPI 3.1 document for a registry (and, when it is given, the server's configuration). */
-export function openApiDocument(
+/** The document-level part of the document, for @fastify/swagger's `openapi` option. */
+export function documentOptions(
   registry: Registry,
-  config?: Pick<Config, 'apiKey' | 'publicUrl'> & Partial<Pick<Config, 'apiKeys' | 'bodyLimit' | 'metricsToken'>>,
-): Json {
-  const secured = Boolean(config?.apiKey) || Boolean(config?.apiKeys?.length);
+  config: Pick<Config, 'publicUrl'>,
+): NonNullable<FastifyDynamicSwaggerOptions['openapi']> {
   const third = registry.list().filter((plugin) => registry.sourceOf(plugin.name) !== 'built-in');
-  const paths: Json = {};
-  for (const plugin of registry.list()) paths[plugin.path] = operation(plugin, registry, secured, config?.bodyLimit);
-  Object.assign(
-    paths,
-    serverRoutes(secured, Boolean(config?.metricsToken)),
-    filesRoute(secured),
-    uploadRoutes(registry),
-    pipelineRoutes(secured),
-    templateRoutes(secured),
-    jobRoutes(secured),
-    studioRoutes(secured),
-  );
   return {
     openapi: '3.1.0',
     info: {
@@ -57,7 +39,7 @@ export function openApiDocument(
         (third.length > 0 ? ` Operations from plugins: ${third.map((plugin) => plugin.name).join(', ')}.` : ''),
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    ...(config?.publicUrl ? { servers: [{ url: config.publicUrl }] } : {}),
+    ...(config.publicUrl ? { servers: [{ url: config.publicUrl }] } : {}),
     tags: [
       { name: 'operations', description: 'The built-in operations' },
       ...(third.length > 0 ? [{ name: 'plugins', description: 'Operations added by plugins' }] : []),
@@ -68,12 +50,12 @@ export function openApiDocument(
       },
       { name: 'server', description: 'Health, metrics, uploaded files and outputs' },
     ],
-    paths,
-    webhooks: webhooks(),
+    paths: uploadRoutes(registry) as never,
+    webhooks: webhooks() as never,
     components: {
-      schemas: { Error: errorSchema(), ...jobSchemas() },
-      parameters: { ...jobHeaderParameters(), ...jobParameters(), ...uploadParameters() },
-      responses: { ...jobResponses(), ...errorResponses() },
+      schemas: { Error: errorSchema(), ...jobSchemas() } as never,
+      parameters: uploadParameters() as never,
+      responses: { ...jobResponses(), ...errorResponses() } as never,
       securitySchemes: {
         apiKey: {
           type: 'apiKey',
@@ -90,4 +72,31 @@ export function openApiDocument(
       },
     },
   };
+}
+
+/**
+ * What @fastify/swagger has no form for, put in place once it has made the document: a route's response that is a
+ * component response becomes its `$ref` (responseRef), a body of several media types gets its description, and
+ * parameters lose the keyword that words their refusal.
+ */
+export function finishDocument({ openapiObject }: { openapiObject: Json }): Json {
+  for (const item of Object.values(openapiObject.paths as Record<string, Record<string, Json>>)) {
+    for (const operation of Object.values(item)) {
+      if (typeof operation.responses !== 'object') continue;
+      const responses = operation.responses as Record<string, Json>;
+      for (const [status, response] of Object.entries(responses)) {
+        const content = response.content as Record<string, { schema?: Json }> | undefined;
+        const name = content?.['application/json']?.schema?.[RESPONSE_REF];
+        if (typeof name === 'string') responses[status] = { $ref: `#/components/responses/${name}` };
+      }
+      // The keyword that words a refusal (validation.ts) is the server's own, not part of the parameter's schema.
+      for (const parameter of (operation.parameters ?? []) as Json[])
+        if (parameter.schema) delete (parameter.schema as Json)[EXPECTED];
+      if (operation[REQUEST_DESCRIPTION] !== undefined) {
+        (operation.requestBody as Json).description = operation[REQUEST_DESCRIPTION];
+        delete operation[REQUEST_DESCRIPTION];
+      }
+    }
+  }
+  return openapiObject;
 }

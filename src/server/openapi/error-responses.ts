@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { ERRORS, type ErrorCode } from '../../engine/errors.js';
-import { json, schemaRef, type Json } from './shared.js';
+import { json, responseRef, schemaRef, type Json } from './shared.js';
 
 /**
  * The errors of the document, made from the registry (src/engine/errors.ts): the `Error` schema and
@@ -53,12 +53,10 @@ function errorResponse(status: number): Json {
   };
 }
 
-/** The responses of the statuses of `codes`, by reference. */
+/** The responses of the statuses of `codes`, by reference (see responseRef), for a route's `response`. */
 export const errorRefs = (codes: ErrorCode[]) =>
   Object.fromEntries(
-    codes
-      .map((code) => ERRORS[code].status)
-      .map((status) => [String(status), { $ref: `#/components/responses/${responseName(status)}` }]),
+    codes.map((code) => ERRORS[code].status).map((status) => [String(status), responseRef(responseName(status))]),
   );
 
 /** An error's `errors`: every problem of a request told at once, each where it is (MediaflowError.errors). */

@@ -1,4 +1,4 @@
-import { parameterRef, type Json } from './shared.js';
+import type { Json } from './shared.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH, MAX_METADATA_BYTES } from '../limits.js';
 
 /**
@@ -29,32 +29,30 @@ export function jobFields(encoding: 'form' | 'json'): Json {
   };
 }
 
-/** The header parameters of every operation and pipeline run: `Prefer` and `Idempotency-Key`. */
-export const JOB_PARAMETERS = [parameterRef('Prefer'), parameterRef('IdempotencyKey')];
-
-/** The component parameters of those headers. */
-export function jobHeaderParameters(): Json {
-  return {
+/**
+ * The headers every operation and pipeline run takes: `Prefer` and `Idempotency-Key`, documented here and checked by
+ * job-submission.ts (whose refusals name them).
+ */
+export const JOB_HEADERS: Json = {
+  type: 'object',
+  properties: {
     Prefer: {
-      name: 'Prefer',
-      in: 'header',
-      required: false,
+      type: 'string',
       description:
         '`respond-async` (RFC 7240) runs the request as a job and answers 202 (as a `webhook_url` field ' +
         'does); without it (or the field) the request is answered when done',
-      schema: { type: 'string' },
-      example: 'respond-async',
+      examples: ['respond-async'],
     },
-    IdempotencyKey: {
-      name: 'Idempotency-Key',
-      in: 'header',
-      required: false,
+    'Idempotency-Key': {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_IDEMPOTENCY_KEY_LENGTH,
+      pattern: '^[\\x21-\\x7E]+$',
       description:
         "A second request with the same key and the same fields gets the first request's answer (202 with the " +
         'same job_id, or the same synchronous answer) and runs nothing; the same key with other fields is a ' +
         "422. A key lives as long as its job's record.",
-      schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH, pattern: '^[\\x21-\\x7E]+$' },
-      example: 'order-1234-thumbnail',
+      examples: ['order-1234-thumbnail'],
     },
-  };
-}
+  },
+};

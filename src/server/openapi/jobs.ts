@@ -1,13 +1,13 @@
 import { ERRORS } from '../../engine/errors.js';
-import { errorContent, errorRefs, PROBLEMS_SCHEMA } from './error-responses.js';
+import { errorContent, PROBLEMS_SCHEMA } from './error-responses.js';
 import { MAX_METADATA_BYTES } from '../limits.js';
 import { JOB_STATUSES } from '../../jobs/job.js';
 import { WARNINGS_SCHEMA } from './plugin-schemas.js';
-import { apiKeySecurity, json, parameterRef, SAMPLE_BASE, SAMPLE_ID, schemaRef, type Json } from './shared.js';
+import { json, SAMPLE_BASE, SAMPLE_ID, schemaRef, type Json } from './shared.js';
 
 /**
  * The asynchronous side of the document (docs/jobs.md): the `Job` and `JobAccepted` schemas, the `202`
- * answer, the `/jobs/{id}` routes and the `jobFinished` webhook.
+ * answer and the `jobFinished` webhook; the `/jobs/` routes declare theirs in job-routes.ts.
  */
 
 const JOB_STATUS = { type: 'string', enum: [...JOB_STATUSES] };
@@ -132,7 +132,7 @@ export function jobSchemas(): Json {
 }
 
 /** A sample job, for the documents' examples. */
-function sampleJob(base: string): Json {
+export function sampleJob(base: string): Json {
   return {
     job_id: SAMPLE_ID,
     kind: 'operation',
@@ -152,138 +152,6 @@ function sampleJob(base: string): Json {
       last_status: 204,
       delivered_at: '2025-01-01T12:00:05.010Z',
       next_attempt_at: null,
-    },
-  };
-}
-
-/** The routes of jobs: status, events and cancellation. */
-export function jobRoutes(secured: boolean): Json {
-  const security = apiKeySecurity(secured);
-  const jobContent = (example: Json) => ({ 'application/json': { schema: schemaRef('Job'), example } });
-  const notFound = { $ref: '#/components/responses/JobNotFound' };
-  const job = sampleJob(SAMPLE_BASE);
-  const running = { ...job, status: 'running', stage: 'process', progress: 42, finished_at: null, result: null };
-  return {
-    '/jobs/': {
-      get: {
-        operationId: 'listJobs',
-        summary: "The key's asynchronous jobs, newest first, a page at a time",
-        description:
-          'The jobs submitted asynchronously (`Prefer: respond-async` or `webhook_url`) that this key may read: with ' +
-          "one API key every job, with several (MEDIAFLOW_API_KEYS) only its own. A synchronous request's job is not " +
-          'listed (its client had the answer, never the id). A server without an API key lists none (501): there a ' +
-          'job is read only by whoever holds its id. Records go with their outputs (MEDIAFLOW_RETENTION).',
-        tags: ['jobs'],
-        ...security,
-        parameters: [
-          {
-            name: 'limit',
-            in: 'query',
-            required: false,
-            description: 'Jobs in the page',
-            schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
-          },
-          {
-            name: 'before',
-            in: 'query',
-            required: false,
-            description: 'The `next` of the page before: the jobs older than this one (a 404 once it has expired)',
-            schema: { type: 'string', format: 'uuid' },
-          },
-        ],
-        responses: {
-          '200': {
-            description: 'A page of jobs',
-            content: {
-              'application/json': {
-                schema: {
-                  type: 'object',
-                  required: ['jobs', 'next'],
-                  properties: {
-                    jobs: { type: 'array', items: schemaRef('Job'), description: 'Newest first' },
-                    next: {
-                      type: ['string', 'null'],
-                      format: 'uuid',
-                      description: 'The `before` of the next page, or null when this is the last',
-                    },
-                  },
-                },
-                example: { jobs: [{ ...running, webhook: null }], next: null },
-              },
-            },
-          },
-          '404': notFound,
-          ...errorRefs(['MF_ERR_PARAM', 'MF_ERR_AUTH', 'MF_ERR_UNAVAILABLE']),
-        },
-      },
-    },
-    '/jobs/{id}': {
-      parameters: [parameterRef('JobId')],
-      get: {
-        operationId: 'getJob',
-        summary: 'A job: its status, stage, progress, and its result or error',
-        tags: ['jobs'],
-        ...security,
-        responses: {
-          '200': { description: 'The job', content: jobContent(job) },
-          '404': notFound,
-          ...errorRefs(['MF_ERR_AUTH']),
-        },
-      },
-      delete: {
-        operationId: 'cancelJob',
-        summary: 'Cancel a queued or running job: its ffmpeg is stopped and its files removed',
-        tags: ['jobs'],
-        ...security,
-        responses: {
-          '200': {
-            description: 'The job, now cancelled',
-            content: jobContent({
-              ...job,
-              status: 'cancelled',
-              stage: 'cancelled',
-              progress: 40,
-              result: null,
-              webhook: null,
-            }),
-          },
-          '404': notFound,
-          '409': {
-            description: 'The job has already finished (succeeded, failed or cancelled)',
-            content: errorContent,
-          },
-          ...errorRefs(['MF_ERR_AUTH']),
-        },
-      },
-    },
-    '/jobs/{id}/events': {
-      parameters: [parameterRef('JobId')],
-      get: {
-        operationId: 'jobEvents',
-        summary: "A job's changes as Server-Sent Events",
-        description:
-          'One event at each change of the job (progress at most every 500 ms), its `data:` line the Job ' +
-          'object as JSON (see the Job schema); the stream ends after the job reaches succeeded, failed or ' +
-          'cancelled.',
-        tags: ['jobs'],
-        ...security,
-        responses: {
-          '200': {
-            description: 'An event stream of Job objects',
-            content: {
-              'text/event-stream': {
-                schema: {
-                  type: 'string',
-                  description: 'Events, each a `data:` line holding a Job object (JSON) and an empty line',
-                },
-                example: `data: ${JSON.stringify({ ...running, webhook: null })}\n\n`,
-              },
-            },
-          },
-          '404': notFound,
-          ...errorRefs(['MF_ERR_AUTH']),
-        },
-      },
     },
   };
 }
@@ -342,19 +210,6 @@ export function webhooks(): Json {
           default: { description: 'Not delivered (as is no answer within 15 s, or a redirect): retried later' },
         },
       },
-    },
-  };
-}
-
-/** The component parameter of a job's id in its path. */
-export function jobParameters(): Json {
-  return {
-    JobId: {
-      name: 'id',
-      in: 'path',
-      required: true,
-      description: "The job's id (job_id)",
-      schema: { type: 'string', format: 'uuid' },
     },
   };
 }
