@@ -271,13 +271,6 @@ describe('the studio page in a browser', () => {
       headers: { 'content-type': 'application/json', 'x-api-key': KEY },
       body: JSON.stringify({ template: 'studio-test', merge: media, dry_run: true, storyboard: true }),
     });
-    if (asked.status === 501) {
-      // A server that draws no storyboard: the page asked once, heard so, and draws its bars without pictures.
-      assert.match(((await asked.json()) as { error: string }).error, /storyboard/i);
-      assert.equal(await page.$('#timeline .thumb'), null);
-      (context as { skip?: (why: string) => void }).skip?.('this server draws no storyboard yet');
-      return;
-    }
     assert.equal(asked.status, 200);
     // Each picture's bar shows its own frame: the red picture red, the title's black background dark.
     await until(`document.querySelectorAll('#timeline .thumb').length === 3`, 30_000);
