@@ -7,6 +7,7 @@ import type { SpeechSettings } from '../contract/speech.js';
 import type { TextWorkers } from '../subtitles/text-workers.js';
 import { spawnChild } from '../exec/child-process.js';
 import type { Voices } from '../voice/voices.js';
+import { untilAborted } from '../shared-tasks.js';
 
 /** Names a plan may give workspace files: generated, never a path. */
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -43,16 +44,6 @@ export interface StepLimits {
   answers?: readonly string[];
   /** Hears a step's progress, 0 to 1. */
   onProgress?: (ratio: number) => void;
-}
-
-/** Resolves when `work` does, or rejects as soon as `signal` aborts (the work's result is then ignored). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 /**

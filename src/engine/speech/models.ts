@@ -10,6 +10,7 @@ import { withoutUserinfo } from '../safe-text.js';
 import { isAbandonedTemp, tempName } from '../storage/storage.js';
 import { checkModelFile } from './ggml-check.js';
 import { isEnglishOnly, modelFileName, WHISPER_MODELS, type WhisperModel } from './model-table.js';
+import { SharedTasks } from '../shared-tasks.js';
 
 export { WHISPER_MODELS, isEnglishOnly, type WhisperModel } from './model-table.js';
 
@@ -125,64 +126,15 @@ const unknownSpec = (spec: string, models: readonly WhisperModel[]) =>
       `(${models.map((model) => model.name).join(', ')})`,
   );
 
-/** A download under way, with the callers waiting for it. */
-interface Download {
-  done: Promise<void>;
-  waiters: number;
-  controller: AbortController;
-}
-
-/** Downloads under way in this process, by destination: concurrent first requests share one. */
-const downloads = new Map<string, Download>();
+/**
+ * Downloads under way in this process, by destination file: concurrent first requests share one, whichever engine
+ * asks, as they would share the file.
+ */
+const downloads = new SharedTasks();
 
 /** Waits for `file`'s download, starting it unless one is under way; a caller's signal ends only its own wait. */
-async function sharedFetch(model: WhisperModel, file: string, settings: ModelSettings, options: ModelOptions) {
-  let download = downloads.get(file);
-  if (!download) {
-    const controller = new AbortController();
-    const entry: Download = {
-      done: fetchModel(model, file, settings, controller.signal, options.onFetch),
-      waiters: 0,
-      controller,
-    };
-    // Every caller may have stopped waiting (then nobody awaits the failure it ends with).
-    entry.done.catch(() => undefined);
-    void entry.done.finally(() => forget(file, entry)).catch(() => undefined);
-    downloads.set(file, entry);
-    download = entry;
-  }
-  download.waiters++;
-  try {
-    await untilAborted(download.done, options.signal);
-  } finally {
-    download.waiters--;
-    // Nobody waits any more: the download stops (leaving nothing behind), and the next caller starts afresh.
-    if (download.waiters === 0 && downloads.get(file) === download) {
-      forget(file, download);
-      download.controller.abort();
-    }
-  }
-}
-
-const forget = (file: string, download: Download) => {
-  if (downloads.get(file) === download) downloads.delete(file);
-};
-
-/** `promise`, or the signal's reason as soon as it aborts. */
-async function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  signal.throwIfAborted();
-  let onAbort!: () => void;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([promise, aborted]);
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-  }
-}
+const sharedFetch = (model: WhisperModel, file: string, settings: ModelSettings, options: ModelOptions) =>
+  downloads.run(file, (signal) => fetchModel(model, file, settings, signal, options.onFetch), options.signal);
 
 /**
  * Fetches a known model through the inputs' guarded fetcher (the private-address rules of MEDIAFLOW_ALLOW_PRIVATE_URLS,

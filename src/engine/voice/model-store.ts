@@ -10,7 +10,7 @@ import { isAbandonedTemp, tempName } from '../storage/storage.js';
 import { runProgram } from '../exec/child-process.js';
 import { metadataEntries, ModelFileError, onnxMetadata } from './onnx-file.js';
 import { readPiperConfig } from './piper-config.js';
-import { SharedTasks } from './shared-task.js';
+import { SharedTasks } from '../shared-tasks.js';
 import type { ModelEntry } from './tts-models.js';
 
 /**
