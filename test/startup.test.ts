@@ -7,6 +7,8 @@ import { after, before, describe, it } from './helpers/lifecycle.js';
 import { fixture } from './helpers/fixtures.js';
 import { runCli } from './helpers/mediaflow.js';
 import { startServeProcess } from './helpers/serve-process.js';
+import { dashed } from '../src/engine/plugins/reserved.js';
+import { BUILTIN_NAMES, loadBuiltins } from '../src/plugins/builtins.js';
 
 /**
  * What a command loads is what it costs to start (docs/performance.md, "Start-up"): each front end's packages load
@@ -24,6 +26,8 @@ const FRONT_ENDS_ONLY = [
 ];
 /** Loaded only by an operation's run: the plugin registry that `--help` and `--version` build has no use for them. */
 const RUN_ONLY = ['sharp', 'execa', '@fugood', '@napi-rs'];
+/** Loaded by a run only for a subtitle input, to tell its encoding. */
+const SUBTITLE_ONLY = ['chardet', 'iconv-lite'];
 
 const LOADED_MODULES = pathToFileURL(path.resolve(import.meta.dirname, 'helpers/loaded-modules.mjs')).href;
 const PLUGIN = path.resolve(import.meta.dirname, 'fixtures/plugins/echo.js');
@@ -107,7 +111,38 @@ describe('what the CLI loads', () => {
     assert.ok(packages.has('p-queue') && packages.has('tsyringe'));
     assert.deepEqual(among(packages, FRONT_ENDS_ONLY), []);
     // MP4 headers are read in process: neither libvips nor a whisper binding has anything to do here.
-    assert.deepEqual(among(packages, ['sharp', '@fugood', '@napi-rs']), []);
+    assert.deepEqual(among(packages, ['sharp', '@fugood', '@napi-rs', ...SUBTITLE_ONLY]), []);
+    // Of the operations, its own module alone (the others' load for help and for the server).
+    const operations = urls.filter(
+      (url) => url.includes('/dist/plugins/') && !url.endsWith('/dist/plugins/builtins.js'),
+    );
+    assert.deepEqual(
+      operations.map((url) => url.slice(url.indexOf('/dist/'))),
+      ['/dist/plugins/media-metadata.js'],
+    );
+  });
+
+  it("a run with a third-party plugin loads every operation, to check the plugin's name against them", async () => {
+    const clip = await fixture('clip-2s-640x360-25fps.mp4');
+    const duplicate = path.resolve(import.meta.dirname, 'fixtures/plugins/duplicate-name.js');
+    const { exitCode, stderr, urls } = await loading([
+      'media-metadata',
+      ...['--plugin', duplicate, '--media-url', clip, '--out-dir', tmp],
+    ]);
+    assert.equal(exitCode, 1);
+    assert.match(
+      stderr,
+      /^mediaflow: Plugin 'resize_image' .* the name is already taken by 'resize_image' \(built-in\)$/m,
+    );
+    assert.ok(urls.some((url) => url.endsWith('/dist/plugins/render/index.js')));
+  });
+
+  it('each built-in operation is listed under its command name, by which a run loads it alone', async () => {
+    const plugins = await loadBuiltins();
+    assert.deepEqual(
+      plugins.map((plugin) => dashed(plugin.name)),
+      BUILTIN_NAMES,
+    );
   });
 
   it("a plugin that imports the package's entry (`mediaflow`) for the SDK loads no front end with it", async () => {

@@ -7,9 +7,8 @@ import {
   type PluginDefinition,
 } from '../engine/contract/plugin.js';
 import type { Registry } from '../engine/plugins/registry.js';
-import { pluginFlags } from '../engine/plugins/plugin-loader.js';
 import { CLI_COMMANDS, dashed, type CliCommand } from '../engine/plugins/reserved.js';
-import { builtinRegistry, loadRegistry } from '../plugins/index.js';
+import { commandRegistry } from './command-registry.js';
 import { fail } from './fail.js';
 import { fontsCommand } from './fonts-command.js';
 import { mcpCommand } from './mcp-command.js';
@@ -104,7 +103,7 @@ const BUILT_IN_COMMANDS: { readonly [name in CliCommand]: (registry: Registry) =
 };
 
 /** The `mediaflow` program: its own commands, and a subcommand per registered operation. */
-export function buildProgram(registry: Registry = builtinRegistry()): Command {
+export function buildProgram(registry: Registry): Command {
   const program = new Command('mediaflow')
     .description('Media processing with ffmpeg: run operations from the command line, or serve them over HTTP.')
     .option('--version', 'print the versions of mediaflow, ffmpeg and ffprobe')
@@ -151,7 +150,7 @@ export async function main(argv: string[] = process.argv): Promise<void> {
   // A plugin that cannot load stops every command (and `serve` from starting), naming it.
   let registry: Registry;
   try {
-    registry = await loadRegistry({ cwd: process.cwd(), env: process.env, plugins: pluginFlags(argv.slice(2)) });
+    registry = await commandRegistry(argv.slice(2), process.cwd(), process.env);
   } catch (error) {
     process.stderr.write(`mediaflow: ${(error as Error)?.message ?? String(error)}\n`);
     process.exitCode = 1;

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { loadConfig } from '../engine/config.js';
-import { listTemplates, type TemplateInfo } from '../plugins/render/templates.js';
+import type { TemplateInfo } from '../plugins/render/templates.js';
 import { fail } from './fail.js';
 import { columns } from './subcommands.js';
 
@@ -29,8 +29,10 @@ export function templatesCommand(): Command {
         '  mediaflow render --template quote-card --merge QUOTE="Less is more." --merge AUTHOR="Mies"',
     )
     .addOption(new Option('--json', 'print the list as JSON ({"templates": [...]}, as GET /templates/)'))
-    .action((flags: { json?: boolean }) => {
+    .action(async (flags: { json?: boolean }) => {
       try {
+        // The render plugin's template reader loads for this command only, not for every command line.
+        const { listTemplates } = await import('../plugins/render/templates.js');
         const templates = listTemplates(loadConfig(process.env).templatesDir);
         if (flags.json) {
           process.stdout.write(`${JSON.stringify({ templates }, null, 2)}\n`);

@@ -42,7 +42,7 @@ export interface PluginLoadOptions {
 }
 
 /** One entry to load: what was written, where it was written (for messages), and what it resolves from. */
-interface PluginRequest {
+export interface PluginRequest {
   entry: string | PluginDefinition;
   origin: string;
   base: string;
@@ -256,7 +256,7 @@ async function configRequests(cwd: string): Promise<PluginRequest[]> {
 }
 
 /** Everything to load, in order: the config file, MEDIAFLOW_PLUGINS, then --plugin flags. */
-async function requests(options: PluginLoadOptions): Promise<PluginRequest[]> {
+export async function pluginRequests(options: PluginLoadOptions = {}): Promise<PluginRequest[]> {
   const cwd = path.resolve(options.cwd ?? process.cwd());
   const setting = SETTINGS.find((s) => s.key === 'plugins')!;
   const fromEnv = options.env?.[setting.env];
@@ -270,8 +270,13 @@ async function requests(options: PluginLoadOptions): Promise<PluginRequest[]> {
 
 /** Loads the third-party plugins `options` name into `registry` (which holds the built-ins already). */
 export async function loadPlugins(registry: Registry, options: PluginLoadOptions = {}): Promise<void> {
+  await registerPlugins(registry, await pluginRequests(options));
+}
+
+/** Loads the third-party plugins of `requests` (pluginRequests) into `registry`, which holds the built-ins already. */
+export async function registerPlugins(registry: Registry, requests: readonly PluginRequest[]): Promise<void> {
   const loaded = new Set<string>();
-  for (const request of await requests(options)) {
+  for (const request of requests) {
     if (typeof request.entry !== 'string') {
       // A plugin object written in (or imported into) a .js config file.
       registry.register(

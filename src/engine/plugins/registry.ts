@@ -72,6 +72,11 @@ export class Registry {
   private readonly byName = new Map<string, PluginDefinition>();
   private readonly infos = new Map<string, PluginInfo>();
 
+  /** A registry holding `builtins`, registered as built-in; third-party plugins are registered after them. */
+  constructor(builtins: readonly PluginDefinition[] = []) {
+    for (const plugin of builtins) this.register(plugin);
+  }
+
   /**
    * Checks and adds a plugin; throws a PluginError for a bad shape or schema, a contract it does
    * not share, or a name or route taken.

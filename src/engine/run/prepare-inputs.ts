@@ -10,8 +10,8 @@ import type { Fetch } from '../inputs/input-cache.js';
 import { checkKind } from '../inputs/input-kind.js';
 import { probeFile } from '../probe/probe.js';
 import { subtitleAsAss } from '../subtitles/subtitle-ass.js';
-import { subtitleToUtf8 } from '../subtitles/subtitle-encoding.js';
 import type { EngineDeps } from './engine-deps.js';
+import type * as SubtitleEncoding from '../subtitles/subtitle-encoding.js';
 import type { JobOptions } from './job-run.js';
 import { speaker } from './spoken-inputs.js';
 
@@ -169,6 +169,13 @@ async function fetchAll(
     throw failFast.signal.reason ?? failure.reason;
   }
 }
+
+/**
+ * A subtitle input rewritten as UTF-8 (subtitles/subtitle-encoding.ts): its encoding detectors, chardet and iconv-lite,
+ * load with the first subtitle input, not with every engine.
+ */
+const subtitleToUtf8: typeof SubtitleEncoding.subtitleToUtf8 = async (...args) =>
+  (await import('../subtitles/subtitle-encoding.js')).subtitleToUtf8(...args);
 
 /**
  * Makes one arrived input ready for the builder: subtitles converted to UTF-8 (ffmpeg and libass
