@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../engine/config.js';
 import type { Registry } from '../engine/plugins/registry.js';
-import { buildServer } from './app.js';
 
 /**
  * The OpenAPI 3.1 document a server of this registry (and these settings) serves at `GET /openapi.json`, without
@@ -17,6 +16,8 @@ export async function openApiDocument(
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'mediaflow-openapi-'));
   try {
     const config = { ...loadConfig({ MEDIAFLOW_DATA_DIR: dataDir }), ...settings };
+    // Fastify loads here, not with the package's entry, which plugins import for the SDK.
+    const { buildServer } = await import('./app.js');
     const { app } = await buildServer({ config, registry, logger: false });
     try {
       await app.ready();
