@@ -119,11 +119,14 @@ describe('fan-out on Redis workers: a long convert-video or render over two work
 
   const work = (worker: Worker) => path.join(worker.dir, 'work');
 
-  /** Every part's ffmpeg running now, on either worker. */
+  /**
+   * Every part's ffmpeg running now, on either worker: among each worker's children, which are quick to read where
+   * a scan of every process can miss a part of 20 s.
+   */
   async function sightings(): Promise<Sighting[]> {
     const seen: Sighting[] = [];
     for (const [index, worker] of workers.entries())
-      for (const ffmpeg of await ffmpegsIn(work(worker))) {
+      for (const ffmpeg of await ffmpegsIn(work(worker), await ffmpegChildren(worker.proc.child.pid!))) {
         const part = partOf(ffmpeg);
         // A part another worker takes runs in `fanout-<id>-<run>`; its own worker's, in the job's workspace.
         if (part !== undefined)
@@ -170,7 +173,7 @@ describe('fan-out on Redis workers: a long convert-video or render over two work
     const deadline = Date.now() + ms;
     for (;;) {
       for (const sighting of await sightings()) if (!seen.has(sighting.pid)) seen.set(sighting.pid, sighting);
-      apiRan ||= (await ffmpegsIn(path.join(tmp, 'api'))).length > 0;
+      apiRan ||= (await ffmpegChildren(api.child.pid!)).length > 0;
       const job = await getJob(api.base, id);
       views.push({ stage: job.stage, progress: job.progress });
       if (isFinal(job)) return { job, views, seen: [...seen.values()], apiRan };

@@ -19,7 +19,7 @@ import {
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { getJob, isFinal, submitJob, type JobView } from './helpers/jobs.js';
 import { after, before, describe, it } from './helpers/lifecycle.js';
-import { eventually, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
+import { eventually, ffmpegChildren, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 
 const ASYNC = { Prefer: 'respond-async' };
 const slow = { timeout: 240_000 } as never;
@@ -72,7 +72,9 @@ describe('fan-out, embedded: a long convert-video in parts', () => {
     const ffmpegs = new Map<number, RunningFfmpeg>();
     const deadline = Date.now() + ms;
     for (;;) {
-      for (const ffmpeg of await ffmpegsIn(work())) if (!ffmpegs.has(ffmpeg.pid)) ffmpegs.set(ffmpeg.pid, ffmpeg);
+      // Among the server's children, which are quick to read where a scan of every process can miss a short part.
+      for (const ffmpeg of await ffmpegsIn(work(), await ffmpegChildren(server.child.pid!)))
+        if (!ffmpegs.has(ffmpeg.pid)) ffmpegs.set(ffmpeg.pid, ffmpeg);
       const job = await getJob(server.base, id);
       views.push({ stage: job.stage, progress: job.progress });
       if (isFinal(job)) return { job, views, ffmpegs };
