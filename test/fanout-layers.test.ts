@@ -16,19 +16,19 @@ import { ffmpegChildren, startServeProcess, startWorkerProcess, type ServeProces
  * between two parts is drawn on exactly the frames one pass draws it on, on both sides of the join.
  */
 
-const [WIDTH, HEIGHT, FPS, SECONDS] = [320, 180, 25, 24];
-/** Keyframes every 2 s and parts of 6 s: parts start at 0, 6, 12 and 18 s. */
+const [WIDTH, HEIGHT, FPS, SECONDS] = [320, 180, 25, 12];
+/** Keyframes every second and parts of 3 s: parts start at 0, 3, 6 and 9 s. */
 const PARTS = 4;
-const JOINS = [6, 12, 18];
+const JOINS = [3, 6, 9];
 type Rect = readonly [x: number, y: number, width: number, height: number];
 const TOP: Rect = [0, 0, WIDTH, HEIGHT / 2];
 const BOTTOM: Rect = [0, HEIGHT / 2, WIDTH, HEIGHT / 2];
 /** The logo's corner at the top right: 48 px wide (0.15 of 320), 10 px (0.03) from the edges. */
 const LOGO: Rect = [WIDTH - 10 - 48, 10, 48, 48];
 
-/** Small settings, so that 24 s splits: inputs longer than 10 s, parts of about 6 s. */
+/** Small settings, so that 12 s splits: inputs longer than 6 s, parts of about 3 s. */
 // Two slots on any machine: the parts are planned in a multiple of them (docs/fanout.md), 4 here.
-const SPLIT = { MEDIAFLOW_FANOUT_MIN: '10', MEDIAFLOW_PART_SECONDS: '6', MEDIAFLOW_CONCURRENCY: '2' };
+const SPLIT = { MEDIAFLOW_FANOUT_MIN: '6', MEDIAFLOW_PART_SECONDS: '3', MEDIAFLOW_CONCURRENCY: '2' };
 
 /** A case encodes the video twice and decodes it whole several times: more than a minute on a loaded machine. */
 const SLOW = { timeout: 180_000 } as never;
@@ -114,9 +114,9 @@ async function streamSpans(file: string): Promise<Array<{ type: string; start: s
 }
 
 interface Inputs {
-  /** 24 s at 25 fps with a tone, keyframes every 2 s. */
+  /** 12 s at 25 fps with a tone, keyframes every second. */
   long: string;
-  /** 12 s at 25 fps, then 12 s at 30 fps, keyframes every 2 s. */
+  /** 6 s at 25 fps, then 6 s at 30 fps, keyframes every second. */
   vfr: string;
   /** Subtitles: a cue inside the first part, one across the join at 6 s. */
   srt: string;
@@ -127,27 +127,27 @@ interface Inputs {
 /** Makes the inputs in `dir`. */
 async function makeInputs(dir: string): Promise<Inputs> {
   const long = path.join(dir, 'long.mp4');
-  // A moving grey picture kept dim (luma at most a fifth of full, no colour) with a tone, keyframes every 2 s.
+  // A moving grey picture kept dim (luma at most a fifth of full, no colour) with a tone, keyframes every second.
   // prettier-ignore
   await execa('ffmpeg', [
     '-v', 'error',
     '-f', 'lavfi', '-i', `testsrc2=s=${WIDTH}x${HEIGHT}:r=${FPS}:d=${SECONDS},lutyuv=y=16+(val-16)/5:u=128:v=128`,
     '-f', 'lavfi', '-i', `sine=f=440:d=${SECONDS}:sample_rate=48000`,
     '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p',
-    '-g', String(2 * FPS), '-keyint_min', String(2 * FPS), '-sc_threshold', '0',
+    '-g', String(FPS), '-keyint_min', String(FPS), '-sc_threshold', '0',
     '-c:a', 'aac', '-shortest', long,
   ]);
-  // 12 s at 25 fps then 12 s at 30 fps, on a 1/90000 clock: frames 1/30 s apart from 12 s on.
+  // 6 s at 25 fps then 6 s at 30 fps, on a 1/90000 clock: frames 1/30 s apart from 6 s on.
   const vfr = path.join(dir, 'vfr.mp4');
   // prettier-ignore
   await execa('ffmpeg', [
     '-v', 'error',
-    '-f', 'lavfi', '-i', `testsrc2=s=${WIDTH}x${HEIGHT}:r=25:d=12,lutyuv=y=16+(val-16)/5:u=128:v=128`,
-    '-f', 'lavfi', '-i', `testsrc2=s=${WIDTH}x${HEIGHT}:r=30:d=12,lutyuv=y=16+(val-16)/5:u=128:v=128`,
+    '-f', 'lavfi', '-i', `testsrc2=s=${WIDTH}x${HEIGHT}:r=25:d=6,lutyuv=y=16+(val-16)/5:u=128:v=128`,
+    '-f', 'lavfi', '-i', `testsrc2=s=${WIDTH}x${HEIGHT}:r=30:d=6,lutyuv=y=16+(val-16)/5:u=128:v=128`,
     '-f', 'lavfi', '-i', `sine=f=440:d=${SECONDS}:sample_rate=48000`,
     '-filter_complex', '[0:v]settb=1/90000[a];[1:v]settb=1/90000[b];[a][b]concat=n=2:v=1:a=0[v]',
     '-map', '[v]', '-map', '2:a',
-    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-force_key_frames', 'expr:gte(t,n_forced*2)',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-force_key_frames', 'expr:gte(t,n_forced)',
     '-fps_mode', 'passthrough', '-enc_time_base:v', '1/90000', '-video_track_timescale', '90000',
     '-c:a', 'aac', '-shortest', vfr,
   ]);
@@ -249,14 +249,14 @@ describe('fan-out of add-subtitles, add-text and overlay-image', () => {
   it('draws text whose span crosses a join on the frames on both sides of it, and no others', SLOW, async () => {
     const { split, single } = await bothWays('/add-text/', 'output_file', {
       text: 'ACROSS',
-      start: '11',
-      end: '13',
+      start: '8',
+      end: '10',
       position: 'top',
     });
     await assertSameAsOnePass(split.file, single.file);
     const shown = await layerFrames(split.file, TOP, white);
-    // The join at 12 s is between frames 299 and 300.
-    assert.deepEqual(runs(shown), [[275, 324]]);
+    // The join at 9 s is between frames 224 and 225.
+    assert.deepEqual(runs(shown), [[200, 249]]);
     assert.deepEqual(shown, await layerFrames(single.file, TOP, white));
     assert.equal(runs(await layerFrames(split.file, BOTTOM, white)).length, 0, 'nothing drawn elsewhere');
   });
@@ -264,13 +264,13 @@ describe('fan-out of add-subtitles, add-text and overlay-image', () => {
   it('lays a logo whose span crosses a join over the frames on both sides of it, and no others', SLOW, async () => {
     const { split, single } = await bothWays('/overlay-image/', 'output_file', {
       image_url: files.url('/local/red.png'),
-      start: '17',
-      end: '19',
+      start: '2',
+      end: '4',
     });
     await assertSameAsOnePass(split.file, single.file);
     const shown = await layerFrames(split.file, LOGO, red);
-    // between(t,17,19) holds at both ends: frames 425 to 475; the join at 18 s is between frames 449 and 450.
-    assert.deepEqual(runs(shown), [[425, 475]]);
+    // between(t,2,4) holds at both ends: frames 50 to 100; the join at 3 s is between frames 74 and 75.
+    assert.deepEqual(runs(shown), [[50, 100]]);
     assert.deepEqual(shown, await layerFrames(single.file, LOGO, red));
   });
 
@@ -278,8 +278,8 @@ describe('fan-out of add-subtitles, add-text and overlay-image', () => {
     const res = await server.post('/add-text/', {
       video_url: files.url('/local/long.mp4'),
       text: 'ACROSS',
-      start: '11',
-      end: '13',
+      start: '8',
+      end: '10',
       format: 'webm',
     });
     assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -288,8 +288,8 @@ describe('fan-out of add-subtitles, add-text and overlay-image', () => {
     const times = await frameTimes(file);
     assert.equal(times.length, FPS * SECONDS);
     assert.equal(await decodeErrors(file), '');
-    assert.deepEqual(runs(await layerFrames(file, BOTTOM, white)), [[275, 324]]);
-    // A part starts with a keyframe, so a split output has one at each join (6, 12 and 18 s); this one has them
+    assert.deepEqual(runs(await layerFrames(file, BOTTOM, white)), [[200, 249]]);
+    // A part starts with a keyframe, so a split output has one at each join (3, 6 and 9 s); this one has them
     // where libvpx puts them.
     const keyframes = await keyframeTimes(file);
     assert.ok(keyframes.length > 0);
@@ -299,12 +299,12 @@ describe('fan-out of add-subtitles, add-text and overlay-image', () => {
 
   it('keeps every frame of a variable frame rate at its own time across the joins', SLOW, async () => {
     const input = await frameTimes(inputs.vfr);
-    assert.equal(input.length, 12 * 25 + 12 * 30);
+    assert.equal(input.length, 6 * 25 + 6 * 30);
     const res = await server.post('/add-text/', {
       video_url: files.url('/local/vfr.mp4'),
       text: 'ACROSS',
-      start: '11',
-      end: '13',
+      start: '5',
+      end: '7',
     });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const file = server.pathOf(res.body.output_file!);
@@ -318,8 +318,9 @@ describe('fan-out of add-subtitles, add-text and overlay-image', () => {
     // ffmpeg's null muxer puts the frames on a clock of the first frame rate unless told to keep the input's.
     const { stderr } = await execa('ffmpeg', ['-v', 'error', '-i', file, '-enc_time_base:v', '-1', '-f', 'null', '-']);
     assert.equal(stderr, '', 'a clean decode');
-    // The text from 11 s (frame 275) to 13 s: 25 frames at 25 fps, then 30 at 30 fps, to frame 329.
-    assert.deepEqual(runs(await layerFrames(file, BOTTOM, white)), [[275, 329]]);
+    // The text from 5 s (frame 125) to 7 s: 25 frames at 25 fps, then 30 at 30 fps (across the join at 6 s), to
+    // frame 179.
+    assert.deepEqual(runs(await layerFrames(file, BOTTOM, white)), [[125, 179]]);
   });
 
   it("names characters no installed font has in the answer's warnings, split or not", SLOW, async () => {
@@ -399,13 +400,13 @@ describe('fan-out of the layer operations in Redis mode, parts on both workers',
   );
 
   it("draws text across a join and names the glyphs no font has, from the parts' logs", SLOW, async () => {
-    const { file, body } = await run('/add-text/', { text: 'A\uE000B', start: '11', end: '13', position: 'top' });
-    assert.deepEqual(runs(await layerFrames(file, TOP, white)), [[275, 324]]);
+    const { file, body } = await run('/add-text/', { text: 'A\uE000B', start: '8', end: '10', position: 'top' });
+    assert.deepEqual(runs(await layerFrames(file, TOP, white)), [[200, 249]]);
     assert.match(JSON.stringify(body.warnings), /U\+E000/i);
   });
 
   it('lays a logo across a join, every part reading the logo', SLOW, async () => {
-    const { file } = await run('/overlay-image/', { image_url: files.url('/local/red.png'), start: '17', end: '19' });
-    assert.deepEqual(runs(await layerFrames(file, LOGO, red)), [[425, 475]]);
+    const { file } = await run('/overlay-image/', { image_url: files.url('/local/red.png'), start: '2', end: '4' });
+    assert.deepEqual(runs(await layerFrames(file, LOGO, red)), [[50, 100]]);
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { watch as watchFolder } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
@@ -12,9 +12,12 @@ import {
   assertSeamless,
   BROKEN_PART,
   BROKEN_PART_ERROR,
+  CLIP_JOINS,
+  CLIP_SETTINGS,
   clipEdit,
   clockClip,
   ffmpegsIn,
+  partFileOf,
   partOf,
   type RunningFfmpeg,
 } from './helpers/fanout-clip.js';
@@ -34,7 +37,6 @@ import {
 
 const ASYNC = { Prefer: 'respond-async' };
 const slow = { timeout: 240_000 } as never;
-const JOINS = [0, 60, 120, 180];
 
 /** A worker process with a data directory of its own: another machine, as far as files go. */
 interface Worker {
@@ -48,16 +50,22 @@ interface Sighting {
   worker: number;
   pid: number;
   own: boolean;
+  /** The part file it writes. */
+  file: string;
 }
+
+/** A process's state letter from /proc (`R`, `S`, `T` stopped, `Z` ended but not reaped), or '' once it is gone. */
+const processState = async (pid: number) =>
+  /^\d+ \(.*\) (\S)/s.exec(await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ''))?.[1] ?? '';
 
 /**
  * Issue 24's fan-out in Redis mode (docs/fanout.md): an API process that runs no jobs, two `mediaflow worker`
  * processes of one ffmpeg slot each (each with a data directory of its own), a real Redis and an S3 server on
- * loopback. A 4-minute conversion to H.264 is split into four parts that both workers encode, the job's files
- * travelling through the bucket; the join must be the single pass's frames. A four-minute render of the same clip is
- * made in its four scenes the same way, its sound on the job's own worker. A worker killed with -9 mid-part costs
- * that part one more run and nothing else; a cancel, or a part that fails (a third-party plugin's), stops every part
- * on every worker and leaves nothing in the bucket.
+ * loopback. The fan-out clip's conversion to H.264 is split into four parts (under CLIP_SETTINGS) that both workers
+ * encode, the job's files travelling through the bucket; the join must be the single pass's frames. A render of the
+ * same clip is made in its four scenes the same way, its sound on the job's own worker. A worker killed with -9
+ * mid-part costs that part one more run and nothing else; a cancel, or a part that fails (a third-party plugin's),
+ * stops every part on every worker and leaves nothing in the bucket.
  */
 describe('fan-out on Redis workers: a long convert-video or render over two workers', () => {
   let tmp: string;
@@ -83,6 +91,7 @@ describe('fan-out on Redis workers: a long convert-video or render over two work
     files = await startFileServer({ '/clock.mp4': serveFile(clip, 'video/mp4') });
     shared = {
       ...s3.env,
+      ...CLIP_SETTINGS,
       MEDIAFLOW_REDIS_URL: redis.url,
       MEDIAFLOW_STALLED_INTERVAL: '3s',
       MEDIAFLOW_PLUGINS: BROKEN_PART,
@@ -110,15 +119,24 @@ describe('fan-out on Redis workers: a long convert-video or render over two work
 
   const work = (worker: Worker) => path.join(worker.dir, 'work');
 
-  /** Every part's ffmpeg running now, on either worker. */
+  /**
+   * Every part's ffmpeg running now, on either worker: among each worker's children, which are quick to read where
+   * a scan of every process can miss a part of 20 s.
+   */
   async function sightings(): Promise<Sighting[]> {
     const seen: Sighting[] = [];
     for (const [index, worker] of workers.entries())
-      for (const ffmpeg of await ffmpegsIn(work(worker))) {
+      for (const ffmpeg of await ffmpegsIn(work(worker), await ffmpegChildren(worker.proc.child.pid!))) {
         const part = partOf(ffmpeg);
         // A part another worker takes runs in `fanout-<id>-<run>`; its own worker's, in the job's workspace.
         if (part !== undefined)
-          seen.push({ part, worker: index, pid: ffmpeg.pid, own: !path.basename(ffmpeg.cwd).startsWith('fanout-') });
+          seen.push({
+            part,
+            worker: index,
+            pid: ffmpeg.pid,
+            own: !path.basename(ffmpeg.cwd).startsWith('fanout-'),
+            file: path.join(ffmpeg.cwd, partFileOf(ffmpeg)!),
+          });
       }
     return seen;
   }
@@ -155,7 +173,7 @@ describe('fan-out on Redis workers: a long convert-video or render over two work
     const deadline = Date.now() + ms;
     for (;;) {
       for (const sighting of await sightings()) if (!seen.has(sighting.pid)) seen.set(sighting.pid, sighting);
-      apiRan ||= (await ffmpegsIn(path.join(tmp, 'api'))).length > 0;
+      apiRan ||= (await ffmpegChildren(api.child.pid!)).length > 0;
       const job = await getJob(api.base, id);
       views.push({ stage: job.stage, progress: job.progress });
       if (isFinal(job)) return { job, views, seen: [...seen.values()], apiRan };
@@ -240,7 +258,7 @@ describe('fan-out on Redis workers: a long convert-video or render over two work
     assert.deepEqual(sound.writers(), [{ worker: owner, own: true }], 'the sound ran on the job’s own worker');
 
     const split = await download(String(job.result!.output_file), 'split.mp4');
-    await assertSeamless(split, await onePass(), JOINS);
+    await assertSeamless(split, await onePass(), CLIP_JOINS);
     assert.deepEqual(await keys('uploads/.fanout/'), [], 'no part file left in the bucket');
     assert.deepEqual(await workFiles(), [], 'no file left on either worker');
   });
@@ -272,7 +290,7 @@ describe('fan-out on Redis workers: a long convert-video or render over two work
       assert.deepEqual(sound.writers(), [{ worker: owner, own: true }], 'the sound ran on the job’s own worker');
 
       const rendered = await download(String(job.result!.output_file), 'render.mp4');
-      await assertSeamless(rendered, await onePass(), JOINS);
+      await assertSeamless(rendered, await onePass(), CLIP_JOINS);
       assert.deepEqual(await keys('uploads/.fanout/'), [], 'no part file left in the bucket');
       assert.deepEqual(await workFiles(), [], 'no file left on either worker');
     },
@@ -280,22 +298,31 @@ describe('fan-out on Redis workers: a long convert-video or render over two work
 
   it('runs a part again, alone, when a worker that is not the job’s own is killed with -9 in it', slow, async () => {
     const id = await submitJob(api.base, '/convert-video/', { video_url: files.url('/clock.mp4') }, ASYNC);
-    // A part the other worker runs, caught a second into its encode.
+    // A part the other worker runs, caught once it has written some of its file and held there (SIGSTOP), so that
+    // the kill falls inside the part however quickly a part encodes.
     let target: Sighting | undefined;
     assert.ok(
       await eventually(
         async () => {
-          const other = (await sightings()).find((s) => !s.own);
-          if (!other) return false;
-          await new Promise((r) => setTimeout(r, 1000));
-          if (!(await sightings()).some((s) => s.pid === other.pid)) return false;
-          target = other;
-          return true;
+          for (const other of (await sightings()).filter((s) => !s.own)) {
+            if (!((await stat(other.file).catch(() => undefined))?.size ?? 0)) continue;
+            try {
+              process.kill(other.pid, 'SIGSTOP');
+            } catch {
+              continue; // it ended meanwhile
+            }
+            // Stopped, not ended (a zombie takes the signal too).
+            if (await eventually(async () => (await processState(other.pid)) === 'T', 1000, 10)) {
+              target = other;
+              return true;
+            }
+          }
+          return false;
         },
         120_000,
-        200,
+        50,
       ),
-      'a part runs on the worker that does not run the job',
+      'a part runs on the worker that does not run the job, and was caught mid-encode',
     );
     const victim = workers[target!.worker]!;
     orphans.push(...(await ffmpegChildren(victim.proc.child.pid!)));
@@ -320,7 +347,7 @@ describe('fan-out on Redis workers: a long convert-video or render over two work
       `${killed} ran again on the job’s own worker: ${JSON.stringify(seen)}`,
     );
     const split = await download(String(job.result!.output_file), 'split-after-kill.mp4');
-    await assertSeamless(split, await onePass(), JOINS);
+    await assertSeamless(split, await onePass(), CLIP_JOINS);
     assert.deepEqual(await keys('uploads/.fanout/'), [], 'no part file left in the bucket');
 
     // A new worker in the dead one's place, for the next test: it clears what the dead one left.
@@ -371,7 +398,7 @@ describe('fan-out on Redis workers: a long convert-video or render over two work
       assert.deepEqual(job.error, BROKEN_PART_ERROR);
       assert.ok(
         seen.some((s) => s.part === 1),
-        `part 1 (60 s to 120 s, the one that fails) ran: ${JSON.stringify(seen)}`,
+        `part 1 (20 s to 40 s, the one that fails) ran: ${JSON.stringify(seen)}`,
       );
       const left: RunningFfmpeg[] = [];
       for (const worker of workers) left.push(...(await ffmpegsIn(work(worker))));

@@ -7,6 +7,8 @@ import {
   BROKEN_PART,
   BROKEN_PART_ERROR,
   CLIP,
+  CLIP_JOINS,
+  CLIP_SETTINGS,
   clockClip,
   ffmpegsIn,
   partOf,
@@ -17,7 +19,7 @@ import {
 import { serveFile, startFileServer, type FileServer } from './helpers/file-server.js';
 import { getJob, isFinal, submitJob, type JobView } from './helpers/jobs.js';
 import { after, before, describe, it } from './helpers/lifecycle.js';
-import { eventually, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
+import { eventually, ffmpegChildren, startServeProcess, type ServeProcess } from './helpers/serve-process.js';
 
 const ASYNC = { Prefer: 'respond-async' };
 const slow = { timeout: 240_000 } as never;
@@ -31,9 +33,10 @@ interface Watched {
 
 /**
  * Issue 24's fan-out in one process (docs/fanout.md): the real server (`mediaflow serve`, two ffmpeg slots) splits
- * a 4-minute conversion to H.264 at the input's keyframes into four parts of a minute, encodes them at once and
- * joins them by stream copy. The join must be the single pass's frames, each once and in step with the sound;
- * progress must never go down; a cancel, or a part that fails, must leave no ffmpeg, no file and no output.
+ * the fan-out clip's conversion to H.264 at the input's keyframes into four parts (of 20 s, under CLIP_SETTINGS),
+ * encodes them at once and joins them by stream copy. The join must be the single pass's frames, each once and in
+ * step with the sound; progress must never go down; a cancel, or a part that fails, must leave no ffmpeg, no file
+ * and no output.
  */
 describe('fan-out, embedded: a long convert-video in parts', () => {
   let tmp: string;
@@ -50,7 +53,11 @@ describe('fan-out, embedded: a long convert-video in parts', () => {
     await clockClip(clip);
     files = await startFileServer({ '/clock.mp4': serveFile(clip, 'video/mp4') });
     dataDir = path.join(tmp, 'data');
-    server = await startServeProcess(dataDir, { MEDIAFLOW_CONCURRENCY: '2', MEDIAFLOW_PLUGINS: BROKEN_PART });
+    server = await startServeProcess(dataDir, {
+      ...CLIP_SETTINGS,
+      MEDIAFLOW_CONCURRENCY: '2',
+      MEDIAFLOW_PLUGINS: BROKEN_PART,
+    });
   }, 120_000);
   after(async () => {
     if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
@@ -65,7 +72,9 @@ describe('fan-out, embedded: a long convert-video in parts', () => {
     const ffmpegs = new Map<number, RunningFfmpeg>();
     const deadline = Date.now() + ms;
     for (;;) {
-      for (const ffmpeg of await ffmpegsIn(work())) if (!ffmpegs.has(ffmpeg.pid)) ffmpegs.set(ffmpeg.pid, ffmpeg);
+      // Among the server's children, which are quick to read where a scan of every process can miss a short part.
+      for (const ffmpeg of await ffmpegsIn(work(), await ffmpegChildren(server.child.pid!)))
+        if (!ffmpegs.has(ffmpeg.pid)) ffmpegs.set(ffmpeg.pid, ffmpeg);
       const job = await getJob(server.base, id);
       views.push({ stage: job.stage, progress: job.progress });
       if (isFinal(job)) return { job, views, ffmpegs };
@@ -83,10 +92,10 @@ describe('fan-out, embedded: a long convert-video in parts', () => {
   }
 
   it('joins the parts into the single pass’s frames, each once, in step with the sound', slow, async () => {
-    // The clip's keyframes every 2 s make parts of exactly a minute: joins at 60, 120 and 180 s.
+    // The clip's keyframes every 2 s make parts of exactly CLIP.partSeconds: joins at 20, 40 and 60 s.
     const keyframes = (await videoPackets(clip)).filter((p) => p.key).map((p) => p.pts);
-    const joins = partStarts(keyframes, CLIP.seconds - 1 / CLIP.fps, 60);
-    assert.deepEqual(joins, [0, 60, 120, 180]);
+    const joins = partStarts(keyframes, CLIP.seconds - 1 / CLIP.fps, CLIP.partSeconds);
+    assert.deepEqual(joins, CLIP_JOINS);
 
     const id = await submitJob(server.base, '/convert-video/', { video_url: files.url('/clock.mp4') }, ASYNC);
     const { job, views, ffmpegs } = await watch(id);
@@ -151,7 +160,7 @@ describe('fan-out, embedded: a long convert-video in parts', () => {
     const { job, ffmpegs } = await watch(id);
     assert.equal(job.status, 'failed');
     assert.deepEqual(job.error, BROKEN_PART_ERROR);
-    // Part 1 (60 s to 120 s) failed, with part 0 beside it in the other slot: nothing of either runs on.
+    // Part 1 (20 s to 40 s) failed, with part 0 beside it in the other slot: nothing of either runs on.
     const parts = new Set([...ffmpegs.values()].map(partOf));
     assert.ok(parts.has(0) && parts.has(1), `parts seen running: ${[...parts].join(', ')}`);
     assert.deepEqual(await ffmpegsIn(work()), [], 'no ffmpeg runs in the work folder');

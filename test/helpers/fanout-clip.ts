@@ -5,13 +5,34 @@ import { execa } from 'execa';
 import { assertNear, audioStart, decodeErrors } from './media.js';
 
 /**
- * The long input of the fan-out tests (docs/fanout.md, issue 24) and what reads it back. Four minutes at 320x180 and
- * 25 fps, MPEG-4 Part 2 with a keyframe every 2 s and AAC, both from 0: a conversion to mp4 re-encodes it to H.264,
- * and it splits into parts at 60, 120 and 180 s. Every frame carries its own index (bits across the top band) and
- * its time (a drawn clock, for a person looking at it); the bottom band flashes white, and a 1 kHz beep sounds, for
- * 0.2 s from every tenth second, so a join's frames can be named and picture and sound compared at each.
+ * The long input of the fan-out tests (docs/fanout.md, issue 24) and what reads it back. 80 s at 320x180 and 25 fps,
+ * MPEG-4 Part 2 with a keyframe every 2 s and AAC, both from 0: a conversion to mp4 re-encodes it to H.264, and under
+ * CLIP_SETTINGS it splits into four parts, at 20, 40 and 60 s. Every frame carries its own index (bits across the top
+ * band) and its time (a drawn clock, for a person looking at it); the bottom band flashes white, and a 1 kHz beep
+ * sounds, for 0.2 s from every tenth second, so a join's frames can be named and picture and sound compared at each.
  */
-export const CLIP = { seconds: 240, fps: 25, gop: 50, width: 320, height: 180, flashEvery: 10 } as const;
+export const CLIP = {
+  seconds: 80,
+  fps: 25,
+  gop: 50,
+  width: 320,
+  height: 180,
+  flashEvery: 10,
+  partSeconds: 20,
+} as const;
+
+/**
+ * The server settings the fan-out tests run under: the defaults' parts of a minute past three minutes of input,
+ * scaled down to the clip (parts of CLIP.partSeconds past three of them), so that it splits as a four-minute input
+ * would under the defaults at a third of the encoding.
+ */
+export const CLIP_SETTINGS = {
+  MEDIAFLOW_PART_SECONDS: String(CLIP.partSeconds),
+  MEDIAFLOW_FANOUT_MIN: String(3 * CLIP.partSeconds),
+};
+
+/** Where the clip's four parts, and a render's four scenes of clipEdit, start: 0, 20, 40 and 60 s. */
+export const CLIP_JOINS = [0, 20, 40, 60];
 
 /** A fixture plugin whose split encode fails in one part of the clip (see the file): MEDIAFLOW_PLUGINS names it. */
 export const BROKEN_PART = path.resolve(import.meta.dirname, '../fixtures/plugins/broken-part.js');
@@ -21,19 +42,22 @@ export const BROKEN_PART_ERROR = {
   status: 422,
   code: 'MF_ERR_MEDIA',
   error:
-    'Part 2 of 4 (60 to 120 s of the input): ffmpeg failed: Error when evaluating the expression ' +
-    "'if(between(t,100,110),0/0,iw)'.",
+    'Part 2 of 4 (20 to 40 s of the input): ffmpeg failed: Error when evaluating the expression ' +
+    "'if(between(t,33,36),0/0,iw)'.",
 };
 
 /**
- * A render's edit of the clip (docs/render.md), four minutes long: eight video clips of 30 s, one after the other,
- * each trimmed to where the one before ended, so that the timeline's frame n is the clip's frame n, its flashes and
- * beeps at the same times, and a render's scenes (a minute each) start at 0, 60, 120 and 180 s.
+ * A render's edit of the clip (docs/render.md), as long as it: eight video clips of 10 s, one after the other, each
+ * trimmed to where the one before ended, so that the timeline's frame n is the clip's frame n, its flashes and beeps
+ * at the same times, and a render's scenes (CLIP.partSeconds each, under CLIP_SETTINGS) start at CLIP_JOINS.
  */
-export const clipEdit = (src: string) => ({
-  output: { width: CLIP.width, height: CLIP.height, fps: CLIP.fps },
-  tracks: [{ clips: Array.from({ length: 8 }, (_, i) => ({ type: 'video', src, trim: i * 30, duration: 30 })) }],
-});
+export const clipEdit = (src: string) => {
+  const duration = CLIP.seconds / 8;
+  return {
+    output: { width: CLIP.width, height: CLIP.height, fps: CLIP.fps },
+    tracks: [{ clips: Array.from({ length: 8 }, (_, i) => ({ type: 'video', src, trim: i * duration, duration })) }],
+  };
+};
 
 /** Frames in the clip. */
 export const CLIP_FRAMES = CLIP.seconds * CLIP.fps;
@@ -259,11 +283,15 @@ export async function ffmpegsIn(dir: string, pids?: readonly number[]): Promise<
 }
 
 /**
- * The part a split encode's ffmpeg writes (`fanout-part-001.mp4` is part 1; a render's `scene-001.mp4` too), if it
- * writes one. An ffmpeg seen while it exits shows no arguments any more: keep each process's first sighting.
+ * The file a split encode's ffmpeg writes, in its working folder (`fanout-part-001.mp4`, a render's `scene-001.mp4`),
+ * if it writes one. An ffmpeg seen while it exits shows no arguments any more: keep each process's first sighting.
  */
+export const partFileOf = (ffmpeg: RunningFfmpeg): string | undefined =>
+  ffmpeg.args.find((arg) => /^(fanout-part|scene)-\d+\.(mp4|webm)$/.test(arg));
+
+/** The part a split encode's ffmpeg writes (`fanout-part-001.mp4` is part 1), if it writes one (see partFileOf). */
 export const partOf = (ffmpeg: RunningFfmpeg): number | undefined => {
-  const file = ffmpeg.args.find((arg) => /^(fanout-part|scene)-\d+\.(mp4|webm)$/.test(arg));
+  const file = partFileOf(ffmpeg);
   return file === undefined ? undefined : Number(/\d+/.exec(file)![0]);
 };
 
@@ -343,7 +371,7 @@ export async function assertSeamless(split: string, single: string, joins: reado
   let syncWorst = 0;
   flashes.forEach((flash, i) => {
     assertNear(flash, i * CLIP.flashEvery, frame / 2, `flash ${i}`);
-    // Within a frame: at the start (0 s), at each join (60, 120, 180 s: a part's first frame) and to the last one.
+    // Within a frame: at the start (0 s), at each join (20, 40, 60 s: a part's first frame) and to the last one.
     assertNear(beeps[i]!, flash, frame, `the beep against the flash at ${i * CLIP.flashEvery} s`);
     syncWorst = Math.max(syncWorst, Math.abs(beeps[i]! - flash));
   });
