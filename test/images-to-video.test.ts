@@ -18,6 +18,7 @@ import {
   videoPacketHashes,
 } from './helpers/media.js';
 import { submitJob, waitForJob } from './helpers/jobs.js';
+import { assertPixels, isBlack, isBlue, isGreen, isRed, isYellow } from './helpers/pixels.js';
 import { runCli, startMediaflow, type TestServer } from './helpers/mediaflow.js';
 import { loadConfig } from '../src/engine/config.js';
 import { anyLocalPath } from '../src/engine/run/job-run.js';
@@ -27,25 +28,7 @@ import { builtinRegistry } from '../src/plugins/index.js';
 import { cliServices } from '../src/runtime.js';
 import type { LocalInput, Plan } from '../src/sdk.js';
 
-type Pixel = [number, number, number];
-const isBlack = ([r, g, b]: Pixel) => r < 24 && g < 24 && b < 24;
-const isRed = ([r, g, b]: Pixel) => r > 200 && g < 60 && b < 60;
-const isGreen = ([r, g, b]: Pixel) => g > 200 && r < 60 && b < 60;
-const isBlue = ([r, g, b]: Pixel) => b > 180 && r < 70 && g < 70;
-const isYellow = ([r, g, b]: Pixel) => r > 200 && g > 200 && b < 70;
-
 type Frame = Awaited<ReturnType<typeof frameRgb>>;
-
-/** Asserts a predicate on pixels, naming the first one that fails. */
-function assertPixels(
-  frame: Frame,
-  points: ReadonlyArray<readonly [number, number]>,
-  test: (p: Pixel) => boolean,
-  what: string,
-): void {
-  for (const [x, y] of points)
-    assert.ok(test(frame.pixel(x, y)), `pixel ${x},${y} should be ${what}, is ${frame.pixel(x, y)}`);
-}
 
 /** Frames of the video stream, counted by decoding. */
 const frameCount = async (file: string): Promise<number> =>
@@ -314,7 +297,7 @@ describe('images-to-video', () => {
     await assertSlideshow(file, { codec: 'h264', width: 180, height: 320, fps: 25, seconds: 2 });
     let frame = await frameRgb(file, 0.5);
     // 1080x1920 → 180x320: the opaque white square, 200 → 33 pixels, at the centre.
-    assertPixels(frame, [[90, 160]], ([r, g, b]) => r > 200 && g > 200 && b > 200, 'white');
+    assertPixels(frame, [[90, 160]], ([r, g, b]) => r! > 200 && g! > 200 && b! > 200, 'white');
     assertPixels(
       frame,
       [
