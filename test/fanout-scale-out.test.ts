@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { watch as watchFolder } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +24,7 @@ import { serveFile, startFileServer, type FileServer } from './helpers/file-serv
 import { getJob, isFinal, submitJob, type JobView } from './helpers/jobs.js';
 import { after, before, describe, it } from './helpers/lifecycle.js';
 import { startRedis, type TestRedis } from './helpers/redis.js';
+import { watchTree } from './helpers/watch-tree.js';
 import { startS3, type TestS3 } from './helpers/s3-server.js';
 import {
   eventually,
@@ -152,8 +152,8 @@ describe('fan-out on Redis workers: a long convert-video or render over two work
     // A worker makes its work folder with its first job's.
     for (const worker of workers) await mkdir(work(worker), { recursive: true });
     const watchers = workers.map((worker, index) =>
-      watchFolder(work(worker), { recursive: true }, (_event, name) => {
-        const folders = String(name ?? '').split('/');
+      watchTree(work(worker), (name) => {
+        const folders = name.split(path.sep);
         if (!file.test(folders.pop()!)) return;
         writers.add(JSON.stringify({ worker: index, own: !folders.some((folder) => folder.startsWith('fanout-')) }));
       }),
