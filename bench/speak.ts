@@ -23,7 +23,7 @@ import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
-import { packageResolves } from '../src/engine/voice/node-child.js';
+import { packageResolves } from '../src/engine/exec/optional-packages.js';
 import { sherpaInstalled } from '../src/engine/voice/neural-engine.js';
 import { writeLowVoice } from '../test/helpers/piper-low-onnx.js';
 import type { ChildReport, Measured } from './speak-child.js';

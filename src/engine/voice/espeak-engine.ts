@@ -3,7 +3,8 @@ import path from 'node:path';
 import { MediaflowError } from '../errors.js';
 import { tidyStderr } from '../exec/ffmpeg.js';
 import { runProgram, spawnChild } from '../exec/child-process.js';
-import { PACKAGE_MISSING, packageResolves, runNodeChild } from './node-child.js';
+import { packageResolves } from '../exec/optional-packages.js';
+import { PACKAGE_MISSING, runNodeChild } from './node-child.js';
 import {
   engineFound,
   engineMissing,

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { MediaflowError } from '../errors.js';
 import { tidyStderr } from '../exec/ffmpeg.js';
 import type { ModelStore, ReadyModel } from './model-store.js';
-import { PACKAGE_MISSING, packageResolves, runNodeChild } from './node-child.js';
+import { packageResolves } from '../exec/optional-packages.js';
+import { PACKAGE_MISSING, runNodeChild } from './node-child.js';
 import type { ModelEngine, ModelEntry } from './tts-models.js';
 import {
   engineFound,

@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { spawnChild } from '../exec/child-process.js';
 import type { Spawned } from '../contract/plugin.js';
@@ -12,17 +11,6 @@ import type { SynthesisRun } from './voice-types.js';
 
 /** The exit status of a child whose optional package (koffi, sherpa-onnx-node) or library is missing. */
 export const PACKAGE_MISSING = 3;
-
-/** Whether a package resolves from here, and each package after it from the one before (a native build). */
-export function packageResolves(...packages: string[]): boolean {
-  try {
-    let require = createRequire(import.meta.url);
-    for (const name of packages) require = createRequire(require.resolve(name));
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Runs `module` (a sibling's URL, `./x-child.js`) in a Node process in the run's directory with `args`: killed on the

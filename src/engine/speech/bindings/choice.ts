@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { BindingSetting } from '../../config-table.js';
+import { packageResolves } from '../../exec/optional-packages.js';
 
 /**
  * whisper.cpp's prebuilt Node bindings, and which one recognises here (MEDIAFLOW_WHISPER_BINDING). Shared by the
@@ -50,17 +50,6 @@ export const BINDINGS: Record<BindingName, Binding> = {
 /** What to run to install a binding. */
 export const installCommand = (name: BindingName) => `npm install ${BINDINGS[name].package}`;
 
-/** Whether a package resolves from here (and the native builds from their wrapper, where npm puts them). */
-function resolves(packages: string[]): boolean {
-  try {
-    let require = createRequire(import.meta.url);
-    for (const name of packages) require = createRequire(require.resolve(name));
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 let cpuFlags: Set<string> | null | undefined;
 
 /** The CPU's flags (Linux), or null where /proc/cpuinfo does not say. */
@@ -83,7 +72,7 @@ export function bindingProblem(name: BindingName): string | null {
   if (!problems.has(name)) {
     const binding = BINDINGS[name];
     let problem: string | null = null;
-    if (!resolves(binding.packages)) {
+    if (!packageResolves(...binding.packages)) {
       problem = `whisper.cpp's binding is not installed (${installCommand(name)})`;
     } else if (binding.cpuFlags.length > 0) {
       const flags = cpu();
