@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from '../../helpers/lifecycle.js';
+import { paramRejection } from '../../helpers/param-rejection.js';
 import { MediaflowError } from '../../../src/engine/errors.js';
 import { parseParams, splitList } from '../../../src/engine/plugins/params.js';
 import { Optional, Param, Type } from '../../../src/engine/contract/plugin.js';
@@ -13,17 +14,7 @@ const schema = Type.Object({
   text: Optional(Param.text({ maxLength: 10, description: 'text' })),
 });
 
-/** The 400 message parseParams throws for `raw`. */
-function rejection(raw: Record<string, unknown>): string {
-  try {
-    parseParams(schema, raw);
-  } catch (error) {
-    assert.ok(error instanceof MediaflowError);
-    assert.equal(error.status, 400);
-    return error.message;
-  }
-  assert.fail('expected a 400');
-}
+const rejection = (raw: Record<string, unknown>) => paramRejection(schema, raw);
 
 describe('parseParams', () => {
   it('coerces form strings, fills defaults and ignores unknown fields', () => {
