@@ -19,9 +19,9 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY integrations/n8n/package.json integrations/n8n/
 COPY examples/plugin-thumbnail/ examples/plugin-thumbnail/
-# What the build (the prepare script: scripts/build.js) compiles and what the server reads: its pipelines and its
-# render templates.
-COPY scripts/build.js scripts/
+# What the build (the prepare script: scripts/build.js and the module it imports) compiles and what the server
+# reads: its pipelines and its render templates.
+COPY scripts/build.js scripts/one-file-package.js scripts/
 COPY bin/ bin/
 COPY src/ src/
 COPY pipelines/ pipelines/

@@ -16,12 +16,18 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { transform } from 'sucrase';
+import { oneFilePackage } from './one-file-package.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const src = path.join(root, 'src');
 const dist = path.join(root, 'dist');
 
 const studioOnly = process.argv.includes('--studio');
+
+// Packages of many small modules that dist/ imports from one file of its own instead (scripts/one-file-package.js):
+// TypeBox's 200 modules were most of what a command run from the CLI loads (docs/performance.md, "Start-up").
+const ONE_FILE = { '@sinclair/typebox': 'vendor/typebox.js' };
+const importOf = (specifier) => new RegExp(`(from\\s*)(["'])${specifier}\\2`, 'g');
 
 /** Builds dist/studio/, its types checked first with tsc when it is given; false, with none, without esbuild. */
 async function buildStudio(tsc) {
@@ -59,16 +65,25 @@ for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) 
   const file = path.join(entry.parentPath, entry.name);
   const out = path.join(dist, path.relative(src, file)).replace(/\.ts$/, '.js');
   const name = path.basename(out);
-  const { code, sourceMap } = transform(readFileSync(file, 'utf8'), {
+  let { code, sourceMap } = transform(readFileSync(file, 'utf8'), {
     transforms: ['typescript'],
     // Class fields, optional chaining and the like are the target's own (ES2022, Node 20): left as written.
     disableESTransforms: true,
     filePath: path.relative(path.dirname(out), file),
     sourceMapOptions: { compiledFilename: name },
   });
+  for (const [specifier, file] of Object.entries(ONE_FILE)) {
+    const relative = path.relative(path.dirname(out), path.join(dist, file));
+    code = code.replace(importOf(specifier), `$1$2${relative.startsWith('.') ? relative : `./${relative}`}$2`);
+  }
   mkdirSync(path.dirname(out), { recursive: true });
   writeFileSync(out, `${code}\n//# sourceMappingURL=${name}.map\n`);
   writeFileSync(`${out}.map`, JSON.stringify({ ...sourceMap, sources: [path.relative(path.dirname(out), file)] }));
+}
+
+for (const [specifier, file] of Object.entries(ONE_FILE)) {
+  mkdirSync(path.dirname(path.join(dist, file)), { recursive: true });
+  writeFileSync(path.join(dist, file), oneFilePackage(specifier, root));
 }
 
 let tsc;

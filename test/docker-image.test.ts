@@ -50,7 +50,13 @@ describe('the Dockerfile', () => {
     const sources = copySources(await read('Dockerfile'));
     const pipelines = path.relative('.', loadConfig({}).pipelinesDir);
     const templates = path.relative(ROOT, loadConfig({}).templatesDir);
-    for (const needed of ['package.json', 'package-lock.json', 'scripts/build.js', 'bin', 'src', pipelines, templates])
+    // The build's own modules too (scripts/one-file-package.js), which it imports by relative path.
+    const buildModules = [...(await read('scripts/build.js')).matchAll(/from '\.\/([^']+)'/g)].map(
+      ([, file]) => `scripts/${file}`,
+    );
+    assert.ok(buildModules.length > 0);
+    const build = ['package.json', 'package-lock.json', 'scripts/build.js', ...buildModules, 'bin', 'src'];
+    for (const needed of [...build, pipelines, templates])
       assert.ok(sources.includes(needed), `the Dockerfile copies ${needed}`);
     const { workspaces } = JSON.parse(await read('package.json')) as { workspaces: string[] };
     for (const glob of workspaces) {

@@ -120,6 +120,9 @@ describe('what the CLI loads', () => {
       operations.map((url) => url.slice(url.indexOf('/dist/'))),
       ['/dist/plugins/media-metadata.js'],
     );
+    // Its parameters' schemas come from TypeBox in one file (scripts/one-file-package.js), not its 200 modules.
+    assert.ok(urls.some((url) => url.endsWith('/dist/vendor/typebox.js')));
+    assert.ok(!packages.has('@sinclair/typebox'));
   });
 
   it("a run with a third-party plugin loads every operation, to check the plugin's name against them", async () => {
