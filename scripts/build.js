@@ -60,6 +60,8 @@ if (studioOnly) {
   process.exit(0);
 }
 
+// From nothing: a module whose source was moved or removed would otherwise stay in dist/, still importable.
+rmSync(dist, { recursive: true, force: true });
 for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
   if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.d.ts')) continue;
   const file = path.join(entry.parentPath, entry.name);
