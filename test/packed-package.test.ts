@@ -42,6 +42,7 @@ describe('the package npm packs', () => {
     for (const needed of [
       'package.json',
       'README.md',
+      'LICENSE',
       'bin/mediaflow.js',
       'dist/index.js',
       'dist/index.d.ts',
